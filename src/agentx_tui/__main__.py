@@ -1,0 +1,3 @@
+from agentx_tui.cli import main
+
+raise SystemExit(main())

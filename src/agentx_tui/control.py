@@ -1,0 +1,70 @@
+"""What a sink may ask of the thing producing Snapshots (core side; the UI never reaches further).
+
+`LiveControls` is implemented by the runtime of a live run; `ReplayControls` by the recording player.
+Both are plain synchronous calls that take effect by the next tick, so a UI key handler can call them
+directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Protocol, runtime_checkable
+
+from agentx_tui.telemetry.snapshot import Snapshot
+
+
+@runtime_checkable
+class SnapshotSource(Protocol):
+    """An async stream of Snapshots, one per tick, ending when the run ends."""
+
+    def snapshots(self) -> AsyncIterator[Snapshot]: ...
+
+
+@runtime_checkable
+class LiveControls(Protocol):
+    @property
+    def paused(self) -> bool: ...
+
+    @property
+    def users(self) -> int: ...
+
+    def pause(self) -> None: ...
+
+    def resume(self) -> None: ...
+
+    def set_users(self, users: int) -> None: ...
+
+    def set_price(self, usd_per_gpu_hour: float | None, gpus: int | None) -> None:
+        """Override the cost meter's price (None keeps the current value)."""
+
+    def reset_windows(self) -> None:
+        """Forget windowed figures (rates, percentiles, histories) and start measuring afresh."""
+
+    async def shutdown(self, reason: str | None = None) -> None:
+        """Stop load, collectors and any launched server; the snapshot stream then ends."""
+
+
+@runtime_checkable
+class ReplayControls(Protocol):
+    @property
+    def paused(self) -> bool: ...
+
+    @property
+    def speed(self) -> float: ...
+
+    @property
+    def position(self) -> int: ...
+
+    @property
+    def length(self) -> int: ...
+
+    def pause(self) -> None: ...
+
+    def resume(self) -> None: ...
+
+    def step(self, ticks: int = 1) -> None:
+        """Move by `ticks` (negative goes back) and pause."""
+
+    def seek(self, index: int) -> None: ...
+
+    def set_speed(self, speed: float) -> None: ...

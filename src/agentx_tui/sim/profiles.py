@@ -1,0 +1,196 @@
+"""GPU × model profiles of the simulated engine, read from ``profiles.yaml`` in this package.
+
+A profile fixes everything the engine model needs: the roofline figures of the GPU, the architecture
+of the model, and the derived KV-cache geometry (how many 16-token blocks fit in the memory left after
+the weights, exactly as vLLM sizes its cache at start-up).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from agentx_tui.errors import UsageError
+
+_GIB = 1024**3
+_MIB = 1024**2
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Efficiency(_Spec):
+    mbu: float
+    mfu: float
+    step_overhead_s: float
+    per_seq_overhead_s: float
+
+
+class SchedulerDefaults(_Spec):
+    max_num_batched_tokens: int
+    max_num_seqs: int
+    gpu_memory_utilization: float
+
+
+class GpuSpec(_Spec):
+    name: str
+    short_name: str
+    bf16_tflops: float
+    hbm_tb_s: float
+    memory_mib: int
+    tdp_w: float
+    idle_w: float
+    sm_clock_max_mhz: int
+    sm_clock_idle_mhz: int
+    temp_idle_c: float
+    temp_full_c: float
+    efficiency: Efficiency
+    scheduler: SchedulerDefaults
+
+
+class ModelSpec(_Spec):
+    model_id: str
+    params: float
+    active_params: float
+    expert_params: float = 0.0
+    num_experts: int = 0
+    experts_per_token: int = 0
+    layers: int
+    hidden_size: int
+    attention_heads: int
+    kv_heads: int
+    head_dim: int
+    vocab_size: int
+    max_position_embeddings: int
+    bytes_per_param: float
+
+    @property
+    def weight_bytes(self) -> float:
+        return self.params * self.bytes_per_param
+
+    @property
+    def kv_bytes_per_token(self) -> int:
+        # K and V, every layer, bf16.
+        return int(2 * self.layers * self.kv_heads * self.head_dim * 2)
+
+
+class CalibrationCase(_Spec):
+    id: str
+    profile: str
+    figure: str
+    kind: str
+    batch: int
+    input_len: int
+    output_len: int
+    published: float
+    source: str
+
+
+class _ProfileFile(_Spec):
+    gpus: dict[str, GpuSpec]
+    models: dict[str, ModelSpec]
+    activation_reserve_gib: float
+    block_size: int
+    calibration: list[CalibrationCase]
+
+
+class SimProfile(_Spec):
+    """One GPU × model combination, with the engine configuration vLLM would derive from it."""
+
+    name: str
+    gpu_name: str
+    gpus: int
+    model_id: str
+    max_model_len: int
+    gpu: GpuSpec
+    model: ModelSpec
+    block_size: int
+    num_gpu_blocks: int
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    kv_cache_memory_bytes: int
+
+    def with_overrides(
+        self,
+        *,
+        num_gpu_blocks: int | None = None,
+        max_num_seqs: int | None = None,
+        max_num_batched_tokens: int | None = None,
+        max_model_len: int | None = None,
+    ) -> SimProfile:
+        """The same profile with vLLM's ``--num-gpu-blocks-override`` etc. applied."""
+        update: dict[str, Any] = {}
+        if num_gpu_blocks is not None:
+            update["num_gpu_blocks"] = num_gpu_blocks
+            update["kv_cache_memory_bytes"] = num_gpu_blocks * self.block_size * self.model.kv_bytes_per_token
+        if max_num_seqs is not None:
+            update["max_num_seqs"] = max_num_seqs
+        if max_num_batched_tokens is not None:
+            update["max_num_batched_tokens"] = max_num_batched_tokens
+        if max_model_len is not None:
+            update["max_model_len"] = max_model_len
+        for key, value in update.items():
+            if isinstance(value, int) and value < 1:
+                raise UsageError(f"{key} must be at least 1, not {value}.")
+        return self.model_copy(update=update)
+
+
+@cache
+def _profile_file() -> _ProfileFile:
+    text = resources.files("agentx_tui.sim").joinpath("profiles.yaml").read_text(encoding="utf-8")
+    try:
+        return _ProfileFile.model_validate(yaml.safe_load(text))
+    except (yaml.YAMLError, ValidationError) as exc:  # a broken package file, not a user error
+        raise RuntimeError(f"agentx_tui/sim/profiles.yaml is invalid: {exc}") from exc
+
+
+def list_profiles() -> list[str]:
+    """All profile names, ``"<gpu>/<model>"``."""
+    data = _profile_file()
+    return [f"{gpu}/{model}" for gpu in data.gpus for model in data.models]
+
+
+def calibration_cases() -> list[CalibrationCase]:
+    return list(_profile_file().calibration)
+
+
+def load_profile(name: str) -> SimProfile:
+    """The profile called ``name`` (case-insensitive); `UsageError` listing the known ones otherwise."""
+    data = _profile_file()
+    gpu_key, _, model_key = name.strip().lower().partition("/")
+    if gpu_key not in data.gpus or model_key not in data.models:
+        known = ", ".join(list_profiles())
+        raise UsageError(f"Unknown simulator profile {name!r}.", f"Known profiles: {known}.")
+    gpu, model = data.gpus[gpu_key], data.models[model_key]
+    usable = gpu.memory_mib * _MIB * gpu.scheduler.gpu_memory_utilization
+    kv_bytes = usable - model.weight_bytes - data.activation_reserve_gib * _GIB
+    block_bytes = data.block_size * model.kv_bytes_per_token
+    num_blocks = int(kv_bytes // block_bytes)
+    if num_blocks < 1:
+        raise UsageError(f"The model of profile {name!r} does not fit on one {gpu.short_name}.")
+    # Like vLLM, shorten the context when the whole cache cannot hold one full-length sequence.
+    max_len = min(model.max_position_embeddings, num_blocks * data.block_size)
+    return SimProfile(
+        name=f"{gpu_key}/{model_key}",
+        gpu_name=gpu.short_name,
+        gpus=1,
+        model_id=model.model_id,
+        max_model_len=max_len,
+        gpu=gpu,
+        model=model,
+        block_size=data.block_size,
+        num_gpu_blocks=num_blocks,
+        max_num_seqs=gpu.scheduler.max_num_seqs,
+        max_num_batched_tokens=gpu.scheduler.max_num_batched_tokens,
+        kv_cache_memory_bytes=int(num_blocks * block_bytes),
+    )
+
+
+def blocks_for(tokens: int, block_size: int) -> int:
+    return math.ceil(tokens / block_size)

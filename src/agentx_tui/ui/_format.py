@@ -1,0 +1,98 @@
+"""Compact, n/a-aware formatting of the figures on screen (pure functions, no Textual)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+NA = "n/a"
+_UNITS = ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K"))
+_EIGHTHS = " ▏▎▍▌▋▊▉█"
+
+
+def compact(value: float | None, digits: int = 3) -> str:
+    """1234 → '1.23 K', 830000 → '830 K', 1.3e9 → '1.30 B'; three significant digits by default."""
+    if value is None:
+        return NA
+    magnitude = abs(value)
+    for scale, unit in _UNITS:
+        if magnitude >= scale:
+            return f"{_sig(value / scale, digits)} {unit}"
+    return _sig(value, digits)
+
+
+def split_compact(value: float | None, digits: int = 3) -> tuple[str, str]:
+    """The number and its unit apart ('1.30', 'B'), for the large-digit meter whose font has no K/M."""
+    text = compact(value, digits)
+    number, _, unit = text.partition(" ")
+    return number, unit
+
+
+def _sig(value: float, digits: int) -> str:
+    if value == 0:
+        return "0"
+    magnitude = abs(value)
+    decimals = max(0, min(digits - 1 - math.floor(math.log10(magnitude)), 6))
+    return f"{value:.{decimals}f}"
+
+
+def percent(fraction: float | None, decimals: int = 1) -> str:
+    return NA if fraction is None else f"{fraction * 100:.{decimals}f}%"
+
+
+def seconds(value: float | None) -> str:
+    """Latencies: '830 ms' below a second, '1.25 s' above."""
+    if value is None:
+        return NA
+    if value < 1:
+        return f"{value * 1000:.0f} ms" if value >= 0.01 else f"{value * 1000:.1f} ms"
+    return f"{value:.2f} s"
+
+
+def duration(value: float | None) -> str:
+    """Elapsed time as H:MM:SS."""
+    if value is None:
+        return NA
+    total = max(0, int(value))
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}"
+
+
+def money(value: float | None) -> str:
+    if value is None:
+        return NA
+    if abs(value) >= 1000:
+        return f"${compact(value)}"
+    return f"${value:.4f}" if abs(value) < 1 else f"${value:.2f}"
+
+
+def number(value: float | None, decimals: int = 0) -> str:
+    return NA if value is None else f"{value:.{decimals}f}"
+
+
+def bar(fraction: float | None, width: int) -> str:
+    """A fixed-width bar in eighth blocks; blank when unknown (the figure beside it says n/a)."""
+    if fraction is None or width <= 0:
+        return " " * max(width, 0)
+    clamped = min(max(fraction, 0.0), 1.0)
+    eighths = round(clamped * width * 8)
+    full, part = divmod(eighths, 8)
+    text = "█" * full + (_EIGHTHS[part] if part and full < width else "")
+    return text.ljust(width)
+
+
+def level(fraction: float | None, warn: float = 0.75, crit: float = 0.92) -> str:
+    """The component class suffix for a 0–1 load figure: ok / warn / crit / na."""
+    if fraction is None:
+        return "na"
+    if fraction >= crit:
+        return "crit"
+    if fraction >= warn:
+        return "warn"
+    return "ok"
+
+
+def series(values: Sequence[float | None]) -> list[float]:
+    """History as the Sparkline wants it: unknown samples drawn as 0 (the pane's figure says n/a)."""
+    return [0.0 if value is None else value for value in values]
