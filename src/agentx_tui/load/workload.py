@@ -149,7 +149,7 @@ def list_presets() -> list[tuple[str, str]]:
 
 def _field_sentence(source: str, exc: ValidationError) -> str:
     err = exc.errors()[0]
-    loc = ".".join(str(p) for p in err["loc"] if not str(p) in {"constant", "uniform", "normal", "lognormal"})
+    loc = ".".join(str(p) for p in err["loc"] if str(p) not in {"constant", "uniform", "normal", "lognormal"})
     dist_fields = {name for name, f in Workload.model_fields.items() if "Dist" in str(f.annotation)}
     dist_fields |= {"children", "steps", "task_tokens"}
     if err["type"] == "extra_forbidden":

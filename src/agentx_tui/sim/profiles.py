@@ -128,6 +128,7 @@ class SimProfile(_Spec):
         update: dict[str, Any] = {}
         if num_gpu_blocks is not None:
             update["num_gpu_blocks"] = num_gpu_blocks
+            update["max_model_len"] = min(self.max_model_len, (num_gpu_blocks - 1) * self.block_size)
             update["kv_cache_memory_bytes"] = num_gpu_blocks * self.block_size * self.model.kv_bytes_per_token
         if max_num_seqs is not None:
             update["max_num_seqs"] = max_num_seqs
@@ -135,6 +136,8 @@ class SimProfile(_Spec):
             update["max_num_batched_tokens"] = max_num_batched_tokens
         if max_model_len is not None:
             update["max_model_len"] = max_model_len
+        if num_gpu_blocks is not None and num_gpu_blocks < 2:
+            raise UsageError(f"num_gpu_blocks must be at least 2, not {num_gpu_blocks}.")
         for key, value in update.items():
             if isinstance(value, int) and value < 1:
                 raise UsageError(f"{key} must be at least 1, not {value}.")
@@ -175,7 +178,7 @@ def load_profile(name: str) -> SimProfile:
     if num_blocks < 1:
         raise UsageError(f"The model of profile {name!r} does not fit on one {gpu.short_name}.")
     # Like vLLM, shorten the context when the whole cache cannot hold one full-length sequence.
-    max_len = min(model.max_position_embeddings, num_blocks * data.block_size)
+    max_len = min(model.max_position_embeddings, (num_blocks - 1) * data.block_size)
     return SimProfile(
         name=f"{gpu_key}/{model_key}",
         gpu_name=gpu.short_name,

@@ -6,7 +6,7 @@ and that counts grow like a real tokenizer's (about one token per short word).
 
 Pre-tokenizer, one token per match, in order of precedence:
 - a special token ``<|name|>`` (the chat template's markers);
-- an optional leading space or newline plus up to 8 letters (longer words split into 8-letter pieces);
+- an optional leading space or newline plus up to 10 letters (longer words split into 10-letter pieces);
 - an optional leading space plus up to 3 digits;
 - an optional leading space plus one punctuation character;
 - a run of whitespace not followed by a word (as GPT-style pre-tokenizers do).
@@ -32,7 +32,7 @@ BOS = SPECIAL_TOKENS[0]
 
 _PIECE = re.compile(
     r"<\|[a-z_]+\|>"
-    r"|[ \n]?[A-Za-z]{1,8}"
+    r"|[ \n]?[A-Za-z]{1,10}"
     r"|[ \n]?[0-9]{1,3}"
     r"|[ \n]?[^\sA-Za-z0-9]"
     r"|\s+(?!\S)"

@@ -22,11 +22,3 @@ class SourceEnded(Message):
         super().__init__()
         self.error = error
 
-
-class PriceEdited(Message):
-    """The cost dialog was confirmed; None leaves a value as it is."""
-
-    def __init__(self, usd_per_gpu_hour: float | None, gpus: int | None) -> None:
-        super().__init__()
-        self.usd_per_gpu_hour = usd_per_gpu_hour
-        self.gpus = gpus

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Set up both environments (once) and run the whole test suite: lint, types, unit tests and the
+# integration tests against a real vLLM engine (CPU build, tiny model). Extra arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/_venv.sh
+bash scripts/setup-vllm-env.sh
+echo "== ruff" && .venv/bin/ruff check src tests bench
+echo "== mypy" && .venv/bin/mypy
+echo "== pytest" && exec .venv/bin/pytest -q -p no:cacheprovider "$@"

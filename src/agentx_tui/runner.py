@@ -1,0 +1,207 @@
+"""One run from start to exit code: validate, open the target, drive load, feed the sinks, and always
+finish cleanly — whatever ends the run (duration, `q`, Ctrl-C, SIGTERM, SIGHUP, a server crash) the
+report and recording are written and every launched process is stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any, TextIO
+
+from agentx_tui import __version__
+from agentx_tui.config import RunConfig
+from agentx_tui.engine import stop_all
+from agentx_tui.errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
+from agentx_tui.load import Driver, EndpointTarget, Workload, fit_to_context, load_workload
+from agentx_tui.report import (
+    Check,
+    HeadlessPrinter,
+    Recorder,
+    ReplayPlayer,
+    ReportBuilder,
+    check_report_path,
+    evaluate_checks,
+    parse_check,
+    read_recording,
+    write_report,
+)
+from agentx_tui.runtime import Runtime
+from agentx_tui.target import Target, open_target
+
+_STOP_SIGNALS = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP (terminal closed)"}
+
+
+def _run_loop(main: Coroutine[Any, Any, int]) -> int:
+    try:
+        import uvloop
+
+        factory: Callable[[], asyncio.AbstractEventLoop] | None = uvloop.new_event_loop
+    except ImportError:  # pragma: no cover - uvloop is a dependency, but not on Windows
+        factory = None
+    with asyncio.Runner(loop_factory=factory) as runner:
+        return runner.run(main)
+
+
+def _check_output_path(path: Path, flag: str) -> None:
+    if path.is_dir():
+        raise UsageError(f"{flag} {path} is a directory.", "Give a file path.")
+    if not path.parent.exists():
+        raise UsageError(f"{flag} {path}: the folder {path.parent} does not exist.")
+    try:
+        with path.open("a"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"{flag} {path} cannot be written: {exc.strerror}.") from exc
+
+
+def run(config: RunConfig) -> int:
+    # Everything a user can get wrong is checked before any server starts or load is sent.
+    checks = [parse_check(expr) for expr in config.checks]
+    if config.report is not None:
+        check_report_path(config.report)
+    if config.record is not None:
+        _check_output_path(config.record, "--record")
+    workload = load_workload(config.workload, scale=config.scale)
+    try:
+        return _run_loop(_run(config, workload, checks))
+    finally:
+        stop_all()  # last line of defence: nothing we launched survives us
+
+
+async def _run(config: RunConfig, workload: Workload, checks: list[Check]) -> int:
+    loop = asyncio.get_running_loop()
+    stop_signal: list[str] = []
+    main_task = asyncio.current_task()
+
+    def early_stop(name: str) -> None:  # a signal while the server is still starting
+        stop_signal.append(name)
+        if main_task is not None:
+            main_task.cancel()
+
+    for sig, name in _STOP_SIGNALS.items():
+        loop.add_signal_handler(sig, early_stop, name)
+    try:
+        target = await open_target(config)
+    except asyncio.CancelledError:
+        print(f"stopped by {stop_signal[0] if stop_signal else 'cancel'} during start-up", file=sys.stderr)
+        return 130
+    try:
+        return await _run_on_target(config, workload, checks, target)
+    finally:
+        await asyncio.to_thread(target.stop)
+        for sig in _STOP_SIGNALS:
+            loop.remove_signal_handler(sig)
+
+
+async def _run_on_target(config: RunConfig, workload: Workload, checks: list[Check], target: Target) -> int:
+    notes: list[str] = []
+    driver: Driver | None = None
+    if not workload.is_none:
+        lens = [e.max_model_len for e in target.endpoints if e.max_model_len]
+        if config.scale is None and lens:
+            workload, note = fit_to_context(workload, min(lens))
+            if note:
+                notes.append(note)
+        driver = Driver(
+            workload,
+            [EndpointTarget(e.url, e.model, e.max_model_len) for e in target.endpoints],
+            users=config.users,
+            seed=config.seed,
+            api_key=config.api_key,
+        )
+    runtime = Runtime(
+        target,
+        driver=driver,
+        workload=workload.name,
+        interval_s=config.interval_s,
+        duration_s=config.duration_s,
+        refresh_s=config.refresh_s,
+        api_key=config.api_key,
+        gpu_metrics_url=config.gpu_metrics,
+        gpu_price=config.gpu_price,
+        cost_profile=config.cost_profile,
+        gpus=config.gpus,
+    )
+    for note in notes:
+        runtime.event(note)
+        if config.headless:
+            print(note, file=sys.stderr)
+    if driver is not None:
+        driver.on_event = runtime.event
+    builder = ReportBuilder()
+    runtime.sinks.append(builder.add)
+    recorder: Recorder | None = None
+    if config.record is not None:
+        recorder = Recorder(config.record, _recording_header(config, target), secrets=config.secrets)
+        runtime.sinks.append(recorder.write)
+
+    loop = asyncio.get_running_loop()
+    on_signal: Callable[[str], None] = lambda name: runtime.request_stop(f"stopped by {name}", partial=True)
+    app: Any = None
+    if not config.headless:
+        from agentx_tui.ui import AgentXApp
+
+        app = AgentXApp(runtime, runtime, theme=config.theme, refresh_s=config.refresh_s, secrets=config.secrets)
+
+        def on_signal(name: str) -> None:
+            runtime.request_stop(f"stopped by {name}", partial=True)
+            app.exit()
+
+    for sig, name in _STOP_SIGNALS.items():
+        loop.add_signal_handler(sig, on_signal, name)
+    try:
+        if driver is not None:
+            await driver.start()
+        if app is not None:
+            await app.run_async()
+            runtime.request_stop(runtime.stop_reason or "quit")
+        else:
+            printer = HeadlessPrinter(sys.stdout)
+            async for snap in runtime.snapshots():
+                _safe_print(printer.line, snap)
+    finally:
+        await runtime.close()
+        if recorder is not None:
+            recorder.close()
+    report = builder.build(partial_reason=runtime.partial_reason)
+    if config.report is not None:
+        write_report(config.report, report, series=builder.series())
+    results = evaluate_checks(checks, report)
+    _safe_print(HeadlessPrinter(sys.stdout).summary, report, results)
+    return EXIT_CHECK_FAILED if any(not r.passed for r in results) else EXIT_OK
+
+
+def _safe_print(fn: Callable[..., None], *args: Any) -> None:
+    # After SIGHUP the terminal is gone; writing to it must not stop the report from being written.
+    with contextlib.suppress(OSError, ValueError):
+        fn(*args)
+
+
+def _recording_header(config: RunConfig, target: Target) -> dict[str, Any]:
+    return {
+        "version": __version__,
+        "target": target.label,
+        "simulated": target.simulated,
+        "workload": config.workload,
+        "endpoints": [{"url": e.url, "model": e.model, "engine_version": e.engine_version} for e in target.endpoints],
+        "settings": config.settings_for_recording(),
+    }
+
+
+def replay(path: Path, *, speed: float = 1.0, theme: str | None = None, out: TextIO | None = None) -> int:
+    recording = read_recording(path)
+    if recording.notice:
+        print(recording.notice, file=out or sys.stderr)
+    player = ReplayPlayer(recording, speed=speed)
+    from agentx_tui.ui import AgentXApp
+
+    async def main() -> int:
+        await AgentXApp(player, player, theme=theme, title=f"agentx-tui replay {path.name}").run_async()
+        return EXIT_OK
+
+    return _run_loop(main())

@@ -1,0 +1,176 @@
+"""The simulator's ``/metrics``: vLLM V1 metric names, types, labels and histogram buckets (copied
+from vLLM 0.32's ``vllm/v1/metrics/loggers.py`` and ``buckets.py``), plus DCGM-exporter GPU gauges,
+all in one private `CollectorRegistry` per server so that several simulators can share a process.
+"""
+
+from __future__ import annotations
+
+import socket
+import uuid
+from collections.abc import Callable, Iterator
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from agentx_tui.sim.profiles import SimProfile
+from agentx_tui.sim.scheduler import SimRequest
+
+REQUEST_LATENCY_BUCKETS = (0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0,
+                           120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0)  # fmt: skip
+TTFT_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
+                20.0, 40.0, 80.0, 160.0, 640.0, 2560.0)  # fmt: skip
+ITL_BUCKETS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0,
+               40.0, 80.0)  # fmt: skip
+ITERATION_TOKENS_BUCKETS = (1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
+FINISH_REASONS = ("stop", "length", "abort", "error", "repetition")
+
+
+def request_tokens_buckets(max_model_len: int) -> list[float]:
+    """vLLM's 1-2-5 series capped at ``max_model_len``."""
+    out: list[float] = []
+    exponent = 0
+    while True:
+        for mantissa in (1, 2, 5):
+            value = mantissa * 10**exponent
+            if value > max_model_len:
+                return out
+            out.append(value)
+        exponent += 1
+
+
+class VllmMetrics:
+    def __init__(self, profile: SimProfile, registry: CollectorRegistry) -> None:
+        labels = ["model_name", "engine"]
+        values = (profile.model_id, "0")
+        self.registry = registry
+
+        def gauge(name: str, doc: str) -> Gauge:
+            return Gauge(name, doc, labels, registry=registry).labels(*values)
+
+        def counter(name: str, doc: str) -> Counter:
+            return Counter(name, doc, labels, registry=registry).labels(*values)
+
+        def histogram(name: str, doc: str, buckets: tuple[float, ...] | list[float]) -> Histogram:
+            return Histogram(name, doc, labels, buckets=buckets, registry=registry).labels(*values)
+
+        self.running = gauge("vllm:num_requests_running", "Number of requests in model execution batches.")
+        self.waiting = gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.")
+        self.kv_usage = gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.")
+        self.prefix_queries = counter(
+            "vllm:prefix_cache_queries", "Prefix cache queries, in terms of number of queried tokens."
+        )
+        self.prefix_hits = counter(
+            "vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens."
+        )
+        self.preemptions = counter("vllm:num_preemptions", "Cumulative number of preemption from the engine.")
+        self.prompt_tokens = counter("vllm:prompt_tokens", "Number of prefill tokens processed.")
+        by_source = Counter(
+            "vllm:prompt_tokens_by_source", "Number of prompt tokens by source.", [*labels, "source"],
+            registry=registry,
+        )  # fmt: skip
+        self.prompt_computed = by_source.labels(*values, "local_compute")
+        self.prompt_cache_hit = by_source.labels(*values, "local_cache_hit")
+        by_source.labels(*values, "external_kv_transfer")
+        self.prompt_cached = counter("vllm:prompt_tokens_cached", "Number of cached prompt tokens (local + external).")
+        self.generation_tokens = counter("vllm:generation_tokens", "Number of generation tokens processed.")
+        success = Counter(
+            "vllm:request_success", "Count of successfully processed requests.", [*labels, "finished_reason"],
+            registry=registry,
+        )  # fmt: skip
+        self.success = {reason: success.labels(*values, reason) for reason in FINISH_REASONS}
+        token_buckets = request_tokens_buckets(profile.max_model_len)
+        self.req_prompt = histogram("vllm:request_prompt_tokens", "Number of prefill tokens processed.", token_buckets)
+        self.req_generation = histogram(
+            "vllm:request_generation_tokens", "Number of generation tokens processed.", token_buckets
+        )
+        self.req_max_tokens = histogram(
+            "vllm:request_params_max_tokens", "Histogram of the max_tokens request parameter.", token_buckets
+        )
+        self.iteration_tokens = histogram(
+            "vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.", ITERATION_TOKENS_BUCKETS
+        )
+        self.ttft = histogram("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.",
+                              TTFT_BUCKETS)  # fmt: skip
+        self.itl = histogram("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.",
+                             ITL_BUCKETS)  # fmt: skip
+        self.tpot = histogram(
+            "vllm:request_time_per_output_token_seconds",
+            "Histogram of time_per_output_token_seconds per request.", ITL_BUCKETS,
+        )  # fmt: skip
+        self.e2e = histogram("vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.",
+                             REQUEST_LATENCY_BUCKETS)  # fmt: skip
+        self.queue_time = histogram(
+            "vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.",
+            REQUEST_LATENCY_BUCKETS,
+        )  # fmt: skip
+        self.inference_time = histogram(
+            "vllm:request_inference_time_seconds", "Histogram of time spent in RUNNING phase for request.",
+            REQUEST_LATENCY_BUCKETS,
+        )  # fmt: skip
+        self.prefill_time = histogram(
+            "vllm:request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.",
+            REQUEST_LATENCY_BUCKETS,
+        )  # fmt: skip
+        self.decode_time = histogram(
+            "vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.",
+            REQUEST_LATENCY_BUCKETS,
+        )  # fmt: skip
+        info = {
+            "block_size": str(profile.block_size),
+            "cache_dtype": "auto",
+            "enable_prefix_caching": "True",
+            "gpu_memory_utilization": str(profile.gpu.scheduler.gpu_memory_utilization),
+            "kv_cache_memory_bytes": str(profile.kv_cache_memory_bytes),
+            "kv_cache_size_tokens": str(profile.num_gpu_blocks * profile.block_size),
+            "num_cpu_blocks": "None",
+            "num_gpu_blocks": str(profile.num_gpu_blocks),
+            "num_gpu_blocks_override": "None",
+            "engine": "0",
+        }
+        Gauge("vllm:cache_config_info", "Information of the LLMEngine CacheConfig", list(info),
+              registry=registry).labels(**info).set(1)  # fmt: skip
+
+    def request_finished(self, req: SimRequest) -> None:
+        reason = req.finish_reason or "error"
+        self.success[reason].inc()
+        if req.first_token is None or req.finished_at is None:
+            return
+        self.e2e.observe(req.finished_at - req.arrival)
+        self.req_prompt.observe(req.num_prompt)
+        self.req_generation.observe(req.num_output)
+        self.req_max_tokens.observe(req.max_tokens)
+        if req.first_scheduled is not None:
+            self.queue_time.observe(req.first_scheduled - req.arrival)
+            self.inference_time.observe(req.finished_at - req.first_scheduled)
+            self.prefill_time.observe(req.first_token - req.first_scheduled)
+        self.decode_time.observe(req.finished_at - req.first_token)
+        if req.num_output > 1:
+            self.tpot.observe((req.finished_at - req.first_token) / (req.num_output - 1))
+
+
+class DcgmCollector(Collector):
+    """DCGM-exporter gauges for the one simulated GPU, computed at scrape time."""
+
+    _FIELDS = (
+        ("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", "util_pct"),
+        ("DCGM_FI_DEV_MEM_COPY_UTIL", "Memory utilization (in %).", "mem_copy_util_pct"),
+        ("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).", "power_w"),
+        ("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).", "temp_c"),
+        ("DCGM_FI_DEV_SM_CLOCK", "SM clock frequency (in MHz).", "sm_clock_mhz"),
+        ("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).", "fb_used_mib"),
+        ("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).", "fb_free_mib"),
+    )
+    _LABELS = ("gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname")
+
+    def __init__(self, profile: SimProfile, sample: Callable[[], dict[str, float]]) -> None:
+        self._sample = sample
+        gpu_uuid = "GPU-" + str(uuid.uuid5(uuid.NAMESPACE_URL, f"agentx-sim/{profile.name}"))
+        self._values = ["0", gpu_uuid, "00000000:00:00.0", "nvidia0", profile.gpu.name, socket.gethostname()]
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        sample = self._sample()
+        for name, doc, key in self._FIELDS:
+            family = GaugeMetricFamily(name, doc, labels=self._LABELS)
+            family.add_metric(self._values, sample[key])
+            yield family

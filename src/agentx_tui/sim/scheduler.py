@@ -1,0 +1,200 @@
+"""Continuous-batching scheduler after vLLM V1's ``Scheduler`` (FCFS policy, chunked prefill on).
+
+Each step has a token budget (``max_num_batched_tokens``). Running requests are served first, in
+order: a decoding request needs 1 token, a request still prefilling takes what is left of its prompt
+up to the budget. When the KV cache cannot supply a running request's next block, the *last* running
+request is preempted by recompute: its blocks are freed, its progress reset, and it goes back to the
+head of the waiting queue (its blocks stay in the prefix cache until evicted, so a resumed request
+often hits its own old blocks). Waiting requests are admitted only in a step with no preemption, while
+fewer than ``max_num_seqs`` run and budget and blocks remain; on admission the prefix cache is
+consulted and only the uncached remainder is computed.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from agentx_tui.sim.kvcache import KVCacheManager, KVSeq
+
+
+class Status(enum.Enum):
+    WAITING = "waiting"
+    RUNNING = "running"
+    FINISHED = "finished"
+
+
+@dataclass(slots=True, eq=False)
+class SimRequest:
+    request_id: str
+    prompt_ids: list[int]
+    max_tokens: int
+    min_tokens: int = 0
+    ignore_eos: bool = False
+    # Output length at which the simulated model emits EOS (ignored with ``ignore_eos``).
+    natural_len: int = 256
+    seed: int = 0
+    arrival: float = 0.0
+    kv: KVSeq = field(init=False)
+    num_output: int = 0
+    num_computed: int = 0
+    status: Status = Status.WAITING
+    num_preemptions: int = 0
+    num_cached_prompt: int | None = None  # prefix-cache hit on first admission
+    finish_reason: str | None = None
+    first_scheduled: float | None = None
+    first_token: float | None = None
+    last_token: float | None = None
+    finished_at: float | None = None
+
+    def __post_init__(self) -> None:
+        self.kv = KVSeq(tokens=list(self.prompt_ids))
+
+    @property
+    def num_prompt(self) -> int:
+        return len(self.prompt_ids)
+
+    @property
+    def num_tokens(self) -> int:
+        return len(self.kv.tokens)
+
+
+@dataclass(slots=True)
+class ScheduledWork:
+    """One request's share of a step: ``num_new`` tokens computed on top of ``context`` tokens."""
+
+    request: SimRequest
+    num_new: int
+    context: int
+
+
+@dataclass(slots=True)
+class StepResult:
+    work: list[ScheduledWork]
+    preempted: list[SimRequest]
+    admitted: list[SimRequest]
+
+
+@dataclass(slots=True)
+class StepStats:
+    prefix_queries: int = 0
+    prefix_hits: int = 0
+    preemptions: int = 0
+
+
+class Scheduler:
+    def __init__(
+        self, kv: KVCacheManager, *, max_num_seqs: int, max_num_batched_tokens: int, max_model_len: int
+    ) -> None:
+        self.kv = kv
+        self.max_num_seqs = max_num_seqs
+        self.max_num_batched_tokens = max_num_batched_tokens
+        self.max_model_len = max_model_len
+        self.running: list[SimRequest] = []
+        self.waiting: deque[SimRequest] = deque()
+        self.stats = StepStats()
+
+    def add(self, request: SimRequest) -> None:
+        self.waiting.append(request)
+
+    def has_work(self) -> bool:
+        return bool(self.running or self.waiting)
+
+    def abort(self, request: SimRequest) -> None:
+        if request.status is Status.RUNNING:
+            self.running.remove(request)
+            self.kv.free(request.kv)
+        elif request.status is Status.WAITING:
+            self.waiting.remove(request)
+            self.kv.free(request.kv)
+        request.status = Status.FINISHED
+        request.finish_reason = request.finish_reason or "abort"
+
+    def _preempt(self) -> SimRequest:
+        victim = self.running.pop()
+        self.kv.free(victim.kv)
+        victim.num_computed = 0
+        victim.status = Status.WAITING
+        victim.num_preemptions += 1
+        self.waiting.appendleft(victim)
+        self.stats.preemptions += 1
+        return victim
+
+    def schedule(self, now: float) -> StepResult:
+        budget = self.max_num_batched_tokens
+        work: list[ScheduledWork] = []
+        preempted: list[SimRequest] = []
+        admitted: list[SimRequest] = []
+        i = 0
+        while i < len(self.running) and budget > 0:
+            req = self.running[i]
+            n = min(req.num_tokens - req.num_computed, budget)
+            while not self.kv.allocate(req.kv, req.num_computed, n):
+                victim = self._preempt()
+                preempted.append(victim)
+                if victim is req:
+                    break
+            else:
+                work.append(ScheduledWork(req, n, req.num_computed))
+                budget -= n
+                i += 1
+        if not preempted:
+            while self.waiting and budget > 0 and len(self.running) < self.max_num_seqs:
+                req = self.waiting[0]
+                hits = self.kv.find_cached_prefix(req.kv)
+                computed = len(hits) * self.kv.block_size
+                n = min(req.num_tokens - computed, budget)
+                if not self.kv.allocate(req.kv, computed, n, hits):
+                    break
+                self.waiting.popleft()
+                if req.num_preemptions == 0:
+                    # vLLM counts prefix-cache queries/hits for first admissions only.
+                    self.stats.prefix_queries += req.num_tokens
+                    self.stats.prefix_hits += computed
+                    req.num_cached_prompt = computed
+                    req.first_scheduled = now
+                req.num_computed = computed
+                req.status = Status.RUNNING
+                self.running.append(req)
+                admitted.append(req)
+                work.append(ScheduledWork(req, n, computed))
+                budget -= n
+        return StepResult(work, preempted, admitted)
+
+    def complete(
+        self, result: StepResult, sample: Callable[[SimRequest], int]
+    ) -> tuple[list[SimRequest], list[SimRequest]]:
+        """Apply a finished step: advance progress, sample one token for every request whose context
+        is now fully computed, finish requests that hit a stop condition.
+        Returns (requests that got a token, requests that finished)."""
+        sampled: list[SimRequest] = []
+        finished: list[SimRequest] = []
+        for item in result.work:
+            req = item.request
+            req.num_computed += item.num_new
+            if req.num_computed < req.num_tokens:
+                self.kv.cache_full_blocks(req.kv, req.num_computed)
+                continue
+            req.kv.tokens.append(sample(req))
+            req.num_output += 1
+            sampled.append(req)
+            self.kv.cache_full_blocks(req.kv, req.num_computed)
+            reason = self._stop_reason(req)
+            if reason is not None:
+                req.finish_reason = reason
+                req.status = Status.FINISHED
+                self.kv.free(req.kv)
+                finished.append(req)
+        if finished:
+            self.running = [r for r in self.running if r.status is Status.RUNNING]
+        return sampled, finished
+
+    def _stop_reason(self, req: SimRequest) -> str | None:
+        if req.num_output >= req.max_tokens or req.num_tokens >= self.max_model_len:
+            return "length"
+        if not req.ignore_eos and req.num_output >= max(req.natural_len, req.min_tokens):
+            return "stop"
+        return None
+

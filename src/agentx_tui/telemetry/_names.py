@@ -1,0 +1,98 @@
+"""The name table: every server's metric names mapped to one internal vocabulary (DESIGN §6).
+
+Each internal figure lists its source names in order of preference; the first one present on a page
+wins, so a server that exposes both the new and the deprecated name (vLLM 0.9.2–0.10) is read once, by
+its new name. Names are Prometheus *family* names: counters without their ``_total`` suffix,
+histograms without ``_bucket``/``_count``/``_sum``.
+
+SGLang has no separate prefix-cache query counter: its radix cache is consulted for every prompt
+token, so its prompt and cached token counters double as prefix queries and hits.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+Flavor = Literal["vllm", "sglang"]
+
+COUNTERS: Final[dict[str, tuple[str, ...]]] = {
+    "prompt_tokens": ("vllm:prompt_tokens", "sglang:prompt_tokens"),
+    "generation_tokens": ("vllm:generation_tokens", "sglang:generation_tokens"),
+    "cached_prompt_tokens": ("vllm:prompt_tokens_cached", "sglang:cached_tokens"),
+    "prefix_queries": ("vllm:prefix_cache_queries", "vllm:gpu_prefix_cache_queries", "sglang:prompt_tokens"),
+    "prefix_hits": ("vllm:prefix_cache_hits", "vllm:gpu_prefix_cache_hits", "sglang:cached_tokens"),
+    "preemptions": ("vllm:num_preemptions",),
+    "requests_finished": ("vllm:request_success", "sglang:num_requests"),
+}
+
+# Counters that some versions counted in KV blocks rather than tokens (see `counts_blocks`).
+PREFIX_COUNTERS: Final[frozenset[str]] = frozenset({"prefix_queries", "prefix_hits"})
+BLOCK_COUNTING_CANDIDATES: Final[frozenset[str]] = frozenset(
+    {"vllm:gpu_prefix_cache_queries", "vllm:gpu_prefix_cache_hits"}
+)
+
+GAUGES: Final[dict[str, tuple[str, ...]]] = {
+    "running": ("vllm:num_requests_running", "sglang:num_running_reqs"),
+    "waiting": ("vllm:num_requests_waiting", "sglang:num_queue_reqs"),
+    "kv_usage": ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage"),
+    # Used only when SGLang exposes no cached-token counter to compute a windowed rate from.
+    "hit_rate_gauge": ("sglang:cache_hit_rate",),
+}
+
+HISTOGRAMS: Final[dict[str, tuple[str, ...]]] = {
+    "ttft": ("vllm:time_to_first_token_seconds", "sglang:time_to_first_token_seconds"),
+    "itl": (
+        "vllm:inter_token_latency_seconds",
+        "vllm:time_per_output_token_seconds",
+        "sglang:inter_token_latency_seconds",
+        "sglang:time_per_output_token_seconds",
+    ),
+    "e2e": ("vllm:e2e_request_latency_seconds", "sglang:e2e_request_latency_seconds"),
+    "queue_time": ("vllm:request_queue_time_seconds", "sglang:queue_time_seconds"),
+}
+
+CACHE_CONFIG_INFO: Final = "vllm:cache_config_info"
+
+# The label that tells data-parallel engines apart; every other label is summed over.
+ENGINE_LABELS: Final[tuple[str, ...]] = ("engine", "dp_rank")
+
+# vLLM's block-counting prefix counters were replaced by token-counting ones in mid-2025 (0.9);
+# used only when a page carries no HELP text saying which unit it counts.
+FIRST_TOKEN_COUNTING_VERSION: Final[tuple[int, int]] = (0, 9)
+
+
+def flavor_of(name: str) -> Flavor | None:
+    if name.startswith("vllm:"):
+        return "vllm"
+    if name.startswith("sglang:"):
+        return "sglang"
+    return None
+
+
+def parse_version(text: str | None) -> tuple[int, int] | None:
+    """``"0.10.1rc2"`` → ``(0, 10)``; None when it does not start with two numbers."""
+    if not text:
+        return None
+    parts = text.strip().lstrip("v").split(".")
+    try:
+        return int(parts[0]), int("".join(ch for ch in parts[1] if ch.isdigit()) or "x")
+    except (ValueError, IndexError):
+        return None
+
+
+def counts_blocks(source_name: str, help_text: str, engine_version: str | None) -> bool:
+    """Whether a prefix counter counts KV blocks (to be multiplied by ``block_size``) or tokens.
+
+    The HELP line decides when it says ("in terms of number of queried blocks" / "tokens"), as every
+    vLLM release has written it. Without a telling HELP line only the deprecated ``gpu_*`` names of a
+    server older than 0.9 are taken as block counts.
+    """
+    if source_name not in BLOCK_COUNTING_CANDIDATES:
+        return False
+    words = help_text.lower()
+    if "block" in words:
+        return True
+    if "token" in words:
+        return False
+    version = parse_version(engine_version)
+    return version is not None and version < FIRST_TOKEN_COUNTING_VERSION

@@ -1,0 +1,182 @@
+"""Prometheus text → `Page`: the figures of one scrape in the internal vocabulary (pure, no I/O).
+
+The text is parsed by `prometheus_client`'s own parser; everything the parser or a strange value
+can throw becomes a `PageError`, so no page, however malformed, escapes as an exception.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from agentx_tui.telemetry import _names
+from agentx_tui.telemetry._names import Flavor
+
+# (internal name, engine, the other labels) — one Prometheus series.
+SeriesKey = tuple[str, str, tuple[tuple[str, str], ...]]
+
+
+class PageError(Exception):
+    """The text is not a Prometheus exposition the parser accepts."""
+
+
+@dataclass(frozen=True)
+class Histogram:
+    """One histogram series: cumulative bucket counts by upper bound (``+Inf`` included)."""
+
+    buckets: tuple[tuple[float, float], ...]
+
+
+@dataclass
+class Page:
+    flavor: Flavor | None = None
+    counters: dict[SeriesKey, float] = field(default_factory=dict)
+    histograms: dict[SeriesKey, Histogram] = field(default_factory=dict)
+    # internal gauge name → engine → value (running/waiting summed, KV usage averaged within an engine)
+    gauges: dict[str, dict[str, float]] = field(default_factory=dict)
+    # internal counter names whose source counted KV blocks, not tokens
+    block_counted: set[str] = field(default_factory=set)
+    block_size: int | None = None
+    num_gpu_blocks: int | None = None
+    prefix_caching_enabled: bool | None = None
+    # every sample on the page by sample name, for other readers of the same page (DCGM)
+    samples: dict[str, list[tuple[dict[str, str], float]]] = field(default_factory=dict)
+
+    @property
+    def engines(self) -> list[str]:
+        seen = {key[1] for key in self.counters} | {key[1] for key in self.histograms}
+        for per_engine in self.gauges.values():
+            seen.update(per_engine)
+        return sorted(seen, key=_engine_order)
+
+
+def _engine_order(engine: str) -> tuple[int, str]:
+    return (int(engine), "") if engine.isascii() and engine.isdigit() else (1 << 30, engine)
+
+
+@dataclass
+class _Raw:
+    samples: dict[str, list[tuple[dict[str, str], float]]]
+    help: dict[str, str]
+    types: dict[str, str]
+
+
+def _read(text: str) -> _Raw:
+    samples: dict[str, list[tuple[dict[str, str], float]]] = defaultdict(list)
+    helps: dict[str, str] = {}
+    types: dict[str, str] = {}
+    try:
+        for family in text_string_to_metric_families(text):
+            helps[family.name] = family.documentation or ""
+            types[family.name] = family.type
+            for sample in family.samples:
+                value = float(sample.value)
+                if math.isfinite(value):
+                    samples[sample.name].append((dict(sample.labels), value))
+    except Exception as exc:  # the parser raises ValueError, IndexError, TypeError… on bad input
+        raise PageError(f"unparseable /metrics ({type(exc).__name__})") from exc
+    return _Raw(dict(samples), helps, types)
+
+
+def _split(labels: dict[str, str], drop: tuple[str, ...] = ()) -> tuple[str, tuple[tuple[str, str], ...]]:
+    engine = next((labels[name] for name in _names.ENGINE_LABELS if name in labels), "0")
+    rest = tuple(
+        sorted((k, v) for k, v in labels.items() if k not in _names.ENGINE_LABELS and k not in drop)
+    )
+    return engine, rest
+
+
+def _first_present(raw: _Raw, candidates: tuple[str, ...], suffixes: tuple[str, ...]) -> str | None:
+    for name in candidates:
+        if any(name + suffix in raw.samples for suffix in suffixes):
+            return name
+    return None
+
+
+def _counter_samples(raw: _Raw, name: str) -> list[tuple[dict[str, str], float]]:
+    # A typed counter's samples carry `_total`; an untyped page may spell the bare name.
+    return raw.samples.get(name + "_total") or raw.samples.get(name) or []
+
+
+def _parse_counters(raw: _Raw, page: Page, engine_version: str | None) -> None:
+    for internal, candidates in _names.COUNTERS.items():
+        source = _first_present(raw, candidates, ("_total", ""))
+        if source is None:
+            continue
+        help_text = raw.help.get(source) or raw.help.get(source + "_total", "")
+        if internal in _names.PREFIX_COUNTERS and _names.counts_blocks(source, help_text, engine_version):
+            page.block_counted.add(internal)
+        for labels, value in _counter_samples(raw, source):
+            engine, rest = _split(labels)
+            key = (internal, engine, rest)
+            page.counters[key] = page.counters.get(key, 0.0) + value
+
+
+def _parse_gauges(raw: _Raw, page: Page) -> None:
+    for internal, candidates in _names.GAUGES.items():
+        source = _first_present(raw, candidates, ("",))
+        if source is None:
+            continue
+        grouped: dict[str, list[float]] = defaultdict(list)
+        for labels, value in raw.samples[source]:
+            grouped[_split(labels)[0]].append(value)
+        average = internal in ("kv_usage", "hit_rate_gauge")
+        page.gauges[internal] = {
+            engine: (sum(values) / len(values) if average else sum(values))
+            for engine, values in grouped.items()
+        }
+
+
+def _parse_histograms(raw: _Raw, page: Page) -> None:
+    for internal, candidates in _names.HISTOGRAMS.items():
+        source = _first_present(raw, candidates, ("_bucket",))
+        if source is None:
+            continue
+        grouped: dict[tuple[str, tuple[tuple[str, str], ...]], dict[float, float]] = defaultdict(dict)
+        for labels, value in raw.samples[source + "_bucket"]:
+            try:
+                upper = float(labels["le"])
+            except (KeyError, ValueError):
+                continue
+            if math.isnan(upper):
+                continue
+            buckets = grouped[_split(labels, drop=("le",))]
+            buckets[upper] = buckets.get(upper, 0.0) + value
+        for (engine, rest), buckets in grouped.items():
+            if math.inf in buckets:
+                page.histograms[(internal, engine, rest)] = Histogram(tuple(sorted(buckets.items())))
+
+
+def _label_int(labels: dict[str, str], name: str) -> int | None:
+    try:
+        return int(labels[name])
+    except (KeyError, ValueError):
+        return None
+
+
+def _parse_cache_config(raw: _Raw, page: Page) -> None:
+    infos = raw.samples.get(_names.CACHE_CONFIG_INFO, [])
+    if not infos:
+        return
+    page.block_size = _label_int(infos[0][0], "block_size")
+    blocks = [_label_int(labels, "num_gpu_blocks") for labels, _ in infos]
+    page.num_gpu_blocks = None if any(b is None for b in blocks) else sum(b for b in blocks if b is not None)
+    enabled = infos[0][0].get("enable_prefix_caching", "").lower()
+    page.prefix_caching_enabled = {"true": True, "false": False}.get(enabled)
+
+
+def parse_page(text: str, engine_version: str | None = None) -> Page:
+    """Parse one /metrics page; raises `PageError` (only) when the text cannot be parsed."""
+    raw = _read(text)
+    page = Page(samples=raw.samples)
+    _parse_counters(raw, page, engine_version)
+    _parse_gauges(raw, page)
+    _parse_histograms(raw, page)
+    _parse_cache_config(raw, page)
+    flavors = {_names.flavor_of(name) for name in raw.samples} - {None}
+    if flavors:
+        page.flavor = "vllm" if "vllm" in flavors else "sglang"
+    return page

@@ -1,0 +1,98 @@
+"""GPU figures from a DCGM exporter page (NVIDIA's `dcgm-exporter`, or the simulator's imitation).
+
+Fields and units as dcgm-exporter publishes them: ``DCGM_FI_DEV_GPU_UTIL`` in percent,
+``DCGM_FI_DEV_FB_USED``/``_FREE``/``_RESERVED`` in MiB, power in W, temperature in °C, SM clock in MHz;
+each series labelled ``gpu`` (index), ``UUID`` and ``modelName``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import httpx
+
+from agentx_tui.telemetry._fetch import FetchError, fetch_text
+from agentx_tui.telemetry._parse import PageError, parse_page
+from agentx_tui.telemetry.snapshot import GpuFigures, GpuState
+
+_MIB = 1024 * 1024
+Samples = dict[str, list[tuple[dict[str, str], float]]]
+
+
+def _by_gpu(samples: Samples, name: str) -> dict[int, float]:
+    out: dict[int, float] = {}
+    for labels, value in samples.get(name, []):
+        try:
+            index = int(labels.get("gpu", ""))
+        except ValueError:
+            continue
+        out[index] = value
+    return out
+
+
+def _labels_by_gpu(samples: Samples) -> dict[int, dict[str, str]]:
+    out: dict[int, dict[str, str]] = {}
+    for name, series in samples.items():
+        if not name.startswith("DCGM_FI_"):
+            continue
+        for labels, _ in series:
+            try:
+                out.setdefault(int(labels.get("gpu", "")), labels)
+            except ValueError:
+                continue
+    return out
+
+
+def gpus_from_samples(samples: Samples, source: Literal["dcgm", "sim"] = "dcgm") -> tuple[GpuFigures, ...]:
+    """Every GPU a DCGM page describes, by index; empty when the page has no DCGM series."""
+    util = _by_gpu(samples, "DCGM_FI_DEV_GPU_UTIL")
+    used = _by_gpu(samples, "DCGM_FI_DEV_FB_USED")
+    free = _by_gpu(samples, "DCGM_FI_DEV_FB_FREE")
+    reserved = _by_gpu(samples, "DCGM_FI_DEV_FB_RESERVED")
+    power = _by_gpu(samples, "DCGM_FI_DEV_POWER_USAGE")
+    limit = _by_gpu(samples, "DCGM_FI_DEV_POWER_MGMT_LIMIT")
+    temp = _by_gpu(samples, "DCGM_FI_DEV_GPU_TEMP")
+    clock = _by_gpu(samples, "DCGM_FI_DEV_SM_CLOCK")
+    gpus = []
+    for index, labels in sorted(_labels_by_gpu(samples).items()):
+        total = None
+        if index in used and index in free:
+            total = (used[index] + free[index] + reserved.get(index, 0.0)) * _MIB
+        gpus.append(
+            GpuFigures(
+                index=index,
+                name=labels.get("modelName") or f"GPU {index}",
+                uuid=labels.get("UUID") or None,
+                source=source,
+                utilization=util[index] / 100.0 if index in util else None,
+                memory_used_bytes=used[index] * _MIB if index in used else None,
+                memory_total_bytes=total,
+                power_w=power.get(index),
+                power_limit_w=limit.get(index),
+                temperature_c=temp.get(index),
+                sm_clock_mhz=clock.get(index),
+            )
+        )
+    return tuple(gpus)
+
+
+class DcgmMonitor:
+    """Reads a user's ``--gpu-metrics URL`` (a dcgm-exporter) once per call."""
+
+    def __init__(self, url: str, *, client: httpx.AsyncClient, timeout_s: float = 0.8) -> None:
+        self.url = url
+        self._client = client
+        self._timeout_s = timeout_s
+
+    async def sample(self, now: float) -> GpuState:
+        del now  # GPU figures are gauges: nothing is windowed
+        try:
+            page = parse_page(await fetch_text(self._client, self.url, self._timeout_s))
+        except FetchError as exc:
+            return GpuState(status=f"dcgm {self.url} down: {exc.reason}")
+        except PageError as exc:
+            return GpuState(status=f"dcgm {self.url}: {exc}")
+        gpus = gpus_from_samples(page.samples)
+        if not gpus:
+            return GpuState(status=f"dcgm {self.url}: no DCGM_FI_* GPU series on the page")
+        return GpuState(status=f"dcgm: {len(gpus)} GPU{'s' if len(gpus) != 1 else ''}", gpus=gpus)

@@ -1,0 +1,124 @@
+"""`EndpointMonitor`: one server's /metrics, scraped once per tick into `EndpointFigures`."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import httpx
+
+from agentx_tui.telemetry._fetch import FetchError, fetch_text
+from agentx_tui.telemetry._figures import page_figures
+from agentx_tui.telemetry._parse import Page, PageError, parse_page
+from agentx_tui.telemetry._window import WindowState
+from agentx_tui.telemetry.dcgm import gpus_from_samples
+from agentx_tui.telemetry.snapshot import EndpointFigures, EndpointTotals, GpuFigures
+
+FlavorName = Literal["vllm", "sglang", "sim", "unknown"]
+
+
+class MetricsReader:
+    """The pure half of a monitor: text pages in, figures out, state kept between pages."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        window_s: float = 10.0,
+        model: str | None = None,
+        engine_version: str | None = None,
+        max_model_len: int | None = None,
+        flavor: FlavorName = "unknown",
+    ) -> None:
+        self.url = url
+        self.model = model
+        self.engine_version = engine_version
+        self.max_model_len = max_model_len
+        self.flavor: FlavorName = flavor
+        self._state = WindowState(window_s)
+        self._totals = EndpointTotals()
+        self.dcgm_gpus: tuple[GpuFigures, ...] = ()
+
+    def reset_window(self) -> None:
+        self._state.reset_window()
+
+    def _identity(self, *, up: bool, status: str, flavor: FlavorName) -> EndpointFigures:
+        return EndpointFigures(
+            url=self.url,
+            up=up,
+            status=status,
+            flavor=flavor,
+            model=self.model,
+            engine_version=self.engine_version,
+            max_model_len=self.max_model_len,
+        )
+
+    def down(self, reason: str, *, answered: bool = False) -> EndpointFigures:
+        """Figures for a tick without a page: all None, run totals kept."""
+        status = f"no metrics: {reason}" if answered else f"down: {reason}"
+        return self._identity(up=answered, status=status, flavor=self.flavor).model_copy(
+            update={"totals": self._totals}
+        )
+
+    def read(self, text: str, now: float) -> EndpointFigures:
+        try:
+            page = parse_page(text, self.engine_version)
+        except PageError as exc:
+            self.dcgm_gpus = ()
+            return self.down(str(exc), answered=True)
+        return self.read_page(page, now)
+
+    def read_page(self, page: Page, now: float) -> EndpointFigures:
+        self.dcgm_gpus = gpus_from_samples(page.samples, "sim" if self.flavor == "sim" else "dcgm")
+        flavor: FlavorName = self.flavor
+        if flavor == "unknown" and page.flavor is not None:
+            flavor = page.flavor
+        if page.flavor is None:
+            return self.down("the page has no vLLM or SGLang metrics", answered=True)
+        self._state.add(page, now)
+        figures = page_figures(page, self._state, self._identity(up=True, status="up", flavor=flavor))
+        self._totals = figures.totals
+        return figures
+
+
+class EndpointMonitor:
+    """Scrapes ``url + "/metrics"`` with a hard deadline, so a slow server never stalls a tick."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        client: httpx.AsyncClient,
+        window_s: float = 10.0,
+        timeout_s: float = 0.8,
+        model: str | None = None,
+        engine_version: str | None = None,
+        max_model_len: int | None = None,
+        flavor: FlavorName = "unknown",
+    ) -> None:
+        self.url = url.rstrip("/")
+        self._client = client
+        self._timeout_s = timeout_s
+        self._reader = MetricsReader(
+            self.url,
+            window_s=window_s,
+            model=model,
+            engine_version=engine_version,
+            max_model_len=max_model_len,
+            flavor=flavor,
+        )
+
+    @property
+    def dcgm_gpus(self) -> tuple[GpuFigures, ...]:
+        """GPUs described by DCGM series on the same page (the simulator publishes them)."""
+        return self._reader.dcgm_gpus
+
+    def reset_window(self) -> None:
+        self._reader.reset_window()
+
+    async def sample(self, now: float) -> EndpointFigures:
+        try:
+            text = await fetch_text(self._client, self.url + "/metrics", self._timeout_s)
+        except FetchError as exc:
+            self._reader.dcgm_gpus = ()
+            return self._reader.down(exc.reason, answered=exc.answered)
+        return self._reader.read(text, now)

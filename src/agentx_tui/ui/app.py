@@ -1,0 +1,377 @@
+"""The dashboard app: wires the source worker, the UI clock, the panes, the keys and the screens.
+
+Data flows one way: the worker posts each Snapshot up as a message; the app keeps only the latest
+(plus its own bounded histories) and, on its own clock, sets the `snapshot` reactive that every pane
+is bound to. So the screen redraws at most once per `refresh_s`, whatever rate the source runs at.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import ClassVar
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.events import Resize
+from textual.reactive import reactive
+from textual.widgets import Footer, Static
+
+from agentx_tui.control import LiveControls, ReplayControls, SnapshotSource
+from agentx_tui.telemetry.snapshot import Snapshot
+from agentx_tui.ui._history import History
+from agentx_tui.ui._secrets import scrub
+from agentx_tui.ui._themes import BUNDLED_DIR, choose_theme, load_themes, user_theme_dir
+from agentx_tui.ui.header import RunHeader
+from agentx_tui.ui.messages import SnapshotArrived, SourceEnded
+from agentx_tui.ui.panes import PANES, LogPane, Pane, UsersPane
+from agentx_tui.ui.screens import CostScreen, HelpScreen, PriceEdit
+
+MIN_SIZE = (80, 24)
+# Below this the two-column compact layout is used (and scrolls); above it, the full grid.
+WIDE_SIZE = (150, 40)
+MIN_REFRESH_S = 0.25  # the UI never draws more than 4 times a second
+
+LIVE_ONLY = {"pause", "users_up", "users_down", "edit_cost", "reset"}
+REPLAY_ONLY = {"step_fwd", "step_back", "slower", "faster", "first", "last"}
+
+
+class AgentXApp(App[None]):
+    CSS_PATH = "app.tcss"
+    TITLE = "agentx-tui"
+    ENABLE_COMMAND_PALETTE = False
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "quit"),
+        Binding("p", "pause", "pause"),
+        Binding("space", "pause", "pause", show=False),
+        Binding("plus,equals_sign", "users_up", "+user", key_display="+"),
+        Binding("minus", "users_down", "-user", key_display="-"),
+        *(Binding(str(n), f"maximize({n})", f"{n}", show=False) for n in range(1, 8)),
+        Binding("escape", "restore", "back", show=False),
+        Binding("t", "next_theme", "theme"),
+        Binding("c", "edit_cost", "cost"),
+        Binding("s", "screenshot", "svg"),
+        Binding("r", "reset", "reset"),
+        Binding("o", "sort", "sort", show=False),
+        Binding("O", "sort_reverse", "reverse sort", show=False),
+        Binding("full_stop", "step_fwd", "step", key_display="."),
+        Binding("comma", "step_back", "back", key_display=","),
+        Binding("left_square_bracket", "slower", "÷2", key_display="["),
+        Binding("right_square_bracket", "faster", "×2", key_display="]"),
+        Binding("home", "first", "start", show=False),
+        Binding("end", "last", "end", show=False),
+        Binding("question_mark", "help", "help", key_display="?"),
+    ]
+
+    HELP: ClassVar[dict[str, str]] = {
+        "quit": "quit (stops a launched vLLM server)",
+        "pause": "pause / resume",
+        "users_up": "one more concurrent user",
+        "users_down": "one user fewer",
+        "restore": "restore the maximised pane",
+        "next_theme": "next theme",
+        "edit_cost": "edit cost: USD per GPU-hour and GPUs",
+        "screenshot": "save an SVG screenshot",
+        "reset": "reset windows and histories",
+        "sort": "sort users by the next column",
+        "sort_reverse": "reverse the users sort",
+        "step_fwd": "step forward one tick",
+        "step_back": "step back one tick",
+        "slower": "half speed",
+        "faster": "double speed",
+        "first": "go to the start",
+        "last": "go to the end",
+        "help": "this help",
+    }
+
+    snapshot: reactive[Snapshot | None] = reactive(None, always_update=True, init=False)
+
+    def __init__(
+        self,
+        source: SnapshotSource,
+        controls: LiveControls | ReplayControls | None,
+        *,
+        theme: str | None = None,
+        refresh_s: float = 0.5,
+        screenshot_dir: Path | None = None,
+        title: str = "agentx-tui",
+        secrets: Sequence[str] = (),
+    ) -> None:
+        # Read before Textual's App.__init__, which consumes NO_COLOR for its own monochrome filter.
+        no_color = "NO_COLOR" in os.environ
+        super().__init__()
+        self.source = source
+        self.controls = controls
+        self.refresh_s = max(refresh_s, MIN_REFRESH_S)
+        self.screenshot_dir = screenshot_dir
+        self.title = title
+        self.secrets = tuple(secret for secret in secrets if secret)
+        self.history = History()
+        self._pending: Snapshot | None = None
+        self._last_seq: int | None = None
+        self._log_lines: list[tuple[str, str]] = []
+        self._quitting = False
+        loaded = load_themes([BUNDLED_DIR, user_theme_dir()])
+        for item in loaded.themes:
+            self.register_theme(item)
+        self.theme_names = [item.name for item in loaded.themes]
+        self._problems = list(loaded.problems)
+        chosen, problem = choose_theme(theme, self.theme_names, no_color)
+        if problem:
+            self._problems.append(problem)
+        self.theme = chosen
+
+    # --- layout ---------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield RunHeader(self.title, self.controls, id="header").data_bind(snapshot=AgentXApp.snapshot)
+        with VerticalScroll(id="body"):
+            for pane_type in PANES:
+                yield pane_type(self.history, id=f"pane-{pane_type.KEY}").data_bind(
+                    snapshot=AgentXApp.snapshot
+                )
+        yield Static("", id="too-small")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        for problem in self._problems:
+            self.notify(problem, title="theme", severity="warning", timeout=10)
+        self.set_interval(self.refresh_s, self.render_latest, name="ui-clock")
+        self._consume()
+        self.query_one("#body").focus()
+
+    def on_resize(self, event: Resize) -> None:
+        width, height = event.size
+        small = width < MIN_SIZE[0] or height < MIN_SIZE[1]
+        notice = self.query_one("#too-small", Static)
+        notice.update(f"terminal too small: need {MIN_SIZE[0]}×{MIN_SIZE[1]}, have {width}×{height}")
+        self.screen.set_class(small, "-too-small")
+        wide = width >= WIDE_SIZE[0] and height >= WIDE_SIZE[1]
+        self.query_one("#body").set_class(wide, "-wide")
+
+    # --- data in --------------------------------------------------------------------------------
+
+    @work(exclusive=True, group="source")
+    async def _consume(self) -> None:
+        try:
+            async for snap in self.source.snapshots():
+                self.post_message(SnapshotArrived(snap))
+        except Exception as exc:  # any failure of the source ends the stream; the user sees why
+            self.post_message(SourceEnded(f"{type(exc).__name__}: {exc}"))
+            return
+        self.post_message(SourceEnded())
+
+    @on(SnapshotArrived)
+    def _arrived(self, message: SnapshotArrived) -> None:
+        snap = message.snapshot
+        if self._last_seq is not None and snap.seq < self._last_seq:
+            self.history.clear()  # a replay seeked backwards: the old history no longer leads here
+        self._last_seq = snap.seq
+        self.history.add(snap)
+        self._log_lines += [("server", scrub(line, self.secrets)) for line in snap.server_log]
+        self._log_lines += [("event", scrub(line, self.secrets)) for line in snap.events]
+        self._pending = snap
+
+    @on(SourceEnded)
+    def _ended(self, message: SourceEnded) -> None:
+        self.render_latest()
+        header = self.query_one(RunHeader)
+        if message.error:
+            header.ended = "source failed"
+            self._log_lines.append(("event", scrub(f"snapshot source failed: {message.error}", self.secrets)))
+            self.notify(scrub(message.error, self.secrets), title="source failed", severity="error")
+        else:
+            header.ended = "run ended · q quits"
+        header.refresh_view()
+        self.render_latest()
+
+    def render_latest(self) -> None:
+        """The UI clock: show the newest Snapshot, if a new one came since the last draw."""
+        if self._log_lines:
+            self.query_one(LogPane).write(self._log_lines)
+            self._log_lines = []
+        if self._pending is not None:
+            snap, self._pending = self._pending, None
+            self.snapshot = snap
+
+    # --- keys -----------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # False hides a key from the footer and help and disables it: replay has no users to add.
+        if action == "pause":
+            return self.controls is not None
+        if action in LIVE_ONLY:
+            return isinstance(self.controls, LiveControls)
+        if action in REPLAY_ONLY:
+            return isinstance(self.controls, ReplayControls)
+        return True
+
+    async def action_quit(self) -> None:
+        if self._quitting:
+            return
+        self._quitting = True
+        if isinstance(self.controls, LiveControls):
+            self.notify("stopping…", timeout=30)
+            await self.controls.shutdown("quit from the dashboard")
+        self.exit()
+
+    def action_pause(self) -> None:
+        if self.controls is None:
+            return
+        if self.controls.paused:
+            self.controls.resume()
+        else:
+            self.controls.pause()
+        self.query_one(RunHeader).refresh_view()
+
+    def _change_users(self, delta: int) -> None:
+        if not isinstance(self.controls, LiveControls):
+            return
+        self.controls.set_users(max(0, self.controls.users + delta))
+        self.query_one(RunHeader).refresh_view()
+
+    def action_users_up(self) -> None:
+        self._change_users(+1)
+
+    def action_users_down(self) -> None:
+        self._change_users(-1)
+
+    def action_maximize(self, key: int) -> None:
+        pane = self.query_one(f"#pane-{key}", Pane)
+        self.screen.maximize(pane, container=False)
+
+    def action_restore(self) -> None:
+        self.screen.minimize()
+
+    def action_next_theme(self) -> None:
+        names = self.theme_names
+        following = names[(names.index(self.theme) + 1) % len(names)] if self.theme in names else names[0]
+        self.theme = following
+        self.query_one(UsersPane).restyle()
+        self.notify(f"theme {following}", timeout=2)
+
+    def action_edit_cost(self) -> None:
+        if not isinstance(self.controls, LiveControls):
+            return
+        cost = self.snapshot.cost if self.snapshot else None
+        self.push_screen(
+            CostScreen(cost.usd_per_gpu_hour if cost else None, cost.gpus if cost else None), self._price_edited
+        )
+
+    def _price_edited(self, edit: PriceEdit | None) -> None:
+        if edit is None or not isinstance(self.controls, LiveControls):
+            return
+        self.controls.set_price(edit.usd_per_gpu_hour, edit.gpus)
+        self.notify("price set; the meter uses it from the next tick", timeout=3)
+
+    def action_screenshot(self) -> None:
+        directory = self.screenshot_dir or Path.cwd()
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        path = directory / f"agentx-tui-{stamp}.svg"
+        counter = 1
+        while path.exists():
+            counter += 1
+            path = directory / f"agentx-tui-{stamp}-{counter}.svg"
+        svg = scrub(self.export_screenshot(), self.secrets)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            path.write_text(svg, encoding="utf-8")
+        except OSError as exc:
+            self.notify(f"cannot save {path}: {exc.strerror or exc}", severity="error")
+            return
+        self.notify(f"saved {path}", title="screenshot", timeout=4)
+
+    def action_reset(self) -> None:
+        if isinstance(self.controls, LiveControls):
+            self.controls.reset_windows()
+        self.history.clear()
+        for pane in self.query(Pane):
+            pane.clear_history()
+        self.notify("windows reset", timeout=2)
+
+    def action_sort(self) -> None:
+        self.query_one(UsersPane).cycle_sort()
+
+    def action_sort_reverse(self) -> None:
+        self.query_one(UsersPane).reverse_sort()
+
+    def _replay(self) -> ReplayControls | None:
+        return self.controls if isinstance(self.controls, ReplayControls) else None
+
+    def _replay_did(self) -> None:
+        self.query_one(RunHeader).refresh_view()
+
+    def action_step_fwd(self) -> None:
+        if replay := self._replay():
+            replay.step(1)
+            self._replay_did()
+
+    def action_step_back(self) -> None:
+        if replay := self._replay():
+            replay.step(-1)
+            self._replay_did()
+
+    def action_slower(self) -> None:
+        if replay := self._replay():
+            replay.set_speed(replay.speed / 2)
+            self._replay_did()
+
+    def action_faster(self) -> None:
+        if replay := self._replay():
+            replay.set_speed(replay.speed * 2)
+            self._replay_did()
+
+    def action_first(self) -> None:
+        if replay := self._replay():
+            replay.seek(0)
+            self._replay_did()
+
+    def action_last(self) -> None:
+        if replay := self._replay():
+            replay.seek(max(replay.length - 1, 0))
+            self._replay_did()
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen(self.key_help()))
+
+    def key_help(self) -> list[tuple[str, str]]:
+        """(keys, what they do) for every binding usable now, for the help screen."""
+        rows: dict[str, list[str]] = {}
+        for binding in self.BINDINGS:
+            assert isinstance(binding, Binding)
+            action = binding.action.split("(")[0]
+            if action == "maximize" or not self.check_action(action, ()):
+                continue
+            shown = binding.key_display or binding.key
+            rows.setdefault(action, []).append(shown)
+        result = [("1–7", "maximise pane 1 GPU · 2 KV · 3 prefix · 4 throughput · 5 users · 6 cost · 7 log")]
+        result += [(" ".join(keys), self.HELP[action]) for action, keys in rows.items()]
+        result.append(("tab", "move focus (the body scrolls with ↑ ↓ pgup pgdn)"))
+        return result
+
+
+def run_dashboard(
+    source: SnapshotSource,
+    controls: LiveControls | ReplayControls | None,
+    *,
+    theme: str | None = None,
+    refresh_s: float = 0.5,
+    screenshot_dir: Path | None = None,
+    title: str = "agentx-tui",
+    secrets: Sequence[str] = (),
+) -> None:
+    """Run the dashboard in this terminal until the user quits."""
+    AgentXApp(
+        source,
+        controls,
+        theme=theme,
+        refresh_s=refresh_s,
+        screenshot_dir=screenshot_dir,
+        title=title,
+        secrets=secrets,
+    ).run()

@@ -1,0 +1,86 @@
+"""The run header: what is being measured, and in what state, in one or two lines."""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.reactive import reactive
+from textual.widgets import Static
+
+from agentx_tui.control import LiveControls, ReplayControls
+from agentx_tui.telemetry.snapshot import Snapshot
+from agentx_tui.ui._format import duration
+
+_STATE_STYLE = {
+    "starting": "bold $accent",
+    "running": "bold $success",
+    "paused": "bold $warning",
+    "server down": "bold reverse $error",
+    "stopping": "bold $secondary",
+    "finished": "bold $secondary",
+}
+_SEP = Content.styled(" │ ", "$text-muted")
+
+
+class RunHeader(Static):
+    snapshot: reactive[Snapshot | None] = reactive(None, always_update=True, init=False)
+
+    def __init__(self, title: str, controls: LiveControls | ReplayControls | None, *, id: str | None = None):
+        super().__init__(id=id)
+        self.title = title
+        self.controls = controls
+        self.ended: str | None = None  # set when the source's stream ended: why, for the header
+
+    def watch_snapshot(self) -> None:
+        self.refresh_view()
+
+    def refresh_view(self) -> None:
+        snap = self.snapshot
+        parts: list[Content] = [Content.styled(self.title, "bold $primary")]
+        if snap is None:
+            parts.append(Content.styled("waiting for the first snapshot…", "$text-muted"))
+        else:
+            run = snap.run
+            target = Content.assemble(
+                *((Content.styled(" SIMULATED ", "bold reverse $warning"), " ") if run.simulated else ()),
+                run.target,
+            )
+            endpoint = snap.endpoints[0] if snap.endpoints else None
+            model = endpoint.model if endpoint and endpoint.model else "n/a"
+            version = endpoint.engine_version if endpoint and endpoint.engine_version else "n/a"
+            parts += [
+                target,
+                _pair("model", model),
+                _pair("vLLM", version),
+                _pair("workload", run.workload),
+                _pair("users", self._users(run.users)),
+                _pair("elapsed", duration(snap.elapsed_s)),
+                self._state(run.state),
+            ]
+        if isinstance(self.controls, ReplayControls):
+            parts.append(self._replay(self.controls))
+        if self.ended is not None:
+            parts.append(Content.styled(self.ended, "bold $text-warning"))
+        self.update(_SEP.join(parts))
+
+    def _users(self, running: int) -> str:
+        if isinstance(self.controls, LiveControls) and self.controls.users != running:
+            return f"{running}→{self.controls.users}"
+        return str(running)
+
+    def _state(self, state: str) -> Content:
+        if isinstance(self.controls, LiveControls) and state in ("running", "paused"):
+            # The key takes effect on the next tick; show what was asked for at once.
+            state = "paused" if self.controls.paused else "running"
+        return Content.styled(f"● {state}", _STATE_STYLE.get(state, "bold"))
+
+    @staticmethod
+    def _replay(controls: ReplayControls) -> Content:
+        where = f"{controls.position + 1}/{controls.length}" if controls.length else "0/0"
+        mode = "⏸ paused" if controls.paused else "▶"
+        return Content.assemble(
+            Content.styled("replay ", "bold $accent"), f"{where} ×{controls.speed:g} ", Content.styled(mode, "bold")
+        )
+
+
+def _pair(name: str, text: str) -> Content:
+    return Content.assemble(Content.styled(f"{name} ", "$text-muted"), Content.styled(text, "bold"))

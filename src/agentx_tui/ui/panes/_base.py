@@ -1,0 +1,66 @@
+"""What every pane shares: a key-numbered title, a Snapshot reactive fed from the app, a history."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.containers import Vertical
+from textual.content import Content
+from textual.reactive import reactive
+
+from agentx_tui.telemetry.snapshot import Snapshot
+from agentx_tui.ui._format import level
+from agentx_tui.ui._history import History
+
+_SUPERSCRIPT = "⁰¹²³⁴⁵⁶⁷⁸⁹"
+
+
+class Pane(Vertical):
+    """A dashboard pane; subclasses render `snapshot` in `show` (called on the UI clock, not per tick)."""
+
+    ALLOW_MAXIMIZE = True
+    KEY: ClassVar[int] = 0
+    TITLE: ClassVar[str] = ""
+
+    snapshot: reactive[Snapshot | None] = reactive(None, always_update=True, init=False)
+
+    def __init__(self, history: History, *, id: str | None = None) -> None:
+        super().__init__(id=id, classes="pane")
+        self.history = history
+        self.border_title = f"{_SUPERSCRIPT[self.KEY]} {self.TITLE}"
+
+    def watch_snapshot(self, snap: Snapshot | None) -> None:
+        if snap is not None and self.is_mounted:
+            self.show(snap)
+
+    def on_resize(self) -> None:
+        # Some panes lay their text out for the width they have.
+        if self.snapshot is not None:
+            self.show(self.snapshot)
+
+    def show(self, snap: Snapshot) -> None:
+        raise NotImplementedError
+
+    def clear_history(self) -> None:
+        """Called after the histories were cleared (key `r`)."""
+        if self.snapshot is not None:
+            self.show(self.snapshot)
+
+
+def load_style(fraction: float | None, warn: float = 0.75, crit: float = 0.92) -> str:
+    """Theme colour for a 0–1 load figure."""
+    return {"ok": "$success", "warn": "$warning", "crit": "bold $error", "na": "$text-muted"}[
+        level(fraction, warn, crit)
+    ]
+
+
+def label(text: str) -> Content:
+    return Content.styled(text, "$text-muted")
+
+
+def value(text: str, style: str = "bold") -> Content:
+    return Content.styled(text, style)
+
+
+def line(*parts: Content | str) -> Content:
+    return Content.assemble(*parts)

@@ -1,0 +1,67 @@
+"""⁶ Cost: the tokens-per-dollar meter (DESIGN §5), against the AgentX reference figure."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.content import Content
+from textual.widgets import Digits, Static
+
+from agentx_tui.telemetry.snapshot import Snapshot
+from agentx_tui.ui._format import NA, money, split_compact
+from agentx_tui.ui.panes._base import Pane, label, line, value
+
+# SemiAnalysis AgentX as reported for vLLM (DESIGN §1): the figure users come to compare against.
+AGENTX_REFERENCE = "1.3 B tokens/$ (SemiAnalysis AgentX, vLLM)"
+
+
+class CostPane(Pane):
+    KEY = 6
+    TITLE = "Cost"
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(classes="meter"):
+            yield Digits("", id="cost-total-digits")
+            yield Static(id="cost-total-unit", classes="meter-unit")
+        with Horizontal(classes="meter", id="cost-output-meter"):
+            yield Digits("", id="cost-output-digits")
+            yield Static(id="cost-output-unit", classes="meter-unit")
+        yield Static(id="cost-figures", classes="figures")
+
+    def show(self, snap: Snapshot) -> None:
+        cost = snap.cost
+        self._meter("total", cost.tokens_per_dollar_total, "all tokens")
+        self._meter("output", cost.tokens_per_dollar_output, "output")
+        figures = self.query_one("#cost-figures", Static)
+        if cost.usd_per_gpu_hour is None:
+            figures.update(
+                Content("\n").join(
+                    [
+                        Content.styled(cost.price_source, "$text-warning"),
+                        line(label("or press "), value("c"), label(" to enter USD per GPU-hour and GPUs")),
+                        line(label("reference "), AGENTX_REFERENCE),
+                    ]
+                )
+            )
+            return
+        gpus = NA if cost.gpus is None else str(cost.gpus)
+        figures.update(
+            Content("\n").join(
+                [
+                    line(label("per 1M output "), value(money(cost.usd_per_million_output_tokens)),
+                         label("  spent "), value(money(cost.usd_spent))),
+                    line(label("price "), value(f"${cost.usd_per_gpu_hour:.2f}/GPU-h × {gpus}"),
+                         label(f" {cost.mode}")),
+                    line(label("from "), Content(cost.price_source)),
+                    line(label("reference "), AGENTX_REFERENCE),
+                ]
+            )
+        )
+
+    def _meter(self, which: str, tokens_per_dollar: float | None, what: str) -> None:
+        number, unit = split_compact(tokens_per_dollar)
+        self.query_one(f"#cost-{which}-digits", Digits).update("" if number == NA else number)
+        unit_text = f"{unit} tokens/$" if unit else "tokens/$"
+        self.query_one(f"#cost-{which}-unit", Static).update(
+            Content.assemble(value(unit_text) if number != NA else value(f"{NA} tokens/$"), "\n", label(what))
+        )

@@ -1,0 +1,65 @@
+"""¹ GPU: one compact row per GPU and the mean utilisation history."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.content import Content
+from textual.widgets import Sparkline, Static
+
+from agentx_tui.telemetry.snapshot import GpuFigures, Snapshot
+from agentx_tui.ui._format import NA, bar, percent, series
+from agentx_tui.ui.panes._base import Pane, label, load_style, value
+
+_GIB = 1024**3
+
+
+class GpuPane(Pane):
+    KEY = 1
+    TITLE = "GPU"
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="gpu-rows", classes="figures")
+        yield Sparkline([], id="gpu-history")
+
+    def show(self, snap: Snapshot) -> None:
+        rows = self.query_one("#gpu-rows", Static)
+        spark = self.query_one("#gpu-history", Sparkline)
+        if not snap.gpu.gpus:
+            rows.update(Content.styled(snap.gpu.status, "$text-warning"))
+            spark.display = False
+            return
+        spark.display = True
+        width = max(rows.size.width, 30)
+        rows.update(Content("\n").join(_row(gpu, width) for gpu in snap.gpu.gpus))
+        spark.data = series(self.history.gpu_util)
+        self.border_subtitle = snap.gpu.gpus[0].source
+
+
+def _row(gpu: GpuFigures, width: int) -> Content:
+    memory = (
+        gpu.memory_used_bytes / gpu.memory_total_bytes
+        if gpu.memory_used_bytes is not None and gpu.memory_total_bytes
+        else None
+    )
+    power = NA if gpu.power_w is None else f"{gpu.power_w:.0f}"
+    limit = "" if gpu.power_limit_w is None else f"/{gpu.power_limit_w:.0f}"
+    temp = NA if gpu.temperature_c is None else f"{gpu.temperature_c:.0f}°C"
+    wide = width >= 66
+    name_w = 14 if wide else 6
+    util_w = 12 if wide else max(4, width - 34)
+    parts: list[Content | str] = [
+        value(f"{gpu.index} "),
+        Content(gpu.name.removeprefix("NVIDIA ")[:name_w].ljust(name_w)),
+        " ",
+        Content.styled(bar(gpu.utilization, util_w), load_style(gpu.utilization, 0.9, 2.0)),
+        value(f" {percent(gpu.utilization, 0):>4}"),
+        label(" mem "),
+    ]
+    if wide:
+        used = NA if gpu.memory_used_bytes is None else f"{gpu.memory_used_bytes / _GIB:.0f}"
+        total = "" if gpu.memory_total_bytes is None else f"/{gpu.memory_total_bytes / _GIB:.0f}G"
+        parts += [Content.styled(bar(memory, 6), load_style(memory, 0.9, 0.97)), f" {used}{total}".ljust(9)]
+    else:
+        parts.append(Content.styled(f"{percent(memory, 0):>4}", load_style(memory, 0.9, 0.97)))
+    parts += [f" {power}{limit}W".rjust(10 if wide else 6), f" {temp}".rjust(6)]
+    return Content.assemble(*parts)

@@ -1,0 +1,61 @@
+"""² KV cache: usage gauge and history, running / waiting, preemptions, block geometry."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.content import Content
+from textual.widgets import Sparkline, Static
+
+from agentx_tui.telemetry.snapshot import Snapshot
+from agentx_tui.ui._format import NA, bar, compact, number, percent, series
+from agentx_tui.ui.panes._base import Pane, label, line, load_style, value
+
+
+class KvPane(Pane):
+    KEY = 2
+    TITLE = "KV cache"
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="kv-figures", classes="figures")
+        yield Sparkline([], id="kv-history")
+
+    def show(self, snap: Snapshot) -> None:
+        figures = self.query_one("#kv-figures", Static)
+        agg = snap.aggregate
+        if agg is None:
+            figures.update(Content.styled("no server metrics", "$text-warning"))
+            return
+        width = max(figures.size.width, 20)
+        usage = agg.kv_cache_usage
+        lines = [
+            line(
+                label("usage "),
+                Content.styled(bar(usage, max(4, width - 13)), load_style(usage)),
+                value(f" {percent(usage):>6}", load_style(usage)),
+            ),
+            line(
+                label("running "), value(number(agg.running)),
+                label("  waiting "), value(number(agg.waiting), "bold $warning" if agg.waiting else "bold"),
+            ),
+            line(
+                label("preempt/s "),
+                value(number(agg.preemptions_per_s, 2), "bold $error" if agg.preemptions_per_s else "bold"),
+                label("  total "), value(compact(agg.totals.preemptions)),
+            ),
+            line(label("blocks "), value(_blocks(agg.num_gpu_blocks, agg.block_size))),
+        ]
+        if len(snap.endpoints) > 1:
+            lines += [
+                line(label(f"{i + 1} "), f"{percent(ep.kv_cache_usage, 0):>4} run {number(ep.running)}")
+                for i, ep in enumerate(snap.endpoints)
+            ]
+        figures.update(Content("\n").join(lines))
+        self.query_one("#kv-history", Sparkline).data = series(self.history.kv_usage)
+
+
+def _blocks(blocks: int | None, size: int | None) -> str:
+    if blocks is None:
+        return NA
+    if size is None:
+        return f"{compact(blocks)} (block size n/a)"
+    return f"{compact(blocks)} × {size} tok = {compact(blocks * size)} tok"

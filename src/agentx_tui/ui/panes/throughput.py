@@ -1,0 +1,62 @@
+"""⁴ Throughput: output, prompt, cached and total tokens/s with histories; requests/s; TTFT and ITL."""
+
+from __future__ import annotations
+
+from collections import deque
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.content import Content
+from textual.widgets import Sparkline, Static
+
+from agentx_tui.telemetry.snapshot import Percentiles, Snapshot
+from agentx_tui.ui._format import compact, seconds, series
+from agentx_tui.ui._history import throughput
+from agentx_tui.ui.panes._base import Pane, label, line, value
+
+_SERIES = ("output", "prompt", "cached", "total")
+
+
+class ThroughputPane(Pane):
+    KEY = 4
+    TITLE = "Throughput"
+
+    def compose(self) -> ComposeResult:
+        for name in _SERIES:
+            with Horizontal(classes="rate-row"):
+                yield Static(id=f"tps-{name}", classes="rate-label")
+                yield Sparkline([], id=f"tps-{name}-history", classes="rate-history")
+        yield Static(id="tps-latency", classes="figures")
+
+    def show(self, snap: Snapshot) -> None:
+        rates = throughput(snap)
+        histories: dict[str, deque[float | None]] = {
+            "output": self.history.output_tps,
+            "prompt": self.history.prompt_tps,
+            "cached": self.history.cached_tps,
+            "total": self.history.total_tps,
+        }
+        figures = {"output": rates.output, "prompt": rates.prompt, "cached": rates.cached, "total": rates.total}
+        for name in _SERIES:
+            style = "bold $accent" if name == "total" else "bold"
+            self.query_one(f"#tps-{name}", Static).update(
+                line(label(f"{name:<7}"), value(f"{compact(figures[name]):>7}", style), label(" tok/s"))
+            )
+            self.query_one(f"#tps-{name}-history", Sparkline).data = series(histories[name])
+        client = snap.client
+        agg = snap.aggregate
+        ttft = client.ttft if client else (agg.ttft if agg else Percentiles())
+        itl = client.itl if client else (agg.itl if agg else Percentiles())
+        per_user = client.per_user_output_tokens_per_s_p50 if client else None
+        lines = [
+            line(label("req/s "), value(compact(rates.requests)),
+                 label("  per-user p50 "), value(compact(per_user)), label(" tok/s")),
+            line(label("TTFT p50 "), value(seconds(ttft.p50)), label("  p90 "), value(seconds(ttft.p90))),
+            line(label("ITL  p50 "), value(seconds(itl.p50)), label("  p90 "), value(seconds(itl.p90))),
+        ]
+        if client is not None and client.totals.requests_failed:
+            lines.append(
+                Content.styled(f"{client.totals.requests_failed} failed requests", "bold $text-error")
+            )
+        self.query_one("#tps-latency", Static).update(Content("\n").join(lines))
+        self.border_subtitle = f"measured by the {rates.source}" if rates.source != "none" else ""

@@ -1,0 +1,61 @@
+"""Launching real vLLM: stopping leaves no process of its tree; bad launches fail in one sentence."""
+
+from __future__ import annotations
+
+import sys
+
+import httpx
+import pytest
+
+from agentx_tui.engine import start_vllm
+from agentx_tui.engine.launcher import vllm_argv
+from agentx_tui.errors import LaunchError
+from tests.helpers.procs import alive, descendants, in_group
+
+
+def test_argv_adds_prompt_token_details_and_tiny_defaults_once() -> None:
+    argv, python = vllm_argv("tiny", ["--max-num-seqs=4"], host="127.0.0.1", port=9, vllm_cmd=f"{sys.executable} -m vllm.entrypoints.openai.api_server", tiny=True)
+    assert python == sys.executable
+    assert argv.count("--enable-prompt-tokens-details") == 1
+    assert "--enforce-eager" in argv and "--served-model-name" in argv
+    argv2, _ = vllm_argv("m", ["--enable-prompt-tokens-details"], host="h", port=9, vllm_cmd="vllm", tiny=False)
+    assert argv2 == ["vllm", "serve", "m", "--host", "h", "--port", "9", "--enable-prompt-tokens-details"]
+
+
+async def test_missing_model_path_is_a_clear_launch_error() -> None:
+    with pytest.raises(LaunchError) as err:
+        await start_vllm("/no/such/model/dir")
+    assert err.value.exit_code == 3
+    assert "does not exist" in str(err.value)
+
+
+async def test_a_server_that_exits_during_startup_reports_its_last_lines() -> None:
+    crash = f"{sys.executable} -c \"import sys; print('loading weights'); print('RuntimeError: boom'); sys.exit(7)\""
+    with pytest.raises(LaunchError) as err:
+        await start_vllm("some/model", vllm_cmd=crash, timeout_s=30)
+    assert "exited during start-up (exit 7): RuntimeError: boom" in str(err.value)
+    assert err.value.log_tail[-2:] == ["loading weights", "RuntimeError: boom"]
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+async def test_real_vllm_rejecting_a_flag_fails_with_its_own_message() -> None:
+    with pytest.raises(LaunchError) as err:
+        await start_vllm("tiny", ["--no-such-flag"], timeout_s=120)
+    assert "exited during start-up" in str(err.value)
+    assert any("no-such-flag" in line for line in err.value.log_tail)
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+async def test_stop_leaves_no_process_of_the_server_tree() -> None:
+    server = await start_vllm("tiny", ["--max-num-seqs", "4"], timeout_s=300)
+    try:
+        async with httpx.AsyncClient() as client:
+            assert (await client.get(server.url + "/v1/models")).status_code == 200
+        tree = descendants(server.process.pid) | {server.process.pid}
+        assert len(tree) >= 3, f"expected API server + engine core + worker, saw {tree}"
+    finally:
+        server.stop()
+    assert not alive(tree)
+    assert not in_group(server.process.pgid)
