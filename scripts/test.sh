@@ -5,6 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/_venv.sh
 bash scripts/setup-vllm-env.sh
+# The end-to-end dashboard test drives the real app in tmux.
+if ! command -v tmux >/dev/null && command -v apt-get >/dev/null && [[ $(id -u) == 0 ]]; then
+    (apt-get update -qq && apt-get install -y -qq tmux) >/dev/null
+fi
 echo "== ruff" && .venv/bin/ruff check src tests bench
 echo "== mypy" && .venv/bin/mypy
 echo "== pytest" && exec .venv/bin/pytest -q -p no:cacheprovider "$@"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from agentx_tui import __version__
 from agentx_tui.config import DEFAULT_SIM_PROFILE, RunConfig, api_key_from_env
-from agentx_tui.errors import EXIT_USAGE, AgentXError, LaunchError, UsageError
+from agentx_tui.errors import AgentXError, LaunchError, UsageError
 
 SUBCOMMANDS = ("replay", "workloads", "sim")
 
@@ -157,9 +157,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if argv and argv[0] in SUBCOMMANDS:
             return _run_subcommand(argv[0], argv[1:])
-        from agentx_tui.runner import run
+        config = parse_run_config(argv)
+        from agentx_tui.runner import run  # imported after parsing: --help stays fast
 
-        return run(parse_run_config(argv))
+        return run(config)
     except AgentXError as exc:
         _print_error(exc)
         return exc.exit_code

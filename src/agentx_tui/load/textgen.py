@@ -25,9 +25,23 @@ from typing import Any
 PostJson = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
 
 # Common English words plus the words agents' text is full of; the cheap ones are kept.
-WORD_POOL: tuple[str, ...] = tuple(
-    ["the", "agent", "reads", "repository", "plans", "change", "calls", "tool", "result", "can", "long", "file", "listings", "test", "output", "search", "results", "diffs", "prefix", "caching", "lets", "server", "reuse", "key", "value", "blocks", "shared", "system", "prompt", "every", "step", "loop", "sends", "whole", "conversation", "again", "context", "grows", "throughput", "counts", "cached", "generated", "tokens", "latency", "seconds", "first", "token", "def", "main", "return", "sum", "range", "numbers", "user", "assistant", "function", "arguments", "error", "warning", "info", "debug", "and", "of", "to", "in", "is", "it", "that", "for", "on", "with", "as", "was", "at", "by", "be", "this", "from", "or", "have", "an", "are", "not", "but", "they", "his", "her", "one", "all", "we", "there", "been", "if", "more", "when", "will", "would", "who", "so", "no", "out", "up", "into", "time", "has", "two", "like", "other", "its", "then", "some", "could", "them", "these", "than", "only", "new", "way", "may", "about", "first", "well", "also", "after", "work", "use", "our", "any", "most", "over", "such", "make", "even", "made", "many", "back", "years", "where", "much", "own", "through", "just", "good", "those", "people", "how", "state", "very", "still", "while", "last", "same", "world", "great", "might", "old", "here", "thing", "each", "year", "know", "under", "never", "day", "part", "place", "being", "case", "point", "group", "number", "fact", "week", "line", "home", "water", "room", "mother", "area", "money", "story", "month", "lot", "right", "study", "book", "eye", "job", "word", "business", "issue", "side", "kind", "head", "house", "service", "friend", "father", "power", "hour", "game", "end", "member", "law", "car", "city", "community", "name", "president", "team", "minute", "idea", "body", "information", "school", "face", "others", "level", "office", "door", "health", "person", "art", "war", "history", "party"]
-)
+_WORDS = """
+    the agent reads repository plans change calls tool result can long file listings test output
+    search results diffs prefix caching lets server reuse key value blocks shared system prompt
+    every step loop sends whole conversation again context grows throughput counts cached generated
+    tokens latency seconds first token def main return sum range numbers user assistant function
+    arguments error warning info debug and of to in is it that for on with as was at by be this from
+    or have an are not but they his her one all we there been if more when will would who so no out
+    up into time has two like other its then some could them these than only new way may about first
+    well also after work use our any most over such make even made many back years where much own
+    through just good those people how state very still while last same world great might old here
+    thing each year know under never day part place being case point group number fact week line
+    home water room mother area money story month lot right study book eye job word business issue
+    side kind head house service friend father power hour game end member law car city community
+    name president team minute idea body information school face others level office door health
+    person art war history party
+"""
+WORD_POOL: tuple[str, ...] = tuple(_WORDS.split())
 _SPACE = " "
 _PROBE_WORDS = 256  # words in the additivity check and the template probes
 _STREAM_TOKENS = 1 << 16
@@ -125,7 +139,9 @@ def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     return n
 
 
-async def calibrate(post: PostJson, model: str, roles: Sequence[str] = ("system", "user", "assistant")) -> TokenModel:
+async def calibrate(
+    post: PostJson, model: str, roles: Sequence[str] = ("system", "user", "assistant")
+) -> TokenModel:
     """Measure word costs and the chat template of `model` through `post` (the server's JSON API)."""
     sem = asyncio.Semaphore(_CONCURRENCY)
 
@@ -143,7 +159,7 @@ async def calibrate(post: PostJson, model: str, roles: Sequence[str] = ("system"
     probe = TextMaker(TokenModel(kept_words, kept_costs, {}, {"user": 0}, {}, {"user": 0}, 0, True), seed=7)
     notes: list[str] = []
     t1, c1 = probe.text(1, _PROBE_WORDS)
-    t2, c2 = probe.text(2, _PROBE_WORDS // 2)
+    t2, _ = probe.text(2, _PROBE_WORDS // 2)
     measured = await _count(post, {"model": model, "prompt": t1, "add_special_tokens": False})
     exact = measured == c1
     if not exact:
@@ -186,7 +202,9 @@ async def calibrate(post: PostJson, model: str, roles: Sequence[str] = ("system"
         header[role] = _common_prefix(ids_a, ids_b) - len(ids_prev)
     overhead.setdefault("system", overhead["user"])
     header.setdefault("system", header["user"])
-    tm = TokenModel(kept_words, kept_costs, first_overhead, overhead, first_header, header, gen_n - base_n, exact)
+    tm = TokenModel(
+        kept_words, kept_costs, first_overhead, overhead, first_header, header, gen_n - base_n, exact
+    )
     # One prediction of a whole conversation, checked against the server, keeps the model honest.
     maker = TextMaker(tm, seed=11)
     texts = [maker.text(k, 40 + 13 * k) for k in range(4)]
@@ -225,4 +243,6 @@ async def _calibrate_by_completion(post: PostJson, model: str, roles: Sequence[s
         note = "the server has no /tokenize endpoint: prompt lengths are approximate"
     cost = max(1, round(per_word))
     table = {r: over for r in ("system", "user", "assistant", *roles)}
-    return TokenModel(words, (cost,) * len(words), table, dict(table), dict(table), dict(table), 0, False, note)
+    return TokenModel(
+        words, (cost,) * len(words), table, dict(table), dict(table), dict(table), 0, False, note
+    )

@@ -134,54 +134,64 @@ class Workload(_Spec):
         return round(opening + max(steps - 1, 0) * per_step + self.output_tokens.upper)
 
 
-def _presets_dir() -> Path:
+def presets_dir() -> Path:
     return Path(str(resources.files("agentx_tui.load") / "presets"))
 
 
 def list_presets() -> list[tuple[str, str]]:
     """(name, one-line description) of every shipped preset, sorted by name."""
     out = []
-    for path in sorted(_presets_dir().glob("*.yaml")):
+    for path in sorted(presets_dir().glob("*.yaml")):
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         out.append((path.stem, str(data.get("description", "")).strip().splitlines()[0]))
     return out
 
 
+_DIST_FIELDS = frozenset(
+    {
+        "shared_prefix_tokens", "unique_prefix_tokens", "first_message_tokens", "steps", "output_tokens",
+        "tool_result_tokens", "tool_latency_s", "children", "task_tokens",
+    }
+)  # fmt: skip
+_DIST_TAGS = frozenset({"constant", "uniform", "normal", "lognormal"})
+_SECTIONS: dict[str, type[BaseModel]] = {
+    "subagents": SubAgents, "arrival": Arrival, "stop": StopRule, "trace": TraceSpec,
+}  # fmt: skip
+
+
 def _field_sentence(source: str, exc: ValidationError) -> str:
     err = exc.errors()[0]
-    loc = ".".join(str(p) for p in err["loc"] if str(p) not in {"constant", "uniform", "normal", "lognormal"})
-    dist_fields = {name for name, f in Workload.model_fields.items() if "Dist" in str(f.annotation)}
-    dist_fields |= {"children", "steps", "task_tokens"}
+    parts = [str(p) for p in err["loc"] if str(p) not in _DIST_TAGS]
+    loc = ".".join(parts) or "(top level)"
     if err["type"] == "extra_forbidden":
-        parent = Workload
-        for part in err["loc"][:-1]:
-            ann = parent.model_fields.get(str(part))
-            sub = getattr(ann, "annotation", None) if ann else None
-            parent = next((t for t in getattr(sub, "__args__", (sub,)) if isinstance(t, type)
-                           and issubclass(t, BaseModel)), parent)
-        allowed = ", ".join(parent.model_fields)
+        owner: type[BaseModel] = _SECTIONS.get(parts[0], Workload) if len(parts) > 1 else Workload
+        if any(p in _DIST_FIELDS for p in parts[:-1]):
+            return f"{source}: unknown key in field '{loc}'; a distribution is {DIST_HELP}."
+        allowed = ", ".join(owner.model_fields)
         return f"{source}: unknown field '{loc}'; allowed fields here are: {allowed}."
-    head = str(err["loc"][0]) if err["loc"] else ""
-    extra = f" (allowed: {DIST_HELP})" if head in dist_fields or any(
-        str(p) in dist_fields for p in err["loc"]) else ""
-    return f"{source}: field '{loc or '(top level)'}' is invalid: {err['msg']}{extra}."
+    extra = f" (allowed: {DIST_HELP})" if any(p in _DIST_FIELDS for p in parts) else ""
+    return f"{source}: field '{loc}' is invalid: {err['msg']}{extra}."
 
 
 def parse_workload(data: Any, *, source: str, default_name: str) -> Workload:
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise WorkloadError(f"{source}: a workload file must be a YAML mapping of fields, not {type(data).__name__}.")
+        raise WorkloadError(
+            f"{source}: a workload file must be a YAML mapping of fields, not {type(data).__name__}."
+        )
     data = {"name": default_name, **data}
     try:
         return Workload.model_validate(data)
     except ValidationError as exc:
-        raise WorkloadError(_field_sentence(source, exc), "See `agentx-tui workloads` and workloads/README.md.") from exc
+        raise WorkloadError(
+            _field_sentence(source, exc), "See `agentx-tui workloads` and workloads/README.md."
+        ) from exc
 
 
 def load_workload(name_or_path: str, *, scale: float | None = None) -> Workload:
     """A preset name, a YAML file or a Mooncake `.jsonl` trace; `scale` multiplies every token length."""
-    preset = _presets_dir() / f"{name_or_path}.yaml"
+    preset = presets_dir() / f"{name_or_path}.yaml"
     path = Path(name_or_path).expanduser()
     if "/" not in name_or_path and preset.is_file():
         path = preset
@@ -193,7 +203,10 @@ def load_workload(name_or_path: str, *, scale: float | None = None) -> Workload:
         )
     if path.suffix == ".jsonl":
         workload = Workload(
-            name=path.name, description=f"replay of trace {path}", kind="trace", trace=TraceSpec(path=str(path))
+            name=path.name,
+            description=f"replay of trace {path}",
+            kind="trace",
+            trace=TraceSpec(path=str(path)),
         )
     else:
         try:

@@ -11,10 +11,10 @@ import json
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from pydantic import BaseModel, ConfigDict, ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -23,6 +23,7 @@ from starlette.routing import Route
 from agentx_tui import __version__
 from agentx_tui.sim.engine import RequestHandle, SimEngine
 
+_M = TypeVar("_M", bound=BaseModel)
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
@@ -86,7 +87,7 @@ class SimApi:
         if model is not None and model != self.model:
             raise _ApiError(404, f"The model `{model}` does not exist.", "model")
 
-    async def _parse[T: BaseModel](self, request: Request, cls: type[T]) -> T:
+    async def _parse(self, request: Request, cls: type[_M]) -> _M:
         try:
             body = await request.json()
         except ValueError as exc:
@@ -151,17 +152,36 @@ class SimApi:
             return self._stream(handle, rid, "chat.completion.chunk", opts.include_usage, chat=True)
         text = await self._collect(handle)
         body = {
-            "id": rid, "object": "chat.completion", "created": self.created, "model": self.model,
-            "choices": [{
-                "index": 0,
-                "message": {"role": "assistant", "content": text, "refusal": None, "annotations": None,
-                            "audio": None, "function_call": None, "tool_calls": [], "reasoning": None},
-                "logprobs": None, "finish_reason": handle.request.finish_reason, "stop_reason": None,
-                "token_ids": None,
-            }],
-            "service_tier": None, "system_fingerprint": None, "usage": self._usage(handle),
-            "prompt_logprobs": None, "prompt_token_ids": None, "kv_transfer_params": None,
-        }  # fmt: skip
+            "id": rid,
+            "object": "chat.completion",
+            "created": self.created,
+            "model": self.model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {
+                        "role": "assistant",
+                        "content": text,
+                        "refusal": None,
+                        "annotations": None,
+                        "audio": None,
+                        "function_call": None,
+                        "tool_calls": [],
+                        "reasoning": None,
+                    },
+                    "logprobs": None,
+                    "finish_reason": handle.request.finish_reason,
+                    "stop_reason": None,
+                    "token_ids": None,
+                }
+            ],
+            "service_tier": None,
+            "system_fingerprint": None,
+            "usage": self._usage(handle),
+            "prompt_logprobs": None,
+            "prompt_token_ids": None,
+            "kv_transfer_params": None,
+        }
         return JSONResponse(body)
 
     async def completions(self, request: Request) -> Response:
@@ -184,13 +204,27 @@ class SimApi:
             return self._stream(handle, rid, "text_completion", opts.include_usage, chat=False)
         text = await self._collect(handle)
         body = {
-            "id": rid, "object": "text_completion", "created": self.created, "model": self.model,
-            "choices": [{"index": 0, "text": text, "logprobs": None,
-                         "finish_reason": handle.request.finish_reason, "stop_reason": None,
-                         "token_ids": None, "prompt_logprobs": None, "prompt_token_ids": None}],
-            "service_tier": None, "system_fingerprint": None, "usage": self._usage(handle),
+            "id": rid,
+            "object": "text_completion",
+            "created": self.created,
+            "model": self.model,
+            "choices": [
+                {
+                    "index": 0,
+                    "text": text,
+                    "logprobs": None,
+                    "finish_reason": handle.request.finish_reason,
+                    "stop_reason": None,
+                    "token_ids": None,
+                    "prompt_logprobs": None,
+                    "prompt_token_ids": None,
+                }
+            ],
+            "service_tier": None,
+            "system_fingerprint": None,
+            "usage": self._usage(handle),
             "kv_transfer_params": None,
-        }  # fmt: skip
+        }
         return JSONResponse(body)
 
     def _prompt_ids(self, prompt: str | list[int] | list[str] | list[list[int]] | None) -> list[int]:
@@ -219,13 +253,17 @@ class SimApi:
             self.engine.abort(handle)
 
     def _stream(self, handle: RequestHandle, rid: str, obj: str, usage: bool, *, chat: bool) -> Response:
-        head = f'{{"id":"{rid}","object":"{obj}","created":{self.created},"model":{_dumps(self.model)},"choices":'
+        model = _dumps(self.model)
+        head = f'{{"id":"{rid}","object":"{obj}","created":{self.created},"model":{model},"choices":'
         if chat:
-            first = head + '[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}'
+            role = '{"role":"assistant","content":""}'
+            first = f'{head}[{{"index":0,"delta":{role},"logprobs":null,"finish_reason":null}}]}}'
             open_, close = '[{"index":0,"delta":{"content":', '},"logprobs":null,"finish_reason":'
+            extra = ',"token_ids":null'
         else:
             first = None
             open_, close = '[{"index":0,"text":', ',"logprobs":null,"finish_reason":'
+            extra = ',"stop_reason":null,"prompt_token_ids":null,"token_ids":null'
 
         async def events() -> AsyncIterator[bytes]:
             try:
@@ -233,8 +271,13 @@ class SimApi:
                     yield f"data: {first}\n\n".encode()
                 while True:
                     text, _, done = await handle.next_chunk()
-                    reason = _dumps(handle.request.finish_reason) if done else "null"
-                    yield f'data: {head}{open_}{_dumps(text)}{close}{reason},"stop_reason":null}}]}}\n\n'.encode()
+                    if done:
+                        reason = _dumps(handle.request.finish_reason)
+                        tail = extra if not chat else ',"stop_reason":null' + extra
+                    else:
+                        reason, tail = "null", extra
+                    body = f"{head}{open_}{_dumps(text)}{close}{reason}{tail}}}]}}"
+                    yield f"data: {body}\n\n".encode()
                     if done:
                         break
                 if usage:
@@ -264,20 +307,39 @@ class SimApi:
         strs = None
         if req.return_token_strs:
             strs = (["<|begin_of_text|>"] if len(ids) > len(tok.pieces(text)) else []) + tok.pieces(text)
-        body = {"count": len(ids), "max_model_len": self.profile.max_model_len, "tokens": ids, "token_strs": strs}
+        body = {
+            "count": len(ids),
+            "max_model_len": self.profile.max_model_len,
+            "tokens": ids,
+            "token_strs": strs,
+        }
         return JSONResponse(body)
 
     async def models(self, request: Request) -> Response:
         perm = {
-            "id": f"modelperm-{uuid.uuid5(uuid.NAMESPACE_URL, self.model).hex[:16]}", "object": "model_permission",
-            "created": self.created, "allow_create_engine": False, "allow_sampling": True, "allow_logprobs": True,
-            "allow_search_indices": False, "allow_view": True, "allow_fine_tuning": False, "organization": "*",
-            "group": None, "is_blocking": False,
-        }  # fmt: skip
+            "id": f"modelperm-{uuid.uuid5(uuid.NAMESPACE_URL, self.model).hex[:16]}",
+            "object": "model_permission",
+            "created": self.created,
+            "allow_create_engine": False,
+            "allow_sampling": True,
+            "allow_logprobs": True,
+            "allow_search_indices": False,
+            "allow_view": True,
+            "allow_fine_tuning": False,
+            "organization": "*",
+            "group": None,
+            "is_blocking": False,
+        }
         card = {
-            "id": self.model, "object": "model", "created": self.created, "owned_by": "vllm", "root": self.model,
-            "parent": None, "max_model_len": self.profile.max_model_len, "permission": [perm],
-        }  # fmt: skip
+            "id": self.model,
+            "object": "model",
+            "created": self.created,
+            "owned_by": "vllm",
+            "root": self.model,
+            "parent": None,
+            "max_model_len": self.profile.max_model_len,
+            "permission": [perm],
+        }
         return JSONResponse({"object": "list", "data": [card]})
 
     async def version(self, request: Request) -> Response:

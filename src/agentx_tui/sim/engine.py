@@ -8,6 +8,9 @@ of tokens per second. A step that produced a request's *first* token ends the wi
 not rounded up to the interval. Requests that arrive while the loop sleeps join at the next step
 boundary, as they would in vLLM.
 
+When the process is busy (handlers wake late), the interval stretches up to 50 ms and shrinks back
+once the loop keeps up again, so the simulated GPU keeps real time and chunks get fatter instead.
+
 ``time_scale`` > 1 runs the simulated GPU that many times faster than real time (for benchmarks of the
 serving path itself); the figures on /metrics are then in scaled time.
 """
@@ -32,6 +35,12 @@ from agentx_tui.sim.timing import TimeModel
 from agentx_tui.sim.tokenizer import SimTokenizer
 
 DEFAULT_STREAM_INTERVAL_S = 0.01
+# Under load the interval stretches up to this, so that each chunk carries more tokens instead of the
+# loop falling behind real time (which would slow the simulated GPU down).
+MAX_STREAM_INTERVAL_S = 0.05
+# When the host is busy the step loop runs behind wall time and catches up (the simulated GPU does not
+# slow down, only delivery is late) — but by at most this much, beyond which time is let go.
+MAX_LAG_S = 0.5
 
 
 @dataclass(eq=False)
@@ -70,6 +79,7 @@ class SimEngine:
         self.profile = profile
         self.time_scale = time_scale
         self.stream_interval_s = stream_interval_s
+        self._interval = stream_interval_s
         self.clock = clock
         self.tokenizer = SimTokenizer(profile.model.vocab_size)
         self.kv = KVCacheManager(profile.num_gpu_blocks, profile.block_size)
@@ -140,13 +150,16 @@ class SimEngine:
     def run_window(self, now: float) -> tuple[float, set[SimRequest]]:
         """Plan steps from the time cursor until they cover a stream interval; returns the end time of
         the last step and the requests that got tokens (or finished) in them."""
-        t = max(self._t, now)
-        horizon = now + self.stream_interval_s
+        t = max(self._t, now - MAX_LAG_S)
+        horizon = now + self._interval
         touched: set[SimRequest] = set()
         m, sched = self.metrics, self.scheduler
         while sched.has_work() and t < horizon:
             result = sched.schedule(t)
             if not result.work:
+                if sched.waiting and sched.waiting[0].arrival > t and not sched.running:
+                    t = sched.waiting[0].arrival  # the GPU idles until the next request arrives
+                    continue
                 if not result.preempted and not sched.running and sched.waiting:
                     # Cannot happen for requests the API admitted (max_model_len fits the cache); a
                     # request that can never be scheduled is failed rather than spinning on it.
@@ -218,4 +231,9 @@ class SimEngine:
             delay = end - self.clock()
             # Always yield, so HTTP handlers run even when the loop is behind real time.
             await asyncio.sleep(delay if delay > 0 else 0)
+            late = self.clock() - end
+            if late > 0.25 * self._interval:
+                self._interval = min(MAX_STREAM_INTERVAL_S, self._interval * 1.5)
+            else:
+                self._interval = max(self.stream_interval_s, self._interval * 0.9)
             self._deliver(touched)

@@ -16,12 +16,74 @@ from prometheus_client.registry import Collector
 from agentx_tui.sim.profiles import SimProfile
 from agentx_tui.sim.scheduler import SimRequest
 
-REQUEST_LATENCY_BUCKETS = (0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0,
-                           120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0)  # fmt: skip
-TTFT_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
-                20.0, 40.0, 80.0, 160.0, 640.0, 2560.0)  # fmt: skip
-ITL_BUCKETS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0,
-               40.0, 80.0)  # fmt: skip
+REQUEST_LATENCY_BUCKETS = (
+    0.3,
+    0.5,
+    0.8,
+    1.0,
+    1.5,
+    2.0,
+    2.5,
+    5.0,
+    10.0,
+    15.0,
+    20.0,
+    30.0,
+    40.0,
+    50.0,
+    60.0,
+    120.0,
+    240.0,
+    480.0,
+    960.0,
+    1920.0,
+    7680.0,
+)
+TTFT_BUCKETS = (
+    0.001,
+    0.005,
+    0.01,
+    0.02,
+    0.04,
+    0.06,
+    0.08,
+    0.1,
+    0.25,
+    0.5,
+    0.75,
+    1.0,
+    2.5,
+    5.0,
+    7.5,
+    10.0,
+    20.0,
+    40.0,
+    80.0,
+    160.0,
+    640.0,
+    2560.0,
+)
+ITL_BUCKETS = (
+    0.01,
+    0.025,
+    0.05,
+    0.075,
+    0.1,
+    0.15,
+    0.2,
+    0.3,
+    0.4,
+    0.5,
+    0.75,
+    1.0,
+    2.5,
+    5.0,
+    7.5,
+    10.0,
+    20.0,
+    40.0,
+    80.0,
+)
 ITERATION_TOKENS_BUCKETS = (1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
 FINISH_REASONS = ("stop", "length", "abort", "error", "repetition")
 
@@ -66,56 +128,81 @@ class VllmMetrics:
         self.preemptions = counter("vllm:num_preemptions", "Cumulative number of preemption from the engine.")
         self.prompt_tokens = counter("vllm:prompt_tokens", "Number of prefill tokens processed.")
         by_source = Counter(
-            "vllm:prompt_tokens_by_source", "Number of prompt tokens by source.", [*labels, "source"],
+            "vllm:prompt_tokens_by_source",
+            "Number of prompt tokens by source.",
+            [*labels, "source"],
             registry=registry,
-        )  # fmt: skip
+        )
         self.prompt_computed = by_source.labels(*values, "local_compute")
         self.prompt_cache_hit = by_source.labels(*values, "local_cache_hit")
         by_source.labels(*values, "external_kv_transfer")
-        self.prompt_cached = counter("vllm:prompt_tokens_cached", "Number of cached prompt tokens (local + external).")
+        self.prompt_cached = counter(
+            "vllm:prompt_tokens_cached", "Number of cached prompt tokens (local + external)."
+        )
         self.generation_tokens = counter("vllm:generation_tokens", "Number of generation tokens processed.")
         success = Counter(
-            "vllm:request_success", "Count of successfully processed requests.", [*labels, "finished_reason"],
+            "vllm:request_success",
+            "Count of successfully processed requests.",
+            [*labels, "finished_reason"],
             registry=registry,
-        )  # fmt: skip
+        )
         self.success = {reason: success.labels(*values, reason) for reason in FINISH_REASONS}
         token_buckets = request_tokens_buckets(profile.max_model_len)
-        self.req_prompt = histogram("vllm:request_prompt_tokens", "Number of prefill tokens processed.", token_buckets)
+        self.req_prompt = histogram(
+            "vllm:request_prompt_tokens", "Number of prefill tokens processed.", token_buckets
+        )
         self.req_generation = histogram(
             "vllm:request_generation_tokens", "Number of generation tokens processed.", token_buckets
         )
         self.req_max_tokens = histogram(
             "vllm:request_params_max_tokens", "Histogram of the max_tokens request parameter.", token_buckets
         )
-        self.iteration_tokens = histogram(
-            "vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.", ITERATION_TOKENS_BUCKETS
+        self.req_max_generation = histogram(
+            "vllm:request_max_num_generation_tokens",
+            "Histogram of maximum number of requested generation tokens.",
+            token_buckets,
         )
-        self.ttft = histogram("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.",
-                              TTFT_BUCKETS)  # fmt: skip
-        self.itl = histogram("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.",
-                             ITL_BUCKETS)  # fmt: skip
+        self.iteration_tokens = histogram(
+            "vllm:iteration_tokens_total",
+            "Histogram of number of tokens per engine_step.",
+            ITERATION_TOKENS_BUCKETS,
+        )
+        self.ttft = histogram(
+            "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", TTFT_BUCKETS
+        )
+        self.itl = histogram(
+            "vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", ITL_BUCKETS
+        )
         self.tpot = histogram(
             "vllm:request_time_per_output_token_seconds",
-            "Histogram of time_per_output_token_seconds per request.", ITL_BUCKETS,
-        )  # fmt: skip
-        self.e2e = histogram("vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.",
-                             REQUEST_LATENCY_BUCKETS)  # fmt: skip
+            "Histogram of time_per_output_token_seconds per request.",
+            ITL_BUCKETS,
+        )
+        self.e2e = histogram(
+            "vllm:e2e_request_latency_seconds",
+            "Histogram of e2e request latency in seconds.",
+            REQUEST_LATENCY_BUCKETS,
+        )
         self.queue_time = histogram(
-            "vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.",
+            "vllm:request_queue_time_seconds",
+            "Histogram of time spent in WAITING phase for request.",
             REQUEST_LATENCY_BUCKETS,
-        )  # fmt: skip
+        )
         self.inference_time = histogram(
-            "vllm:request_inference_time_seconds", "Histogram of time spent in RUNNING phase for request.",
+            "vllm:request_inference_time_seconds",
+            "Histogram of time spent in RUNNING phase for request.",
             REQUEST_LATENCY_BUCKETS,
-        )  # fmt: skip
+        )
         self.prefill_time = histogram(
-            "vllm:request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.",
+            "vllm:request_prefill_time_seconds",
+            "Histogram of time spent in PREFILL phase for request.",
             REQUEST_LATENCY_BUCKETS,
-        )  # fmt: skip
+        )
         self.decode_time = histogram(
-            "vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.",
+            "vllm:request_decode_time_seconds",
+            "Histogram of time spent in DECODE phase for request.",
             REQUEST_LATENCY_BUCKETS,
-        )  # fmt: skip
+        )
         info = {
             "block_size": str(profile.block_size),
             "cache_dtype": "auto",
@@ -128,8 +215,12 @@ class VllmMetrics:
             "num_gpu_blocks_override": "None",
             "engine": "0",
         }
-        Gauge("vllm:cache_config_info", "Information of the LLMEngine CacheConfig", list(info),
-              registry=registry).labels(**info).set(1)  # fmt: skip
+        Gauge(
+            "vllm:cache_config_info",
+            "Information of the LLMEngine CacheConfig",
+            list(info),
+            registry=registry,
+        ).labels(**info).set(1)
 
     def request_finished(self, req: SimRequest) -> None:
         reason = req.finish_reason or "error"
@@ -140,6 +231,7 @@ class VllmMetrics:
         self.req_prompt.observe(req.num_prompt)
         self.req_generation.observe(req.num_output)
         self.req_max_tokens.observe(req.max_tokens)
+        self.req_max_generation.observe(req.max_tokens)
         if req.first_scheduled is not None:
             self.queue_time.observe(req.first_scheduled - req.arrival)
             self.inference_time.observe(req.finished_at - req.first_scheduled)

@@ -88,6 +88,7 @@ class CalibrationCase(_Spec):
     batch: int
     input_len: int
     output_len: int
+    length_sigma: float | None = None
     published: float
     source: str
 

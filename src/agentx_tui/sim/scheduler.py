@@ -143,6 +143,8 @@ class Scheduler:
         if not preempted:
             while self.waiting and budget > 0 and len(self.running) < self.max_num_seqs:
                 req = self.waiting[0]
+                if req.arrival > now:
+                    break  # the step loop runs behind wall time: this request has not arrived yet
                 hits = self.kv.find_cached_prefix(req.kv)
                 computed = len(hits) * self.kv.block_size
                 n = min(req.num_tokens - computed, budget)
@@ -197,4 +199,3 @@ class Scheduler:
         if not req.ignore_eos and req.num_output >= max(req.natural_len, req.min_tokens):
             return "stop"
         return None
-

@@ -41,10 +41,55 @@ _PIECE = re.compile(
 
 # Words the simulated model "generates": each is one token with its leading space.
 _OUTPUT_WORDS = (
-    "the agent reads file then calls tool with result and plans next step code test patch check "
-    "output error fix build run update list search open write diff merge review logs value state "
-    "query cache token batch model server step loop input graph table score index parse return"
-).split()
+    "the",
+    "agent",
+    "reads",
+    "file",
+    "then",
+    "calls",
+    "tool",
+    "with",
+    "result",
+    "and",
+    "plans",
+    "next",
+    "step",
+    "code",
+    "test",
+    "patch",
+    "check",
+    "output",
+    "error",
+    "fix",
+    "build",
+    "run",
+    "update",
+    "list",
+    "search",
+    "open",
+    "write",
+    "diff",
+    "merge",
+    "review",
+    "logs",
+    "value",
+    "state",
+    "query",
+    "cache",
+    "token",
+    "batch",
+    "model",
+    "server",
+    "step",
+    "loop",
+    "input",
+    "graph",
+    "table",
+    "score",
+    "index",
+    "parse",
+    "return",
+)
 
 
 class SimTokenizer:
@@ -74,7 +119,9 @@ class SimTokenizer:
     def pieces(self, text: str) -> list[str]:
         return _PIECE.findall(text)
 
-    def render_chat(self, messages: Sequence[Mapping[str, Any]], *, add_generation_prompt: bool = True) -> str:
+    def render_chat(
+        self, messages: Sequence[Mapping[str, Any]], *, add_generation_prompt: bool = True
+    ) -> str:
         parts = [BOS]
         for message in messages:
             role = str(message.get("role", "user"))
@@ -103,6 +150,8 @@ def message_text(message: Mapping[str, Any]) -> str:
         return content
     if isinstance(content, Iterable):
         return "".join(
-            str(part.get("text", "")) for part in content if isinstance(part, Mapping) and part.get("type") == "text"
+            str(part.get("text", ""))
+            for part in content
+            if isinstance(part, Mapping) and part.get("type") == "text"
         )
     return str(content)

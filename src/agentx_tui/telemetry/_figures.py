@@ -28,7 +28,10 @@ def _gauge(page: Page, name: str, engine: str | None, *, mean: bool) -> float | 
     per_engine = page.gauges.get(name)
     if not per_engine:
         return None
-    values = list(per_engine.values()) if engine is None else [per_engine[engine]] if engine in per_engine else []
+    if engine is None:
+        values = list(per_engine.values())
+    else:
+        values = [per_engine[engine]] if engine in per_engine else []
     if not values:
         return None
     return sum(values) / len(values) if mean else sum(values)
@@ -36,7 +39,7 @@ def _gauge(page: Page, name: str, engine: str | None, *, mean: bool) -> float | 
 
 def hit_rate_window(page: Page, state: WindowState, engine: str | None = None) -> float | None:
     rate = ratio(state.delta("prefix_hits", engine), state.delta("prefix_queries", engine))
-    if rate is None and state.total("prefix_queries", engine) is None:
+    if rate is None and state.total("prefix_hits", engine) is None:
         rate = _gauge(page, "hit_rate_gauge", engine, mean=True)
     return rate
 

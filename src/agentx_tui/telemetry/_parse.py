@@ -83,9 +83,7 @@ def _read(text: str) -> _Raw:
 
 def _split(labels: dict[str, str], drop: tuple[str, ...] = ()) -> tuple[str, tuple[tuple[str, str], ...]]:
     engine = next((labels[name] for name in _names.ENGINE_LABELS if name in labels), "0")
-    rest = tuple(
-        sorted((k, v) for k, v in labels.items() if k not in _names.ENGINE_LABELS and k not in drop)
-    )
+    rest = tuple(sorted((k, v) for k, v in labels.items() if k not in _names.ENGINE_LABELS and k not in drop))
     return engine, rest
 
 

@@ -113,7 +113,8 @@ class WindowState:
         """Run total (increase since the first page) of a counter present on the latest page."""
         if not self._points:
             return None
-        values = [v for (n, e), v in self._points[-1].counters.items() if n == name and self._engine_match(engine, e)]
+        latest = self._points[-1].counters
+        values = [v for (n, e), v in latest.items() if n == name and self._engine_match(engine, e)]
         return sum(values) if values else None
 
     def delta(self, name: str, engine: str | None = None) -> float | None:

@@ -51,10 +51,7 @@ def aggregate_endpoints(figs: Sequence[EndpointFigures]) -> EndpointFigures | No
         return None
     up = [f for f in figs if f.up]
     totals = EndpointTotals(
-        **{
-            name: _sum([getattr(f.totals, name) for f in figs])
-            for name in EndpointTotals.model_fields
-        }
+        **{name: _sum([getattr(f.totals, name) for f in figs]) for name in EndpointTotals.model_fields}
     )
     status = f"up: {len(up)} of {len(figs)}" if up else "down: no endpoint is up"
     update: dict[str, object] = {name: _sum([getattr(f, name) for f in up]) for name in _SUMMED}
@@ -66,7 +63,9 @@ def aggregate_endpoints(figs: Sequence[EndpointFigures]) -> EndpointFigures | No
             "kv_cache_usage": sum(kv) / len(kv) if kv else None,
             "block_size": _one([f.block_size for f in up]),
             "prefix_caching_enabled": _one([f.prefix_caching_enabled for f in up]),
-            "prefix_hit_rate_window": _weighted([(f.prefix_hit_rate_window, f.prompt_tokens_per_s) for f in up]),
+            "prefix_hit_rate_window": _weighted(
+                [(f.prefix_hit_rate_window, f.prompt_tokens_per_s) for f in up]
+            ),
             "prefix_hit_rate_lifetime": _weighted(
                 [(f.prefix_hit_rate_lifetime, f.totals.prompt_tokens) for f in up]
             ),

@@ -63,8 +63,8 @@ class AgentXApp(App[None]):
         Binding("comma", "step_back", "back", key_display=","),
         Binding("left_square_bracket", "slower", "÷2", key_display="["),
         Binding("right_square_bracket", "faster", "×2", key_display="]"),
-        Binding("home", "first", "start", show=False),
-        Binding("end", "last", "end", show=False),
+        Binding("home", "first", "start", show=False, priority=True),
+        Binding("end", "last", "end", show=False, priority=True),
         Binding("question_mark", "help", "help", key_display="?"),
     ]
 

@@ -29,8 +29,12 @@ class RunHeader(Static):
         self.title = title
         self.controls = controls
         self.ended: str | None = None  # set when the source's stream ended: why, for the header
+        self._shown: Content | None = None
 
     def watch_snapshot(self) -> None:
+        self.refresh_view()
+
+    def on_resize(self) -> None:
         self.refresh_view()
 
     def refresh_view(self) -> None:
@@ -47,20 +51,27 @@ class RunHeader(Static):
             endpoint = snap.endpoints[0] if snap.endpoints else None
             model = endpoint.model if endpoint and endpoint.model else "n/a"
             version = endpoint.engine_version if endpoint and endpoint.engine_version else "n/a"
+            # Narrow terminals drop the self-evident labels so the header stays on two lines.
+            named = self.size.width >= 180
             parts += [
                 target,
-                _pair("model", model),
+                _pair("model" if named else "", model),
                 _pair("vLLM", version),
-                _pair("workload", run.workload),
+                _pair("workload" if named else "", run.workload),
                 _pair("users", self._users(run.users)),
-                _pair("elapsed", duration(snap.elapsed_s)),
+                _pair("elapsed" if named else "", duration(snap.elapsed_s)),
                 self._state(run.state),
             ]
         if isinstance(self.controls, ReplayControls):
             parts.append(self._replay(self.controls))
         if self.ended is not None:
             parts.append(Content.styled(self.ended, "bold $text-warning"))
-        self.update(_SEP.join(parts))
+        content = _SEP.join(parts)
+        if content != self._shown:
+            # A layout pass (the whole screen) only when the header may have changed its height.
+            relayout = self._shown is None or len(self._shown.plain) != len(content.plain)
+            self._shown = content
+            self.update(content, layout=relayout)
 
     def _users(self, running: int) -> str:
         if isinstance(self.controls, LiveControls) and self.controls.users != running:
@@ -83,4 +94,6 @@ class RunHeader(Static):
 
 
 def _pair(name: str, text: str) -> Content:
+    if not name:
+        return Content.styled(text, "bold")
     return Content.assemble(Content.styled(f"{name} ", "$text-muted"), Content.styled(text, "bold"))

@@ -7,6 +7,7 @@ from typing import ClassVar
 from textual.containers import Vertical
 from textual.content import Content
 from textual.reactive import reactive
+from textual.widgets import Static
 
 from agentx_tui.telemetry.snapshot import Snapshot
 from agentx_tui.ui._format import level
@@ -64,3 +65,28 @@ def value(text: str, style: str = "bold") -> Content:
 
 def line(*parts: Content | str) -> Content:
     return Content.assemble(*parts)
+
+
+class Figures(Static):
+    """Text figures that redraw only when their text changed, and re-lay out only when it grew or shrank.
+
+    A plain `Static.update` asks for a layout pass of the whole screen every time; at 2 Hz with a
+    500-row table that is most of the UI's CPU.
+    """
+
+    def __init__(self, *, id: str | None = None, classes: str = "figures") -> None:
+        super().__init__(id=id, classes=classes)
+        self._shown: Content | None = None
+
+    def show(self, content: Content) -> None:
+        if content == self._shown:
+            return
+        relayout = self._shown is None or _shape(self._shown, self.size.width) != _shape(content, self.size.width)
+        self._shown = content
+        self.update(content, layout=relayout)
+
+
+def _shape(content: Content, width: int) -> tuple[int, bool]:
+    """What decides the height: the line count, and whether any line is too long for the width."""
+    lines = content.plain.split("\n")
+    return len(lines), any(len(text) > width for text in lines)

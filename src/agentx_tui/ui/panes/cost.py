@@ -5,11 +5,11 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.content import Content
-from textual.widgets import Digits, Static
+from textual.widgets import Digits
 
 from agentx_tui.telemetry.snapshot import Snapshot
 from agentx_tui.ui._format import NA, money, split_compact
-from agentx_tui.ui.panes._base import Pane, label, line, value
+from agentx_tui.ui.panes._base import Figures, Pane, label, line, value
 
 # SemiAnalysis AgentX as reported for vLLM (DESIGN §1): the figure users come to compare against.
 AGENTX_REFERENCE = "1.3 B tokens/$ (SemiAnalysis AgentX, vLLM)"
@@ -22,19 +22,19 @@ class CostPane(Pane):
     def compose(self) -> ComposeResult:
         with Horizontal(classes="meter"):
             yield Digits("", id="cost-total-digits")
-            yield Static(id="cost-total-unit", classes="meter-unit")
+            yield Figures(id="cost-total-unit", classes="meter-unit")
         with Horizontal(classes="meter", id="cost-output-meter"):
             yield Digits("", id="cost-output-digits")
-            yield Static(id="cost-output-unit", classes="meter-unit")
-        yield Static(id="cost-figures", classes="figures")
+            yield Figures(id="cost-output-unit", classes="meter-unit")
+        yield Figures(id="cost-figures")
 
     def show(self, snap: Snapshot) -> None:
         cost = snap.cost
         self._meter("total", cost.tokens_per_dollar_total, "all tokens")
         self._meter("output", cost.tokens_per_dollar_output, "output")
-        figures = self.query_one("#cost-figures", Static)
+        figures = self.query_one("#cost-figures", Figures)
         if cost.usd_per_gpu_hour is None:
-            figures.update(
+            figures.show(
                 Content("\n").join(
                     [
                         Content.styled(cost.price_source, "$text-warning"),
@@ -45,7 +45,7 @@ class CostPane(Pane):
             )
             return
         gpus = NA if cost.gpus is None else str(cost.gpus)
-        figures.update(
+        figures.show(
             Content("\n").join(
                 [
                     line(label("per 1M output "), value(money(cost.usd_per_million_output_tokens)),
@@ -60,8 +60,11 @@ class CostPane(Pane):
 
     def _meter(self, which: str, tokens_per_dollar: float | None, what: str) -> None:
         number, unit = split_compact(tokens_per_dollar)
-        self.query_one(f"#cost-{which}-digits", Digits).update("" if number == NA else number)
+        digits = self.query_one(f"#cost-{which}-digits", Digits)
+        shown = "" if number == NA else number
+        if digits.value != shown:
+            digits.update(shown)
         unit_text = f"{unit} tokens/$" if unit else "tokens/$"
-        self.query_one(f"#cost-{which}-unit", Static).update(
+        self.query_one(f"#cost-{which}-unit", Figures).show(
             Content.assemble(value(unit_text) if number != NA else value(f"{NA} tokens/$"), "\n", label(what))
         )

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.content import Content
-from textual.widgets import Sparkline, Static
+from textual.widgets import Sparkline
 
 from agentx_tui.telemetry.snapshot import GpuFigures, Snapshot
 from agentx_tui.ui._format import NA, bar, percent, series
-from agentx_tui.ui.panes._base import Pane, label, load_style, value
+from agentx_tui.ui.panes._base import Figures, Pane, label, load_style, value
 
 _GIB = 1024**3
 
@@ -18,19 +18,19 @@ class GpuPane(Pane):
     TITLE = "GPU"
 
     def compose(self) -> ComposeResult:
-        yield Static(id="gpu-rows", classes="figures")
+        yield Figures(id="gpu-rows")
         yield Sparkline([], id="gpu-history")
 
     def show(self, snap: Snapshot) -> None:
-        rows = self.query_one("#gpu-rows", Static)
+        rows = self.query_one("#gpu-rows", Figures)
         spark = self.query_one("#gpu-history", Sparkline)
         if not snap.gpu.gpus:
-            rows.update(Content.styled(snap.gpu.status, "$text-warning"))
-            spark.display = False
+            rows.show(Content.styled(snap.gpu.status, "$text-warning"))
+            spark.add_class("-no-gpu")
             return
-        spark.display = True
+        spark.remove_class("-no-gpu")
         width = max(rows.size.width, 30)
-        rows.update(Content("\n").join(_row(gpu, width) for gpu in snap.gpu.gpus))
+        rows.show(Content("\n").join(_row(gpu, width) for gpu in snap.gpu.gpus))
         spark.data = series(self.history.gpu_util)
         self.border_subtitle = snap.gpu.gpus[0].source
 
@@ -43,23 +43,27 @@ def _row(gpu: GpuFigures, width: int) -> Content:
     )
     power = NA if gpu.power_w is None else f"{gpu.power_w:.0f}"
     limit = "" if gpu.power_limit_w is None else f"/{gpu.power_limit_w:.0f}"
-    temp = NA if gpu.temperature_c is None else f"{gpu.temperature_c:.0f}°C"
-    wide = width >= 66
-    name_w = 14 if wide else 6
-    util_w = 12 if wide else max(4, width - 34)
-    parts: list[Content | str] = [
-        value(f"{gpu.index} "),
-        Content(gpu.name.removeprefix("NVIDIA ")[:name_w].ljust(name_w)),
-        " ",
-        Content.styled(bar(gpu.utilization, util_w), load_style(gpu.utilization, 0.9, 2.0)),
-        value(f" {percent(gpu.utilization, 0):>4}"),
-        label(" mem "),
-    ]
+    temp = " n/a" if gpu.temperature_c is None else f" {gpu.temperature_c:.0f}°C"
+    wide = width >= 60
+    watts = f" {power}{limit}W".rjust(10) if wide else f" {power}W"
+    name_w = 12 if wide else 5
     if wide:
         used = NA if gpu.memory_used_bytes is None else f"{gpu.memory_used_bytes / _GIB:.0f}"
         total = "" if gpu.memory_total_bytes is None else f"/{gpu.memory_total_bytes / _GIB:.0f}G"
-        parts += [Content.styled(bar(memory, 6), load_style(memory, 0.9, 0.97)), f" {used}{total}".ljust(9)]
+        memory_parts: list[Content | str] = [
+            Content.styled(bar(memory, 6), load_style(memory, 0.9, 0.97)),
+            f" {used}{total}".ljust(9),
+        ]
     else:
-        parts.append(Content.styled(f"{percent(memory, 0):>4}", load_style(memory, 0.9, 0.97)))
-    parts += [f" {power}{limit}W".rjust(10 if wide else 6), f" {temp}".rjust(6)]
-    return Content.assemble(*parts)
+        memory_parts = [Content.styled(f"{percent(memory, 0):>3}", load_style(memory, 0.9, 0.97))]
+    head: list[Content | str] = [value(f"{gpu.index} "), gpu.name.removeprefix("NVIDIA ")[:name_w].ljust(name_w), " "]
+    tail: list[Content | str] = [
+        value(f" {percent(gpu.utilization, 0):>4}" if wide else f" {percent(gpu.utilization, 0):>3}"),
+        label(" mem "),
+        *memory_parts,
+        watts,
+        temp,
+    ]
+    fixed = sum(len(part.plain if isinstance(part, Content) else part) for part in (*head, *tail))
+    util = Content.styled(bar(gpu.utilization, max(3, width - fixed)), load_style(gpu.utilization, 0.9, 2.0))
+    return Content.assemble(*head, util, *tail)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.content import Content
-from textual.widgets import Sparkline, Static
+from textual.widgets import Sparkline
 
 from agentx_tui.telemetry.snapshot import Snapshot
 from agentx_tui.ui._format import NA, bar, compact, number, percent, series
-from agentx_tui.ui.panes._base import Pane, label, line, load_style, value
+from agentx_tui.ui.panes._base import Figures, Pane, label, line, load_style, value
 
 
 class KvPane(Pane):
@@ -16,14 +16,14 @@ class KvPane(Pane):
     TITLE = "KV cache"
 
     def compose(self) -> ComposeResult:
-        yield Static(id="kv-figures", classes="figures")
+        yield Figures(id="kv-figures")
         yield Sparkline([], id="kv-history")
 
     def show(self, snap: Snapshot) -> None:
-        figures = self.query_one("#kv-figures", Static)
+        figures = self.query_one("#kv-figures", Figures)
         agg = snap.aggregate
         if agg is None:
-            figures.update(Content.styled("no server metrics", "$text-warning"))
+            figures.show(Content.styled("no server metrics", "$text-warning"))
             return
         width = max(figures.size.width, 20)
         usage = agg.kv_cache_usage
@@ -49,7 +49,7 @@ class KvPane(Pane):
                 line(label(f"{i + 1} "), f"{percent(ep.kv_cache_usage, 0):>4} run {number(ep.running)}")
                 for i, ep in enumerate(snap.endpoints)
             ]
-        figures.update(Content("\n").join(lines))
+        figures.show(Content("\n").join(lines))
         self.query_one("#kv-history", Sparkline).data = series(self.history.kv_usage)
 
 

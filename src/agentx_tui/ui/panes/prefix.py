@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.content import Content
-from textual.widgets import Sparkline, Static
+from textual.widgets import Sparkline
 
 from agentx_tui.telemetry.snapshot import Snapshot
 from agentx_tui.ui._format import compact, percent, series
-from agentx_tui.ui.panes._base import Pane, label, line, value
+from agentx_tui.ui.panes._base import Figures, Pane, label, line, value
 
 
 class PrefixPane(Pane):
@@ -16,7 +16,7 @@ class PrefixPane(Pane):
     TITLE = "Prefix cache"
 
     def compose(self) -> ComposeResult:
-        yield Static(id="prefix-figures", classes="figures")
+        yield Figures(id="prefix-figures")
         yield Sparkline([], id="prefix-history")
 
     def show(self, snap: Snapshot) -> None:
@@ -42,5 +42,5 @@ class PrefixPane(Pane):
         ]
         if caching_off:
             lines.append(Content.styled("prefix caching is off on the server", "$text-warning"))
-        self.query_one("#prefix-figures", Static).update(Content("\n").join(lines))
+        self.query_one("#prefix-figures", Figures).show(Content("\n").join(lines))
         self.query_one("#prefix-history", Sparkline).data = series(self.history.prefix_hit)

@@ -7,12 +7,12 @@ from collections import deque
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.content import Content
-from textual.widgets import Sparkline, Static
+from textual.widgets import Sparkline
 
 from agentx_tui.telemetry.snapshot import Percentiles, Snapshot
 from agentx_tui.ui._format import compact, seconds, series
 from agentx_tui.ui._history import throughput
-from agentx_tui.ui.panes._base import Pane, label, line, value
+from agentx_tui.ui.panes._base import Figures, Pane, label, line, value
 
 _SERIES = ("output", "prompt", "cached", "total")
 
@@ -24,9 +24,9 @@ class ThroughputPane(Pane):
     def compose(self) -> ComposeResult:
         for name in _SERIES:
             with Horizontal(classes="rate-row"):
-                yield Static(id=f"tps-{name}", classes="rate-label")
+                yield Figures(id=f"tps-{name}", classes="rate-label")
                 yield Sparkline([], id=f"tps-{name}-history", classes="rate-history")
-        yield Static(id="tps-latency", classes="figures")
+        yield Figures(id="tps-latency")
 
     def show(self, snap: Snapshot) -> None:
         rates = throughput(snap)
@@ -39,7 +39,7 @@ class ThroughputPane(Pane):
         figures = {"output": rates.output, "prompt": rates.prompt, "cached": rates.cached, "total": rates.total}
         for name in _SERIES:
             style = "bold $accent" if name == "total" else "bold"
-            self.query_one(f"#tps-{name}", Static).update(
+            self.query_one(f"#tps-{name}", Figures).show(
                 line(label(f"{name:<7}"), value(f"{compact(figures[name]):>7}", style), label(" tok/s"))
             )
             self.query_one(f"#tps-{name}-history", Sparkline).data = series(histories[name])
@@ -58,5 +58,5 @@ class ThroughputPane(Pane):
             lines.append(
                 Content.styled(f"{client.totals.requests_failed} failed requests", "bold $text-error")
             )
-        self.query_one("#tps-latency", Static).update(Content("\n").join(lines))
+        self.query_one("#tps-latency", Figures).show(Content("\n").join(lines))
         self.border_subtitle = f"measured by the {rates.source}" if rates.source != "none" else ""

@@ -17,14 +17,14 @@ from agentx_tui.ui.panes._base import Pane
 
 # (key, heading, width); widths are fixed so an update never re-measures 500 rows.
 COLUMNS: tuple[tuple[str, str, int], ...] = (
-    ("user", "user", 7),
+    ("user", "user", 6),
     ("state", "state", 8),
-    ("step", "step", 7),
+    ("step", "step", 6),
     ("context", "context", 7),
     ("ttft", "TTFT", 7),
     ("decode", "tok/s", 6),
     ("tokens", "tokens", 7),
-    ("endpoint", "endpoint", 21),
+    ("endpoint", "endpoint", 14),
 )
 _STATE_COLOUR = {
     "decoding": "success",
@@ -140,7 +140,7 @@ class UsersPane(Pane):
     def _cells(self, s: SessionRow) -> tuple[Cell, ...]:
         who = f"{s.user}" if s.parent is None else f"{s.parent}›{s.user}"
         return (
-            _cell(s.user, f"{who}·{s.session}", right=False),
+            _cell(s.user, who, right=False),
             _cell(s.state, s.state, self._state_style(s.state), right=False),
             _cell(s.step / s.steps_total if s.steps_total else None, f"{s.step}/{s.steps_total}"),
             _cell(s.context_tokens, compact(s.context_tokens)),

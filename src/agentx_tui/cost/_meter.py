@@ -1,0 +1,105 @@
+"""The running tokens-per-dollar meter (DESIGN §5): dollars spent, tokens per dollar, $ per 1M tokens.
+
+Rental: ``usd_spent = USD/GPU-hour × GPUs × elapsed / 3600`` at the current price, so changing the
+price live re-prices the whole run. Owned: the fixed part (capex + operations) the same way, plus the
+energy of the measured power integrated tick by tick (board power for ticks without a measurement).
+"""
+
+from __future__ import annotations
+
+from agentx_tui.cost._price import PriceChoice
+from agentx_tui.telemetry.snapshot import CostFigures
+
+
+def _per_dollar(tokens: float | None, usd: float | None) -> float | None:
+    if tokens is None or usd is None or not usd > 0:
+        return None
+    return tokens / usd
+
+
+class CostMeter:
+    def __init__(self, price: PriceChoice | None) -> None:
+        self._price = price
+        self._gpus = price.gpus if price is not None else None
+        self._energy_usd = 0.0
+        self._last_elapsed: float | None = None
+
+    @property
+    def price(self) -> PriceChoice | None:
+        return self._price
+
+    def set_price(self, usd_per_gpu_hour: float | None, gpus: int | None) -> None:
+        """Override the price (a flat, rental-style price) and/or the GPU count; None keeps each."""
+        if gpus is not None:
+            if gpus < 1:
+                raise ValueError("gpus must be at least 1")
+            self._gpus = gpus
+        if usd_per_gpu_hour is not None:
+            if not usd_per_gpu_hour > 0:
+                raise ValueError("usd_per_gpu_hour must be positive")
+            self._price = PriceChoice(
+                mode="rental", usd_per_gpu_hour=usd_per_gpu_hour, gpus=self._gpus, source="set live"
+            )
+            self._energy_usd = 0.0
+
+    def figures(
+        self,
+        *,
+        elapsed_s: float,
+        total_tokens: float | None,
+        output_tokens: float | None,
+        window_total_tokens_per_s: float | None,
+        window_output_tokens_per_s: float | None,
+        gpu_power_w: float | None,
+    ) -> CostFigures:
+        """Cost figures at ``elapsed_s`` into the run; ``gpu_power_w`` is the mean draw per GPU (W).
+
+        Call once per tick with a growing ``elapsed_s``: owned-mode energy is integrated between calls.
+        """
+        price = self._price
+        if price is None:
+            return CostFigures(gpus=self._gpus)
+        gpus = self._gpus
+        source = price.source
+        if gpus is None:
+            gpus = 1
+            source += "; 1 GPU assumed (no GPU count known)"
+        per_gpu_hour = price.at_power(gpu_power_w)
+        usd_spent = self._spent(price, gpus, elapsed_s, gpu_power_w)
+        usd_per_hour = per_gpu_hour * gpus
+        usd_per_million = None
+        if usd_spent is not None and output_tokens is not None and output_tokens > 0:
+            usd_per_million = usd_spent * 1e6 / output_tokens
+        return CostFigures(
+            usd_per_gpu_hour=per_gpu_hour,
+            gpus=gpus,
+            price_source=source,
+            mode=price.mode,
+            usd_spent=usd_spent,
+            tokens_per_dollar_total=_per_dollar(total_tokens, usd_spent),
+            tokens_per_dollar_output=_per_dollar(output_tokens, usd_spent),
+            usd_per_million_output_tokens=usd_per_million,
+            tokens_per_dollar_total_window=_per_hour(window_total_tokens_per_s, usd_per_hour),
+            tokens_per_dollar_output_window=_per_hour(window_output_tokens_per_s, usd_per_hour),
+        )
+
+    def _spent(self, price: PriceChoice, gpus: int, elapsed_s: float, power_w: float | None) -> float:
+        hours = max(elapsed_s, 0.0) / 3600.0
+        energy_now = price.energy_usd_per_gpu_hour(power_w)
+        if price.fixed_usd_per_gpu_hour is None or energy_now is None:
+            self._last_elapsed = elapsed_s
+            return price.usd_per_gpu_hour * gpus * hours
+        if self._last_elapsed is None or elapsed_s < self._last_elapsed:
+            # First tick (or a restarted clock): price the run so far at the power measured now.
+            self._energy_usd = energy_now * gpus * hours
+        else:
+            self._energy_usd += energy_now * gpus * (elapsed_s - self._last_elapsed) / 3600.0
+        self._last_elapsed = elapsed_s
+        return price.fixed_usd_per_gpu_hour * gpus * hours + self._energy_usd
+
+
+def _per_hour(tokens_per_s: float | None, usd_per_hour: float) -> float | None:
+    """Tokens per dollar from a rate: tokens/s × 3600 / (USD/GPU-hour × GPUs)."""
+    if tokens_per_s is None or not usd_per_hour > 0:
+        return None
+    return tokens_per_s * 3600.0 / usd_per_hour

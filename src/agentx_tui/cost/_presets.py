@@ -1,0 +1,111 @@
+"""The cost presets file: load, validate, merge the user's override (DESIGN §5)."""
+
+from __future__ import annotations
+
+import os
+import re
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agentx_tui.errors import UsageError
+
+USER_FILE = Path("agentx-tui") / "cost-presets.yaml"
+
+
+class GpuPreset(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    match: tuple[str, ...] = Field(min_length=1)  # words in the GPU's name, e.g. "H200"
+    owned_usd_per_gpu_hour: float = Field(gt=0)
+    rental_usd_per_gpu_hour: float = Field(gt=0)
+    board_power_w: float | None = Field(default=None, gt=0)
+
+    def matches(self, gpu_name: str) -> bool:
+        # Whole words only, so "B200" does not match "NVIDIA GB200".
+        return any(
+            re.search(rf"(?<![A-Za-z0-9]){re.escape(word)}(?![A-Za-z0-9])", gpu_name, re.IGNORECASE)
+            for word in self.match
+        )
+
+
+class Presets(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    source: str
+    date: str
+    pue: float = Field(ge=1)
+    usd_per_kwh: float = Field(ge=0)
+    gpus: dict[str, GpuPreset] = Field(min_length=1)
+    files: tuple[str, ...] = ()  # the files these presets came from, built-in first
+
+    def profile_names(self) -> list[str]:
+        return [name for key in self.gpus for name in (key, f"{key}-rental", f"{key}-owned")]
+
+    def for_gpu_name(self, gpu_name: str) -> str | None:
+        """The preset key whose match words appear in ``gpu_name`` (or equal the key)."""
+        lowered = gpu_name.strip().lower()
+        if lowered in self.gpus:
+            return lowered
+        hits = [key for key, preset in self.gpus.items() if preset.matches(gpu_name)]
+        # "H100" and "GH100"-style overlaps cannot both match whole words; longest word wins ties.
+        return max(hits, key=lambda k: max(len(w) for w in self.gpus[k].match)) if hits else None
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"Cannot read the cost presets file {path}: {exc.strerror}.") from exc
+    except yaml.YAMLError as exc:
+        raise UsageError(f"The cost presets file {path} is not valid YAML: {exc}.") from exc
+    if not isinstance(data, dict):
+        raise UsageError(f"The cost presets file {path} must be a mapping (source, date, gpus, …).")
+    return data
+
+
+def _validate(data: dict[str, Any], path: Path | str) -> Presets:
+    try:
+        return Presets.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"]) or "(top level)"
+        raise UsageError(
+            f"The cost presets file {path} has a bad field `{where}`: {error['msg']}.",
+            hint="Fix or delete that file; the built-in presets are used without it.",
+        ) from exc
+
+
+def builtin_path() -> str:
+    return str(resources.files("agentx_tui.cost") / "presets.yaml")
+
+
+def user_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / USER_FILE
+
+
+def load_presets(path: Path | None = None) -> Presets:
+    """The built-in presets, overlaid with ``path`` (default: the user's file, when it exists).
+
+    The override's top-level settings replace the built-in ones; its ``gpus`` entries replace or add
+    to the built-in ones key by key. A bad file raises `UsageError` naming the file and the field.
+    """
+    builtin_text = (resources.files("agentx_tui.cost") / "presets.yaml").read_text(encoding="utf-8")
+    builtin = yaml.safe_load(builtin_text)
+    merged = dict(builtin)
+    files = [builtin_path()]
+    override = path if path is not None else user_path()
+    if path is not None or override.is_file():
+        data = _read_yaml(override)
+        user_gpus = data.pop("gpus", {})
+        if not isinstance(user_gpus, dict):
+            raise UsageError(f"The cost presets file {override} has a bad field `gpus`: must be a mapping.")
+        merged.update(data)
+        merged["gpus"] = {**builtin["gpus"], **{str(k).lower(): v for k, v in user_gpus.items()}}
+        files.append(str(override))
+        return _validate({**merged, "files": files}, override)
+    return _validate({**merged, "files": files}, builtin_path())

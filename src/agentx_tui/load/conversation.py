@@ -1,0 +1,103 @@
+"""A session's history, serialised incrementally, with the prefix points the ceiling needs.
+
+The messages array is kept as already-encoded JSON (`bytearray`), so building step 200's request body
+costs about the bytes it sends: one `json.dumps` of the new message and one join. Alongside, every
+place where two prompts can share a prefix is a *point*: a chained hash of all content before it and
+the prompt-token position it sits at. Two prompts that share a point hash share every token before
+it, which is what a perfect prefix cache can serve (DESIGN §5).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from agentx_tui.load.textgen import TokenModel
+
+_END = 0x5EED_E17D
+_GEN = 0x6E17_A5E7
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """A piece of message content whose text is fully decided by `key` (equal keys, equal text)."""
+
+    key: int
+    text: str
+    tokens: int
+
+
+@dataclass
+class Conversation:
+    tm: TokenModel
+    tokens: int = 0  # prompt tokens of the messages so far (no generation prompt)
+    messages: int = 0
+    points: list[tuple[int, int]] = field(default_factory=list)  # (chained hash, token position)
+    registered: int = 0  # points already handed to the CeilingTracker
+    _json: bytearray = field(default_factory=bytearray)
+    _hash: int = 0
+
+    def add(self, role: str, segments: Sequence[Segment], *, extra: dict[str, object] | None = None) -> None:
+        first = self.messages == 0
+        position = self.tokens + self.tm.header_tokens(role, first=first)
+        if role == "assistant":
+            # The previous prompt ended with the generation prompt; the answer's header is that text.
+            self.points.append((hash((self._hash, _GEN)), self.tokens + self.tm.generation_prompt))
+        h = hash((self._hash, hash(role)))
+        for seg in segments:
+            position += seg.tokens
+            h = hash((h, seg.key, seg.tokens))
+            self.points.append((h, position))
+        content = sum(seg.tokens for seg in segments)
+        self.tokens += self.tm.message_tokens(role, content, first=first)
+        self._hash = hash((h, _END))
+        self.points.append((self._hash, self.tokens))
+        message: dict[str, object] = {"role": role, "content": "".join(seg.text for seg in segments)}
+        if extra:
+            message.update(extra)
+        if self._json:
+            self._json += b","
+        self._json += json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
+        self.messages += 1
+
+    def adjust(self, delta: int) -> None:
+        """Correct the running token count (echoed answers whose length the server reported)."""
+        self.tokens += delta
+
+    @property
+    def prompt_tokens(self) -> int:
+        """What the next request's prompt costs: the history plus the generation prompt."""
+        return self.tokens + self.tm.generation_prompt
+
+    def body(self, head: bytes, tail: bytes) -> bytes:
+        """`head` ends with `"messages":[`, `tail` starts with `]`."""
+        return b"".join((head, self._json, tail))
+
+
+class CeilingTracker:
+    """Prompt tokens a perfect unbounded prefix cache per endpoint would serve, block-aligned."""
+
+    def __init__(self, block_size: int = 16, max_points: int = 2_000_000) -> None:
+        self.block_size = block_size
+        self._seen: dict[str, set[int]] = {}
+        self._max_points = max_points
+
+    def observe(self, endpoint: str, conv: Conversation) -> int:
+        """Register the prompt `conv` is about to send; return its cacheable tokens."""
+        seen = self._seen.setdefault(endpoint, set())
+        if len(seen) > self._max_points:
+            seen.clear()  # bounded memory: forget and rebuild, the ceiling dips briefly
+        cacheable = 0
+        points = conv.points
+        for h, position in reversed(points):
+            if h in seen:
+                cacheable = position
+                break
+        for h, _ in points[conv.registered :]:
+            seen.add(h)
+        conv.registered = len(points)
+        seen.add(hash((conv._hash, _GEN)))
+        # A cache must leave the last prompt token to compute, and serves whole blocks only.
+        cacheable = min(cacheable, conv.prompt_tokens - 1)
+        return max(cacheable, 0) // self.block_size * self.block_size

@@ -1,0 +1,266 @@
+"""The run's report (DESIGN §4), built incrementally from the Snapshot stream.
+
+Whole-run figures come from the *last* snapshot's run totals (server `totals`, the client's totals
+and run percentiles, the cost meter's run-wide figures), divided by ``duration_s`` = last.time −
+first.time. Only what the snapshots cannot carry is accumulated here, in O(1) memory per tick:
+
+- ``kv_cache_usage_mean/max``: over the ticks where the aggregate endpoint reported KV usage (the
+  aggregate is the mean over the endpoints that are up);
+- ``gpu_util_mean``: per tick the mean utilisation of the GPUs that reported one, then the mean over
+  those ticks;
+- ``gpu_power_w_mean``: per tick the *sum* of the GPUs' power (the whole node's draw, what the
+  owned-hardware cost pays for), then the mean over the ticks that had a reading;
+- a downsampled series (≤ 500 points) for the Markdown charts.
+
+Throughput (``output_tokens_per_s`` …) is client-side when a load driver ran (tokens the driver
+received), else server-side (the servers' token counters); ``throughput_source`` says which, and the
+``*_server`` keys always give the server-side figures. ``prefix_cache_hit_rate_server`` is the run
+window Δhits/Δqueries of the servers' prefix-cache counters (vLLM's log uses the last 1000 requests
+instead). Cost figures are the cost meter's run-wide ones (DESIGN §5, at the price in force at the
+end), taken as they are so the report agrees with the meter on screen.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentx_tui import __version__
+from agentx_tui.report._keys import REPORT_KEYS
+from agentx_tui.report._series import SeriesBuffer, ReportSeries
+from agentx_tui.telemetry.snapshot import EndpointFigures, EndpointTotals, Snapshot
+
+SERVER_HIT_RATE_SOURCE = "server prefix-cache counters over the run: Δhits / Δqueries (tokens)"
+POWER_SOURCE = "sum of the GPUs' power per tick, mean over the ticks with a reading"
+
+
+class _Stat:
+    """Running mean and max of the values seen (None values are skipped)."""
+
+    __slots__ = ("max", "n", "total")
+
+    def __init__(self) -> None:
+        self.total = 0.0
+        self.n = 0
+        self.max: float | None = None
+
+    def add(self, value: float | None) -> None:
+        if value is None:
+            return
+        self.total += value
+        self.n += 1
+        self.max = value if self.max is None else max(self.max, value)
+
+    @property
+    def mean(self) -> float | None:
+        return self.total / self.n if self.n else None
+
+
+def _ratio(num: float | None, den: float | None) -> float | None:
+    if num is None or den is None or not den > 0:
+        return None
+    return num / den
+
+
+def _add(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a + b
+
+
+class ReportBuilder:
+    def __init__(self, *, max_series_points: int = 500) -> None:
+        self._first: Snapshot | None = None
+        self._last: Snapshot | None = None
+        self._samples = 0
+        self._users_max = 0
+        self._kv = _Stat()
+        self._endpoint_kv: dict[str, _Stat] = {}
+        self._gpu_util = _Stat()
+        self._gpu_power = _Stat()
+        self._series = SeriesBuffer(max_series_points)
+
+    def add(self, snap: Snapshot) -> None:
+        if self._first is None:
+            self._first = snap
+        self._last = snap
+        self._samples += 1
+        self._users_max = max(self._users_max, snap.run.users)
+        agg = snap.aggregate
+        self._kv.add(agg.kv_cache_usage if agg else None)
+        for e in snap.endpoints:
+            self._endpoint_kv.setdefault(e.url, _Stat()).add(e.kv_cache_usage)
+        utils = [g.utilization for g in snap.gpu.gpus if g.utilization is not None]
+        self._gpu_util.add(sum(utils) / len(utils) if utils else None)
+        powers = [g.power_w for g in snap.gpu.gpus if g.power_w is not None]
+        self._gpu_power.add(sum(powers) if powers else None)
+        self._series.add(snap.elapsed_s, _tick_values(snap))
+
+    def series(self) -> ReportSeries:
+        return self._series.series()
+
+    def build(self, *, partial_reason: str | None = None) -> dict[str, Any]:
+        report: dict[str, Any] = dict.fromkeys(REPORT_KEYS)
+        report.update(
+            agentx_version=__version__,
+            samples=self._samples,
+            endpoints=[],
+            users_detail=[],
+            errors_by_kind={},
+            prefix_cache_hit_rate_server_source=SERVER_HIT_RATE_SOURCE,
+            gpu_power_w_mean_source=POWER_SOURCE,
+        )
+        first, last = self._first, self._last
+        if first is None or last is None:
+            report.update(partial=True, partial_reason=partial_reason or "the run ended before its first sample")
+            return report
+        report.update(partial=partial_reason is not None, partial_reason=partial_reason)
+        duration = last.time - first.time
+        agg = last.aggregate
+        report.update(
+            target=last.run.target,
+            simulated=last.run.simulated,
+            workload=last.run.workload,
+            users=last.run.users,
+            users_max=self._users_max,
+            started_at=first.run.started_at or first.time,
+            ended_at=last.time,
+            duration_s=duration,
+            model=_model(last),
+            engine_version=agg.engine_version if agg else None,
+            kv_cache_usage_mean=self._kv.mean,
+            kv_cache_usage_max=self._kv.max,
+            gpu_util_mean=self._gpu_util.mean,
+            gpu_power_w_mean=self._gpu_power.mean,
+        )
+        server = _server_figures(agg.totals if agg else None, duration)
+        report.update({f"{k}_server": server[k] for k in _RATE_KEYS})
+        report.update(
+            prefix_cache_hit_rate_server=server["prefix_cache_hit_rate_server"],
+            prefix_cache_hit_rate_server_lifetime=agg.prefix_hit_rate_lifetime if agg else None,
+            preemptions=server["preemptions"],
+        )
+        report.update(_client_figures(last, duration, server))
+        report.update(_cost_figures(last))
+        report["endpoints"] = [self._endpoint(e, duration) for e in last.endpoints]
+        report["users_detail"] = [row.model_dump() for row in last.sessions]
+        return report
+
+    def _endpoint(self, e: EndpointFigures, duration: float) -> dict[str, Any]:
+        kv = self._endpoint_kv.get(e.url, _Stat())
+        return {
+            "url": e.url,
+            "status": e.status,
+            "flavor": e.flavor,
+            "model": e.model,
+            "engine_version": e.engine_version,
+            **_server_figures(e.totals, duration),
+            "prefix_cache_hit_rate_server_lifetime": e.prefix_hit_rate_lifetime,
+            "kv_cache_usage_mean": kv.mean,
+            "kv_cache_usage_max": kv.max,
+            "block_size": e.block_size,
+            "num_gpu_blocks": e.num_gpu_blocks,
+            **e.totals.model_dump(),
+        }
+
+
+_RATE_KEYS = ("output_tokens_per_s", "prompt_tokens_per_s", "cached_prompt_tokens_per_s", "total_tokens_per_s")
+
+
+def _per_s(value: float | None, duration: float) -> float | None:
+    return _ratio(value, duration)
+
+
+def _server_figures(t: EndpointTotals | None, duration: float) -> dict[str, Any]:
+    t = t or EndpointTotals()
+    return {
+        "output_tokens_per_s": _per_s(t.generation_tokens, duration),
+        "prompt_tokens_per_s": _per_s(t.prompt_tokens, duration),
+        "cached_prompt_tokens_per_s": _per_s(t.cached_prompt_tokens, duration),
+        "total_tokens_per_s": _per_s(_add(t.prompt_tokens, t.generation_tokens), duration),
+        "prefix_cache_hit_rate_server": _ratio(t.prefix_cache_hits, t.prefix_cache_queries),
+        "preemptions": t.preemptions,
+        "requests_finished": t.requests_finished,
+    }
+
+
+def _client_figures(last: Snapshot, duration: float, server: dict[str, Any]) -> dict[str, Any]:
+    client = last.client
+    agg = last.aggregate
+    if client is None:
+        # Observing only: the servers' counters are all there is; failures cannot be seen.
+        t = agg.totals if agg else EndpointTotals()
+        return {
+            "throughput_source": "server" if agg else None,
+            **{k: server[k] for k in _RATE_KEYS},
+            "output_tokens": t.generation_tokens,
+            "prompt_tokens": t.prompt_tokens,
+            "cached_prompt_tokens": t.cached_prompt_tokens,
+            "requests_completed": t.requests_finished,
+        }
+    t = client.totals
+    cached = t.cached_prompt_tokens if t.cached_tokens_reported else None
+    done = t.requests_completed + t.requests_failed
+    return {
+        "throughput_source": "client",
+        "output_tokens": t.output_tokens,
+        "prompt_tokens": t.prompt_tokens,
+        "cached_prompt_tokens": cached,
+        "output_tokens_per_s": _per_s(t.output_tokens, duration),
+        "prompt_tokens_per_s": _per_s(t.prompt_tokens, duration),
+        "cached_prompt_tokens_per_s": _per_s(cached, duration),
+        "total_tokens_per_s": _per_s(t.prompt_tokens + t.output_tokens, duration),
+        "requests_completed": t.requests_completed,
+        "requests_failed": t.requests_failed,
+        "error_rate": t.requests_failed / done if done else None,
+        "sessions_completed": t.sessions_completed,
+        "errors_by_kind": dict(t.errors_by_kind),
+        "per_user_output_tokens_per_s_p50": client.run_per_user_output_tokens_per_s_p50,
+        "ttft_p50_s": client.run_ttft.p50,
+        "ttft_p90_s": client.run_ttft.p90,
+        "ttft_p99_s": client.run_ttft.p99,
+        "itl_p50_s": client.run_itl.p50,
+        "itl_p90_s": client.run_itl.p90,
+        "itl_p99_s": client.run_itl.p99,
+        "prefix_cache_hit_rate_client": _ratio(cached, t.prompt_tokens),
+        "prefix_cache_hit_rate_ceiling": _ratio(t.ceiling_cacheable_tokens, t.prompt_tokens),
+    }
+
+
+def _cost_figures(last: Snapshot) -> dict[str, Any]:
+    c = last.cost
+    return {
+        "usd_per_gpu_hour": c.usd_per_gpu_hour,
+        "gpus": c.gpus if c.gpus is not None else (len(last.gpu.gpus) or None),
+        "usd_spent": c.usd_spent,
+        "tokens_per_dollar_total": c.tokens_per_dollar_total,
+        "tokens_per_dollar_output": c.tokens_per_dollar_output,
+        "usd_per_million_output_tokens": c.usd_per_million_output_tokens,
+        "price_source": c.price_source,
+        "cost_mode": c.mode,
+    }
+
+
+def _model(snap: Snapshot) -> str | None:
+    if snap.aggregate and snap.aggregate.model:
+        return snap.aggregate.model
+    models = sorted({e.model for e in snap.endpoints if e.model})
+    return ", ".join(models) if models else None
+
+
+def _tick_values(snap: Snapshot) -> dict[str, float | None]:
+    """What the charts plot for one tick: window figures, client-side when a driver ran."""
+    agg, client = snap.aggregate, snap.client
+    if client is not None:
+        out, total = client.output_tokens_per_s, client.total_tokens_per_s
+    elif agg is not None:
+        out = agg.generation_tokens_per_s
+        total = _add(agg.prompt_tokens_per_s, agg.generation_tokens_per_s)
+    else:
+        out = total = None
+    hit = agg.prefix_hit_rate_window if agg else None
+    if hit is None and client is not None:
+        hit = client.prefix_hit_rate
+    return {
+        "output_tokens_per_s": out,
+        "total_tokens_per_s": total,
+        "kv_cache_usage": agg.kv_cache_usage if agg else None,
+        "prefix_cache_hit_rate": hit,
+    }

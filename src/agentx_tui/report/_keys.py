@@ -1,0 +1,140 @@
+"""The report's keys (DESIGN §4, a contract) and the unit of each figure.
+
+`REPORT_KEYS` lists the contract keys in DESIGN order, then the extra keys this tool adds so that a
+reader can tell how each figure was obtained (`partial`, sources, raw token counts). Units follow
+DESIGN §4: fractions 0–1, rates per second, seconds, watts, USD.
+"""
+
+from __future__ import annotations
+
+CONTRACT_KEYS: tuple[str, ...] = (
+    "target",
+    "model",
+    "engine_version",
+    "workload",
+    "users",
+    "duration_s",
+    "requests_completed",
+    "requests_failed",
+    "error_rate",
+    "output_tokens_per_s",
+    "prompt_tokens_per_s",
+    "cached_prompt_tokens_per_s",
+    "total_tokens_per_s",
+    "per_user_output_tokens_per_s_p50",
+    "ttft_p50_s",
+    "ttft_p90_s",
+    "ttft_p99_s",
+    "itl_p50_s",
+    "itl_p90_s",
+    "itl_p99_s",
+    "prefix_cache_hit_rate_server",
+    "prefix_cache_hit_rate_client",
+    "prefix_cache_hit_rate_ceiling",
+    "kv_cache_usage_mean",
+    "kv_cache_usage_max",
+    "preemptions",
+    "gpu_util_mean",
+    "gpu_power_w_mean",
+    "usd_per_gpu_hour",
+    "gpus",
+    "usd_spent",
+    "tokens_per_dollar_total",
+    "tokens_per_dollar_output",
+    "usd_per_million_output_tokens",
+    "endpoints",
+    "users_detail",
+)
+
+EXTRA_KEYS: tuple[str, ...] = (
+    "partial",
+    "partial_reason",
+    "simulated",
+    "agentx_version",
+    "started_at",
+    "ended_at",
+    "samples",
+    "throughput_source",
+    "output_tokens",
+    "prompt_tokens",
+    "cached_prompt_tokens",
+    "output_tokens_per_s_server",
+    "prompt_tokens_per_s_server",
+    "cached_prompt_tokens_per_s_server",
+    "total_tokens_per_s_server",
+    "prefix_cache_hit_rate_server_source",
+    "prefix_cache_hit_rate_server_lifetime",
+    "users_max",
+    "sessions_completed",
+    "errors_by_kind",
+    "gpu_power_w_mean_source",
+    "price_source",
+    "cost_mode",
+)
+
+REPORT_KEYS: tuple[str, ...] = CONTRACT_KEYS + EXTRA_KEYS
+
+# Keys whose value is a number (or null): the only ones a --check may name.
+NUMERIC_KEYS: tuple[str, ...] = tuple(
+    k
+    for k in REPORT_KEYS
+    if k
+    not in {
+        "target",
+        "model",
+        "engine_version",
+        "workload",
+        "endpoints",
+        "users_detail",
+        "partial",
+        "partial_reason",
+        "simulated",
+        "agentx_version",
+        "throughput_source",
+        "prefix_cache_hit_rate_server_source",
+        "errors_by_kind",
+        "gpu_power_w_mean_source",
+        "price_source",
+        "cost_mode",
+    }
+)
+
+_FRACTIONS = {
+    "error_rate",
+    "prefix_cache_hit_rate_server",
+    "prefix_cache_hit_rate_client",
+    "prefix_cache_hit_rate_ceiling",
+    "prefix_cache_hit_rate_server_lifetime",
+    "kv_cache_usage_mean",
+    "kv_cache_usage_max",
+    "gpu_util_mean",
+}
+
+
+def unit(key: str) -> str:
+    """The unit of a report figure, as shown next to it in the Markdown report and the summary."""
+    if key in _FRACTIONS or key.startswith(("prefix_cache_hit_rate", "kv_cache_usage")):
+        return "fraction 0–1"
+    if key in ("started_at", "ended_at"):
+        return "unix time, s"
+    if "tokens_per_s" in key:
+        return "tokens/s"
+    if key.startswith("tokens_per_dollar"):
+        return "tokens/USD"
+    if key.startswith("usd_per_million"):
+        return "USD/1M tokens"
+    if key == "usd_per_gpu_hour":
+        return "USD/GPU-hour"
+    if key.startswith("usd"):
+        return "USD"
+    if key.endswith("_w_mean") or key.endswith("_w"):
+        return "W"
+    if key.endswith("_s"):
+        return "s"
+    if key.endswith("_tokens") or key == "preemptions":
+        return "tokens" if key.endswith("_tokens") else "count"
+    if key in ("requests_completed", "requests_failed", "samples", "sessions_completed"):
+        return "count"
+    if key in ("users", "users_max", "gpus"):
+        return "count"
+    return ""

@@ -1,0 +1,105 @@
+"""The Markdown report: a header, every figure with its unit, the checks, and inline text charts."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from typing import Any
+
+from agentx_tui.report._checks import CheckResult
+from agentx_tui.report._format import NA, cell, percent, si
+from agentx_tui.report._keys import REPORT_KEYS, unit
+from agentx_tui.report._series import ReportSeries
+
+_BLOCKS = "▁▂▃▄▅▆▇█"
+CHART_WIDTH = 60
+_CHARTS = (
+    ("output_tokens_per_s", "Output tokens/s", si),
+    ("total_tokens_per_s", "Total tokens/s (cache + input + output)", si),
+    ("kv_cache_usage", "KV-cache usage", percent),
+    ("prefix_cache_hit_rate", "Prefix-cache hit rate (window)", percent),
+)
+_LISTS = ("endpoints", "users_detail")
+
+
+def sparkline(values: Sequence[float | None], width: int = CHART_WIDTH) -> str:
+    """One line of block characters; a gap (no value) is a space. Scaled from 0 to the maximum."""
+    if not values:
+        return ""
+    if len(values) > width:  # average into `width` columns
+        cols: list[float | None] = []
+        for i in range(width):
+            part = [v for v in values[i * len(values) // width : (i + 1) * len(values) // width] if v is not None]
+            cols.append(sum(part) / len(part) if part else None)
+        values = cols
+    top = max((v for v in values if v is not None), default=None)
+    if top is None:
+        return " " * len(values)
+    out = []
+    for v in values:
+        if v is None:
+            out.append(" ")
+        elif not top > 0:
+            out.append(_BLOCKS[0])
+        else:
+            out.append(_BLOCKS[min(len(_BLOCKS) - 1, max(0, int(v / top * (len(_BLOCKS) - 1) + 0.5)))])
+    return "".join(out)
+
+
+def _esc(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _table(rows: Sequence[dict[str, Any]]) -> list[str]:
+    if not rows:
+        return ["(none)", ""]
+    cols = list(dict.fromkeys(k for row in rows for k in row))
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(_esc(cell(row.get(c))) for c in cols) + " |" for row in rows]
+    return [*lines, ""]
+
+
+def _when(ts: Any) -> str:
+    if not isinstance(ts, int | float):
+        return NA
+    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def render_markdown(
+    report: dict[str, Any], *, series: ReportSeries | None = None, checks: Sequence[CheckResult] = ()
+) -> str:
+    title = "agentx-tui report" + (" (partial)" if report.get("partial") else "")
+    lines = [f"# {title}", ""]
+    lines.append(
+        f"Target **{_esc(cell(report.get('target')))}**, model **{_esc(cell(report.get('model')))}**, "
+        f"workload **{_esc(cell(report.get('workload')))}**, started {_when(report.get('started_at'))}, "
+        f"{cell(report.get('duration_s'))} s."
+    )
+    if report.get("simulated"):
+        lines += ["", "**Simulated engine**: the figures come from the built-in simulator, not real hardware."]
+    if report.get("partial"):
+        lines += ["", f"**Partial run**: {_esc(cell(report.get('partial_reason')))}."]
+    lines += ["", "## Figures", "", "| key | value | unit |", "|---|---|---|"]
+    keys = [k for k in REPORT_KEYS if k not in _LISTS] + [k for k in report if k not in REPORT_KEYS and k != "checks"]
+    for key in keys:
+        lines.append(f"| {key} | {_esc(cell(report.get(key)))} | {unit(key)} |")
+    lines.append("")
+    if checks:
+        lines += ["## Checks", "", "| check | measured | result |", "|---|---|---|"]
+        for c in checks:
+            lines.append(f"| `{_esc(c.expr)}` | {c.shown_value} | {'PASS' if c.passed else 'FAIL'} |")
+        lines.append("")
+    if series is not None and len(series):
+        span = f"{cell(series.elapsed_s[0])}–{cell(series.elapsed_s[-1])} s"
+        lines += ["## Over time", "", f"Each column averages the run's ticks; {span}, scaled from 0 to the peak.", ""]
+        lines.append("```text")
+        for name, label, fmt in _CHARTS:
+            vals = series.values.get(name, ())
+            known = [v for v in vals if v is not None]
+            peak = fmt(max(known)) if known else NA
+            lines += [f"{label} (peak {peak})", sparkline(vals) or "(no data)", ""]
+        lines[-1] = "```"
+        lines.append("")
+    lines += ["## Endpoints", "", *_table(report.get("endpoints") or [])]
+    lines += ["## Users", "", *_table(report.get("users_detail") or [])]
+    return "\n".join(lines)

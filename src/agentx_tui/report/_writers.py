@@ -1,0 +1,137 @@
+"""Writing the report as JSON, Markdown or CSV (chosen by the file's extension), atomically.
+
+The file is written to a temporary file in the same folder and renamed over the target, so a run
+killed mid-write leaves either the previous file or the complete new one, never half a report.
+
+CSV is one header row and one value row. Lists and mappings are flattened into columns:
+``endpoints[0].url``, ``users_detail[3].output_tokens``, ``errors_by_kind.timeout``,
+``checks[0].passed``. A null is an empty cell; floats are written at full precision.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from agentx_tui.errors import UsageError
+from agentx_tui.report._checks import CheckResult
+from agentx_tui.report._markdown import render_markdown
+from agentx_tui.report._series import ReportSeries
+
+REPORT_EXTENSIONS = (".json", ".md", ".csv")
+
+
+def check_report_path(path: Path) -> None:
+    """Refuse, before the run, a report path that could not be written at its end."""
+    suffix = path.suffix.lower()
+    if suffix not in REPORT_EXTENSIONS:
+        shown = f"extension {suffix!r}" if suffix else "no extension"
+        raise UsageError(f"--report {path} has {shown}.", "Use a name ending in .json, .md or .csv.")
+    if path.is_dir():
+        raise UsageError(f"--report {path} is a directory.", "Give a file name such as report.json.")
+    parent = path.parent
+    if not parent.is_dir():
+        raise UsageError(f"--report {path}: the folder {parent} does not exist.", "Create it first.")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"--report {path}: the folder {parent} is not writable.")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise UsageError(f"--report {path} exists and is not writable.")
+
+
+def _clean(value: Any) -> Any:
+    """JSON has no NaN or infinity: an unusable figure is null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    return value
+
+
+def _with_checks(report: dict[str, Any], checks: Sequence[CheckResult]) -> dict[str, Any]:
+    if not checks:
+        return report
+    rows = [
+        {"expr": c.expr, "key": c.key, "op": c.op, "threshold": c.threshold, "value": c.value, "passed": c.passed}
+        for c in checks
+    ]
+    return {**report, "checks": rows}
+
+
+def _flatten(prefix: str, value: Any) -> Iterator[tuple[str, Any]]:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _flatten(f"{prefix}.{k}" if prefix else str(k), v)
+    elif isinstance(value, list | tuple):
+        for i, v in enumerate(value):
+            yield from _flatten(f"{prefix}[{i}]", v)
+    else:
+        yield prefix, value
+
+
+def _csv_cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def render_csv(report: dict[str, Any]) -> str:
+    pairs = list(_flatten("", report))
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow([k for k, _ in pairs])
+    writer.writerow([_csv_cell(v) for _, v in pairs])
+    return buf.getvalue()
+
+
+def render_json(report: dict[str, Any]) -> str:
+    return json.dumps(_clean(report), indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_report(
+    path: Path,
+    report: dict[str, Any],
+    *,
+    series: ReportSeries | None = None,
+    checks: Sequence[CheckResult] = (),
+) -> None:
+    """Write `report` to `path` (.json, .md or .csv); `checks`, when given, are written with it."""
+    suffix = path.suffix.lower()
+    data = _with_checks(_clean(report), checks)
+    if suffix == ".json":
+        text = render_json(data)
+    elif suffix == ".md":
+        text = render_markdown(data, series=series, checks=checks)
+    elif suffix == ".csv":
+        text = render_csv(data)
+    else:
+        raise UsageError(f"--report {path} has an unknown extension.", "Use .json, .md or .csv.")
+    try:
+        write_text_atomic(path, text)
+    except OSError as exc:
+        raise UsageError(f"--report {path} could not be written: {exc.strerror or exc}.") from exc

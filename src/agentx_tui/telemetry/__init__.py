@@ -1,0 +1,28 @@
+"""Telemetry core: server /metrics scraping, GPU sampling (NVML, DCGM), history, the Snapshot type.
+
+EndpointMonitor       one server's /metrics → EndpointFigures per tick (windowed rates, totals)
+MetricsReader         the same without I/O: Prometheus text in, EndpointFigures out
+aggregate_endpoints   several EndpointFigures → one (url="aggregate")
+DcgmMonitor           a dcgm-exporter page → GpuState
+NvmlSampler           local GPUs via NVML in a worker thread → GpuState
+History               bounded per-series ring buffers for sparklines
+quantile              Prometheus histogram_quantile over cumulative buckets
+"""
+
+from agentx_tui.telemetry._window import quantile
+from agentx_tui.telemetry.aggregate import aggregate_endpoints
+from agentx_tui.telemetry.dcgm import DcgmMonitor, gpus_from_samples
+from agentx_tui.telemetry.endpoint import EndpointMonitor, MetricsReader
+from agentx_tui.telemetry.history import History
+from agentx_tui.telemetry.nvml import NvmlSampler
+
+__all__ = [
+    "DcgmMonitor",
+    "EndpointMonitor",
+    "History",
+    "MetricsReader",
+    "NvmlSampler",
+    "aggregate_endpoints",
+    "gpus_from_samples",
+    "quantile",
+]

@@ -1,0 +1,93 @@
+"""End to end with the real vLLM engine: the CI sanity-check use (DESIGN §3, §4)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agentx_tui.report import REPORT_KEYS
+from tests.helpers.procs import alive, descendants
+
+pytestmark = [pytest.mark.vllm, pytest.mark.slow]
+
+SMALL_WORKLOAD = """\
+name: e2e-small
+description: a short agent loop that fits the tiny model
+shared_prefix: {constant: 600}
+unique_prefix: {constant: 40}
+first_user_message: {constant: 60}
+steps: {constant: 4}
+output_tokens: {constant: 32}
+tool_result_tokens: {constant: 120}
+tool_latency_s: {constant: 0.2}
+"""
+
+
+def _cli(*args: str, **kw: object) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "agentx_tui", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        **kw,  # type: ignore[call-overload]
+    )
+
+
+def test_headless_serve_tiny_report_and_checks(tmp_path: Path) -> None:
+    workload = tmp_path / "small.yaml"
+    workload.write_text(SMALL_WORKLOAD)
+    report = tmp_path / "r.json"
+    record = tmp_path / "rec.jsonl"
+    proc = _cli(
+        "--serve", "tiny", "-w", str(workload), "-u", "4", "--headless", "--duration", "20",
+        "--report", str(report), "--record", str(record),
+        "--check", "output_tokens_per_s > 0", "--check", "error_rate == 0",
+    )
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err[-3000:]
+    data = json.loads(report.read_text())
+    missing = [k for k in REPORT_KEYS if k not in data]
+    assert not missing
+    assert data["partial"] is False
+    assert data["requests_completed"] > 0 and data["error_rate"] == 0
+    assert data["output_tokens_per_s"] > 0
+    assert 0 < data["prefix_cache_hit_rate_client"] <= data["prefix_cache_hit_rate_ceiling"] + 1e-9
+    assert data["prefix_cache_hit_rate_server"] is not None
+    assert data["gpu_util_mean"] is None  # a CPU-only machine: unknown, never 0
+    (endpoint,) = data["endpoints"]
+    # The server's own counters over the run agree with what the client measured.
+    assert endpoint["generation_tokens"] == data["output_tokens"]
+    assert endpoint["prompt_tokens"] == data["prompt_tokens"]
+    assert "PASS" in out
+    assert record.read_text().count("\n") >= 10
+
+
+def test_sigterm_mid_run_writes_a_partial_report_and_stops_the_server(tmp_path: Path) -> None:
+    report = tmp_path / "r.json"
+    proc = _cli("--serve", "tiny", "-w", "chat", "-u", "2", "--headless", "--report", str(report))
+    assert proc.stdout is not None
+    deadline = time.monotonic() + 240
+    line = ""
+    while time.monotonic() < deadline and "elapsed" not in line:  # wait for the header line
+        line = proc.stdout.readline()
+    for _ in range(3):
+        proc.stdout.readline()
+    tree = descendants(proc.pid)
+    assert tree, "the launched vLLM should be a child of agentx-tui"
+    os.kill(proc.pid, signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert "Traceback" not in err
+    data = json.loads(report.read_text())
+    assert data["partial"] is True
+    assert "SIGTERM" in data["partial_reason"]
+    assert all(k in data for k in REPORT_KEYS)
+    time.sleep(1)
+    assert not alive(tree)

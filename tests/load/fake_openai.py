@@ -1,0 +1,137 @@
+"""A fake OpenAI-compatible streaming server (aiohttp) with a toy tokenizer, for the driver's unit tests.
+
+Tokenizer: each whitespace-separated word costs 1 token, or 2 when longer than 7 letters; a chat message
+renders as `<role>` `:` (2 header tokens) + content + `<end>` (1 token); the generation prompt is 2
+tokens. Failures are scripted through `FakeServer.plan` (status codes to answer, in order) and flags.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
+HEADER, TRAILER, GEN = 2, 1, 2
+
+
+def word_ids(text: str) -> list[int]:
+    ids: list[int] = []
+    for word in text.split():
+        base = sum(ord(c) for c in word) % 1000 + 100
+        ids.extend([base, base + 1] if len(word) > 7 else [base])
+    return ids
+
+
+def chat_ids(messages: list[dict[str, Any]], gen: bool) -> list[int]:
+    ids: list[int] = []
+    for m in messages:
+        ids += [10 + len(m["role"]), 11] + word_ids(str(m.get("content") or "")) + [12]
+    return ids + ([13, 14] if gen else [])
+
+
+@dataclass
+class FakeServer:
+    max_model_len: int = 4096
+    tokenize: bool = True
+    plan: list[int] = field(default_factory=list)  # statuses to answer before streaming normally
+    drop_after: int | None = None  # close the connection after this many content events (once)
+    malformed: bool = False
+    chunk_tokens: int = 1
+    token_delay_s: float = 0.0
+    cached_details: bool = True
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    auth: list[str | None] = field(default_factory=list)
+    prompt_tokens_total: int = 0
+    generation_tokens_total: int = 0
+    _seen: set[tuple[int, ...]] = field(default_factory=set)
+    server: TestServer | None = None
+
+    @property
+    def url(self) -> str:
+        assert self.server is not None
+        return str(self.server.make_url("")).rstrip("/")
+
+    async def start(self) -> FakeServer:
+        app = web.Application()
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_post("/tokenize", self._tokenize)
+        app.router.add_post("/v1/chat/completions", self._chat)
+        self.server = TestServer(app)
+        await self.server.start_server()
+        return self
+
+    async def close(self) -> None:
+        if self.server is not None:
+            await self.server.close()
+
+    async def _models(self, request: web.Request) -> web.Response:
+        return web.json_response({"data": [{"id": "fake", "max_model_len": self.max_model_len}]})
+
+    async def _tokenize(self, request: web.Request) -> web.Response:
+        if not self.tokenize:
+            return web.json_response({"error": "not found"}, status=404)
+        body = await request.json()
+        if "messages" in body:
+            ids = chat_ids(body["messages"], bool(body.get("add_generation_prompt")))
+        else:
+            ids = word_ids(body["prompt"])
+        return web.json_response({"count": len(ids), "tokens": ids, "max_model_len": self.max_model_len})
+
+    def _cached(self, ids: list[int]) -> int:
+        """A 4-token-block prefix cache over every prompt seen."""
+        best = 0
+        for end in range(4, len(ids), 4):
+            if tuple(ids[:end]) in self._seen:
+                best = end
+        for end in range(4, len(ids) + 1, 4):
+            self._seen.add(tuple(ids[:end]))
+        return best
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        self.requests.append(body)
+        self.auth.append(request.headers.get("Authorization"))
+        if self.plan:
+            status = self.plan.pop(0)
+            return web.json_response({"error": {"message": f"scripted {status}"}}, status=status)
+        ids = chat_ids(body["messages"], True)
+        out = int(body.get("max_tokens") or 16)
+        if len(ids) + out > self.max_model_len:
+            msg = f"This model's maximum context length is {self.max_model_len} tokens."
+            return web.json_response({"error": {"message": msg}}, status=400)
+        if not body.get("stream"):
+            return web.json_response({"usage": {"prompt_tokens": len(ids), "completion_tokens": 1}})
+        cached = self._cached(ids)
+        self.prompt_tokens_total += len(ids)
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        head = {"id": "x", "object": "chat.completion.chunk", "model": body["model"]}
+        first = {**head, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}
+        await resp.write(f"data: {json.dumps(first)}\n\n".encode())
+        if self.malformed:
+            await resp.write(b"data: not json at all\n\ngarbage line\n\n")
+        sent = 0
+        while sent < out:
+            k = min(self.chunk_tokens, out - sent)
+            chunk = {**head, "choices": [{"index": 0, "delta": {"content": " tok" * k}}]}
+            await resp.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            sent += k
+            if self.drop_after is not None and sent >= self.drop_after:
+                self.drop_after = None
+                assert request.transport is not None
+                request.transport.close()
+                return resp
+            if self.token_delay_s:
+                await asyncio.sleep(self.token_delay_s)
+        self.generation_tokens_total += out
+        usage: dict[str, Any] = {"prompt_tokens": len(ids), "completion_tokens": out, "total_tokens": len(ids) + out}
+        if self.cached_details:
+            usage["prompt_tokens_details"] = {"cached_tokens": cached}
+        await resp.write(f"data: {json.dumps({**head, 'choices': [], 'usage': usage})}\n\n".encode())
+        await resp.write(b"data: [DONE]\n\n")
+        await resp.write_eof()
+        return resp

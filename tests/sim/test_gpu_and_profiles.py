@@ -1,0 +1,83 @@
+"""Profiles, the roofline time model, simulated GPU telemetry and the calibration table."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentx_tui.errors import UsageError
+from agentx_tui.sim import list_profiles, load_profile
+from agentx_tui.sim.calibration import calibration_rows
+from agentx_tui.sim.gpu import GpuTelemetry
+from agentx_tui.sim.timing import TimeModel
+from agentx_tui.sim.tokenizer import SimTokenizer
+
+
+def test_every_profile_loads_and_fits() -> None:
+    names = list_profiles()
+    assert len(names) >= 9
+    for name in names:
+        p = load_profile(name)
+        assert p.gpus == 1 and p.block_size == 16
+        assert p.max_model_len <= (p.num_gpu_blocks - 1) * p.block_size
+        assert p.gpu_name in {"H100", "H200", "B200"}
+
+
+def test_unknown_profile_lists_the_known_ones() -> None:
+    with pytest.raises(UsageError) as info:
+        load_profile("a100/llama-3.1-8b")
+    assert "h200/llama-3.1-8b" in str(info.value)
+
+
+def test_prefill_is_compute_bound_and_decode_bandwidth_bound() -> None:
+    tm = TimeModel(load_profile("h100/llama-3.1-8b"))
+    prefill = tm.step([(4096, 0)])
+    decode = tm.step([(1, 1000)] * 8)
+    assert prefill.compute_s > prefill.memory_s
+    assert decode.memory_s > decode.compute_s
+    # Decode reads the weights once per step: 8 sequences cost far less than 8 single steps.
+    assert decode.duration_s < 2 * tm.step([(1, 1000)]).duration_s
+
+
+def test_moe_reads_more_experts_as_the_batch_grows() -> None:
+    tm = TimeModel(load_profile("h200/qwen3-30b-a3b"))
+    assert tm.weight_bytes(1) < tm.weight_bytes(16) < tm.weight_bytes(512)
+    assert tm.weight_bytes(512) == pytest.approx(30.53e9 * 2, rel=0.01)
+
+
+def test_gpu_telemetry_follows_steps() -> None:
+    profile = load_profile("h200/llama-3.1-8b")
+    gpu = GpuTelemetry(profile, start=0.0)
+    idle = gpu.sample(0.5)
+    assert idle["util_pct"] == 0 and idle["power_w"] == profile.gpu.idle_w
+    t = 1.0
+    while t < 2.0:
+        t += 0.01
+        gpu.record(t, 0.008, 1.0, 0.1)  # 80% busy, memory-bound
+    busy = gpu.sample(t)
+    assert busy["util_pct"] == 80
+    assert profile.gpu.idle_w < busy["power_w"] < profile.gpu.tdp_w
+    assert busy["sm_clock_mhz"] == profile.gpu.sm_clock_max_mhz
+    while t < 60.0:  # a minute of load heats the GPU (20 s time constant)
+        t += 0.01
+        gpu.record(t, 0.008, 1.0, 0.1)
+        if round(t * 100) % 100 == 0:
+            gpu.sample(t)
+    assert gpu.sample(t)["temp_c"] > idle["temp_c"] + 10
+
+
+def test_tokenizer_is_deterministic_and_chat_adds_fixed_overhead() -> None:
+    a, b = SimTokenizer(128256), SimTokenizer(128256)
+    text = "Read the file, then call tool_42 with the result."
+    assert a.encode(text) == b.encode(text)
+    one = a.encode_chat([{"role": "user", "content": "hello world"}])
+    two = a.encode_chat(
+        [{"role": "user", "content": "hello world"}, {"role": "user", "content": "hello world"}]
+    )
+    assert len(two) - len(one) == len(one) - 5  # per message: content + 5; per conversation: 1 + 4
+
+
+def test_calibration_within_25_percent_of_published_vllm_figures() -> None:
+    rows = calibration_rows()
+    assert {r.profile for r in rows} >= {"h100/llama-3.1-8b", "h200/llama-3.1-8b"}
+    for row in rows:
+        assert abs(row.error) <= 0.25, (row.id, row.published, row.simulated)

@@ -1,0 +1,103 @@
+"""Hand-made /metrics pages for the scraper tests; every expected figure is worked out in the test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+DATA = Path(__file__).parent / "data"
+REAL_BEFORE = DATA / "vllm-0.32.0-cpu-tiny.metrics.txt"
+REAL_AFTER = DATA / "vllm-0.32.0-cpu-tiny.after-4-more.metrics.txt"
+
+
+def old_vllm(
+    *, queries: float, hits: float, prompt: float, gen: float, itl: tuple[float, float, float]
+) -> str:
+    """vLLM 0.8-style names: gpu_* gauges and block-counting prefix counters, the old ITL name."""
+    le_10ms, le_50ms, inf = itl
+    return f"""\
+# HELP vllm:num_requests_running Number of requests currently running on GPU.
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{{model_name="m"}} 3.0
+# TYPE vllm:num_requests_waiting gauge
+vllm:num_requests_waiting{{model_name="m"}} 1.0
+# HELP vllm:gpu_cache_usage_perc GPU KV-cache usage. 1 means 100 percent usage.
+# TYPE vllm:gpu_cache_usage_perc gauge
+vllm:gpu_cache_usage_perc{{model_name="m"}} 0.25
+# HELP vllm:gpu_prefix_cache_queries GPU prefix cache queries, in terms of number of queried blocks.
+# TYPE vllm:gpu_prefix_cache_queries counter
+vllm:gpu_prefix_cache_queries_total{{model_name="m"}} {queries}
+# HELP vllm:gpu_prefix_cache_hits GPU prefix cache hits, in terms of number of cached blocks.
+# TYPE vllm:gpu_prefix_cache_hits counter
+vllm:gpu_prefix_cache_hits_total{{model_name="m"}} {hits}
+# TYPE vllm:prompt_tokens counter
+vllm:prompt_tokens_total{{model_name="m"}} {prompt}
+# TYPE vllm:generation_tokens counter
+vllm:generation_tokens_total{{model_name="m"}} {gen}
+# TYPE vllm:time_per_output_token_seconds histogram
+vllm:time_per_output_token_seconds_bucket{{le="0.01",model_name="m"}} {le_10ms}
+vllm:time_per_output_token_seconds_bucket{{le="0.05",model_name="m"}} {le_50ms}
+vllm:time_per_output_token_seconds_bucket{{le="+Inf",model_name="m"}} {inf}
+vllm:time_per_output_token_seconds_count{{model_name="m"}} {inf}
+vllm:time_per_output_token_seconds_sum{{model_name="m"}} 1.0
+# TYPE vllm:cache_config_info gauge
+vllm:cache_config_info{{block_size="16",enable_prefix_caching="True",num_gpu_blocks="1000"}} 1.0
+"""
+
+
+def two_engines(
+    *, gen0: float, gen1: float, hits0: float, hits1: float, queries0: float, queries1: float
+) -> str:
+    """Data parallelism: one series per `engine` label."""
+    lines = [
+        "# TYPE vllm:num_requests_running gauge",
+        'vllm:num_requests_running{engine="0",model_name="m"} 2.0',
+        'vllm:num_requests_running{engine="1",model_name="m"} 5.0',
+        "# TYPE vllm:num_requests_waiting gauge",
+        'vllm:num_requests_waiting{engine="0",model_name="m"} 0.0',
+        'vllm:num_requests_waiting{engine="1",model_name="m"} 4.0',
+        "# TYPE vllm:kv_cache_usage_perc gauge",
+        'vllm:kv_cache_usage_perc{engine="0",model_name="m"} 0.2',
+        'vllm:kv_cache_usage_perc{engine="1",model_name="m"} 0.6',
+        "# HELP vllm:prefix_cache_queries Prefix cache queries, in terms of number of queried tokens.",
+        "# TYPE vllm:prefix_cache_queries counter",
+        f'vllm:prefix_cache_queries_total{{engine="0",model_name="m"}} {queries0}',
+        f'vllm:prefix_cache_queries_total{{engine="1",model_name="m"}} {queries1}',
+        "# TYPE vllm:prefix_cache_hits counter",
+        f'vllm:prefix_cache_hits_total{{engine="0",model_name="m"}} {hits0}',
+        f'vllm:prefix_cache_hits_total{{engine="1",model_name="m"}} {hits1}',
+        "# TYPE vllm:generation_tokens counter",
+        f'vllm:generation_tokens_total{{engine="0",model_name="m"}} {gen0}',
+        f'vllm:generation_tokens_total{{engine="1",model_name="m"}} {gen1}',
+        "# TYPE vllm:cache_config_info gauge",
+        'vllm:cache_config_info{block_size="128",engine="0",num_gpu_blocks="48"} 1.0',
+        'vllm:cache_config_info{block_size="128",engine="1",num_gpu_blocks="48"} 1.0',
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def sglang(*, prompt: float, gen: float, cached: float, usage: float = 0.42, hit_gauge: float = 0.5) -> str:
+    return f"""\
+# TYPE sglang:token_usage gauge
+sglang:token_usage{{model_name="m"}} {usage}
+# TYPE sglang:cache_hit_rate gauge
+sglang:cache_hit_rate{{model_name="m"}} {hit_gauge}
+# TYPE sglang:num_running_reqs gauge
+sglang:num_running_reqs{{model_name="m"}} 7.0
+# TYPE sglang:num_queue_reqs gauge
+sglang:num_queue_reqs{{model_name="m"}} 2.0
+# TYPE sglang:prompt_tokens counter
+sglang:prompt_tokens_total{{model_name="m"}} {prompt}
+# TYPE sglang:generation_tokens counter
+sglang:generation_tokens_total{{model_name="m"}} {gen}
+# TYPE sglang:cached_tokens counter
+sglang:cached_tokens_total{{model_name="m"}} {cached}
+"""
+
+
+def counters_only(prompt: float, gen: float) -> str:
+    return f"""\
+# TYPE vllm:prompt_tokens counter
+vllm:prompt_tokens_total{{engine="0",model_name="m"}} {prompt}
+# TYPE vllm:generation_tokens counter
+vllm:generation_tokens_total{{engine="0",model_name="m"}} {gen}
+"""

@@ -1,0 +1,75 @@
+"""Whole-screen snapshot tests (pytest-textual-snapshot) from a fixed Snapshot stream.
+
+Every figure, including elapsed time, comes from the fake stream, so the screens repeat exactly.
+Update the stored SVGs after an intended change with `pytest tests/ui --snapshot-update`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Static
+
+from agentx_tui.ui import AgentXApp
+from tests.ui._helpers import shown
+from tests.ui.fakes import SECRET, FakeLiveControls, FakeSource, make_snapshot
+
+SnapCompare = Callable[..., bool]
+LAST = 20
+
+
+def stream(**kwargs: object) -> FakeSource:
+    return FakeSource(
+        [make_snapshot(seq, server_log=[f"INFO engine step {seq}"], **kwargs) for seq in range(1, LAST + 1)]  # type: ignore[arg-type]
+    )
+
+
+async def settle(pilot: Pilot[None]) -> None:
+    await shown(pilot, LAST)
+
+
+def live_app(**kwargs: object) -> AgentXApp:
+    return AgentXApp(stream(**kwargs), FakeLiveControls(), refresh_s=0.25, secrets=[SECRET])
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+def test_dashboard(snap_compare: SnapCompare, size: tuple[int, int]) -> None:
+    assert snap_compare(live_app(), terminal_size=size, run_before=settle)
+
+
+def test_dashboard_without_gpu_or_price(snap_compare: SnapCompare) -> None:
+    app = live_app(gpus=0, price=False, cached_reported=False)
+    assert snap_compare(app, terminal_size=(160, 48), run_before=settle)
+
+
+def test_users_pane_maximised(snap_compare: SnapCompare) -> None:
+    async def maximise(pilot: Pilot[None]) -> None:
+        await settle(pilot)
+        await pilot.press("5")
+        await pilot.pause()
+
+    assert snap_compare(live_app(), terminal_size=(80, 24), run_before=maximise)
+
+
+async def test_too_small_terminal_says_so() -> None:
+    app = live_app()
+    async with app.run_test(size=(70, 20)) as pilot:
+        await settle(pilot)
+        notice = app.query_one("#too-small", Static)
+        assert notice.display and str(notice.render()) == "terminal too small: need 80×24, have 70×20"
+        assert not app.query_one("#body").display
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert app.query_one("#body").display and not notice.display
+
+
+async def test_no_gpu_status_and_missing_figures_show_n_a() -> None:
+    app = live_app(gpus=0, price=False, cached_reported=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        assert "no NVIDIA GPU visible" in str(app.query_one("#gpu-rows", Static).render())
+        assert "n/a — server omits cached_tokens" in str(app.query_one("#prefix-figures", Static).render())
+        cost = str(app.query_one("#cost-figures", Static).render())
+        assert "--gpu-price" in cost and "press c" in cost
