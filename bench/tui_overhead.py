@@ -31,6 +31,8 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+from agentx_tui.telemetry.snapshot import Snapshot
+
 ROOT = Path(__file__).resolve().parents[1]
 WARMUP_TICKS = 3
 
@@ -44,7 +46,7 @@ class MeteredSource:
         self.interval_s = interval_s
         self.marks: list[tuple[float, float]] = []
 
-    async def snapshots(self) -> AsyncIterator[object]:
+    async def snapshots(self) -> AsyncIterator[Snapshot]:
         sys.path.insert(0, str(ROOT))
         from tests.ui.fakes import make_snapshot
 
@@ -58,7 +60,11 @@ class MeteredSource:
 
     def result(self) -> dict[str, float]:
         (cpu0, wall0), (cpu1, wall1) = self.marks
-        return {"cpu_s": cpu1 - cpu0, "wall_s": wall1 - wall0, "cpu_per_wall": (cpu1 - cpu0) / (wall1 - wall0)}
+        return {
+            "cpu_s": cpu1 - cpu0,
+            "wall_s": wall1 - wall0,
+            "cpu_per_wall": (cpu1 - cpu0) / (wall1 - wall0),
+        }
 
 
 async def _run_none(source: MeteredSource) -> None:
@@ -87,8 +93,18 @@ def child(mode: str, ticks: int, sessions: int, refresh_s: float, out: Path) -> 
 
 def _spawn(mode: str, args: argparse.Namespace, out: Path) -> dict[str, float]:
     command = [
-        sys.executable, __file__, "--child", mode, "--ticks", str(args.ticks),
-        "--sessions", str(args.sessions), "--refresh", str(args.refresh), "--out", str(out),
+        sys.executable,
+        __file__,
+        "--child",
+        mode,
+        "--ticks",
+        str(args.ticks),
+        "--sessions",
+        str(args.sessions),
+        "--refresh",
+        str(args.refresh),
+        "--out",
+        str(out),
     ]
     if mode == "none":
         subprocess.run(command, check=True, cwd=ROOT)
@@ -97,8 +113,9 @@ def _spawn(mode: str, args: argparse.Namespace, out: Path) -> dict[str, float]:
         master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
         env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": str(columns), "LINES": str(rows)}
-        process = subprocess.Popen(command, stdin=slave, stdout=slave, stderr=slave, cwd=ROOT, env=env,
-                                   start_new_session=True)
+        process = subprocess.Popen(
+            command, stdin=slave, stdout=slave, stderr=slave, cwd=ROOT, env=env, start_new_session=True
+        )
         os.close(slave)
         tail = bytearray()
 
@@ -140,10 +157,15 @@ def main() -> None:
         none = _spawn("none", args, Path(tmp) / "none.json")
         tui = _spawn("tui", args, Path(tmp) / "tui.json")
     added = tui["cpu_per_wall"] - none["cpu_per_wall"]
-    print(f"{args.sessions} sessions per snapshot, 1 snapshot/s, {args.ticks} ticks measured, "
-          f"terminal {args.size}, UI refresh {args.refresh} s")
-    print(f"  without UI: {none['cpu_s']:.2f} CPU s over {none['wall_s']:.1f} s = {none['cpu_per_wall'] * 100:.1f}% of a core")
-    print(f"  with UI:    {tui['cpu_s']:.2f} CPU s over {tui['wall_s']:.1f} s = {tui['cpu_per_wall'] * 100:.1f}% of a core")
+    print(
+        f"{args.sessions} sessions per snapshot, 1 snapshot/s, {args.ticks} ticks measured, "
+        f"terminal {args.size}, UI refresh {args.refresh} s"
+    )
+    for name, figures in (("without UI", none), ("with UI", tui)):
+        print(
+            f"  {name + ':':<12}{figures['cpu_s']:.2f} CPU s over {figures['wall_s']:.1f} s"
+            f" = {figures['cpu_per_wall'] * 100:.1f}% of a core"
+        )
     print(f"  UI adds:    {added * 100:.1f}% of one core (goal: under 5%) -> {'OK' if added < 0.05 else 'OVER'}")
 
 

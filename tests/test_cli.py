@@ -11,9 +11,26 @@ from agentx_tui import __version__
 from agentx_tui.cli import main, parse_run_config
 
 DESIGN_OPTIONS = [
-    "--attach", "--serve", "--vllm-arg", "--sim", "--port", "--vllm-cmd", "--api-key",
-    "--workload", "--users", "--scale", "--duration", "--seed", "--gpu-price", "--cost-profile",
-    "--headless", "--report", "--record", "--check", "--gpu-metrics", "--refresh",
+    "--attach",
+    "--serve",
+    "--vllm-arg",
+    "--sim",
+    "--port",
+    "--vllm-cmd",
+    "--api-key",
+    "--workload",
+    "--users",
+    "--scale",
+    "--duration",
+    "--seed",
+    "--gpu-price",
+    "--cost-profile",
+    "--headless",
+    "--report",
+    "--record",
+    "--check",
+    "--gpu-metrics",
+    "--refresh",
 ]
 
 

@@ -1,9 +1,9 @@
 """The command line (DESIGN §3, a contract): parse, validate, dispatch; map errors to exit codes.
 
-    agentx-tui [TARGET] [WORKLOAD] [COST] [OUTPUT]    the dashboard (or --headless)
-    agentx-tui replay PATH                            play a recording back
-    agentx-tui workloads                              list workload presets
-    agentx-tui sim [--port P] [--profile GPU/MODEL]   the simulated engine alone
+agentx-tui [TARGET] [WORKLOAD] [COST] [OUTPUT]    the dashboard (or --headless)
+agentx-tui replay PATH                            play a recording back
+agentx-tui workloads                              list workload presets
+agentx-tui sim [--port P] [--profile GPU/MODEL]   the simulated engine alone
 """
 
 from __future__ import annotations
@@ -38,52 +38,102 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"agentx-tui {__version__}")
     t = p.add_argument_group("target (default: the built-in simulated engine)")
-    t.add_argument("--attach", metavar="URL", action="append", default=[],
-                   help="attach to a running OpenAI-compatible vLLM server; repeatable")
-    t.add_argument("--serve", metavar="MODEL",
-                   help="launch `vllm serve MODEL`, wait until healthy, stop it on exit; "
-                        "`tiny` builds and serves the bundled tiny random-weight model")
-    t.add_argument("--vllm-arg", metavar="ARG", action="append", default=[],
-                   help="extra argument for the launched vLLM; repeatable (e.g. --vllm-arg=--max-num-seqs=16)")
-    t.add_argument("--sim", metavar="PROFILE", nargs="?", const=DEFAULT_SIM_PROFILE,
-                   help=f"the built-in simulated engine, GPU/MODEL profile (default {DEFAULT_SIM_PROFILE})")
+    t.add_argument(
+        "--attach",
+        metavar="URL",
+        action="append",
+        default=[],
+        help="attach to a running OpenAI-compatible vLLM server; repeatable",
+    )
+    t.add_argument(
+        "--serve",
+        metavar="MODEL",
+        help="launch `vllm serve MODEL`, wait until healthy, stop it on exit; "
+        "`tiny` builds and serves the bundled tiny random-weight model",
+    )
+    t.add_argument(
+        "--vllm-arg",
+        metavar="ARG",
+        action="append",
+        default=[],
+        help="extra argument for the launched vLLM; repeatable (e.g. --vllm-arg=--max-num-seqs=16)",
+    )
+    t.add_argument(
+        "--sim",
+        metavar="PROFILE",
+        nargs="?",
+        const=DEFAULT_SIM_PROFILE,
+        help=f"the built-in simulated engine, GPU/MODEL profile (default {DEFAULT_SIM_PROFILE})",
+    )
     t.add_argument("--port", type=int, metavar="P", help="port for a launched or simulated server (default: free)")
-    t.add_argument("--vllm-cmd", metavar="CMD",
-                   help="how to start vLLM (default: AGENTX_VLLM_PYTHON, the setup script's environment, "
-                        "then `vllm` on PATH)")
-    t.add_argument("--api-key", metavar="KEY",
-                   help="API key for the server (default: AGENTX_API_KEY, VLLM_API_KEY or OPENAI_API_KEY)")
-    t.add_argument("--startup-timeout", type=float, default=900.0, metavar="S",
-                   help="seconds to wait for a launched server to become healthy (default 900)")
-    t.add_argument("--gpu-metrics", metavar="URL",
-                   help="read GPU figures from a DCGM exporter at URL (for remote servers)")
+    t.add_argument(
+        "--vllm-cmd",
+        metavar="CMD",
+        help="how to start vLLM (default: AGENTX_VLLM_PYTHON, the setup script's environment, then `vllm` on PATH)",
+    )
+    t.add_argument(
+        "--api-key",
+        metavar="KEY",
+        help="API key for the server (default: AGENTX_API_KEY, VLLM_API_KEY or OPENAI_API_KEY)",
+    )
+    t.add_argument(
+        "--startup-timeout",
+        type=float,
+        default=900.0,
+        metavar="S",
+        help="seconds to wait for a launched server to become healthy (default 900)",
+    )
+    t.add_argument(
+        "--gpu-metrics", metavar="URL", help="read GPU figures from a DCGM exporter at URL (for remote servers)"
+    )
     w = p.add_argument_group("workload")
-    w.add_argument("-w", "--workload", default="coding-agent", metavar="NAME|PATH",
-                   help="a preset (see `agentx-tui workloads`), a YAML file, a Mooncake .jsonl trace, "
-                        "or `none` to observe only (default coding-agent)")
-    w.add_argument("-u", "--users", type=int, default=8, metavar="N",
-                   help="concurrent agent sessions, changeable live with +/- (default 8)")
-    w.add_argument("--scale", type=float, metavar="F",
-                   help="multiply every token length by F (default: shrink to fit the model's context)")
-    w.add_argument("--duration", type=float, metavar="SECONDS",
-                   help="stop after this many seconds (default: until quit)")
+    w.add_argument(
+        "-w",
+        "--workload",
+        default="coding-agent",
+        metavar="NAME|PATH",
+        help="a preset (see `agentx-tui workloads`), a YAML file, a Mooncake .jsonl trace, "
+        "or `none` to observe only (default coding-agent)",
+    )
+    w.add_argument(
+        "-u",
+        "--users",
+        type=int,
+        default=8,
+        metavar="N",
+        help="concurrent agent sessions, changeable live with +/- (default 8)",
+    )
+    w.add_argument(
+        "--scale",
+        type=float,
+        metavar="F",
+        help="multiply every token length by F (default: shrink to fit the model's context)",
+    )
+    w.add_argument(
+        "--duration", type=float, metavar="SECONDS", help="stop after this many seconds (default: until quit)"
+    )
     w.add_argument("--seed", type=int, default=0, metavar="N", help="random seed for the workload (default 0)")
     c = p.add_argument_group("cost")
-    c.add_argument("--gpu-price", type=float, metavar="USD",
-                   help="USD per GPU-hour (default: the preset for the detected GPU)")
+    c.add_argument(
+        "--gpu-price", type=float, metavar="USD", help="USD per GPU-hour (default: the preset for the detected GPU)"
+    )
     c.add_argument("--cost-profile", metavar="NAME", help="a cost preset, e.g. h200 or h200-owned")
     c.add_argument("--gpus", type=int, metavar="N", help="number of GPUs to charge for (default: detected)")
     o = p.add_argument_group("output")
-    o.add_argument("--headless", action="store_true",
-                   help="no TUI: print a compact line per interval, then a summary")
+    o.add_argument("--headless", action="store_true", help="no TUI: print a compact line per interval, then a summary")
     o.add_argument("--report", type=Path, metavar="PATH", help="write the final report (.json, .md or .csv)")
     o.add_argument("--record", type=Path, metavar="PATH", help="append every snapshot as one JSON line")
-    o.add_argument("--check", action="append", default=[], metavar="EXPR",
-                   help="SLO check on the report, e.g. 'ttft_p90_s <= 2'; repeatable; a failure exits 1")
-    o.add_argument("--interval", type=float, default=1.0, metavar="S",
-                   help="seconds between samples (default 1)")
-    o.add_argument("--refresh", type=float, default=0.5, metavar="S",
-                   help="seconds between dashboard redraws (default 0.5)")
+    o.add_argument(
+        "--check",
+        action="append",
+        default=[],
+        metavar="EXPR",
+        help="SLO check on the report, e.g. 'ttft_p90_s <= 2'; repeatable; a failure exits 1",
+    )
+    o.add_argument("--interval", type=float, default=1.0, metavar="S", help="seconds between samples (default 1)")
+    o.add_argument(
+        "--refresh", type=float, default=0.5, metavar="S", help="seconds between dashboard redraws (default 0.5)"
+    )
     o.add_argument("--theme", metavar="NAME", help="dashboard theme (default agentx-dark; t cycles)")
     return p
 

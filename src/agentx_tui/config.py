@@ -54,22 +54,28 @@ class RunConfig:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, *, api_key: str | None) -> RunConfig:
-        chosen = [name for name, given in (("--attach", args.attach), ("--serve", args.serve),
-                                           ("--sim", args.sim)) if given]
+        chosen = [
+            name for name, given in (("--attach", args.attach), ("--serve", args.serve), ("--sim", args.sim)) if given
+        ]
         if len(chosen) > 1:
             raise UsageError(f"{' and '.join(chosen)} cannot be used together.", "Choose one target.")
         target: TargetKind = "attach" if args.attach else "serve" if args.serve else "sim"
         if target == "attach" and args.port is not None:
-            raise UsageError("--port is for a launched or simulated server, not --attach.",
-                             "Put the port in the URL instead.")
+            raise UsageError(
+                "--port is for a launched or simulated server, not --attach.", "Put the port in the URL instead."
+            )
         if args.vllm_arg and target != "serve":
             raise UsageError("--vllm-arg only applies with --serve.")
         _positive("--users", args.users, allow_zero=True)
         _positive("--interval", args.interval)
         _positive("--refresh", args.refresh)
         _positive("--startup-timeout", args.startup_timeout)
-        for flag, value in (("--duration", args.duration), ("--scale", args.scale),
-                            ("--gpu-price", args.gpu_price), ("--gpus", args.gpus)):
+        for flag, value in (
+            ("--duration", args.duration),
+            ("--scale", args.scale),
+            ("--gpu-price", args.gpu_price),
+            ("--gpus", args.gpus),
+        ):
             if value is not None:
                 _positive(flag, value)
         if args.port is not None and not 0 < args.port < 65536:
@@ -111,11 +117,20 @@ class RunConfig:
     def settings_for_recording(self) -> dict[str, Any]:
         """The settings a recording's header keeps: everything but the API key."""
         return {
-            "target": self.target, "attach": list(self.attach), "serve": self.serve,
-            "vllm_args": list(self.vllm_args), "sim_profile": self.sim_profile,
-            "workload": self.workload, "users": self.users, "scale": self.scale,
-            "duration_s": self.duration_s, "seed": self.seed, "gpu_price": self.gpu_price,
-            "cost_profile": self.cost_profile, "gpus": self.gpus, "interval_s": self.interval_s,
+            "target": self.target,
+            "attach": list(self.attach),
+            "serve": self.serve,
+            "vllm_args": list(self.vllm_args),
+            "sim_profile": self.sim_profile,
+            "workload": self.workload,
+            "users": self.users,
+            "scale": self.scale,
+            "duration_s": self.duration_s,
+            "seed": self.seed,
+            "gpu_price": self.gpu_price,
+            "cost_profile": self.cost_profile,
+            "gpus": self.gpus,
+            "interval_s": self.interval_s,
             "api_key_set": self.api_key is not None,
         }
 

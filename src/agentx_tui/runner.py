@@ -15,6 +15,7 @@ from typing import Any, TextIO
 
 from agentx_tui import __version__
 from agentx_tui.config import RunConfig
+from agentx_tui.cost import resolve_price
 from agentx_tui.engine import stop_all
 from agentx_tui.errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
 from agentx_tui.load import Driver, EndpointTarget, Workload, fit_to_context, load_workload
@@ -67,6 +68,8 @@ def run(config: RunConfig) -> int:
     if config.record is not None:
         _check_output_path(config.record, "--record")
     workload = load_workload(config.workload, scale=config.scale)
+    if config.cost_profile is not None:  # an unknown profile name is a usage error, said up front
+        resolve_price(gpu_price=None, cost_profile=config.cost_profile, gpu_names=(), sim_gpu=None, gpus=config.gpus)
     try:
         return _run_loop(_run(config, workload, checks))
     finally:
@@ -141,8 +144,11 @@ async def _run_on_target(config: RunConfig, workload: Workload, checks: list[Che
         runtime.sinks.append(recorder.write)
 
     loop = asyncio.get_running_loop()
-    on_signal: Callable[[str], None] = lambda name: runtime.request_stop(f"stopped by {name}", partial=True)
     app: Any = None
+
+    def on_signal(name: str) -> None:
+        runtime.request_stop(f"stopped by {name}", partial=True)
+
     if not config.headless:
         from agentx_tui.ui import AgentXApp
 
@@ -150,7 +156,7 @@ async def _run_on_target(config: RunConfig, workload: Workload, checks: list[Che
 
         def on_signal(name: str) -> None:
             runtime.request_stop(f"stopped by {name}", partial=True)
-            app.exit()
+            app.exit()  # the runner then drains, writes the report and stops the server
 
     for sig, name in _STOP_SIGNALS.items():
         loop.add_signal_handler(sig, on_signal, name)
@@ -159,7 +165,7 @@ async def _run_on_target(config: RunConfig, workload: Workload, checks: list[Che
             await driver.start()
         if app is not None:
             await app.run_async()
-            runtime.request_stop(runtime.stop_reason or "quit")
+            await runtime.finish()
         else:
             printer = HeadlessPrinter(sys.stdout)
             async for snap in runtime.snapshots():
@@ -168,10 +174,12 @@ async def _run_on_target(config: RunConfig, workload: Workload, checks: list[Che
         await runtime.close()
         if recorder is not None:
             recorder.close()
+        if recorder is not None and recorder.error:
+            print(f"warning: the recording stopped early: {recorder.error}", file=sys.stderr)
     report = builder.build(partial_reason=runtime.partial_reason)
-    if config.report is not None:
-        write_report(config.report, report, series=builder.series())
     results = evaluate_checks(checks, report)
+    if config.report is not None:
+        write_report(config.report, report, series=builder.series(), checks=results)
     _safe_print(HeadlessPrinter(sys.stdout).summary, report, results)
     return EXIT_CHECK_FAILED if any(not r.passed for r in results) else EXIT_OK
 

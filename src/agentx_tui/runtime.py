@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 
 import httpx
 
-from agentx_tui.cost import CostMeter, resolve_price
+from agentx_tui.cost import CostMeter, PriceChoice, resolve_price
 from agentx_tui.load import Driver
 from agentx_tui.target import Target
 from agentx_tui.telemetry import DcgmMonitor, EndpointMonitor, NvmlSampler, aggregate_endpoints
@@ -27,6 +27,7 @@ from agentx_tui.telemetry.snapshot import (
     GpuState,
     RunInfo,
     RunState,
+    SessionRow,
     Snapshot,
 )
 
@@ -56,6 +57,7 @@ class Runtime:
         self.duration_s = duration_s
         self.refresh_s = refresh_s
         self.sinks: list[Sink] = []
+        self.drain_timeout_s = 10.0
         self.partial_reason: str | None = None
         self.stop_reason: str | None = None
         self._secrets = [api_key] if api_key else []
@@ -73,19 +75,22 @@ class Runtime:
             )
             for e in target.endpoints
         ]
-        self._dcgm = DcgmMonitor(gpu_metrics_url, client=self._http, timeout_s=interval_s * 0.8) if gpu_metrics_url else None
+        self._dcgm = (
+            DcgmMonitor(gpu_metrics_url, client=self._http, timeout_s=interval_s * 0.8) if gpu_metrics_url else None
+        )
         # NVML describes this machine's GPUs: meaningful for a launched server (or one on loopback).
         self._nvml: NvmlSampler | None = None
         if not target.simulated and self._dcgm is None and _is_local(target):
             self._nvml = NvmlSampler(interval_s=interval_s)
             self._nvml.start()
         self._user_price = gpu_price is not None or cost_profile is not None
-        self._price_args = {"gpu_price": gpu_price, "cost_profile": cost_profile, "gpus": gpus}
+        self._gpu_price, self._cost_profile, self._gpus = gpu_price, cost_profile, gpus
         self._meter = CostMeter(self._resolve_price(()))
         self._events: deque[str] = deque(maxlen=200)
         self._stop = asyncio.Event()
         self._started_at = 0.0
         self._seq = 0
+        self._finished = False
         self._down: set[str] = set()
         self._state: RunState = "starting"
 
@@ -151,15 +156,13 @@ class Runtime:
         await self._http.aclose()
 
     async def snapshots(self) -> AsyncIterator[Snapshot]:
+        """One Snapshot per tick until the run ends, then a final one after the load has drained,
+        so that the last snapshot's server counters and client records cover the same requests."""
         self._started_at = time.time()
         next_tick = time.monotonic()
-        while True:
-            snap = await self._tick()
-            for sink in self.sinks:
-                sink(snap)
+        while not self._stop.is_set():
+            snap = self._publish(await self._tick())
             yield snap
-            if self._stop.is_set():
-                return
             self._check_end(snap)
             next_tick += self.interval_s
             delay = next_tick - time.monotonic()
@@ -168,6 +171,25 @@ class Runtime:
                 delay = 0
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), timeout=delay)
+        final = await self.finish()
+        if final is not None:
+            yield final
+
+    async def finish(self) -> Snapshot | None:
+        """Drain in-flight requests (briefly when interrupted) and publish the final snapshot, once.
+        Called by `snapshots()` at its end, and by the runner when the dashboard quit mid-stream."""
+        if self._finished or self._seq == 0:
+            return None
+        self._finished = True
+        self.request_stop(self.stop_reason or "quit")
+        if self.driver is not None:
+            await self.driver.drain(timeout_s=self.drain_timeout_s if self.partial_reason is None else 2.0)
+        return self._publish(await self._tick())
+
+    def _publish(self, snap: Snapshot) -> Snapshot:
+        for sink in self.sinks:
+            sink(snap)
+        return snap
 
     def _check_end(self, snap: Snapshot) -> None:
         launched = self.target.launched
@@ -186,9 +208,9 @@ class Runtime:
         self._note_up_down(endpoints)
         gpu = await self._gpu_state(now)
         client: ClientFigures | None = None
-        sessions = ()
+        sessions: tuple[SessionRow, ...] = ()
         if self.driver is not None:
-            client = self.driver.figures(now)
+            client = self.driver.figures(time.monotonic())  # the driver's clock
             sessions = self.driver.sessions()
         aggregate = aggregate_endpoints(endpoints)
         if not self._user_price and self._meter.price is None:
@@ -197,9 +219,7 @@ class Runtime:
         self._seq += 1
         log_lines: tuple[str, ...] = ()
         if self.target.launched is not None:
-            lines, self.target.launched.log_cursor = self.target.launched.log.since(
-                self.target.launched.log_cursor
-            )
+            lines, self.target.launched.log_cursor = self.target.launched.log.since(self.target.launched.log_cursor)
             log_lines = tuple(lines[-200:])
         events = tuple(self._events)
         self._events.clear()
@@ -255,21 +275,22 @@ class Runtime:
             return self._nvml.latest()
         return GpuState(status="no NVIDIA GPU visible: remote server (pass --gpu-metrics URL of a DCGM exporter)")
 
-    def _resolve_price(self, gpu_names: Sequence[str], gpu_count: int | None = None) -> object:
-        gpus = self._price_args["gpus"] or self.target.sim_gpus or gpu_count or None
+    def _resolve_price(self, gpu_names: Sequence[str], gpu_count: int | None = None) -> PriceChoice | None:
         return resolve_price(
-            gpu_price=self._price_args["gpu_price"],  # type: ignore[arg-type]
-            cost_profile=self._price_args["cost_profile"],  # type: ignore[arg-type]
+            gpu_price=self._gpu_price,
+            cost_profile=self._cost_profile,
             gpu_names=gpu_names,
             sim_gpu=self.target.sim_gpu,
-            gpus=gpus,  # type: ignore[arg-type]
+            gpus=self._gpus or self.target.sim_gpus or gpu_count or None,
         )
 
     def _cost(
         self, now: float, client: ClientFigures | None, aggregate: EndpointFigures | None, gpu: GpuState
     ) -> CostFigures:
         elapsed = now - self._started_at
-        power = sum(g.power_w for g in gpu.gpus if g.power_w is not None) if gpu.gpus else None
+        # The meter multiplies by the GPU count, so it takes the mean power of one GPU.
+        powers = [g.power_w for g in gpu.gpus if g.power_w is not None]
+        power = sum(powers) / len(powers) if powers else None
         if client is not None:
             total: float | None = client.totals.prompt_tokens + client.totals.output_tokens
             output: float | None = client.totals.output_tokens
@@ -277,11 +298,11 @@ class Runtime:
         else:
             t = aggregate.totals if aggregate else None
             output = t.generation_tokens if t else None
-            total = (t.prompt_tokens + t.generation_tokens) if t and t.prompt_tokens is not None and \
-                t.generation_tokens is not None else None
+            total = _sum_or_none(t.prompt_tokens, t.generation_tokens) if t else None
             window_output = aggregate.generation_tokens_per_s if aggregate else None
-            window_total = (aggregate.prompt_tokens_per_s + aggregate.generation_tokens_per_s) if aggregate and \
-                aggregate.prompt_tokens_per_s is not None and aggregate.generation_tokens_per_s is not None else None
+            window_total = (
+                _sum_or_none(aggregate.prompt_tokens_per_s, aggregate.generation_tokens_per_s) if aggregate else None
+            )
         return self._meter.figures(
             elapsed_s=elapsed,
             total_tokens=total,
@@ -290,6 +311,10 @@ class Runtime:
             window_output_tokens_per_s=window_output,
             gpu_power_w=power,
         )
+
+
+def _sum_or_none(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a + b
 
 
 def _is_local(target: Target) -> bool:

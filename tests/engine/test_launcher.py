@@ -14,7 +14,14 @@ from tests.helpers.procs import alive, descendants, in_group
 
 
 def test_argv_adds_prompt_token_details_and_tiny_defaults_once() -> None:
-    argv, python = vllm_argv("tiny", ["--max-num-seqs=4"], host="127.0.0.1", port=9, vllm_cmd=f"{sys.executable} -m vllm.entrypoints.openai.api_server", tiny=True)
+    argv, python = vllm_argv(
+        "tiny",
+        ["--max-num-seqs=4"],
+        host="127.0.0.1",
+        port=9,
+        vllm_cmd=f"{sys.executable} -m vllm.entrypoints.openai.api_server",
+        tiny=True,
+    )
     assert python == sys.executable
     assert argv.count("--enable-prompt-tokens-details") == 1
     assert "--enforce-eager" in argv and "--served-model-name" in argv

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -243,7 +244,21 @@ def test_sim_metrics_are_a_subset_of_real_vllm(sim_url: str, vllm_url: str) -> N
 def test_metric_differences_are_exactly_the_documented_ones(sim_url: str, vllm_url: str) -> None:
     sim, real = _vllm_families(sim_url), _vllm_families(vllm_url)
     assert set(real) - set(sim) == set(NOT_SIMULATED)
-    assert DIFFERENCES  # the non-metric differences, kept next to the metric ones
+
+
+def test_documented_differences_match_this_list() -> None:
+    doc = (Path(__file__).parents[2] / "docs" / "sim.md").read_text()
+    for name in NOT_SIMULATED:
+        assert f"`{name}`" in doc, name
+    assert len(DIFFERENCES) >= 5
+
+
+def test_usage_details_always_present_on_the_sim(sim_url: str) -> None:
+    # One of the DIFFERENCES: vLLM needs --enable-prompt-tokens-details for this, the sim always sends it.
+    t = _target(sim_url)
+    body = {"model": t.model, "prompt": "hello", **EXACT}
+    usage = httpx.post(f"{sim_url}/v1/completions", json=body, timeout=30).json()["usage"]
+    assert usage["prompt_tokens_details"] == {"cached_tokens": 0}
 
 
 @pytest.mark.vllm

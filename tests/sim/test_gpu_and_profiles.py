@@ -81,3 +81,30 @@ def test_calibration_within_25_percent_of_published_vllm_figures() -> None:
     assert {r.profile for r in rows} >= {"h100/llama-3.1-8b", "h200/llama-3.1-8b"}
     for row in rows:
         assert abs(row.error) <= 0.25, (row.id, row.published, row.simulated)
+
+
+def test_cached_chat_encoding_equals_encoding_the_rendered_text() -> None:
+    tok = SimTokenizer(128256)
+    messages = [
+        {"role": "system", "content": "You are a coding agent.\n\n  Tools: read, write  "},
+        {"role": "user", "content": [{"type": "text", "text": "Fix bug #12 in parser.py!"}]},
+        {"role": "assistant", "content": ""},
+        {"role": "tool", "content": "   \n"},
+    ]
+    for _ in range(2):  # the second pass is served from the segment cache
+        assert tok.encode_chat(messages) == tok.encode(tok.render_chat(messages))
+        assert tok.encode_chat(messages, add_generation_prompt=False) == tok.encode(
+            tok.render_chat(messages, add_generation_prompt=False)
+        )
+
+
+def test_special_tokens_survive_trailing_whitespace() -> None:
+    tok = SimTokenizer(128256)
+    pieces = tok.pieces(tok.render_chat([{"role": "user", "content": "write  "}]))
+    assert pieces.count("<|eot_id|>") == 1 and "  " in pieces
+
+
+def test_profile_aliases_resolve_to_the_canonical_name() -> None:
+    assert load_profile("H200/llama-8b").name == "h200/llama-3.1-8b"
+    assert load_profile("b200").name == "b200/llama-3.1-8b"
+    assert load_profile("h100/qwen3-moe").model_id == "Qwen/Qwen3-30B-A3B"

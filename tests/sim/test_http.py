@@ -10,9 +10,10 @@ from typing import Any
 
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
-from tests.sim.conftest import SIM_MODEL
 
 from agentx_tui import __version__
+
+SIM_MODEL = "meta-llama/Llama-3.1-8B-Instruct"  # the served name of the default profile
 
 WORDS = [
     "plan",

@@ -17,6 +17,7 @@ from agentx_tui.telemetry.snapshot import (
     GpuState,
     Percentiles,
     RunInfo,
+    RunState,
     SessionRow,
     SessionState,
     Snapshot,
@@ -34,7 +35,7 @@ def make_snapshot(
     sessions: int = 12,
     users: int | None = None,
     elapsed_s: float | None = None,
-    state: str = "running",
+    state: RunState = "running",
     gpus: int = 2,
     price: bool = True,
     cached_reported: bool = True,
@@ -70,8 +71,9 @@ def make_snapshot(
         requests_per_s=22.5,
         ttft=Percentiles(p50=0.17, p90=0.42, p99=0.9),
         itl=Percentiles(p50=0.008, p90=0.013, p99=0.03),
-        totals=EndpointTotals(prompt_tokens=prompt_tps * elapsed, generation_tokens=output_tps * elapsed,
-                              preemptions=12.0),
+        totals=EndpointTotals(
+            prompt_tokens=prompt_tps * elapsed, generation_tokens=output_tps * elapsed, preemptions=12.0
+        ),
     )
     gpu_rows = tuple(
         GpuFigures(
@@ -127,7 +129,7 @@ def make_snapshot(
             target=f"attach {URL}",
             workload="coding-agent",
             users=sessions if users is None else users,
-            state=state,  # type: ignore[arg-type]
+            state=state,
             started_at=1_800_000_000.0,
         ),
         endpoints=(endpoint,),
@@ -160,16 +162,40 @@ def make_snapshot(
 
 
 class FakeSource:
-    """Yields the given snapshots (`interval_s` apart), then either ends or waits to be cancelled."""
+    """Yields the given snapshots, then either ends or waits to be cancelled.
 
-    def __init__(self, snapshots: Sequence[Snapshot], *, interval_s: float = 0.0, end: bool = False) -> None:
+    `interval_s` spaces them in time; with `manual=True` only the first comes at once and each
+    further one waits for `release()`, so a test decides exactly what the dashboard has seen.
+    """
+
+    def __init__(
+        self,
+        snapshots: Sequence[Snapshot],
+        *,
+        interval_s: float = 0.0,
+        end: bool = False,
+        manual: bool = False,
+    ) -> None:
         self.items = list(snapshots)
         self.interval_s = interval_s
         self.end = end
+        self.manual = manual
         self.delivered = 0
+        self._released = 0
+        self._wakeup: asyncio.Event | None = None
+
+    def release(self, count: int = 1) -> None:
+        self._released += count
+        if self._wakeup is not None:
+            self._wakeup.set()
 
     async def snapshots(self) -> AsyncIterator[Snapshot]:
-        for snap in self.items:
+        self._wakeup = asyncio.Event()
+        for index, snap in enumerate(self.items):
+            if self.manual:
+                while index > self._released:
+                    self._wakeup.clear()
+                    await self._wakeup.wait()
             if self.interval_s:
                 await asyncio.sleep(self.interval_s)
             self.delivered += 1

@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from textual.widgets import DataTable, Input, RichLog
+from textual.widgets import Input, RichLog
 
 from agentx_tui.ui import AgentXApp
 from agentx_tui.ui.header import RunHeader
 from agentx_tui.ui.panes import UsersPane
+from agentx_tui.ui.panes._table import KeyedTable
 from agentx_tui.ui.screens import CostScreen, HelpScreen
 from tests.ui._helpers import shown
 from tests.ui.fakes import SECRET, FakeLiveControls, FakeReplayControls, FakeSource, make_snapshot
@@ -231,26 +232,37 @@ async def test_failing_source_is_reported_not_raised(tmp_path: Path) -> None:
 
 
 async def test_users_table_updates_rows_in_place_and_sorts(tmp_path: Path) -> None:
-    source = FakeSource([make_snapshot(1), make_snapshot(2)], interval_s=0.3)
+    source = FakeSource([make_snapshot(1), make_snapshot(2)], manual=True)
     app = AgentXApp(source, FakeLiveControls(), refresh_s=0.25)
     async with app.run_test(size=SIZE) as pilot:
         await shown(pilot, 1)
-        table = app.query_one("#users-table", DataTable)
-        keys_before = list(table.rows)
-        assert len(keys_before) == 12
-        row_object = table.rows[keys_before[0]]
+        table = app.query_one("#users-table", KeyedTable)
+        assert table.order == [str(n) for n in range(12)]
+        assert table.cell("3", "step").text == "5/30"
+        source.release()
         await shown(pilot, 2)
-        assert list(table.rows) == keys_before
-        assert table.rows[keys_before[0]] is row_object  # not removed and re-added
-        assert str(table.get_cell("3", "step").text) == "6/30"
+        assert table.adds == 12  # updated in place, never re-added
+        assert table.cell("3", "step").text == "6/30"
         pane = app.query_one(UsersPane)
         await pilot.press("o", "o", "o")  # user → state → step → context
         assert pane.sort_column == "context"
-        first = table.get_row_at(0)[3]
-        last = table.get_row_at(11)[3]
-        assert first.sort <= last.sort
+        contexts = [table.cell(key, "context").sort for key in table.order]
+        assert contexts == sorted(contexts)
         await pilot.press("O")
-        assert table.get_row_at(0)[3].sort >= table.get_row_at(11)[3].sort
+        contexts = [table.cell(key, "context").sort for key in table.order]
+        assert contexts == sorted(contexts, reverse=True)
+        assert "sort context ↓" in str(pane.border_subtitle)
+
+
+async def test_users_table_drops_rows_of_sessions_that_are_gone(tmp_path: Path) -> None:
+    source = FakeSource([make_snapshot(1), make_snapshot(2, sessions=5)], manual=True)
+    app = AgentXApp(source, FakeLiveControls(), refresh_s=0.25)
+    async with app.run_test(size=SIZE) as pilot:
+        await shown(pilot, 1)
+        source.release()
+        await shown(pilot, 2)
+        table = app.query_one("#users-table", KeyedTable)
+        assert table.order == [str(n) for n in range(5)]
 
 
 async def test_replay_keys_drive_the_replay_and_live_keys_are_hidden(tmp_path: Path) -> None:

@@ -47,7 +47,10 @@ def test_repository_themes_match_the_packaged_copies() -> None:
     [
         ("name: x\ndark: [", "not valid YAML"),
         ("- a\n- b\n", "expected a mapping"),
-        (GOOD.format(name="x").replace('"#ff5f5f"', '"reddish"'), "error: Value error, 'reddish' is not a colour"),
+        (
+            GOOD.format(name="x").replace('"#ff5f5f"', '"reddish"'),
+            "error: Value error, 'reddish' is not a colour",
+        ),
         (GOOD.format(name="x").replace('panel: "#1f2833"\n', ""), "panel: Field required"),
         (GOOD.format(name="Bad Name"), "name: Value error"),
         (GOOD.format(name="x") + "extra: 1\n", "extra: Extra inputs are not permitted"),

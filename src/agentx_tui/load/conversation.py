@@ -90,14 +90,18 @@ class CeilingTracker:
             seen.clear()  # bounded memory: forget and rebuild, the ceiling dips briefly
         cacheable = 0
         points = conv.points
-        for h, position in reversed(points):
-            if h in seen:
-                cacheable = position
-                break
+        whole = hash((conv._hash, _GEN))
+        if whole in seen:
+            cacheable = conv.prompt_tokens
+        else:
+            for h, position in reversed(points):
+                if h in seen:
+                    cacheable = position
+                    break
         for h, _ in points[conv.registered :]:
             seen.add(h)
         conv.registered = len(points)
-        seen.add(hash((conv._hash, _GEN)))
+        seen.add(whole)
         # A cache must leave the last prompt token to compute, and serves whole blocks only.
         cacheable = min(cacheable, conv.prompt_tokens - 1)
         return max(cacheable, 0) // self.block_size * self.block_size

@@ -22,11 +22,12 @@ end), taken as they are so the report agrees with the meter on screen.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from agentx_tui import __version__
 from agentx_tui.report._keys import REPORT_KEYS
-from agentx_tui.report._series import SeriesBuffer, ReportSeries
+from agentx_tui.report._series import ReportSeries, SeriesBuffer
 from agentx_tui.telemetry.snapshot import EndpointFigures, EndpointTotals, Snapshot
 
 SERVER_HIT_RATE_SOURCE = "server prefix-cache counters over the run: Δhits / Δqueries (tokens)"
@@ -109,7 +110,9 @@ class ReportBuilder:
         )
         first, last = self._first, self._last
         if first is None or last is None:
-            report.update(partial=True, partial_reason=partial_reason or "the run ended before its first sample")
+            report.update(
+                partial=True, partial_reason=partial_reason or "the run ended before its first sample"
+            )
             return report
         report.update(partial=partial_reason is not None, partial_reason=partial_reason)
         duration = last.time - first.time
@@ -123,8 +126,8 @@ class ReportBuilder:
             started_at=first.run.started_at or first.time,
             ended_at=last.time,
             duration_s=duration,
-            model=_model(last),
-            engine_version=agg.engine_version if agg else None,
+            model=_joined(e.model for e in last.endpoints),
+            engine_version=_joined(e.engine_version for e in last.endpoints),
             kv_cache_usage_mean=self._kv.mean,
             kv_cache_usage_max=self._kv.max,
             gpu_util_mean=self._gpu_util.mean,
@@ -147,6 +150,7 @@ class ReportBuilder:
         kv = self._endpoint_kv.get(e.url, _Stat())
         return {
             "url": e.url,
+            "up": e.up,
             "status": e.status,
             "flavor": e.flavor,
             "model": e.model,
@@ -161,7 +165,12 @@ class ReportBuilder:
         }
 
 
-_RATE_KEYS = ("output_tokens_per_s", "prompt_tokens_per_s", "cached_prompt_tokens_per_s", "total_tokens_per_s")
+_RATE_KEYS = (
+    "output_tokens_per_s",
+    "prompt_tokens_per_s",
+    "cached_prompt_tokens_per_s",
+    "total_tokens_per_s",
+)
 
 
 def _per_s(value: float | None, duration: float) -> float | None:
@@ -186,14 +195,14 @@ def _client_figures(last: Snapshot, duration: float, server: dict[str, Any]) -> 
     agg = last.aggregate
     if client is None:
         # Observing only: the servers' counters are all there is; failures cannot be seen.
-        t = agg.totals if agg else EndpointTotals()
+        st = agg.totals if agg else EndpointTotals()
         return {
             "throughput_source": "server" if agg else None,
             **{k: server[k] for k in _RATE_KEYS},
-            "output_tokens": t.generation_tokens,
-            "prompt_tokens": t.prompt_tokens,
-            "cached_prompt_tokens": t.cached_prompt_tokens,
-            "requests_completed": t.requests_finished,
+            "output_tokens": st.generation_tokens,
+            "prompt_tokens": st.prompt_tokens,
+            "cached_prompt_tokens": st.cached_prompt_tokens,
+            "requests_completed": st.requests_finished,
         }
     t = client.totals
     cached = t.cached_prompt_tokens if t.cached_tokens_reported else None
@@ -238,11 +247,10 @@ def _cost_figures(last: Snapshot) -> dict[str, Any]:
     }
 
 
-def _model(snap: Snapshot) -> str | None:
-    if snap.aggregate and snap.aggregate.model:
-        return snap.aggregate.model
-    models = sorted({e.model for e in snap.endpoints if e.model})
-    return ", ".join(models) if models else None
+def _joined(values: Iterable[str | None]) -> str | None:
+    """One value, or several endpoints' distinct values joined (replicas may differ)."""
+    distinct = sorted({v for v in values if v})
+    return ", ".join(distinct) if distinct else None
 
 
 def _tick_values(snap: Snapshot) -> dict[str, float | None]:

@@ -91,7 +91,12 @@ def evaluate_checks(checks: Iterable[Check], report: Mapping[str, Any]) -> list[
         passed = value is not None and OPERATORS[check.op](value, check.threshold)
         results.append(
             CheckResult(
-                expr=check.expr, key=check.key, op=check.op, threshold=check.threshold, value=value, passed=passed
+                expr=check.expr,
+                key=check.key,
+                op=check.op,
+                threshold=check.threshold,
+                value=value,
+                passed=passed,
             )
         )
     return results

@@ -20,8 +20,8 @@ def cell(value: Any) -> str:
     if isinstance(value, float):
         if not math.isfinite(value):
             return NA
-        if value == int(value) and abs(value) < 1e15:
-            return str(int(value))
+        if abs(value) >= 1e6 or (value == int(value) and abs(value) < 1e15):
+            return f"{value:.0f}"  # large figures (tokens per dollar, timestamps) in full
         return f"{value:.6g}"
     if isinstance(value, str):
         return value
@@ -43,7 +43,7 @@ def percent(value: float | None) -> str:
 
 
 def elapsed(seconds: float) -> str:
-    seconds = max(0, int(seconds))
+    seconds = max(0, round(seconds))  # ticks ~1 s apart: rounding keeps consecutive lines distinct
     h, rest = divmod(seconds, 3600)
     m, s = divmod(rest, 60)
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"

@@ -113,6 +113,8 @@ _FRACTIONS = {
 
 def unit(key: str) -> str:
     """The unit of a report figure, as shown next to it in the Markdown report and the summary."""
+    if key not in NUMERIC_KEYS:
+        return ""
     if key in _FRACTIONS or key.startswith(("prefix_cache_hit_rate", "kv_cache_usage")):
         return "fraction 0–1"
     if key in ("started_at", "ended_at"):

@@ -29,7 +29,9 @@ def sparkline(values: Sequence[float | None], width: int = CHART_WIDTH) -> str:
     if len(values) > width:  # average into `width` columns
         cols: list[float | None] = []
         for i in range(width):
-            part = [v for v in values[i * len(values) // width : (i + 1) * len(values) // width] if v is not None]
+            part = [
+                v for v in values[i * len(values) // width : (i + 1) * len(values) // width] if v is not None
+            ]
             cols.append(sum(part) / len(part) if part else None)
         values = cols
     top = max((v for v in values if v is not None), default=None)
@@ -76,11 +78,16 @@ def render_markdown(
         f"{cell(report.get('duration_s'))} s."
     )
     if report.get("simulated"):
-        lines += ["", "**Simulated engine**: the figures come from the built-in simulator, not real hardware."]
+        lines += [
+            "",
+            "**Simulated engine**: the figures come from the built-in simulator, not real hardware.",
+        ]
     if report.get("partial"):
         lines += ["", f"**Partial run**: {_esc(cell(report.get('partial_reason')))}."]
     lines += ["", "## Figures", "", "| key | value | unit |", "|---|---|---|"]
-    keys = [k for k in REPORT_KEYS if k not in _LISTS] + [k for k in report if k not in REPORT_KEYS and k != "checks"]
+    keys = [k for k in REPORT_KEYS if k not in _LISTS] + [
+        k for k in report if k not in REPORT_KEYS and k != "checks"
+    ]
     for key in keys:
         lines.append(f"| {key} | {_esc(cell(report.get(key)))} | {unit(key)} |")
     lines.append("")
@@ -90,8 +97,13 @@ def render_markdown(
             lines.append(f"| `{_esc(c.expr)}` | {c.shown_value} | {'PASS' if c.passed else 'FAIL'} |")
         lines.append("")
     if series is not None and len(series):
-        span = f"{cell(series.elapsed_s[0])}–{cell(series.elapsed_s[-1])} s"
-        lines += ["## Over time", "", f"Each column averages the run's ticks; {span}, scaled from 0 to the peak.", ""]
+        span = f"{series.elapsed_s[0]:.1f}–{series.elapsed_s[-1]:.1f} s"
+        lines += [
+            "## Over time",
+            "",
+            f"Each column averages the run's ticks; {span}, scaled from 0 to the peak.",
+            "",
+        ]
         lines.append("```text")
         for name, label, fmt in _CHARTS:
             vals = series.values.get(name, ())

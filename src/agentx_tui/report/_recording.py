@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -87,7 +87,9 @@ class Recorder:
             try:
                 f.close()
             except OSError as exc:
-                self.error = self.error or f"recording to {self.path} could not be closed: {exc.strerror or exc}"
+                self.error = (
+                    self.error or f"recording to {self.path} could not be closed: {exc.strerror or exc}"
+                )
 
     def __enter__(self) -> Recorder:
         return self
@@ -111,43 +113,55 @@ def _not_a_recording(path: Path, why: str) -> RecordingError:
 
 
 def read_recording(path: Path) -> Recording:
+    """Read a recording line by line (a long run's file need not fit in memory twice)."""
     try:
-        data = path.read_bytes()
+        f = path.open("rb")
     except IsADirectoryError as exc:
         raise RecordingError(f"{path} is a directory, not a recording.") from exc
     except OSError as exc:
         raise RecordingError(f"{path} cannot be read: {exc.strerror or exc}.") from exc
-    if not data.strip():
-        raise _not_a_recording(path, "the file is empty")
-    if b"\x00" in data[:8192]:
-        raise _not_a_recording(path, "it is a binary file")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise _not_a_recording(path, "it is not UTF-8 text") from exc
-    lines = text.split("\n")
-    header = _header(path, lines[0])
-    complete = text.endswith("\n")
-    body = lines[1:-1] if complete else lines[1:]
-    snapshots: list[Snapshot] = []
-    notice: str | None = None
-    for number, line in enumerate(body, start=2):
-        if not line.strip():
-            continue
-        try:
-            snapshots.append(Snapshot.from_json(line))
-        except ValidationError as exc:
-            if number == len(body) + 1:
-                notice = f"{path}: ignored a truncated last line (line {number}); the recording ends there"
-                break
-            first = exc.errors()[0]
-            raise RecordingError(
-                f"{path} line {number} is not a valid snapshot: {first['msg']}.",
-                "The file may be damaged or from another agentx-tui version.",
-            ) from exc
+    with f:
+        head = f.read(8192)
+        if b"\x00" in head:
+            raise _not_a_recording(path, "it is a binary file")
+        f.seek(0)
+        lines = (_decode(path, raw) for raw in f)
+        first = next((line for line in lines if line.strip()), None)
+        if first is None:
+            raise _not_a_recording(path, "the file is empty")
+        header = _header(path, first)
+        snapshots, notice = _snapshots(path, lines)
     if not snapshots:
         raise RecordingError(f"{path} holds no snapshots: the run ended before its first tick.")
     return Recording(path=path, header=header, snapshots=snapshots, notice=notice)
+
+
+def _decode(path: Path, raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _not_a_recording(path, "it is not UTF-8 text") from exc
+
+
+def _snapshots(path: Path, lines: Iterator[str]) -> tuple[list[Snapshot], str | None]:
+    snapshots: list[Snapshot] = []
+    failed: tuple[int, ValidationError] | None = None  # a bad line is forgiven only if it is the last
+    for number, line in enumerate(lines, start=2):
+        if not line.strip():
+            continue
+        if failed is not None:
+            bad, exc = failed
+            raise RecordingError(
+                f"{path} line {bad} is not a valid snapshot: {exc.errors()[0]['msg']}.",
+                "The file may be damaged or from another agentx-tui version.",
+            ) from exc
+        try:
+            snapshots.append(Snapshot.from_json(line))
+        except ValidationError as exc:
+            failed = (number, exc)
+    if failed is None:
+        return snapshots, None
+    return snapshots, f"{path}: ignored a truncated last line (line {failed[0]}); the recording ends there"
 
 
 def _header(path: Path, line: str) -> dict[str, Any]:
@@ -166,4 +180,3 @@ def _header(path: Path, line: str) -> dict[str, Any]:
             "Replay it with a newer agentx-tui.",
         )
     return header
-

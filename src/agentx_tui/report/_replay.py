@@ -32,6 +32,7 @@ class ReplayPlayer:
     ) -> None:
         snaps = recording.snapshots if isinstance(recording, Recording) else recording
         self._snaps: tuple[Snapshot, ...] = tuple(snaps)
+        self._wake = asyncio.Event()
         self._speed = 1.0
         self.set_speed(speed)
         self._hold = hold_at_end
@@ -41,7 +42,6 @@ class ReplayPlayer:
         self._jump = True  # the snapshot at _pos is due now (start, seek, step)
         self._gap_left: float | None = None  # recorded seconds still to wait before _pos + 1
         self._closed = False
-        self._wake = asyncio.Event()
 
     # ---- ReplayControls -----------------------------------------------------------------------
     @property
@@ -139,10 +139,13 @@ class ReplayPlayer:
         if self._gap_left is None:
             gap = self._snaps[self._pos + 1].time - self._snaps[self._pos].time
             self._gap_left = max(gap, 0.0)
-        while self._gap_left > 0:
-            speed, start = self._speed, self._clock()
-            poked = await self._sleep(self._gap_left / speed)
-            self._gap_left = max(0.0, self._gap_left - (self._clock() - start) * speed) if poked else 0.0
-            if poked and (self._jump or self._paused or self._closed):
-                return False
+        while self._gap_left is not None and self._gap_left > 0:
+            left, speed, start = self._gap_left, self._speed, self._clock()
+            if not await self._sleep(left / speed):
+                return True
+            if self._jump or self._closed:
+                return False  # a seek starts afresh from where it lands
+            self._gap_left = max(0.0, left - (self._clock() - start) * speed)
+            if self._paused:
+                return False  # resuming waits out only what is left of the gap
         return True

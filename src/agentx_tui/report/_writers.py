@@ -37,6 +37,8 @@ def check_report_path(path: Path) -> None:
     if path.is_dir():
         raise UsageError(f"--report {path} is a directory.", "Give a file name such as report.json.")
     parent = path.parent
+    if parent.exists() and not parent.is_dir():
+        raise UsageError(f"--report {path}: {parent} is a file, not a folder.")
     if not parent.is_dir():
         raise UsageError(f"--report {path}: the folder {parent} does not exist.", "Create it first.")
     if not os.access(parent, os.W_OK | os.X_OK):
@@ -60,7 +62,14 @@ def _with_checks(report: dict[str, Any], checks: Sequence[CheckResult]) -> dict[
     if not checks:
         return report
     rows = [
-        {"expr": c.expr, "key": c.key, "op": c.op, "threshold": c.threshold, "value": c.value, "passed": c.passed}
+        {
+            "expr": c.expr,
+            "key": c.key,
+            "op": c.op,
+            "threshold": c.threshold,
+            "value": c.value,
+            "passed": c.passed,
+        }
         for c in checks
     ]
     return {**report, "checks": rows}
@@ -100,9 +109,21 @@ def render_json(report: dict[str, Any]) -> str:
     return json.dumps(_clean(report), indent=2, allow_nan=False, ensure_ascii=False) + "\n"
 
 
+def _mode_for(path: Path) -> int:
+    """The permissions a plain `open(path, "w")` would give (mkstemp makes the file private)."""
+    try:
+        return path.stat().st_mode & 0o777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 def write_text_atomic(path: Path, text: str) -> None:
+    mode = _mode_for(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(text)
             f.flush()

@@ -55,6 +55,7 @@ class GpuSpec(_Spec):
 
 
 class ModelSpec(_Spec):
+    aliases: list[str] = []
     model_id: str
     params: float
     active_params: float
@@ -136,7 +137,8 @@ class SimProfile(_Spec):
         if max_num_batched_tokens is not None:
             update["max_num_batched_tokens"] = max_num_batched_tokens
         if max_model_len is not None:
-            update["max_model_len"] = max_model_len
+            blocks = update.get("num_gpu_blocks", self.num_gpu_blocks)
+            update["max_model_len"] = min(max_model_len, (blocks - 1) * self.block_size)
         if num_gpu_blocks is not None and num_gpu_blocks < 2:
             raise UsageError(f"num_gpu_blocks must be at least 2, not {num_gpu_blocks}.")
         for key, value in update.items():
@@ -165,9 +167,14 @@ def calibration_cases() -> list[CalibrationCase]:
 
 
 def load_profile(name: str) -> SimProfile:
-    """The profile called ``name`` (case-insensitive); `UsageError` listing the known ones otherwise."""
+    """The profile called ``name`` (case-insensitive; ``"h200"`` alone means its first model, model
+    aliases such as ``llama-8b`` are accepted); `UsageError` listing the known ones otherwise."""
     data = _profile_file()
     gpu_key, _, model_key = name.strip().lower().partition("/")
+    model_key = model_key or next(iter(data.models))
+    for key, spec in data.models.items():
+        if model_key in spec.aliases:
+            model_key = key
     if gpu_key not in data.gpus or model_key not in data.models:
         known = ", ".join(list_profiles())
         raise UsageError(f"Unknown simulator profile {name!r}.", f"Known profiles: {known}.")

@@ -131,7 +131,9 @@ class Scheduler:
         while i < len(self.running) and budget > 0:
             req = self.running[i]
             n = min(req.num_tokens - req.num_computed, budget)
-            while not self.kv.allocate(req.kv, req.num_computed, n):
+            # Fast path: most decode steps fit in the request's last, partly filled block.
+            fits = req.num_computed + n <= len(req.kv.blocks) * self.kv.block_size
+            while not fits and not self.kv.allocate(req.kv, req.num_computed, n):
                 victim = self._preempt()
                 preempted.append(victim)
                 if victim is req:

@@ -5,7 +5,7 @@ are stable, so that the same text always yields the same ids (which is what make
 and that counts grow like a real tokenizer's (about one token per short word).
 
 Pre-tokenizer, one token per match, in order of precedence:
-- a special token ``<|name|>`` (the chat template's markers);
+- a special token ``<|name|>`` (the chat template's markers), or a whitespace run just before one;
 - an optional leading space or newline plus up to 10 letters (longer words split into 10-letter pieces);
 - an optional leading space plus up to 3 digits;
 - an optional leading space plus one punctuation character;
@@ -24,14 +24,17 @@ from __future__ import annotations
 
 import re
 import zlib
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 SPECIAL_TOKENS = ("<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>")
 BOS = SPECIAL_TOKENS[0]
+_SEGMENT_CACHE_TOKENS = 1_000_000
 
 _PIECE = re.compile(
     r"<\|[a-z_]+\|>"
+    r"|\s+(?=<\|[a-z_]+\|>)"
     r"|[ \n]?[A-Za-z]{1,10}"
     r"|[ \n]?[0-9]{1,3}"
     r"|[ \n]?[^\sA-Za-z0-9]"
@@ -98,6 +101,8 @@ class SimTokenizer:
         self._special = {tok: vocab_size - 1 - i for i, tok in enumerate(SPECIAL_TOKENS)}
         self._plain = vocab_size - len(SPECIAL_TOKENS)
         self._cache: dict[str, int] = {}
+        self._segments: OrderedDict[str, list[int]] = OrderedDict()
+        self._segment_tokens = 0
         self.output_pieces = [" " + w for w in _OUTPUT_WORDS]
         self.output_ids = [self._piece_id(p) for p in self.output_pieces]
 
@@ -133,7 +138,33 @@ class SimTokenizer:
     def encode_chat(
         self, messages: Sequence[Mapping[str, Any]], *, add_generation_prompt: bool = True
     ) -> list[int]:
-        return self.encode(self.render_chat(messages, add_generation_prompt=add_generation_prompt))
+        # Agent loops resend their whole history every turn, so each message's tokens are cached. Every
+        # message segment starts and ends with a special token, and no pre-tokenizer match crosses
+        # one, so encoding segment by segment equals encoding the rendered conversation.
+        ids = [self._special[BOS]]
+        for message in messages:
+            role = str(message.get("role", "user"))
+            ids.extend(
+                self._segment(
+                    f"<|start_header_id|>{role}<|end_header_id|>\n\n{message_text(message)}<|eot_id|>"
+                )
+            )
+        if add_generation_prompt:
+            ids.extend(self._segment("<|start_header_id|>assistant<|end_header_id|>\n\n"))
+        return ids
+
+    def _segment(self, text: str) -> list[int]:
+        ids = self._segments.get(text)
+        if ids is None:
+            ids = self.encode(text)
+            self._segments[text] = ids
+            self._segment_tokens += len(ids)
+            while self._segment_tokens > _SEGMENT_CACHE_TOKENS and len(self._segments) > 1:
+                _, old = self._segments.popitem(last=False)
+                self._segment_tokens -= len(old)
+        else:
+            self._segments.move_to_end(text)
+        return ids
 
     def output_token(self, seed: int, index: int) -> tuple[int, str]:
         """The ``index``-th generated token of a request seeded with ``seed``: (id, text)."""

@@ -96,3 +96,19 @@ def counts_blocks(source_name: str, help_text: str, engine_version: str | None) 
         return False
     version = parse_version(engine_version)
     return version is not None and version < FIRST_TOKEN_COUNTING_VERSION
+
+
+def _wanted_names() -> frozenset[str]:
+    names = {CACHE_CONFIG_INFO}
+    for candidates in COUNTERS.values():
+        names.update(name for base in candidates for name in (base, base + "_total"))
+    for candidates in GAUGES.values():
+        names.update(candidates)
+    for candidates in HISTOGRAMS.values():
+        names.update(name for base in candidates for name in (base, base + "_bucket"))
+    return frozenset(names)
+
+
+# Sample and family names the scraper reads; other lines are dropped before parsing (see _parse).
+WANTED_NAMES: Final[frozenset[str]] = _wanted_names()
+WANTED_PREFIXES: Final[tuple[str, ...]] = ("DCGM_FI_",)

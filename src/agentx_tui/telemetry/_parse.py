@@ -64,12 +64,34 @@ class _Raw:
     types: dict[str, str]
 
 
+def _wanted(name: str) -> bool:
+    return name in _names.WANTED_NAMES or name.startswith(_names.WANTED_PREFIXES)
+
+
+def _relevant_lines(text: str) -> str:
+    """Only the lines of families the scraper reads.
+
+    A vLLM page is mostly histograms nobody here reads (and process/HTTP metrics); the parser is
+    pure Python, so dropping them first makes a scrape about 3× cheaper. Parsing stays the parser's:
+    this only looks at the name each line starts with.
+    """
+    kept = []
+    for line in text.splitlines():
+        if line.startswith("#"):
+            parts = line.split(None, 3)
+            if len(parts) >= 3 and parts[1] in ("HELP", "TYPE") and _wanted(parts[2]):
+                kept.append(line)
+        elif _wanted(line.split("{", 1)[0].split(None, 1)[0] if line.strip() else ""):
+            kept.append(line)
+    return "\n".join(kept) + "\n"
+
+
 def _read(text: str) -> _Raw:
     samples: dict[str, list[tuple[dict[str, str], float]]] = defaultdict(list)
     helps: dict[str, str] = {}
     types: dict[str, str] = {}
     try:
-        for family in text_string_to_metric_families(text):
+        for family in text_string_to_metric_families(_relevant_lines(text)):
             helps[family.name] = family.documentation or ""
             types[family.name] = family.type
             for sample in family.samples:

@@ -14,6 +14,7 @@ from agentx_tui.telemetry.dcgm import gpus_from_samples
 from agentx_tui.telemetry.snapshot import EndpointFigures, EndpointTotals, GpuFigures
 
 FlavorName = Literal["vllm", "sglang", "sim", "unknown"]
+_FLAVORS: dict[str, FlavorName] = {"vllm": "vllm", "sglang": "sglang", "sim": "sim", "unknown": "unknown"}
 
 
 class MetricsReader:
@@ -27,13 +28,14 @@ class MetricsReader:
         model: str | None = None,
         engine_version: str | None = None,
         max_model_len: int | None = None,
-        flavor: FlavorName = "unknown",
+        flavor: str = "unknown",
     ) -> None:
         self.url = url
         self.model = model
         self.engine_version = engine_version
         self.max_model_len = max_model_len
-        self.flavor: FlavorName = flavor
+        # "unknown" is resolved from the page's metric names; "sim" is kept (it publishes vLLM names).
+        self.flavor: FlavorName = _FLAVORS.get(flavor, "unknown")
         self._state = WindowState(window_s)
         self._totals = EndpointTotals()
         self.dcgm_gpus: tuple[GpuFigures, ...] = ()
@@ -93,7 +95,7 @@ class EndpointMonitor:
         model: str | None = None,
         engine_version: str | None = None,
         max_model_len: int | None = None,
-        flavor: FlavorName = "unknown",
+        flavor: str = "unknown",
     ) -> None:
         self.url = url.rstrip("/")
         self._client = client

@@ -55,7 +55,7 @@ class AgentXApp(App[None]):
         Binding("escape", "restore", "back", show=False),
         Binding("t", "next_theme", "theme"),
         Binding("c", "edit_cost", "cost"),
-        Binding("s", "screenshot", "svg"),
+        Binding("s", "save_svg", "svg"),
         Binding("r", "reset", "reset"),
         Binding("o", "sort", "sort", show=False),
         Binding("O", "sort_reverse", "reverse sort", show=False),
@@ -68,7 +68,7 @@ class AgentXApp(App[None]):
         Binding("question_mark", "help", "help", key_display="?"),
     ]
 
-    HELP: ClassVar[dict[str, str]] = {
+    KEY_HELP: ClassVar[dict[str, str]] = {
         "quit": "quit (stops a launched vLLM server)",
         "pause": "pause / resume",
         "users_up": "one more concurrent user",
@@ -76,7 +76,7 @@ class AgentXApp(App[None]):
         "restore": "restore the maximised pane",
         "next_theme": "next theme",
         "edit_cost": "edit cost: USD per GPU-hour and GPUs",
-        "screenshot": "save an SVG screenshot",
+        "save_svg": "save an SVG screenshot (API keys masked)",
         "reset": "reset windows and histories",
         "sort": "sort users by the next column",
         "sort_reverse": "reverse the users sort",
@@ -89,7 +89,8 @@ class AgentXApp(App[None]):
         "help": "this help",
     }
 
-    snapshot: reactive[Snapshot | None] = reactive(None, always_update=True, init=False)
+    # repaint=False: a new Snapshot repaints only the widgets whose figures changed, not the whole screen.
+    snapshot: reactive[Snapshot | None] = reactive(None, always_update=True, init=False, repaint=False)
 
     def __init__(
         self,
@@ -132,9 +133,7 @@ class AgentXApp(App[None]):
         yield RunHeader(self.title, self.controls, id="header").data_bind(snapshot=AgentXApp.snapshot)
         with VerticalScroll(id="body"):
             for pane_type in PANES:
-                yield pane_type(self.history, id=f"pane-{pane_type.KEY}").data_bind(
-                    snapshot=AgentXApp.snapshot
-                )
+                yield pane_type(self.history, id=f"pane-{pane_type.KEY}").data_bind(snapshot=AgentXApp.snapshot)
         yield Static("", id="too-small")
         yield Footer(compact=True)
 
@@ -260,7 +259,8 @@ class AgentXApp(App[None]):
             return
         cost = self.snapshot.cost if self.snapshot else None
         self.push_screen(
-            CostScreen(cost.usd_per_gpu_hour if cost else None, cost.gpus if cost else None), self._price_edited
+            CostScreen(cost.usd_per_gpu_hour if cost else None, cost.gpus if cost else None),
+            self._price_edited,
         )
 
     def _price_edited(self, edit: PriceEdit | None) -> None:
@@ -269,7 +269,7 @@ class AgentXApp(App[None]):
         self.controls.set_price(edit.usd_per_gpu_hour, edit.gpus)
         self.notify("price set; the meter uses it from the next tick", timeout=3)
 
-    def action_screenshot(self) -> None:
+    def action_save_svg(self) -> None:
         directory = self.screenshot_dir or Path.cwd()
         stamp = time.strftime("%Y%m%d-%H%M%S")
         path = directory / f"agentx-tui-{stamp}.svg"
@@ -350,7 +350,7 @@ class AgentXApp(App[None]):
             shown = binding.key_display or binding.key
             rows.setdefault(action, []).append(shown)
         result = [("1–7", "maximise pane 1 GPU · 2 KV · 3 prefix · 4 throughput · 5 users · 6 cost · 7 log")]
-        result += [(" ".join(keys), self.HELP[action]) for action, keys in rows.items()]
+        result += [(" ".join(keys), self.KEY_HELP[action]) for action, keys in rows.items()]
         result.append(("tab", "move focus (the body scrolls with ↑ ↓ pgup pgdn)"))
         return result
 

@@ -22,7 +22,8 @@ _SEP = Content.styled(" │ ", "$text-muted")
 
 
 class RunHeader(Static):
-    snapshot: reactive[Snapshot | None] = reactive(None, always_update=True, init=False)
+    # repaint=False: a new Snapshot repaints only the widgets whose figures changed, not the whole screen.
+    snapshot: reactive[Snapshot | None] = reactive(None, always_update=True, init=False, repaint=False)
 
     def __init__(self, title: str, controls: LiveControls | ReplayControls | None, *, id: str | None = None):
         super().__init__(id=id)
@@ -89,7 +90,9 @@ class RunHeader(Static):
         where = f"{controls.position + 1}/{controls.length}" if controls.length else "0/0"
         mode = "⏸ paused" if controls.paused else "▶"
         return Content.assemble(
-            Content.styled("replay ", "bold $accent"), f"{where} ×{controls.speed:g} ", Content.styled(mode, "bold")
+            Content.styled("replay ", "bold $accent"),
+            f"{where} ×{controls.speed:g} ",
+            Content.styled(mode, "bold"),
         )
 
 

@@ -21,4 +21,3 @@ class SourceEnded(Message):
     def __init__(self, error: str | None = None) -> None:
         super().__init__()
         self.error = error
-

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import ClassVar
 
 from textual.containers import Vertical
 from textual.content import Content
 from textual.reactive import reactive
-from textual.widgets import Static
+from textual.widgets import Sparkline, Static
 
 from agentx_tui.telemetry.snapshot import Snapshot
-from agentx_tui.ui._format import level
+from agentx_tui.ui._format import level, series
 from agentx_tui.ui._history import History
 
 _SUPERSCRIPT = "⁰¹²³⁴⁵⁶⁷⁸⁹"
@@ -23,7 +24,8 @@ class Pane(Vertical):
     KEY: ClassVar[int] = 0
     TITLE: ClassVar[str] = ""
 
-    snapshot: reactive[Snapshot | None] = reactive(None, always_update=True, init=False)
+    # repaint=False: a new Snapshot repaints only the widgets whose figures changed, not the whole screen.
+    snapshot: reactive[Snapshot | None] = reactive(None, always_update=True, init=False, repaint=False)
 
     def __init__(self, history: History, *, id: str | None = None) -> None:
         super().__init__(id=id, classes="pane")
@@ -90,3 +92,13 @@ def _shape(content: Content, width: int) -> tuple[int, bool]:
     """What decides the height: the line count, and whether any line is too long for the width."""
     lines = content.plain.split("\n")
     return len(lines), any(len(text) > width for text in lines)
+
+
+def plot(spark: Sparkline, history: Iterable[float | None]) -> None:
+    """Feed a history chart one sample per column (the newest), skipping charts that are not shown."""
+    width = spark.size.width
+    if not spark.display or width <= 0:
+        return
+    data = series(list(history)[-width:])
+    if data != spark.data:
+        spark.data = data

@@ -48,10 +48,17 @@ class CostPane(Pane):
         figures.show(
             Content("\n").join(
                 [
-                    line(label("per 1M output "), value(money(cost.usd_per_million_output_tokens)),
-                         label("  spent "), value(money(cost.usd_spent))),
-                    line(label("price "), value(f"${cost.usd_per_gpu_hour:.2f}/GPU-h × {gpus}"),
-                         label(f" {cost.mode}")),
+                    line(
+                        label("per 1M output "),
+                        value(money(cost.usd_per_million_output_tokens)),
+                        label("  spent "),
+                        value(money(cost.usd_spent)),
+                    ),
+                    line(
+                        label("price "),
+                        value(f"${cost.usd_per_gpu_hour:.2f}/GPU-h × {gpus}"),
+                        label(f" {cost.mode}"),
+                    ),
                     line(label("from "), Content(cost.price_source)),
                     line(label("reference "), AGENTX_REFERENCE),
                 ]

@@ -7,8 +7,9 @@ from textual.content import Content
 from textual.widgets import Sparkline
 
 from agentx_tui.telemetry.snapshot import GpuFigures, Snapshot
-from agentx_tui.ui._format import NA, bar, percent, series
-from agentx_tui.ui.panes._base import Figures, Pane, label, load_style, value
+from agentx_tui.ui._format import NA, bar, percent
+from agentx_tui.ui.panes._base import Figures, Pane, label, load_style, plot, value
+from agentx_tui.ui.panes._spark import HistoryChart
 
 _GIB = 1024**3
 
@@ -19,7 +20,7 @@ class GpuPane(Pane):
 
     def compose(self) -> ComposeResult:
         yield Figures(id="gpu-rows")
-        yield Sparkline([], id="gpu-history")
+        yield HistoryChart([], id="gpu-history")
 
     def show(self, snap: Snapshot) -> None:
         rows = self.query_one("#gpu-rows", Figures)
@@ -31,7 +32,7 @@ class GpuPane(Pane):
         spark.remove_class("-no-gpu")
         width = max(rows.size.width, 30)
         rows.show(Content("\n").join(_row(gpu, width) for gpu in snap.gpu.gpus))
-        spark.data = series(self.history.gpu_util)
+        plot(spark, self.history.gpu_util)
         self.border_subtitle = snap.gpu.gpus[0].source
 
 
@@ -56,7 +57,11 @@ def _row(gpu: GpuFigures, width: int) -> Content:
         ]
     else:
         memory_parts = [Content.styled(f"{percent(memory, 0):>3}", load_style(memory, 0.9, 0.97))]
-    head: list[Content | str] = [value(f"{gpu.index} "), gpu.name.removeprefix("NVIDIA ")[:name_w].ljust(name_w), " "]
+    head: list[Content | str] = [
+        value(f"{gpu.index} "),
+        gpu.name.removeprefix("NVIDIA ")[:name_w].ljust(name_w),
+        " ",
+    ]
     tail: list[Content | str] = [
         value(f" {percent(gpu.utilization, 0):>4}" if wide else f" {percent(gpu.utilization, 0):>3}"),
         label(" mem "),

@@ -7,8 +7,9 @@ from textual.content import Content
 from textual.widgets import Sparkline
 
 from agentx_tui.telemetry.snapshot import Snapshot
-from agentx_tui.ui._format import NA, bar, compact, number, percent, series
-from agentx_tui.ui.panes._base import Figures, Pane, label, line, load_style, value
+from agentx_tui.ui._format import NA, bar, compact, number, percent
+from agentx_tui.ui.panes._base import Figures, Pane, label, line, load_style, plot, value
+from agentx_tui.ui.panes._spark import HistoryChart
 
 
 class KvPane(Pane):
@@ -17,7 +18,7 @@ class KvPane(Pane):
 
     def compose(self) -> ComposeResult:
         yield Figures(id="kv-figures")
-        yield Sparkline([], id="kv-history")
+        yield HistoryChart([], id="kv-history")
 
     def show(self, snap: Snapshot) -> None:
         figures = self.query_one("#kv-figures", Figures)
@@ -34,13 +35,16 @@ class KvPane(Pane):
                 value(f" {percent(usage):>6}", load_style(usage)),
             ),
             line(
-                label("running "), value(number(agg.running)),
-                label("  waiting "), value(number(agg.waiting), "bold $warning" if agg.waiting else "bold"),
+                label("running "),
+                value(number(agg.running)),
+                label("  waiting "),
+                value(number(agg.waiting), "bold $warning" if agg.waiting else "bold"),
             ),
             line(
                 label("preempt/s "),
                 value(number(agg.preemptions_per_s, 2), "bold $error" if agg.preemptions_per_s else "bold"),
-                label("  total "), value(compact(agg.totals.preemptions)),
+                label("  total "),
+                value(compact(agg.totals.preemptions)),
             ),
             line(label("blocks "), value(_blocks(agg.num_gpu_blocks, agg.block_size))),
         ]
@@ -50,7 +54,7 @@ class KvPane(Pane):
                 for i, ep in enumerate(snap.endpoints)
             ]
         figures.show(Content("\n").join(lines))
-        self.query_one("#kv-history", Sparkline).data = series(self.history.kv_usage)
+        plot(self.query_one("#kv-history", Sparkline), self.history.kv_usage)
 
 
 def _blocks(blocks: int | None, size: int | None) -> str:

@@ -7,8 +7,9 @@ from textual.content import Content
 from textual.widgets import Sparkline
 
 from agentx_tui.telemetry.snapshot import Snapshot
-from agentx_tui.ui._format import compact, percent, series
-from agentx_tui.ui.panes._base import Figures, Pane, label, line, value
+from agentx_tui.ui._format import compact, percent
+from agentx_tui.ui.panes._base import Figures, Pane, label, line, plot, value
+from agentx_tui.ui.panes._spark import HistoryChart
 
 
 class PrefixPane(Pane):
@@ -17,7 +18,7 @@ class PrefixPane(Pane):
 
     def compose(self) -> ComposeResult:
         yield Figures(id="prefix-figures")
-        yield Sparkline([], id="prefix-history")
+        yield HistoryChart([], id="prefix-history")
 
     def show(self, snap: Snapshot) -> None:
         agg = snap.aggregate
@@ -43,4 +44,4 @@ class PrefixPane(Pane):
         if caching_off:
             lines.append(Content.styled("prefix caching is off on the server", "$text-warning"))
         self.query_one("#prefix-figures", Figures).show(Content("\n").join(lines))
-        self.query_one("#prefix-history", Sparkline).data = series(self.history.prefix_hit)
+        plot(self.query_one("#prefix-history", Sparkline), self.history.prefix_hit)

@@ -10,9 +10,10 @@ from textual.content import Content
 from textual.widgets import Sparkline
 
 from agentx_tui.telemetry.snapshot import Percentiles, Snapshot
-from agentx_tui.ui._format import compact, seconds, series
+from agentx_tui.ui._format import compact, seconds
 from agentx_tui.ui._history import throughput
-from agentx_tui.ui.panes._base import Figures, Pane, label, line, value
+from agentx_tui.ui.panes._base import Figures, Pane, label, line, plot, value
+from agentx_tui.ui.panes._spark import HistoryChart
 
 _SERIES = ("output", "prompt", "cached", "total")
 
@@ -25,7 +26,7 @@ class ThroughputPane(Pane):
         for name in _SERIES:
             with Horizontal(classes="rate-row"):
                 yield Figures(id=f"tps-{name}", classes="rate-label")
-                yield Sparkline([], id=f"tps-{name}-history", classes="rate-history")
+                yield HistoryChart([], id=f"tps-{name}-history", classes="rate-history")
         yield Figures(id="tps-latency")
 
     def show(self, snap: Snapshot) -> None:
@@ -36,27 +37,35 @@ class ThroughputPane(Pane):
             "cached": self.history.cached_tps,
             "total": self.history.total_tps,
         }
-        figures = {"output": rates.output, "prompt": rates.prompt, "cached": rates.cached, "total": rates.total}
+        figures = {
+            "output": rates.output,
+            "prompt": rates.prompt,
+            "cached": rates.cached,
+            "total": rates.total,
+        }
         for name in _SERIES:
             style = "bold $accent" if name == "total" else "bold"
             self.query_one(f"#tps-{name}", Figures).show(
                 line(label(f"{name:<7}"), value(f"{compact(figures[name]):>7}", style), label(" tok/s"))
             )
-            self.query_one(f"#tps-{name}-history", Sparkline).data = series(histories[name])
+            plot(self.query_one(f"#tps-{name}-history", Sparkline), histories[name])
         client = snap.client
         agg = snap.aggregate
         ttft = client.ttft if client else (agg.ttft if agg else Percentiles())
         itl = client.itl if client else (agg.itl if agg else Percentiles())
         per_user = client.per_user_output_tokens_per_s_p50 if client else None
         lines = [
-            line(label("req/s "), value(compact(rates.requests)),
-                 label("  per-user p50 "), value(compact(per_user)), label(" tok/s")),
+            line(
+                label("req/s "),
+                value(compact(rates.requests)),
+                label("  per-user p50 "),
+                value(compact(per_user)),
+                label(" tok/s"),
+            ),
             line(label("TTFT p50 "), value(seconds(ttft.p50)), label("  p90 "), value(seconds(ttft.p90))),
             line(label("ITL  p50 "), value(seconds(itl.p50)), label("  p90 "), value(seconds(itl.p90))),
         ]
         if client is not None and client.totals.requests_failed:
-            lines.append(
-                Content.styled(f"{client.totals.requests_failed} failed requests", "bold $text-error")
-            )
+            lines.append(Content.styled(f"{client.totals.requests_failed} failed requests", "bold $text-error"))
         self.query_one("#tps-latency", Figures).show(Content("\n").join(lines))
         self.border_subtitle = f"measured by the {rates.source}" if rates.source != "none" else ""

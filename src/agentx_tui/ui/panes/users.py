@@ -1,31 +1,29 @@
-"""⁵ Users: one DataTable row per agent session slot, updated in place, sortable."""
+"""⁵ Users: one table row per agent session slot, updated in place, sortable (o / O)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 from rich.style import Style
-from rich.text import Text
 from textual.app import ComposeResult
-from textual.widgets import DataTable
 
 from agentx_tui.telemetry.snapshot import SessionRow, Snapshot
 from agentx_tui.ui._format import NA, compact, seconds
 from agentx_tui.ui.panes._base import Pane
+from agentx_tui.ui.panes._table import Cell, Column, KeyedTable
 
-# (key, heading, width); widths are fixed so an update never re-measures 500 rows.
-COLUMNS: tuple[tuple[str, str, int], ...] = (
-    ("user", "user", 6),
-    ("state", "state", 8),
-    ("step", "step", 6),
-    ("context", "context", 7),
-    ("ttft", "TTFT", 7),
-    ("decode", "tok/s", 6),
-    ("tokens", "tokens", 7),
-    ("endpoint", "endpoint", 14),
+COLUMNS: tuple[Column, ...] = (
+    Column("user", "user", 6, right=False),
+    Column("state", "state", 8, right=False),
+    Column("step", "step", 6),
+    Column("context", "context", 7),
+    Column("ttft", "TTFT", 7),
+    Column("decode", "tok/s", 6),
+    Column("tokens", "tokens", 7),
+    Column("endpoint", "endpoint", 21, right=False),
 )
+# Theme variable per session state (resolved when drawn, so a theme change recolours the table).
 _STATE_COLOUR = {
     "decoding": "success",
     "prefill": "accent",
@@ -37,25 +35,8 @@ _STATE_COLOUR = {
 }
 
 
-@dataclass(frozen=True, eq=True)
-class Cell:
-    """A table cell that shows formatted text but sorts by its raw value (None sorts last)."""
-
-    sort: tuple[int, Any]
-    text: Text
-
-    def __rich__(self) -> Text:
-        return self.text
-
-    def __lt__(self, other: object) -> bool:
-        if not isinstance(other, Cell):
-            return NotImplemented
-        return self.sort < other.sort
-
-
-def _cell(raw: float | str | None, shown: str, style: Style | None = None, right: bool = True) -> Cell:
-    key = (1, 0) if raw is None else (0, raw)
-    return Cell(key, Text(shown, style=style or "", justify="right" if right else "left", end=""))
+def _cell(raw: float | str | None, shown: str, style: str = "", right: bool = True) -> Cell:
+    return Cell((1, 0) if raw is None else (0, raw), shown, style, right)
 
 
 class UsersPane(Pane):
@@ -64,70 +45,55 @@ class UsersPane(Pane):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._rows: dict[str, tuple[Cell, ...]] = {}
-        self._sort_index = 0
-        self._reverse = False
         self._styles: dict[str, Style] = {}
+        # The cells last made for each session row: a session in think time does not change, so
+        # its row is not formatted again.
+        self._made: dict[int, tuple[SessionRow, tuple[Cell, ...]]] = {}
 
     def compose(self) -> ComposeResult:
-        table: DataTable[Cell] = DataTable(id="users-table", cursor_type="row", zebra_stripes=True)
-        for key, heading, width in COLUMNS:
-            table.add_column(heading, key=key, width=width)
-        yield table
+        yield KeyedTable(COLUMNS, id="users-table")
+
+    def on_mount(self) -> None:
+        self.table.set_style_resolver(self._state_style)
+
+    @property
+    def table(self) -> KeyedTable:
+        return self.query_one("#users-table", KeyedTable)
 
     @property
     def sort_column(self) -> str:
-        return COLUMNS[self._sort_index][0]
-
-    @property
-    def sort_reverse(self) -> bool:
-        return self._reverse
+        return COLUMNS[self.table.sort_index].key
 
     def cycle_sort(self) -> None:
-        self._sort_index = (self._sort_index + 1) % len(COLUMNS)
-        self._apply_sort()
+        self.table.sort_by(self.table.sort_index + 1, self.table.sort_reverse)
+        self._subtitle()
 
     def reverse_sort(self) -> None:
-        self._reverse = not self._reverse
-        self._apply_sort()
+        self.table.sort_by(self.table.sort_index, not self.table.sort_reverse)
+        self._subtitle()
 
     def restyle(self) -> None:
-        """The theme changed: state colours are resolved from it, so rebuild those cells."""
+        """The theme changed: forget the resolved state colours."""
         self._styles = {}
-        self._rows = {key: (*cells[:1], _blank(), *cells[2:]) for key, cells in self._rows.items()}
-        if self.snapshot is not None:
-            self.show(self.snapshot)
+        self.table.set_style_resolver(self._state_style)
 
     def show(self, snap: Snapshot) -> None:
-        table = self.query_one("#users-table", DataTable)
-        seen: set[str] = set()
-        added = False
+        made: dict[int, tuple[SessionRow, tuple[Cell, ...]]] = {}
         for session in snap.sessions:
-            key = str(session.user)
-            seen.add(key)
-            cells = self._cells(session)
-            old = self._rows.get(key)
-            if old is None:
-                table.add_row(*cells, key=key)
-                added = True
-            else:
-                for (column, _, _), before, after in zip(COLUMNS, old, cells, strict=True):
-                    if before != after:
-                        table.update_cell(key, column, after)
-            self._rows[key] = cells
-        for key in [key for key in self._rows if key not in seen]:
-            table.remove_row(key)
-            del self._rows[key]
-        if added or self._sort_index or self._reverse:
-            self._apply_sort()
-        active = sum(1 for s in snap.sessions if s.state not in ("done", "paused"))
-        self.border_subtitle = (
-            f"{active}/{len(snap.sessions)} active · sort {COLUMNS[self._sort_index][1]}"
-            f"{' ↓' if self._reverse else ' ↑'} (o/O)"
-        )
+            last = self._made.get(session.user)
+            made[session.user] = last if last is not None and last[0] == session else (session, _cells(session))
+        self._made = made
+        self.table.update_rows([(str(user), cells) for user, (_, cells) in made.items()])
+        self._subtitle(snap)
 
-    def _apply_sort(self) -> None:
-        self.query_one("#users-table", DataTable).sort(self.sort_column, reverse=self._reverse)
+    def _subtitle(self, snap: Snapshot | None = None) -> None:
+        snap = snap or self.snapshot
+        if snap is None:
+            return
+        active = sum(1 for s in snap.sessions if s.state not in ("done", "paused"))
+        arrow = "↓" if self.table.sort_reverse else "↑"
+        heading = COLUMNS[self.table.sort_index].heading
+        self.border_subtitle = f"{active}/{len(snap.sessions)} active · sort {heading} {arrow} (o/O)"
 
     def _state_style(self, state: str) -> Style:
         style = self._styles.get(state)
@@ -137,26 +103,22 @@ class UsersPane(Pane):
             self._styles[state] = style
         return style
 
-    def _cells(self, s: SessionRow) -> tuple[Cell, ...]:
-        who = f"{s.user}" if s.parent is None else f"{s.parent}›{s.user}"
-        return (
-            _cell(s.user, who, right=False),
-            _cell(s.state, s.state, self._state_style(s.state), right=False),
-            _cell(s.step / s.steps_total if s.steps_total else None, f"{s.step}/{s.steps_total}"),
-            _cell(s.context_tokens, compact(s.context_tokens)),
-            _cell(s.last_ttft_s, seconds(s.last_ttft_s)),
-            _cell(s.decode_tokens_per_s, compact(s.decode_tokens_per_s)),
-            _cell(s.output_tokens, compact(s.output_tokens)),
-            _cell(s.endpoint or None, _short_url(s.endpoint), right=False),
-        )
 
-
-def _blank() -> Cell:
-    return Cell((1, 0), Text(""))
+def _cells(s: SessionRow) -> tuple[Cell, ...]:
+    who = f"{s.user}" if s.parent is None else f"{s.parent}›{s.user}"
+    return (
+        _cell(s.user, who, right=False),
+        _cell(s.state, s.state, s.state, right=False),
+        _cell(s.step / s.steps_total if s.steps_total else None, f"{s.step}/{s.steps_total}"),
+        _cell(s.context_tokens, compact(s.context_tokens)),
+        _cell(s.last_ttft_s, seconds(s.last_ttft_s)),
+        _cell(s.decode_tokens_per_s, compact(s.decode_tokens_per_s)),
+        _cell(s.output_tokens, compact(s.output_tokens)),
+        _cell(s.endpoint or None, _short_url(s.endpoint), right=False),
+    )
 
 
 def _short_url(url: str) -> str:
     if not url:
         return NA
-    parts = urlsplit(url)
-    return parts.netloc or url
+    return urlsplit(url).netloc or url

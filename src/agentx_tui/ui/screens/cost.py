@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.validation import Integer, Number
@@ -20,7 +21,7 @@ class PriceEdit:
 
 
 class CostScreen(ModalScreen[PriceEdit | None]):
-    BINDINGS = [Binding("escape", "cancel", "cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "cancel")]
 
     def __init__(self, usd_per_gpu_hour: float | None, gpus: int | None) -> None:
         super().__init__(id="cost-dialog")

@@ -1,0 +1,55 @@
+"""Reports, SLO checks, recording/replay and headless output: sinks of the Snapshot stream.
+
+- `ReportBuilder` turns the stream into the report of DESIGN §4 (`REPORT_KEYS`), and
+  `write_report` writes it as JSON, Markdown or CSV (`check_report_path` vets the path up front);
+- `parse_check` / `evaluate_checks` are the `--check` SLO assertions;
+- `Recorder` / `read_recording` write and read `--record` files, `ReplayPlayer` plays them back;
+- `HeadlessPrinter` is `--headless` output.
+"""
+
+from agentx_tui.report._builder import POWER_SOURCE, SERVER_HIT_RATE_SOURCE, ReportBuilder
+from agentx_tui.report._checks import OPERATORS, Check, CheckResult, evaluate_checks, parse_check
+from agentx_tui.report._headless import HeadlessPrinter
+from agentx_tui.report._keys import CONTRACT_KEYS, NUMERIC_KEYS, REPORT_KEYS, unit
+from agentx_tui.report._markdown import render_markdown, sparkline
+from agentx_tui.report._recording import RECORDING_FORMAT, Recorder, Recording, read_recording, redact
+from agentx_tui.report._replay import ReplayPlayer
+from agentx_tui.report._series import SERIES_NAMES, ReportSeries
+from agentx_tui.report._writers import (
+    REPORT_EXTENSIONS,
+    check_report_path,
+    render_csv,
+    render_json,
+    write_report,
+)
+
+__all__ = [
+    "CONTRACT_KEYS",
+    "NUMERIC_KEYS",
+    "OPERATORS",
+    "POWER_SOURCE",
+    "RECORDING_FORMAT",
+    "REPORT_EXTENSIONS",
+    "REPORT_KEYS",
+    "SERIES_NAMES",
+    "SERVER_HIT_RATE_SOURCE",
+    "Check",
+    "CheckResult",
+    "HeadlessPrinter",
+    "Recorder",
+    "Recording",
+    "ReplayPlayer",
+    "ReportBuilder",
+    "ReportSeries",
+    "check_report_path",
+    "evaluate_checks",
+    "parse_check",
+    "read_recording",
+    "redact",
+    "render_csv",
+    "render_json",
+    "render_markdown",
+    "sparkline",
+    "unit",
+    "write_report",
+]

@@ -1,0 +1,131 @@
+"""Headless output (`--headless`): one compact line per tick, then a summary with the checks.
+
+Made for CI logs, pipes and `nohup`: plain ASCII columns and no escape sequences unless the stream
+is a terminal (and NO_COLOR is unset); every line is flushed so a log shows progress as it happens.
+Each line shows window figures: tokens/s and TTFT p90 are client-side when a load driver ran, else the
+servers' own; KV % is the aggregate endpoint's; prefix % is the servers' window hit rate (the client's
+when the servers expose none); tok/$ is total tokens per dollar at the window's rate.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from agentx_tui.report._checks import CheckResult
+from agentx_tui.report._format import NA, cell, elapsed, percent, si
+from agentx_tui.report._keys import unit
+from agentx_tui.telemetry.snapshot import Snapshot
+
+_COLUMNS = (
+    ("elapsed", 8),
+    ("users", 5),
+    ("out tok/s", 9),
+    ("total tok/s", 11),
+    ("TTFT p90", 8),
+    ("KV %", 6),
+    ("prefix %", 8),
+    ("tok/$", 7),
+)
+SUMMARY_KEYS = (
+    "duration_s",
+    "requests_completed",
+    "requests_failed",
+    "error_rate",
+    "output_tokens_per_s",
+    "total_tokens_per_s",
+    "per_user_output_tokens_per_s_p50",
+    "ttft_p50_s",
+    "ttft_p90_s",
+    "itl_p90_s",
+    "prefix_cache_hit_rate_server",
+    "prefix_cache_hit_rate_client",
+    "prefix_cache_hit_rate_ceiling",
+    "kv_cache_usage_mean",
+    "kv_cache_usage_max",
+    "preemptions",
+    "gpu_util_mean",
+    "gpu_power_w_mean",
+    "usd_spent",
+    "tokens_per_dollar_total",
+    "tokens_per_dollar_output",
+    "usd_per_million_output_tokens",
+)
+_BOLD, _RED, _GREEN, _RESET = "\x1b[1m", "\x1b[31m", "\x1b[32m", "\x1b[0m"
+
+
+def _wants_color(stream: TextIO) -> bool:
+    if os.environ.get("NO_COLOR"):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except (OSError, ValueError):
+        return False
+
+
+def _seconds(value: float | None) -> str:
+    return NA if value is None else f"{value:.3g}s"
+
+
+class HeadlessPrinter:
+    def __init__(self, stream: TextIO, *, color: bool | None = None) -> None:
+        self.stream = stream
+        self.color = _wants_color(stream) if color is None else color
+        self._header_done = False
+
+    def _style(self, text: str, code: str) -> str:
+        return f"{code}{text}{_RESET}" if self.color else text
+
+    def _write(self, text: str) -> None:
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def header(self) -> None:
+        self._header_done = True
+        self._write(self._style("  ".join(name.rjust(width) for name, width in _COLUMNS), _BOLD))
+
+    def line(self, snap: Snapshot) -> None:
+        if not self._header_done:
+            self.header()
+        agg, client = snap.aggregate, snap.client
+        if client is not None:
+            out, total, ttft = client.output_tokens_per_s, client.total_tokens_per_s, client.ttft.p90
+        else:
+            out = agg.generation_tokens_per_s if agg else None
+            total = None
+            if agg and agg.prompt_tokens_per_s is not None and agg.generation_tokens_per_s is not None:
+                total = agg.prompt_tokens_per_s + agg.generation_tokens_per_s
+            ttft = agg.ttft.p90 if agg else None
+        hit = agg.prefix_hit_rate_window if agg else None
+        if hit is None and client is not None:
+            hit = client.prefix_hit_rate
+        values = (
+            elapsed(snap.elapsed_s),
+            str(snap.run.users),
+            si(out),
+            si(total),
+            _seconds(ttft),
+            percent(agg.kv_cache_usage if agg else None),
+            percent(hit),
+            si(snap.cost.tokens_per_dollar_total_window),
+        )
+        text = "  ".join(v.rjust(width) for v, (_, width) in zip(values, _COLUMNS, strict=True))
+        if snap.run.state not in ("running", "starting"):
+            text += "  " + self._style(snap.run.state, _RED if snap.run.state == "server down" else _BOLD)
+        self._write(text)
+
+    def summary(self, report: dict[str, Any], checks: Sequence[CheckResult]) -> None:
+        title = "summary" + (f" (partial: {report.get('partial_reason')})" if report.get("partial") else "")
+        self._write("")
+        self._write(self._style(title, _BOLD))
+        width = max(len(k) for k in SUMMARY_KEYS)
+        for key in SUMMARY_KEYS:
+            value = cell(report.get(key))
+            self._write(f"  {key.ljust(width)}  {value} {unit(key)}".rstrip())
+        if report.get("throughput_source"):
+            self._write(f"  (tokens/s are {report['throughput_source']}-side)")
+        for c in checks:
+            verdict = self._style("PASS", _GREEN) if c.passed else self._style("FAIL", _RED)
+            self._write(f"{verdict} {c.expr} (measured {c.shown_value})")

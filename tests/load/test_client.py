@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+import json
+
+import aiohttp
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
+from agentx_tui.load.client import classify, stream_chat
+from tests.load.fake_openai import FakeServer
+
+BODY = json.dumps(
+    {"model": "fake", "stream": True, "max_tokens": 12, "messages": [{"role": "user", "content": "hi there"}]}
+).encode()
+
+
+async def test_stream_counts_content_usage_and_timing(fake: FakeServer) -> None:
+    async with aiohttp.ClientSession() as http:
+        res = await stream_chat(http, fake.url + "/v1/chat/completions", BODY, {"Content-Type": "application/json"})
+    assert res.error is None and res.status == 200
+    assert res.events == 12 and res.output_tokens == 12
+    assert res.prompt_tokens == 2 + 2 + 1 + 2 and res.cached_tokens == 4 or res.cached_tokens == 0
+    assert res.first_at is not None and res.last_at is not None and res.first_at <= res.last_at
+    assert sum(w for _, w in res.itl_samples()) == 11
+
+
+async def test_multi_token_chunks_weight_the_itl_by_tokens(fake: FakeServer) -> None:
+    fake.chunk_tokens, fake.token_delay_s = 4, 0.01
+    async with aiohttp.ClientSession() as http:
+        res = await stream_chat(http, fake.url + "/v1/chat/completions", BODY, {})
+    assert res.events == 3 and res.output_tokens == 12
+    samples = res.itl_samples()
+    assert sum(w for _, w in samples) == 8  # the tokens after the first chunk
+    assert all(g > 0.001 for g, _ in samples)
+
+
+async def test_malformed_lines_are_counted_not_fatal(fake: FakeServer) -> None:
+    fake.malformed = True
+    async with aiohttp.ClientSession() as http:
+        res = await stream_chat(http, fake.url + "/v1/chat/completions", BODY, {})
+    assert res.error is None and res.malformed == 2 and res.output_tokens == 12
+
+
+async def test_http_errors_and_dropped_connections_are_classified(fake: FakeServer) -> None:
+    fake.plan = [429, 503, 400, 500]
+    async with aiohttp.ClientSession() as http:
+        kinds = [(await stream_chat(http, fake.url + "/v1/chat/completions", BODY, {})).error for _ in range(4)]
+        fake.drop_after = 3
+        dropped = await stream_chat(http, fake.url + "/v1/chat/completions", BODY, {})
+    assert kinds == ["rate_limited", "unavailable", "http_400", "http_500"]
+    assert dropped.error == "connection"
+    assert classify(400, "This model's maximum context length is 4096 tokens") == "context_overflow"
+
+
+async def test_events_split_across_reads_are_reassembled() -> None:
+    async def handler(request: web.Request) -> web.StreamResponse:
+        resp = web.StreamResponse()
+        await resp.prepare(request)
+        data = b"".join(
+            b'data: {"choices":[{"delta":{"content":"x%d"}}]}\n\n' % i for i in range(5)
+        ) + b'data: {"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":5}}\n\ndata: [DONE]\n\n'
+        for i in range(0, len(data), 7):
+            await resp.write(data[i : i + 7])
+        await resp.write_eof()
+        return resp
+
+    app = web.Application()
+    app.router.add_post("/c", handler)
+    server = TestServer(app)
+    await server.start_server()
+    try:
+        async with aiohttp.ClientSession() as http:
+            res = await stream_chat(http, str(server.make_url("/c")), b"{}", {}, want_text=True)
+    finally:
+        await server.close()
+    assert res.events == 5 and res.output_tokens == 5 and res.malformed == 0
+    assert res.text == "x0x1x2x3x4"

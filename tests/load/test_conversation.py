@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+import json
+
+from agentx_tui.load.conversation import CeilingTracker, Conversation, Segment
+from agentx_tui.load.textgen import TokenModel
+
+TABLE = {"system": 3, "user": 3, "assistant": 3}
+TM = TokenModel((" a",), (1,), TABLE, dict(TABLE), {"user": 2}, {"user": 2}, 2, True)
+
+
+def _seg(key: int, n: int) -> Segment:
+    return Segment(key, " a" * n, n)
+
+
+def test_body_is_the_json_of_the_messages_and_grows_incrementally() -> None:
+    conv = Conversation(TM)
+    conv.add("system", [_seg(1, 10)])
+    conv.add("user", [_seg(2, 5), _seg(3, 5)])
+    conv.add("assistant", [Segment(4, 'quote " and é', 3)])
+    body = json.loads(conv.body(b'{"model":"m","messages":[', b"]}"))
+    assert body["messages"] == [
+        {"role": "system", "content": " a" * 10},
+        {"role": "user", "content": " a" * 10},
+        {"role": "assistant", "content": 'quote " and é'},
+    ]
+    assert conv.tokens == 13 + 13 + 6
+    assert conv.prompt_tokens == conv.tokens + 2
+
+
+def test_ceiling_counts_block_aligned_prefix_seen_before_per_endpoint() -> None:
+    tracker = CeilingTracker(block_size=4)
+    first = Conversation(TM)
+    first.add("system", [_seg(1, 30)])  # 33 tokens
+    first.add("user", [_seg(2, 10)])
+    assert tracker.observe("e1", first) == 0
+    second = Conversation(TM)
+    second.add("system", [_seg(1, 30)])
+    second.add("user", [_seg(3, 10)])
+    assert tracker.observe("e1", second) == 32  # 33 shared tokens, whole 4-token blocks
+    assert tracker.observe("e2", second) == 0  # another server's cache is cold
+    # The next step of the first session shares all of its previous prompt (+ generation prompt).
+    first.add("assistant", [_seg(4, 5)])
+    first.add("user", [_seg(5, 5)])
+    assert tracker.observe("e1", first) == (33 + 13 + 2) // 4 * 4
+
+
+def test_ceiling_never_counts_the_last_prompt_token() -> None:
+    tracker = CeilingTracker(block_size=1)
+    conv = Conversation(TM)
+    conv.add("user", [_seg(1, 10)])
+    tracker.observe("e", conv)
+    assert tracker.observe("e", conv) == conv.prompt_tokens - 1

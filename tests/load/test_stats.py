@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from agentx_tui.load.stats import ClientStats, Completed, LogHistogram
+
+
+def test_histogram_quantiles_are_within_two_percent() -> None:
+    rng = random.Random(0)
+    values = sorted(rng.lognormvariate(-3, 1) for _ in range(20000))
+    h = LogHistogram()
+    for v in values:
+        h.add(v)
+    for q in (0.5, 0.9, 0.99):
+        assert h.quantile(q) == pytest.approx(values[int(q * len(values))], rel=0.02)
+    assert LogHistogram().quantile(0.5) is None
+
+
+def _done(t: float, prompt: int = 100, cached: int | None = 50, out: int = 10) -> Completed:
+    return Completed(
+        sent_at=t - 1, first_token_at=t - 0.5, last_token_at=t, ended_at=t, prompt_tokens=prompt,
+        cached_tokens=cached, output_tokens=out, ceiling_tokens=80, ttft_s=0.5, decode_tokens_per_s=20.0,
+        itl=((0.05, 9.0),),
+    )  # fmt: skip
+
+
+def test_window_rates_and_run_totals() -> None:
+    stats = ClientStats(window_s=10, started_at=1000.0)
+    for i in range(10):
+        stats.add(_done(1001.0 + i))
+    f = stats.figures(1010.9)
+    assert f.output_tokens_per_s == pytest.approx(100 / 10)
+    assert f.prompt_tokens_per_s == pytest.approx(1000 / 10)
+    assert f.prefix_hit_rate == pytest.approx(0.5)
+    assert f.prefix_hit_rate_ceiling == pytest.approx(0.8)
+    assert f.ttft.p50 == pytest.approx(0.5, rel=0.02)
+    assert f.itl.p50 == pytest.approx(0.05, rel=0.02)
+    assert f.per_user_output_tokens_per_s_p50 == pytest.approx(20, rel=0.02)
+    assert f.totals.requests_completed == 10 and f.totals.cached_tokens_reported
+    later = stats.figures(1030.0)
+    assert later.output_tokens_per_s == 0 and later.ttft.p50 is None
+    assert later.run_ttft.p50 == pytest.approx(0.5, rel=0.02)
+
+
+def test_hit_rate_is_unknown_when_the_server_omits_cached_tokens() -> None:
+    stats = ClientStats(window_s=10, started_at=0.0)
+    stats.add(_done(5.0, cached=None))
+    f = stats.figures(6.0)
+    assert f.prefix_hit_rate is None and f.cached_prompt_tokens_per_s is None
+    assert not f.totals.cached_tokens_reported
+
+
+def test_reset_window_forgets_window_but_not_run_figures() -> None:
+    stats = ClientStats(window_s=10, started_at=0.0)
+    stats.add(_done(5.0))
+    stats.reset_window(6.0)
+    f = stats.figures(6.5)
+    assert f.output_tokens_per_s == 0 and f.run_ttft.p50 is not None

@@ -1,0 +1,246 @@
+"""The report's figures, each computed by hand from the stream in `_snaps` (DESIGN §4, §5)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tests.report._snaps import A, B, stream
+
+from agentx_tui.report import CONTRACT_KEYS, REPORT_KEYS, ReportBuilder
+from agentx_tui.report._series import SeriesBuffer
+from agentx_tui.telemetry.snapshot import Snapshot
+
+# DESIGN §4, in its order: the contract scripts rely on.
+DESIGN_KEYS = [
+    "target",
+    "model",
+    "engine_version",
+    "workload",
+    "users",
+    "duration_s",
+    "requests_completed",
+    "requests_failed",
+    "error_rate",
+    "output_tokens_per_s",
+    "prompt_tokens_per_s",
+    "cached_prompt_tokens_per_s",
+    "total_tokens_per_s",
+    "per_user_output_tokens_per_s_p50",
+    "ttft_p50_s",
+    "ttft_p90_s",
+    "ttft_p99_s",
+    "itl_p50_s",
+    "itl_p90_s",
+    "itl_p99_s",
+    "prefix_cache_hit_rate_server",
+    "prefix_cache_hit_rate_client",
+    "prefix_cache_hit_rate_ceiling",
+    "kv_cache_usage_mean",
+    "kv_cache_usage_max",
+    "preemptions",
+    "gpu_util_mean",
+    "gpu_power_w_mean",
+    "usd_per_gpu_hour",
+    "gpus",
+    "usd_spent",
+    "tokens_per_dollar_total",
+    "tokens_per_dollar_output",
+    "usd_per_million_output_tokens",
+    "endpoints",
+    "users_detail",
+]
+
+
+def build(snaps: list[Snapshot], **kw: str | None) -> dict[str, object]:
+    builder = ReportBuilder()
+    for s in snaps:
+        builder.add(s)
+    return builder.build(**kw)
+
+
+def test_keys_are_the_contract_in_order_then_the_extras() -> None:
+    assert list(CONTRACT_KEYS) == DESIGN_KEYS
+    assert REPORT_KEYS[: len(DESIGN_KEYS)] == tuple(DESIGN_KEYS)
+    assert len(set(REPORT_KEYS)) == len(REPORT_KEYS)
+    for extra in (
+        "partial",
+        "partial_reason",
+        "simulated",
+        "agentx_version",
+        "started_at",
+        "prefix_cache_hit_rate_server_source",
+    ):
+        assert extra in REPORT_KEYS
+    report = build(stream())
+    assert list(report) == list(REPORT_KEYS)
+
+
+def test_whole_run_figures_by_hand() -> None:
+    r = build(stream())
+    # Last tick i=4 at t=1008, first at t=1000.
+    assert r["duration_s"] == 8.0
+    assert r["target"] == "attach http://10.0.0.1:8000" and r["workload"] == "chat"
+    assert r["model"] == "tiny" and r["engine_version"] == "0.32.0"
+    assert r["users"] == 3 and r["users_max"] == 3
+    assert r["requests_completed"] == 12 and r["requests_failed"] == 1
+    assert r["error_rate"] == pytest.approx(1 / 13)
+    # Client totals at i=4: output 600, prompt 6000, cached 2800 over 8 s.
+    assert r["throughput_source"] == "client"
+    assert r["output_tokens_per_s"] == pytest.approx(75.0)
+    assert r["prompt_tokens_per_s"] == pytest.approx(750.0)
+    assert r["cached_prompt_tokens_per_s"] == pytest.approx(350.0)
+    assert r["total_tokens_per_s"] == pytest.approx(825.0)
+    assert (r["output_tokens"], r["prompt_tokens"], r["cached_prompt_tokens"]) == (600, 6000, 2800)
+    # Server totals summed over A and B: generation 400 + 200, prompt 4000 + 2000.
+    assert r["output_tokens_per_s_server"] == pytest.approx(600 / 8)
+    assert r["total_tokens_per_s_server"] == pytest.approx(6600 / 8)
+    # Run percentiles, not the window ones (window p90 is 0.25 in every tick).
+    assert (r["ttft_p50_s"], r["ttft_p90_s"], r["ttft_p99_s"]) == (0.1, 0.2, 0.3)
+    assert (r["itl_p50_s"], r["itl_p90_s"], r["itl_p99_s"]) == (0.01, 0.02, 0.05)
+    assert r["per_user_output_tokens_per_s_p50"] == 42.0
+    # Hit rates: server Δhits/Δqueries = (2400+400)/(4000+2000); client 2800/6000; ceiling 3600/6000.
+    assert r["prefix_cache_hit_rate_server"] == pytest.approx(2800 / 6000)
+    assert r["prefix_cache_hit_rate_client"] == pytest.approx(2800 / 6000)
+    assert r["prefix_cache_hit_rate_ceiling"] == pytest.approx(0.6)
+    assert "Δhits / Δqueries" in str(r["prefix_cache_hit_rate_server_source"])
+    # KV: the aggregate is the mean of A (0.1(i+1)) and B (0.2): mean over ticks 0.25, max 0.35.
+    assert r["kv_cache_usage_mean"] == pytest.approx(0.25)
+    assert r["kv_cache_usage_max"] == pytest.approx(0.35)
+    assert r["preemptions"] == 4.0
+    # GPU utilisation: per tick (0.5 + 0.1i)/2, mean 0.35; power: per tick sum 500 + 10i, mean 520 W.
+    assert r["gpu_util_mean"] == pytest.approx(0.35)
+    assert r["gpu_power_w_mean"] == pytest.approx(520.0)
+    # Cost: the meter's run-wide figures of the last tick.
+    spent = 4.0 * 8.5 / 3600
+    assert r["usd_per_gpu_hour"] == 2.0 and r["gpus"] == 2
+    assert r["usd_spent"] == pytest.approx(spent)
+    assert r["tokens_per_dollar_total"] == pytest.approx(6600 / spent)
+    assert r["tokens_per_dollar_output"] == pytest.approx(600 / spent)
+    assert r["usd_per_million_output_tokens"] == pytest.approx(spent * 1e6 / 600)
+    assert r["cost_mode"] == "rental" and r["price_source"] == "--gpu-price"
+    assert r["partial"] is False and r["partial_reason"] is None
+    assert r["started_at"] == 999.5 and r["ended_at"] == 1008.0 and r["samples"] == 5
+    assert r["errors_by_kind"] == {"timeout": 1}
+
+
+def test_per_endpoint_figures_by_hand() -> None:
+    r = build(stream())
+    eps = r["endpoints"]
+    assert isinstance(eps, list)
+    a, b = eps
+    assert a["url"] == A and b["url"] == B
+    assert a["output_tokens_per_s"] == pytest.approx(400 / 8)
+    assert a["prompt_tokens_per_s"] == pytest.approx(4000 / 8)
+    assert a["cached_prompt_tokens_per_s"] == pytest.approx(2400 / 8)
+    assert a["total_tokens_per_s"] == pytest.approx(4400 / 8)
+    assert a["prefix_cache_hit_rate_server"] == pytest.approx(0.6)
+    assert b["prefix_cache_hit_rate_server"] == pytest.approx(0.2)
+    assert a["kv_cache_usage_mean"] == pytest.approx(0.3) and a["kv_cache_usage_max"] == pytest.approx(0.5)
+    assert b["kv_cache_usage_mean"] == pytest.approx(0.2)
+    assert (a["generation_tokens"], a["prompt_tokens"], a["preemptions"]) == (400.0, 4000.0, 4.0)
+    assert b["requests_finished"] == 4.0
+
+
+def test_users_detail_is_one_row_per_session_of_the_last_tick() -> None:
+    r = build(stream())
+    rows = r["users_detail"]
+    assert isinstance(rows, list)
+    assert [row["user"] for row in rows] == [0, 1]
+    assert rows[1]["decode_tokens_per_s"] == 41.0 and rows[0]["output_tokens"] == 300
+
+
+def test_unknown_figures_stay_null_never_zero() -> None:
+    r = build(stream(with_gpus=False, with_price=False, cached_reported=False))
+    for key in (
+        "gpu_util_mean",
+        "gpu_power_w_mean",
+        "usd_per_gpu_hour",
+        "gpus",
+        "usd_spent",
+        "tokens_per_dollar_total",
+        "tokens_per_dollar_output",
+        "usd_per_million_output_tokens",
+        "cached_prompt_tokens_per_s",
+        "prefix_cache_hit_rate_client",
+        "cached_prompt_tokens",
+    ):
+        assert r[key] is None, key
+    # The server's own cached counter is still known.
+    assert r["cached_prompt_tokens_per_s_server"] == pytest.approx(2800 / 8)
+
+
+def test_observe_only_takes_throughput_from_the_servers() -> None:
+    r = build(stream(with_client=False))
+    assert r["throughput_source"] == "server"
+    assert r["output_tokens_per_s"] == pytest.approx(600 / 8)
+    assert r["requests_completed"] == 12.0
+    for key in (
+        "requests_failed",
+        "error_rate",
+        "ttft_p90_s",
+        "itl_p50_s",
+        "prefix_cache_hit_rate_client",
+        "prefix_cache_hit_rate_ceiling",
+        "per_user_output_tokens_per_s_p50",
+    ):
+        assert r[key] is None, key
+    assert r["users_detail"] == []
+
+
+def test_no_requests_gives_a_null_error_rate() -> None:
+    r = build(stream(n=1))
+    assert r["requests_completed"] == 0 and r["error_rate"] is None
+    assert r["duration_s"] == 0.0 and r["output_tokens_per_s"] is None  # one sample: no rate
+
+
+def test_partial_reports_carry_the_reason() -> None:
+    r = build(stream(), partial_reason="stopped by SIGTERM")
+    assert r["partial"] is True and r["partial_reason"] == "stopped by SIGTERM"
+    assert r["output_tokens_per_s"] == pytest.approx(75.0)
+
+
+def test_a_run_without_samples_is_partial_with_every_key_null() -> None:
+    r = ReportBuilder().build()
+    assert list(r) == list(REPORT_KEYS)
+    assert r["partial"] is True and "before its first sample" in str(r["partial_reason"])
+    assert r["output_tokens_per_s"] is None and r["duration_s"] is None and r["endpoints"] == []
+
+
+def test_series_stays_bounded_and_averages() -> None:
+    builder = ReportBuilder(max_series_points=50)
+    base = stream(n=1)[0]
+    for i in range(1003):
+        builder.add(base.model_copy(update={"seq": i, "time": 1000.0 + i, "elapsed_s": float(i)}))
+    series = builder.series()
+    assert 25 <= len(series) <= 50
+    assert series.ticks_per_point == 32
+    assert all(v == pytest.approx(70.0) for v in series.values["output_tokens_per_s"])
+    assert series.elapsed_s[0] == pytest.approx(15.5)  # mean of ticks 0..31
+    assert series.elapsed_s == tuple(sorted(series.elapsed_s))
+    assert not any(math.isnan(x) for x in series.elapsed_s)
+
+
+def test_replicas_with_different_models_are_all_named() -> None:
+    snaps = stream(2)
+    last = snaps[-1]
+    b = last.endpoints[1].model_copy(update={"model": "other", "engine_version": "0.31.0"})
+    snaps[-1] = last.model_copy(update={"endpoints": (last.endpoints[0], b)})
+    r = build(snaps)
+    assert r["model"] == "other, tiny" and r["engine_version"] == "0.31.0, 0.32.0"
+
+
+@given(n=st.integers(1, 3000), max_points=st.integers(2, 600))
+@settings(max_examples=40, deadline=None)
+def test_series_buffer_is_bounded_and_keeps_every_tick(n: int, max_points: int) -> None:
+    buf = SeriesBuffer(max_points)
+    for i in range(n):
+        buf.add(float(i), {"kv_cache_usage": float(i % 7)})
+    series = buf.series()
+    assert 1 <= len(series) <= max_points
+    # Every point but the newest covers `ticks_per_point` ticks, so the ticks add up to n.
+    full = len(series) - 1
+    assert full * series.ticks_per_point < n <= len(series) * series.ticks_per_point
+    assert series.elapsed_s == tuple(sorted(series.elapsed_s))

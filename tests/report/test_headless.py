@@ -1,0 +1,99 @@
+"""Headless output: plain lines for CI logs and pipes, colour only on a terminal."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+from tests.report._snaps import snap, stream
+
+from agentx_tui.report import HeadlessPrinter, ReportBuilder, evaluate_checks, parse_check
+
+CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")  # anything but the newline
+
+
+class FakeTty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_lines_have_a_header_and_the_figures_and_no_control_characters() -> None:
+    out = io.StringIO()
+    printer = HeadlessPrinter(out)
+    assert printer.color is False
+    for s in stream(3):
+        printer.line(s)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 4
+    assert lines[0].split() == [
+        "elapsed",
+        "users",
+        "out",
+        "tok/s",
+        "total",
+        "tok/s",
+        "TTFT",
+        "p90",
+        "KV",
+        "%",
+        "prefix",
+        "%",
+        "tok/$",
+    ]
+    # Tick 2: 4.5 s, 3 users, client window 72 / 772 tok/s, TTFT p90 0.25 s, KV (0.3+0.2)/2,
+    # prefix hits weighted by prompt tokens/s (0.6·500 + 0.2·250)/750.
+    assert lines[3].split() == ["00:04", "3", "72", "772", "0.25s", "25.0%", "46.7%", "1.3B"]
+    assert not CONTROL.search(out.getvalue())
+
+
+def test_unknown_figures_show_n_a() -> None:
+    out = io.StringIO()
+    HeadlessPrinter(out).line(snap(1, with_client=False, with_price=False, two_endpoints=False))
+    fields = out.getvalue().splitlines()[1].split()
+    # Observe only: server rates 50 / 550 tok/s; no TTFT in the window; no price.
+    assert fields == ["00:02", "2", "50", "550", "n/a", "20.0%", "60.0%", "n/a"]
+
+
+def test_a_state_other_than_running_is_said() -> None:
+    out = io.StringIO()
+    down = snap(1).model_copy(update={"run": snap(1).run.model_copy(update={"state": "server down"})})
+    HeadlessPrinter(out).line(down)
+    assert out.getvalue().splitlines()[1].endswith("server down")
+
+
+def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    tty = FakeTty()
+    printer = HeadlessPrinter(tty)
+    assert printer.color is True
+    printer.line(snap(0))
+    assert "\x1b[" in tty.getvalue()
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert HeadlessPrinter(FakeTty()).color is False
+    assert HeadlessPrinter(io.StringIO(), color=True).color is True
+
+
+def test_summary_lists_the_figures_and_each_check_with_its_value() -> None:
+    builder = ReportBuilder()
+    for s in stream(with_gpus=False):
+        builder.add(s)
+    report = builder.build(partial_reason="stopped by SIGTERM")
+    checks = evaluate_checks(
+        [
+            parse_check("output_tokens_per_s > 0"),
+            parse_check("error_rate == 0"),
+            parse_check("gpu_util_mean > 0"),
+        ],
+        report,
+    )
+    out = io.StringIO()
+    HeadlessPrinter(out).summary(report, checks)
+    text = out.getvalue()
+    assert "summary (partial: stopped by SIGTERM)" in text
+    assert re.search(r"output_tokens_per_s +75 tokens/s", text)
+    assert re.search(r"gpu_util_mean +n/a", text)
+    assert "PASS output_tokens_per_s > 0 (measured 75)" in text
+    assert "FAIL error_rate == 0 (measured 0.0769231)" in text
+    assert "FAIL gpu_util_mean > 0 (measured n/a)" in text
+    assert not CONTROL.search(text)

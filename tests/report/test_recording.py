@@ -1,0 +1,140 @@
+"""Recording round trip, secrets kept out, damaged and foreign files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from tests.report._snaps import SECRET, snap, stream
+
+from agentx_tui.errors import RecordingError
+from agentx_tui.report import RECORDING_FORMAT, Recorder, read_recording, redact
+
+HEADER = {
+    "version": "0.1.0",
+    "target": "attach http://10.0.0.1:8000",
+    "workload": "chat",
+    "settings": {"users": 2, "api_key": SECRET, "headers": {"Authorization": f"Bearer {SECRET}"}},
+}
+
+
+def record(path: Path, n: int = 5) -> list[object]:
+    snaps = stream(n)
+    with Recorder(path, HEADER, secrets=[SECRET]) as rec:
+        for s in snaps:
+            rec.write(s)
+    return list(snaps)
+
+
+def test_record_then_read_back_equals_the_originals(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    snaps = record(path)
+    rec = read_recording(path)
+    assert rec.snapshots == snaps
+    assert rec.notice is None
+    assert rec.header["agentx_recording"] == RECORDING_FORMAT
+    assert rec.header["target"] == HEADER["target"] and rec.header["workload"] == "chat"
+    assert rec.header["settings"]["users"] == 2
+    assert len(path.read_text().splitlines()) == 6
+
+
+def test_the_api_key_never_reaches_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    with Recorder(path, HEADER, secrets=[SECRET]) as rec:
+        rec.write(snap(0, events=(f"18:00:00 request failed: key {SECRET} rejected",)))
+    text = path.read_text()
+    assert SECRET not in text
+    header = json.loads(text.splitlines()[0])
+    assert "api_key" not in header["settings"] and "Authorization" not in header["settings"]["headers"]
+    (only,) = read_recording(path).snapshots
+    assert only.events == ("18:00:00 request failed: key ******** rejected",)
+
+
+def test_each_line_is_on_disk_as_soon_as_it_is_written(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    rec = Recorder(path, HEADER)
+    rec.write(snap(0))
+    rec.write(snap(1))
+    # No close: what a kill -9 at this point would leave behind.
+    assert [s.seq for s in read_recording(path).snapshots] == [1, 2]
+    rec.close()
+    rec.write(snap(2))  # after close: ignored, not an exception in the run's sink loop
+    assert len(read_recording(path).snapshots) == 2
+
+
+def test_a_recording_cut_mid_line_reads_with_a_notice(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    snaps = record(path)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 200])  # cut inside the last snapshot
+    rec = read_recording(path)
+    assert rec.snapshots == snaps[:-1]
+    assert rec.notice is not None and "truncated last line" in rec.notice
+
+
+def test_a_complete_last_line_without_newline_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    snaps = record(path)
+    path.write_bytes(path.read_bytes().rstrip(b"\n"))
+    rec = read_recording(path)
+    assert rec.snapshots == snaps and rec.notice is None
+
+
+def test_redact_masks_raw_and_json_escaped_forms_but_not_short_strings() -> None:
+    assert redact(f"key={SECRET}!", [SECRET]) == "key=********!"
+    assert redact('"a\\"b-secret-long"', ['a"b-secret-long']) == '"********"'
+    assert redact("a b c", ["b"]) == "a b c"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "is empty"),
+        (b"\n\n  \n", "is empty"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary file"),
+        (b"\xff\xfe\xfa not utf8\n", "not UTF-8"),
+        (b"hello world\nsecond line\n", "first line is not JSON"),
+        (b'{"seq": 1, "time": 0}\n', "not a recording header"),
+        (b"[1, 2, 3]\n", "not a recording header"),
+        (b'{"agentx_recording": "one"}\n', "no format number"),
+        (b'{"agentx_recording": 99}\n', "format 99, newer"),
+        (b'{"agentx_recording": 1}\n', "holds no snapshots"),
+    ],
+)
+def test_files_that_are_not_recordings_give_a_clear_error(
+    tmp_path: Path, content: bytes, message: str
+) -> None:
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(content)
+    with pytest.raises(RecordingError, match=message) as err:
+        read_recording(path)
+    assert err.value.exit_code == 2
+    assert str(path) in str(err.value)
+
+
+def test_a_damaged_middle_line_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    record(path)
+    lines = path.read_text().splitlines()
+    lines[2] = lines[2][:50]
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(RecordingError, match="line 3 is not a valid snapshot"):
+        read_recording(path)
+
+
+def test_missing_file_and_directory(tmp_path: Path) -> None:
+    with pytest.raises(RecordingError, match="cannot be read"):
+        read_recording(tmp_path / "nope.jsonl")
+    with pytest.raises(RecordingError, match="is a directory"):
+        read_recording(tmp_path)
+    with pytest.raises(RecordingError, match="cannot be written"):
+        Recorder(tmp_path / "missing" / "r.jsonl", HEADER)
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_full_disk_stops_the_recording_without_stopping_the_run() -> None:
+    rec = Recorder(Path("/dev/full"), HEADER)
+    rec.write(snap(0))  # must not raise: the recorder is one sink of a live run
+    assert rec.error is not None and "No space left" in rec.error
+    rec.close()

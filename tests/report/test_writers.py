@@ -1,0 +1,199 @@
+"""JSON, Markdown and CSV carry the same figures; writes are atomic; bad paths are refused early."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.report._snaps import stream
+
+from agentx_tui.errors import UsageError
+from agentx_tui.report import (
+    REPORT_KEYS,
+    ReportBuilder,
+    check_report_path,
+    evaluate_checks,
+    parse_check,
+    sparkline,
+    write_report,
+)
+from agentx_tui.report._format import cell
+
+LISTS = ("endpoints", "users_detail")
+
+
+@pytest.fixture
+def built() -> tuple[dict[str, Any], ReportBuilder]:
+    builder = ReportBuilder()
+    for s in stream(with_gpus=False):  # some nulls among the figures
+        builder.add(s)
+    return builder.build(partial_reason="stopped by SIGTERM"), builder
+
+
+def test_json_holds_every_key_and_the_checks(
+    tmp_path: Path, built: tuple[dict[str, Any], ReportBuilder]
+) -> None:
+    report, builder = built
+    results = evaluate_checks([parse_check("error_rate == 0")], report)
+    path = tmp_path / "r.json"
+    write_report(path, report, series=builder.series(), checks=results)
+    data = json.loads(path.read_text())
+    assert {k: data[k] for k in REPORT_KEYS} == report
+    assert data["gpu_util_mean"] is None
+    assert data["checks"] == [
+        {
+            "expr": "error_rate == 0",
+            "key": "error_rate",
+            "op": "==",
+            "threshold": 0.0,
+            "value": pytest.approx(1 / 13),
+            "passed": False,
+        }
+    ]
+
+
+def test_csv_is_one_header_row_and_one_value_row_with_the_same_figures(
+    tmp_path: Path, built: tuple[dict[str, Any], ReportBuilder]
+) -> None:
+    report, _ = built
+    path = tmp_path / "r.csv"
+    write_report(path, report)
+    rows = list(csv.reader(path.open()))
+    assert len(rows) == 2
+    row = dict(zip(rows[0], rows[1], strict=True))
+    for key in REPORT_KEYS:
+        if key in LISTS or key == "errors_by_kind":
+            continue
+        value = report[key]
+        if value is None:
+            assert row[key] == "", key
+        elif isinstance(value, bool):
+            assert row[key] == ("true" if value else "false")
+        elif isinstance(value, int | float):
+            assert float(row[key]) == value, key  # full precision
+        else:
+            assert row[key] == value
+    assert float(row["endpoints[1].prompt_tokens_per_s"]) == report["endpoints"][1]["prompt_tokens_per_s"]
+    assert row["users_detail[1].user"] == "1"
+    assert row["errors_by_kind.timeout"] == "1"
+
+
+def test_markdown_has_every_figure_with_its_unit_the_checks_and_charts(
+    tmp_path: Path, built: tuple[dict[str, Any], ReportBuilder]
+) -> None:
+    report, builder = built
+    results = evaluate_checks(
+        [parse_check("output_tokens_per_s >= 50"), parse_check("gpu_util_mean > 0")], report
+    )
+    path = tmp_path / "r.md"
+    write_report(path, report, series=builder.series(), checks=results)
+    text = path.read_text()
+    assert text.startswith("# agentx-tui report (partial)")
+    assert "stopped by SIGTERM" in text
+    for key in REPORT_KEYS:
+        if key in LISTS:
+            continue
+        assert f"| {key} | {cell(report[key])} |" in text, key
+    assert "| output_tokens_per_s | 75 | tokens/s |" in text
+    assert "| kv_cache_usage_mean | 0.25 | fraction 0–1 |" in text
+    assert "| gpu_util_mean | n/a |" in text
+    assert "| `output_tokens_per_s >= 50` | 75 | PASS |" in text
+    assert "| `gpu_util_mean > 0` | n/a | FAIL |" in text
+    assert "KV-cache usage (peak 35.0%)" in text
+    assert any(ch in text for ch in "▁▂▃▄▅▆▇█")
+    assert "## Endpoints" in text and "http://10.0.0.2:8000" in text
+
+
+def test_sparkline_scales_to_the_peak_and_shows_gaps() -> None:
+    assert sparkline([0.0, 0.5, 1.0, None]) == "▁▅█ "
+    assert sparkline([None, None]) == "  "
+    assert sparkline([]) == ""
+    assert len(sparkline([float(i) for i in range(500)], width=60)) == 60
+
+
+def test_an_interrupted_write_leaves_the_old_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, built: tuple[dict[str, Any], ReportBuilder]
+) -> None:
+    report, _ = built
+    path = tmp_path / "r.json"
+    path.write_text('{"old": true}')
+
+    def boom(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", boom)
+    with pytest.raises(UsageError, match="No space left"):
+        write_report(path, report)
+    assert json.loads(path.read_text()) == {"old": True}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]  # no temporary file left behind
+
+
+def test_non_finite_figures_are_written_as_null(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    write_report(path, {"output_tokens_per_s": float("nan"), "endpoints": [{"x": float("inf")}]})
+    assert json.loads(path.read_text()) == {"output_tokens_per_s": None, "endpoints": [{"x": None}]}
+
+
+@pytest.mark.parametrize("name", ["r.json", "r.md", "r.csv", "R.JSON"])
+def test_good_report_paths_pass(tmp_path: Path, name: str) -> None:
+    check_report_path(tmp_path / name)
+    assert not (tmp_path / name).exists()  # checking creates nothing
+
+
+def test_bad_report_paths_are_usage_errors(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match=r"extension '\.txt'") as err:
+        check_report_path(tmp_path / "r.txt")
+    assert err.value.exit_code == 2 and ".json, .md or .csv" in str(err.value)
+    with pytest.raises(UsageError, match="no extension"):
+        check_report_path(tmp_path / "report")
+    (tmp_path / "d.json").mkdir()
+    with pytest.raises(UsageError, match="is a directory"):
+        check_report_path(tmp_path / "d.json")
+    with pytest.raises(UsageError, match="does not exist"):
+        check_report_path(tmp_path / "missing" / "r.json")
+    with pytest.raises(UsageError, match="unknown extension"):
+        write_report(tmp_path / "r.yaml", {})
+
+
+def test_a_file_in_place_of_the_folder_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("")
+    with pytest.raises(UsageError, match="is a file, not a folder"):
+        check_report_path(tmp_path / "f" / "r.json")
+
+
+def test_an_unwritable_folder_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    if os.geteuid() == 0:  # root may write anywhere: let access() answer as it would for a user
+        monkeypatch.setattr(os, "access", lambda p, mode: Path(p) != folder)
+    folder.chmod(0o500)
+    try:
+        with pytest.raises(UsageError, match="not writable"):
+            check_report_path(folder / "r.json")
+    finally:
+        folder.chmod(0o700)
+
+
+def test_the_report_gets_ordinary_permissions_not_the_temp_files(tmp_path: Path) -> None:
+    umask = os.umask(0o022)
+    try:
+        path = tmp_path / "r.json"
+        write_report(path, {"x": 1})
+        assert path.stat().st_mode & 0o777 == 0o644
+        path.chmod(0o640)
+        write_report(path, {"x": 2})  # an existing file keeps its mode
+        assert path.stat().st_mode & 0o777 == 0o640
+    finally:
+        os.umask(umask)
+
+
+def test_cells_keep_large_figures_whole_and_round_the_rest() -> None:
+    assert cell(1.3e9) == "1300000000"
+    assert cell(1796237876.4) == "1796237876"
+    assert cell(0.123456789) == "0.123457"
+    assert cell(75.0) == "75"
+    assert (cell(None), cell(True), cell(float("nan")), cell({"a": 1})) == ("n/a", "true", "n/a", '{"a": 1}')
