@@ -29,7 +29,7 @@ def word_ids(text: str) -> list[int]:
 def chat_ids(messages: list[dict[str, Any]], gen: bool) -> list[int]:
     ids: list[int] = []
     for m in messages:
-        ids += [10 + len(m["role"]), 11] + word_ids(str(m.get("content") or "")) + [12]
+        ids += [10 + len(m["role"]), 11, *word_ids(str(m.get("content") or "")), 12]
     return ids + ([13, 14] if gen else [])
 
 

@@ -15,13 +15,16 @@ BODY = json.dumps(
 
 
 async def test_stream_counts_content_usage_and_timing(fake: FakeServer) -> None:
+    fake.token_delay_s = 0.005  # tokens apart in time, as from a real server: one read each
     async with aiohttp.ClientSession() as http:
         res = await stream_chat(http, fake.url + "/v1/chat/completions", BODY, {"Content-Type": "application/json"})
     assert res.error is None and res.status == 200
     assert res.events == 12 and res.output_tokens == 12
-    assert res.prompt_tokens == 2 + 2 + 1 + 2 and res.cached_tokens == 4 or res.cached_tokens == 0
+    assert (res.prompt_tokens == 2 + 2 + 1 + 2 and res.cached_tokens == 4) or res.cached_tokens == 0
     assert res.first_at is not None and res.last_at is not None and res.first_at <= res.last_at
-    assert sum(w for _, w in res.itl_samples()) == 11
+    # Every token after the first read carries ITL weight (the first read is the TTFT).
+    assert len(res.read_times) > 1
+    assert sum(w for _, w in res.itl_samples()) == 12 - res.read_events[0]
 
 
 async def test_multi_token_chunks_weight_the_itl_by_tokens(fake: FakeServer) -> None:

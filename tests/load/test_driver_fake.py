@@ -12,7 +12,7 @@ from agentx_tui.load import Driver, EndpointTarget, Workload, load_workload
 from agentx_tui.load.workload import parse_workload
 from tests.load.fake_openai import FakeServer
 
-TRACE = Path("/work/shared/traces/mooncake_conversation_trace.jsonl")
+TRACE = Path(__file__).resolve().parents[3] / "shared" / "traces" / "mooncake_conversation_trace.jsonl"
 
 
 def _agent(**fields: object) -> Workload:
@@ -182,10 +182,12 @@ async def test_trace_replay_shares_equal_hash_blocks(fake: FakeServer, tmp_path:
     w = load_workload(str(spec), scale=1 / 16)
     d = _driver(fake, w, users=4)
     await d.start()
-    await _until(lambda: d.finished or len(d.records()) >= 40, timeout=15)
+    await _until(lambda: d.finished, timeout=15)
     await d.stop()
     records = d.records()
-    assert len(records) == 40
+    assert d.finished
+    skipped = d.figures(time.monotonic()).totals.errors_by_kind.get("trace_skipped_too_long", 0)
+    assert len(records) + skipped == 40 and len(records) >= 30
     assert all(r.prompt_tokens == r.expected_prompt_tokens for r in records)
     # The first 40 requests of the trace share hash block 0 (32 tokens at 1/16 scale) and more.
     totals = d.figures(time.monotonic()).totals

@@ -7,11 +7,11 @@ import math
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.report._snaps import A, B, stream
 
 from agentx_tui.report import CONTRACT_KEYS, REPORT_KEYS, ReportBuilder
 from agentx_tui.report._series import SeriesBuffer
 from agentx_tui.telemetry.snapshot import Snapshot
+from tests.report._snaps import A, B, stream
 
 # DESIGN §4, in its order: the contract scripts rely on.
 DESIGN_KEYS = [

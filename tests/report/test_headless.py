@@ -6,9 +6,9 @@ import io
 import re
 
 import pytest
-from tests.report._snaps import snap, stream
 
 from agentx_tui.report import HeadlessPrinter, ReportBuilder, evaluate_checks, parse_check
+from tests.report._snaps import snap, stream
 
 CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")  # anything but the newline
 

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.report._snaps import SECRET, snap, stream
 
 from agentx_tui.errors import RecordingError
 from agentx_tui.report import RECORDING_FORMAT, Recorder, read_recording, redact
+from tests.report._snaps import SECRET, snap, stream
 
 HEADER = {
     "version": "0.1.0",

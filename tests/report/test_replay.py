@@ -8,11 +8,11 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.report._snaps import stream
 
 from agentx_tui.control import ReplayControls, SnapshotSource
 from agentx_tui.report import Recorder, ReplayPlayer, read_recording
 from agentx_tui.telemetry.snapshot import Snapshot
+from tests.report._snaps import stream
 
 pytestmark = pytest.mark.timeout(20)
 

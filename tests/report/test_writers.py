@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.report._snaps import stream
 
 from agentx_tui.errors import UsageError
 from agentx_tui.report import (
@@ -22,6 +21,7 @@ from agentx_tui.report import (
     write_report,
 )
 from agentx_tui.report._format import cell
+from tests.report._snaps import stream
 
 LISTS = ("endpoints", "users_detail")
 

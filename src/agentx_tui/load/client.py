@@ -79,16 +79,14 @@ class StreamResult:
         return _int(details, "cached_tokens") if isinstance(details, dict) else None
 
     def itl_samples(self) -> tuple[tuple[float, float], ...]:
-        """(gap per token, tokens) for every read after the first that carried content, scaled so the
-        weights add up to the server's output tokens minus the first."""
+        """(gap per token, tokens) for every read after the first that carried content. A content event
+        may hold several tokens: each event is weighted by the server's output tokens per event, so
+        the weights add up to the tokens that arrived after the first read."""
         times, counts = self.read_times, self.read_events
         if len(times) < 2:
             return ()
         out_tokens = self.output_tokens
-        later_events = self.events - counts[0]
-        factor = 1.0
-        if out_tokens is not None and later_events > 0:
-            factor = max(out_tokens - counts[0], 0) / later_events
+        factor = out_tokens / self.events if out_tokens is not None and self.events > 0 else 1.0
         samples = []
         for i in range(1, len(times)):
             tokens = counts[i] * factor

@@ -64,6 +64,7 @@ class Driver:
         self._queue: asyncio.Queue[TraceRequest | None] = asyncio.Queue()
         self._arrivals: asyncio.Queue[None] = asyncio.Queue()
         self._feeder: asyncio.Task[None] | None = None
+        self._trace_exhausted = False
         self.on_event: Callable[[str], None] | None = None
         self.calibration_notes: list[str] = []
 
@@ -139,8 +140,8 @@ class Driver:
 
     @property
     def finished(self) -> bool:
-        """The workload's stop rule was reached and every session has ended."""
-        return self._stop_rule_hit() and not self._tasks
+        """The workload's stop rule was reached (or the trace was all sent) and every session has ended."""
+        return (self._stop_rule_hit() or self._trace_exhausted) and not self._tasks
 
     def pause(self) -> None:
         self._core.set_paused(True)
@@ -198,6 +199,7 @@ class Driver:
             self._feeder = None
         self._queue = asyncio.Queue()
         self._arrivals = asyncio.Queue()
+        self._trace_exhausted = False
         if w.kind == "trace":
             self._feeder = asyncio.create_task(self._feed_trace(w, self._queue))
         elif w.kind == "agent" and w.arrival.mode == "poisson":
@@ -234,15 +236,15 @@ class Driver:
                 slot.state = "waiting"
                 if w.kind == "trace":
                     req = await self._queue.get()
-                    if req is None:
-                        return
+                    if req is None:  # the trace is exhausted
+                        break
                     await self._run_trace_request(slot, w, req)
                     continue
                 if w.arrival.mode == "poisson":
                     await self._arrivals.get()
                 await self._core.gate(slot)
-                if slot.retire:
-                    return
+                if slot.retire or self._stop_rule_hit():  # the rule may have been reached while waiting
+                    break
                 self._sessions_started += 1
                 slot.session += 1
                 ep = self._core.pick_endpoint()
@@ -262,8 +264,11 @@ class Driver:
         slot.session, slot.step, slot.steps_total = req.index, 1, 1
         slot.endpoint, slot.context_tokens = ep.target.url, conv.prompt_tokens
         if ep.max_len is not None and conv.prompt_tokens + out > ep.max_len:
-            self._core.stats.errors["trace_skipped_too_long"] = (
-                self._core.stats.errors.get("trace_skipped_too_long", 0) + 1
+            self._core.stats.error("trace_skipped_too_long", final=False)
+            self._core.event(
+                "trace_skip",
+                lambda n: f"{n} trace request(s) skipped: longer than the model's context ({ep.max_len} tokens); "
+                "lower --scale to fit them",
             )
             return
         await self._core.gate(slot)
@@ -286,6 +291,8 @@ class Driver:
                     await asyncio.sleep(0.01)
             await self._core.gate(Slot(user=-1))
             queue.put_nowait(req)
+        self._trace_exhausted = True
+        self._emit(f"trace replay finished: all {len(reqs)} requests were sent")
         for _ in range(max(self._users, 1) * 4):
             queue.put_nowait(None)
 

@@ -28,12 +28,11 @@ def _gauge(page: Page, name: str, engine: str | None, *, mean: bool) -> float | 
     per_engine = page.gauges.get(name)
     if not per_engine:
         return None
-    if engine is None:
-        values = list(per_engine.values())
-    else:
-        values = [per_engine[engine]] if engine in per_engine else []
-    if not values:
-        return None
+    if engine is not None:
+        if engine not in per_engine:
+            return None
+        per_engine = {engine: per_engine[engine]}
+    values = list(per_engine.values())
     return sum(values) / len(values) if mean else sum(values)
 
 

@@ -349,7 +349,10 @@ class AgentXApp(App[None]):
                 continue
             shown = binding.key_display or binding.key
             rows.setdefault(action, []).append(shown)
-        result = [("1–7", "maximise pane 1 GPU · 2 KV · 3 prefix · 4 throughput · 5 users · 6 cost · 7 log")]
+        result = [
+            ("1–7", "maximise a pane: 1 GPU · 2 KV cache · 3 prefix cache"),
+            ("", "4 throughput · 5 users · 6 cost · 7 log"),
+        ]
         result += [(" ".join(keys), self.KEY_HELP[action]) for action, keys in rows.items()]
         result.append(("tab", "move focus (the body scrolls with ↑ ↓ pgup pgdn)"))
         return result

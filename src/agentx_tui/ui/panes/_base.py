@@ -44,6 +44,11 @@ class Pane(Vertical):
     def show(self, snap: Snapshot) -> None:
         raise NotImplementedError
 
+    def set_subtitle(self, text: str) -> None:
+        # Setting the border text repaints the whole pane even when it is unchanged.
+        if self.border_subtitle != text:
+            self.border_subtitle = text
+
     def clear_history(self) -> None:
         """Called after the histories were cleared (key `r`)."""
         if self.snapshot is not None:

@@ -70,6 +70,7 @@ class KeyedTable(ScrollView, can_focus=True):
         self._strips: dict[str, tuple[tuple[str, int], Strip]] = {}
         self._style_for: Callable[[str], Style] = lambda name: Style()
         self._width = sum(column.width + 1 for column in self.columns)
+        self._frame_styles: dict[str, Style] = {}
 
     # --- data -----------------------------------------------------------------------------------
 
@@ -138,24 +139,39 @@ class KeyedTable(ScrollView, can_focus=True):
 
     # --- drawing --------------------------------------------------------------------------------
 
+    def notify_style_update(self) -> None:
+        # The CSS or the theme changed: resolve the row styles again and redraw every row.
+        super().notify_style_update()
+        self._frame_styles = {}
+        self._strips.clear()
+
+    def _styles(self) -> dict[str, Style]:
+        # Resolving a widget's styles costs more than drawing a row: do it once per style change.
+        if not self._frame_styles:
+            base = self.rich_style
+            self._frame_styles = {
+                "plain": base,
+                "stripe": base + self.get_component_rich_style("keyed-table--stripe"),
+                "cursor": base + self.get_component_rich_style("keyed-table--cursor"),
+                "header": self.get_component_rich_style("keyed-table--header"),
+            }
+        return self._frame_styles
+
     def render_line(self, y: int) -> Strip:
         width = self.size.width
+        styles = self._styles()
         if y == 0:
-            header = self.get_component_rich_style("keyed-table--header")
             text = "".join(_fit(c.heading, c.width, c.right) + " " for c in self.columns)
-            return Strip([Segment(text, header)]).crop_extend(0, width, header)
+            return Strip([Segment(text, styles["header"])]).crop_extend(0, width, styles["header"])
         index = int(self.scroll_offset.y) + y - 1
         if index >= len(self.order):
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, styles["plain"])
         key = self.order[index]
         kind = "cursor" if index == self.cursor and self.has_focus else ("stripe" if index % 2 else "plain")
         cached = self._strips.get(key)
         if cached is not None and cached[0] == (kind, width):
             return cached[1]
-        base = self.rich_style
-        if kind != "plain":
-            base = base + self.get_component_rich_style(f"keyed-table--{kind}")
-        strip = self._draw(self.rows[key], base, width)
+        strip = self._draw(self.rows[key], styles[kind], width)
         self._strips[key] = ((kind, width), strip)
         return strip
 

@@ -33,7 +33,7 @@ class GpuPane(Pane):
         width = max(rows.size.width, 30)
         rows.show(Content("\n").join(_row(gpu, width) for gpu in snap.gpu.gpus))
         plot(spark, self.history.gpu_util)
-        self.border_subtitle = snap.gpu.gpus[0].source
+        self.set_subtitle(snap.gpu.gpus[0].source)
 
 
 def _row(gpu: GpuFigures, width: int) -> Content:

@@ -68,4 +68,4 @@ class ThroughputPane(Pane):
         if client is not None and client.totals.requests_failed:
             lines.append(Content.styled(f"{client.totals.requests_failed} failed requests", "bold $text-error"))
         self.query_one("#tps-latency", Figures).show(Content("\n").join(lines))
-        self.border_subtitle = f"measured by the {rates.source}" if rates.source != "none" else ""
+        self.set_subtitle(f"measured by the {rates.source}" if rates.source != "none" else "")

@@ -93,7 +93,7 @@ class UsersPane(Pane):
         active = sum(1 for s in snap.sessions if s.state not in ("done", "paused"))
         arrow = "↓" if self.table.sort_reverse else "↑"
         heading = COLUMNS[self.table.sort_index].heading
-        self.border_subtitle = f"{active}/{len(snap.sessions)} active · sort {heading} {arrow} (o/O)"
+        self.set_subtitle(f"{active}/{len(snap.sessions)} active · sort {heading} {arrow} (o/O)")
 
     def _state_style(self, state: str) -> Style:
         style = self._styles.get(state)
