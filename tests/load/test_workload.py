@@ -8,7 +8,9 @@ import pytest
 from agentx_tui.errors import WorkloadError
 from agentx_tui.load import fit_to_context, list_presets, load_workload
 from agentx_tui.load.distributions import Constant, LogNormal, Normal, Uniform
+from agentx_tui.load.workload import presets_dir
 
+REPO_WORKLOADS = Path(__file__).resolve().parents[2] / "workloads"
 PRESETS = {"coding-agent", "chat", "deep-research", "swe-subagents", "prefill-heavy", "none"}
 
 
@@ -106,3 +108,13 @@ def test_fit_to_context_scales_down_only_when_needed_and_says_so() -> None:
     assert same is w and none_note is None
     assert fit_to_context(w, None) == (w, None)
     assert fit_to_context(load_workload("none"), 10) == (load_workload("none"), None)
+
+
+def test_repository_presets_match_the_packaged_copies() -> None:
+    # workloads/ is where users look for the presets and copy one to start their own; the installed
+    # tool reads the packaged copies. The two must never drift apart.
+    packaged = {path.name: path.read_bytes() for path in presets_dir().glob("*.yaml")}
+    repo = {path.name: path.read_bytes() for path in REPO_WORKLOADS.glob("*.yaml")}
+    assert repo == packaged
+    for name in repo:  # each one also loads by path, as a user's own file would
+        assert load_workload(str(REPO_WORKLOADS / name)).name == name.removesuffix(".yaml")
