@@ -1,12 +1,14 @@
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 
 import aiohttp
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from agentx_tui.load.client import classify, stream_chat
+from agentx_tui.load.client import StallWatch, classify, stream_chat
 from tests.load.fake_openai import FakeServer
 
 BODY = json.dumps(
@@ -78,3 +80,42 @@ async def test_events_split_across_reads_are_reassembled() -> None:
         await server.close()
     assert res.events == 5 and res.output_tokens == 5 and res.malformed == 0
     assert res.text == "x0x1x2x3x4"
+
+
+
+async def test_a_silent_stream_is_ended_by_the_stall_watch_as_a_timeout() -> None:
+    stall = asyncio.Event()
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        resp = web.StreamResponse()
+        await resp.prepare(request)
+        await resp.write(b'data: {"choices":[{"delta":{"content":"x"}}]}\n\n')
+        await stall.wait()  # then nothing more: a hung server
+        return resp
+
+    app = web.Application()
+    app.router.add_post("/c", handler)
+    server = TestServer(app)
+    await server.start_server()
+    watch = StallWatch(idle_s=0.2, every_s=0.05)
+    try:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(sock_read=60)) as http:
+            started = time.monotonic()
+            res = await stream_chat(http, str(server.make_url("/c")), b"{}", {}, watch=watch)
+            waited = time.monotonic() - started
+    finally:
+        stall.set()
+        await watch.close()
+        await server.close()
+    assert res.error == "timeout" and res.events == 1
+    assert 0.2 <= waited < 5  # the watch's idle time, not the session's 60 s read timeout
+
+
+async def test_the_stall_watch_leaves_slow_but_live_streams_alone(fake: FakeServer) -> None:
+    fake.token_delay_s = 0.05  # 12 tokens over 0.6 s, each gap well inside the watch's idle time
+    watch = StallWatch(idle_s=0.3, every_s=0.02)
+    async with aiohttp.ClientSession() as http:
+        res = await stream_chat(http, fake.url + "/v1/chat/completions", BODY, {}, watch=watch)
+    assert watch.sweep(time.monotonic() + 3600) == 0  # a finished stream is no longer watched
+    await watch.close()
+    assert res.error is None and res.events == 12

@@ -45,6 +45,25 @@ def test_ceiling_counts_block_aligned_prefix_seen_before_per_endpoint() -> None:
     assert tracker.observe("e1", first) == (33 + 13 + 2) // 4 * 4
 
 
+def test_ceiling_counts_the_next_role_header_shared_after_a_common_message() -> None:
+    # Seen on the real engine: a block boundary inside the user header after the shared system
+    # prompt was served from the cache, while the ceiling stopped at the end of the system message.
+    tracker = CeilingTracker(block_size=5)
+    first = Conversation(TM)
+    first.add("system", [_seg(1, 30)])  # 33 tokens, then the user header's 2 tokens are shared too
+    first.add("user", [_seg(2, 10)])
+    tracker.observe("e", first)
+    second = Conversation(TM)
+    second.add("system", [_seg(1, 30)])
+    second.add("user", [_seg(3, 10)])
+    assert tracker.observe("e", second) == 35
+    # A different role after the same message shares only the message itself.
+    third = Conversation(TM)
+    third.add("system", [_seg(1, 30)])
+    third.add("assistant", [_seg(4, 10)])
+    assert tracker.observe("e", third) == 30
+
+
 def test_ceiling_never_counts_the_last_prompt_token() -> None:
     tracker = CeilingTracker(block_size=1)
     conv = Conversation(TM)

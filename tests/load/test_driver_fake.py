@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentx_tui.load import Driver, EndpointTarget, Workload, load_workload
+from agentx_tui.load.core import _BACKOFF_S
 from agentx_tui.load.workload import parse_workload
 from tests.load.fake_openai import FakeServer
 
@@ -140,6 +141,34 @@ async def test_users_follow_set_users_and_pause_stops_sending(fake: FakeServer) 
     d.resume()
     await _until(lambda: len(fake.requests) > n)
     await d.stop()
+    await d.stop()
+
+
+async def test_drain_waits_for_requests_of_removed_users(fake: FakeServer) -> None:
+    fake.token_delay_s = 0.01
+    d = _driver(fake, _agent(steps=100, output_tokens=30, tool_latency_s=0.0), users=4)
+    await d.start()
+    await _until(lambda: len(d.sessions()) == 4 and all(s.state == "prefill" for s in d.sessions()))
+    d.set_users(0)  # every user leaves, each finishing the request it has on the wire
+    assert await d.drain(timeout_s=10)
+    totals = d.figures(time.monotonic()).totals
+    assert totals.prompt_tokens == fake.prompt_tokens_total
+    assert totals.output_tokens == fake.generation_tokens_total
+    await d.stop()
+
+
+async def test_a_retry_waits_while_paused(fake: FakeServer) -> None:
+    fake.plan = [503]
+    d = _driver(fake, _agent(steps=1), users=1)
+    await d.start()
+    await _until(lambda: len(fake.requests) == 1)  # answered 503: the user is in its back-off
+    d.pause()
+    assert await d.drain(timeout_s=5)
+    await asyncio.sleep(_BACKOFF_S * 2)  # longer than the longest first back-off (1.5 x 0.25 s)
+    assert len(fake.requests) == 1
+    d.resume()
+    await _until(lambda: d.figures(time.monotonic()).totals.requests_completed >= 1)
+    assert d.records()[0].attempts == 2
     await d.stop()
 
 

@@ -45,6 +45,9 @@ class Conversation:
             # The previous prompt ended with the generation prompt; the answer's header is that text.
             self.points.append((hash((self._hash, _GEN)), self.tokens + self.tm.generation_prompt))
         h = hash((self._hash, hash(role)))
+        # The role's header is shared by every prompt that goes on with the same role: a cache block
+        # that ends inside it is served too (without this point the ceiling fell one block short).
+        self.points.append((h, position))
         for seg in segments:
             position += seg.tokens
             h = hash((h, seg.key, seg.tokens))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import aiohttp
 
 from agentx_tui.load.agent import Opening, Slot, run_session
-from agentx_tui.load.client import RETRIABLE, RequestRecord, stream_chat
+from agentx_tui.load.client import RETRIABLE, RequestRecord, StallWatch, stream_chat
 from agentx_tui.load.conversation import CeilingTracker, Conversation
 from agentx_tui.load.stats import ClientStats, Completed
 from agentx_tui.load.textgen import TextMaker, TokenModel
@@ -23,7 +23,9 @@ MAX_ATTEMPTS = 6
 _BACKOFF_S = 0.25
 _BACKOFF_MAX_S = 8.0
 _EVENT_EVERY_S = 5.0
-RECORDS_KEPT = 100_000
+# The latest request records, for inspection (nothing in the run's figures reads them: those come from
+# ClientStats). ~1 KB each in a long run, so 100,000 grew a soak's memory by ~95 MiB (bench/soak.py).
+RECORDS_KEPT = 10_000
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,8 @@ class Core:
         self.on_event: Callable[[str], None] | None = None
         self._resume = asyncio.Event()
         self._resume.set()
+        self.in_flight = 0  # requests on the wire, of every loop (retired users' too)
+        self.watch = StallWatch()  # ends streams whose body went silent (`sock_read` covers only headers)
         self._rr = 0
         self._next_child = 1_000_000
         self._shared: dict[int, int] = {}
@@ -137,15 +141,21 @@ class Core:
         while True:
             attempt += 1
             slot.state, slot.in_flight = "prefill", True
+            self.in_flight += 1
             try:
-                res = await stream_chat(ep.http, ep.chat_url, body, ep.headers, want_text=w.history == "echo")
+                res = await stream_chat(
+                    ep.http, ep.chat_url, body, ep.headers, want_text=w.history == "echo", watch=self.watch
+                )
             finally:
                 slot.in_flight = False
+                self.in_flight -= 1
             if res.error in RETRIABLE and attempt < MAX_ATTEMPTS and not slot.retire:
                 self._error(slot, res.error or "", final=False, status=res.status)
                 slot.state = "waiting"
                 delay = min(_BACKOFF_S * 2 ** (attempt - 1), _BACKOFF_MAX_S)
                 await asyncio.sleep(delay * (0.5 + random.random()))
+                # A retry is a new request: it waits while paused, so a drained driver stays quiet.
+                await self.gate(slot)
                 continue
             break
         output = (

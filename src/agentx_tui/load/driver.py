@@ -19,7 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from agentx_tui.errors import TargetError
 from agentx_tui.load.agent import Slot, run_session
-from agentx_tui.load.client import RequestRecord
+from agentx_tui.load.client import STREAM_IDLE_TIMEOUT_S, RequestRecord
 from agentx_tui.load.conversation import Conversation
 from agentx_tui.load.core import Core, Endpoint, EndpointTarget
 from agentx_tui.load.textgen import PostJson, TextMaker, TokenModel, calibrate
@@ -28,8 +28,10 @@ from agentx_tui.load.workload import Workload
 from agentx_tui.telemetry.snapshot import ClientFigures, SessionRow
 
 _CONTROL_TIMEOUT = aiohttp.ClientTimeout(total=30)
-_STREAM_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=600)
+# `sock_read` covers the wait for a response's headers; the core's StallWatch then covers its body.
+_STREAM_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=STREAM_IDLE_TIMEOUT_S)
 _ERROR_PAUSE_S = 1.0
+_MAX_METRICS_BYTES = 8 << 20
 DEFAULT_BLOCK_SIZE = 16  # GPU vLLM's default; the CPU build uses 128 (read from /metrics when it can)
 
 __all__ = ["Driver", "EndpointTarget"]
@@ -113,17 +115,20 @@ class Driver:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self._core.watch.close()
         for ep in self._core.endpoints:
             await ep.http.close()
 
-    async def drain(self, timeout_s: float = 60.0) -> None:
-        """Pause and wait until no request is in flight (server counters then match the records)."""
+    async def drain(self, timeout_s: float = 60.0) -> bool:
+        """Pause and wait until no request is in flight (server counters then match the records).
+
+        Counts every request on the wire, also those of users removed by `set_users` or a workload
+        switch that are finishing theirs. Returns False when `timeout_s` passed first."""
         self.pause()
         deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline and any(
-            s.in_flight for s in [*self._slots.values(), *self._core.children.values()]
-        ):
+        while self._core.in_flight and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
+        return not self._core.in_flight
 
     # -- live controls -------------------------------------------------------------------------
     @property
@@ -340,9 +345,19 @@ async def _block_size(http: aiohttp.ClientSession, target: EndpointTarget) -> in
     """`block_size` of `vllm:cache_config_info` on the server's /metrics, if it exposes it."""
     try:
         async with http.get(target.url.rstrip("/") + "/metrics", timeout=_CONTROL_TIMEOUT) as resp:
-            text = await resp.text() if resp.status == 200 else ""
-    except (aiohttp.ClientError, TimeoutError, UnicodeDecodeError):
+            body = bytearray()
+            if resp.status == 200:
+                # Capped: a broken or hostile server's endless page must not fill memory.
+                async for chunk in resp.content.iter_chunked(1 << 16):
+                    body += chunk
+                    if len(body) > _MAX_METRICS_BYTES:
+                        return None
+    except (aiohttp.ClientError, TimeoutError):
         return None
+    # Only the one family is parsed: the parser is pure Python and a page may be megabytes.
+    text = "\n".join(
+        line for line in body.decode("utf-8", errors="replace").splitlines() if "cache_config_info" in line
+    )
     try:
         for family in text_string_to_metric_families(text):
             if family.name.startswith("vllm:cache_config_info"):

@@ -137,9 +137,13 @@ class ClientStats:
         if done.decode_tokens_per_s is not None:
             self.run_decode.add(done.decode_tokens_per_s)
             end_slot.decode.add(done.decode_tokens_per_s)
-        for gap, weight in done.itl:
-            self.run_itl.add(gap, weight)
-            end_slot.itl.add(gap, weight)
+        if done.itl:
+            # Bucketed once into a per-request histogram, then merged: one log per token, not two.
+            itl = LogHistogram()
+            for gap, weight in done.itl:
+                itl.add(gap, weight)
+            self.run_itl.merge(itl)
+            end_slot.itl.merge(itl)
 
     def _spread_output(self, start: float, end: float, tokens: int) -> None:
         if tokens <= 0:

@@ -189,12 +189,22 @@ def parse_workload(data: Any, *, source: str, default_name: str) -> Workload:
         ) from exc
 
 
+def _yaml_sentence(path: Path, exc: yaml.YAMLError) -> str:
+    """PyYAML's message spans several lines with a caret drawing; keep the problem and its place."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or "invalid YAML"
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    return f"{path} is not valid YAML{where}: {problem}."
+
+
 def load_workload(name_or_path: str, *, scale: float | None = None) -> Workload:
     """A preset name, a YAML file or a Mooncake `.jsonl` trace; `scale` multiplies every token length."""
     preset = presets_dir() / f"{name_or_path}.yaml"
     path = Path(name_or_path).expanduser()
     if "/" not in name_or_path and preset.is_file():
         path = preset
+    elif path.is_dir():
+        raise WorkloadError(f"The workload {name_or_path} is a directory.", "Pass a preset name or a file.")
     elif not path.is_file():
         names = ", ".join(name for name, _ in list_presets())
         raise WorkloadError(
@@ -211,8 +221,12 @@ def load_workload(name_or_path: str, *, scale: float | None = None) -> Workload:
     else:
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as exc:
-            raise WorkloadError(f"{path}: cannot read the workload file ({exc}).") from exc
+        except OSError as exc:
+            raise WorkloadError(f"{path}: cannot read the workload file ({exc.strerror or exc}).") from exc
+        except UnicodeDecodeError as exc:
+            raise WorkloadError(f"{path} is not a text (UTF-8) file.", "Pass a YAML workload file.") from exc
+        except yaml.YAMLError as exc:
+            raise WorkloadError(_yaml_sentence(path, exc), "Check the indentation and brackets there.") from exc
         workload = parse_workload(data, source=str(path), default_name=path.stem)
         if workload.trace is not None and not Path(workload.trace.path).is_absolute():
             trace = workload.trace.model_copy(update={"path": str(path.parent / workload.trace.path)})
