@@ -11,6 +11,10 @@ Each child measures its own CPU time (user + system) between the first and the l
 after a warm-up. The difference is the UI's cost; the goal is under 5% of one core.
 
     .venv/bin/python bench/tui_overhead.py [--ticks 30] [--sessions 256] [--size 200x60] [--refresh 0.5]
+                                           [--profile PATH]
+
+``--profile PATH`` also writes a cProfile of the whole ``tui`` child to PATH (read it with
+``python -m pstats PATH``); the profiler slows the child, so its CPU figure is then not the one to quote.
 """
 
 from __future__ import annotations
@@ -72,7 +76,14 @@ async def _run_none(source: MeteredSource) -> None:
         pass
 
 
-def child(mode: str, ticks: int, sessions: int, refresh_s: float, out: Path) -> None:
+def child(mode: str, ticks: int, sessions: int, refresh_s: float, out: Path, profile: Path | None = None) -> None:
+    if profile is not None:
+        import cProfile
+
+        with cProfile.Profile() as profiler:
+            child(mode, ticks, sessions, refresh_s, out)
+        profiler.dump_stats(profile)
+        return
     source = MeteredSource(ticks, sessions)
     if mode == "none":
         asyncio.run(_run_none(source))
@@ -106,6 +117,8 @@ def _spawn(mode: str, args: argparse.Namespace, out: Path) -> dict[str, float]:
         "--out",
         str(out),
     ]
+    if args.profile is not None and mode == "tui":
+        command += ["--profile", str(args.profile.resolve())]
     if mode == "none":
         subprocess.run(command, check=True, cwd=ROOT)
     else:
@@ -147,11 +160,12 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=256)
     parser.add_argument("--size", default="200x60", help="terminal size COLSxROWS")
     parser.add_argument("--refresh", type=float, default=0.5, help="UI refresh interval, s")
+    parser.add_argument("--profile", type=Path, help="write a cProfile of the tui child to this file")
     parser.add_argument("--child", choices=["none", "tui"], help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.child, args.ticks, args.sessions, args.refresh, args.out)
+        child(args.child, args.ticks, args.sessions, args.refresh, args.out, args.profile)
         return
     with tempfile.TemporaryDirectory() as tmp:
         none = _spawn("none", args, Path(tmp) / "none.json")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentx_tui.ui._format import bar, compact, duration, money, percent, seconds, split_compact
+from agentx_tui.ui._format import bar, compact, count, duration, money, percent, seconds, split_compact
 from agentx_tui.ui._secrets import MASK, scrub
 
 
@@ -50,3 +50,11 @@ def test_scrub_masks_raw_and_escaped_secrets() -> None:
     assert secret not in cleaned and "sk-a&amp;b" not in cleaned
     assert cleaned.count(MASK) == 2
     assert "short=ab" in cleaned  # too short to be a key: left alone
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(None, "n/a"), (0, "0"), (12.0, "12"), (48, "48"), (999, "999"), (1234, "1.23 K"), (6144, "6.14 K")],
+)
+def test_count_shows_whole_things_without_decimals(value: float | None, text: str) -> None:
+    assert count(value) == text

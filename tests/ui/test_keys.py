@@ -148,6 +148,13 @@ async def test_s_saves_an_svg_without_the_secret(tmp_path: Path) -> None:
         assert "<svg" in text
         assert SECRET not in text
         assert "sk-test" not in text
+        # The notification fades; the log keeps the path (written on the next UI tick).
+        log = app.query_one("#log", RichLog)
+        for _ in range(100):
+            if any("screenshot saved to" in strip.text for strip in log.lines):
+                break
+            await pilot.pause(0.02)
+        assert any("screenshot saved to" in strip.text for strip in log.lines)
         await pilot.press("s")
         await pilot.pause()
         assert len(list(tmp_path.glob("agentx-tui-*.svg"))) == 2

@@ -22,8 +22,16 @@ LAST = 20
 
 def stream(**kwargs: object) -> FakeSource:
     return FakeSource(
-        [make_snapshot(seq, server_log=[f"INFO engine step {seq}"], **kwargs) for seq in range(1, LAST + 1)]  # type: ignore[arg-type]
+        [
+            make_snapshot(seq, server_log=[f"INFO engine step {seq}"], events=_events(seq), **kwargs)  # type: ignore[arg-type]
+            for seq in range(1, LAST + 1)
+        ]
     )
+
+
+def _events(seq: int) -> list[str]:
+    # The app's own lines, as the runtime sends them, between the server's.
+    return ["18:00:01 attach http://10.0.0.7:8000 ready; driving 12 users of coding-agent"] if seq == 1 else []
 
 
 async def settle(pilot: Pilot[None]) -> None:
@@ -73,3 +81,5 @@ async def test_no_gpu_status_and_missing_figures_show_n_a() -> None:
         assert "n/a — server omits cached_tokens" in str(app.query_one("#prefix-figures", Static).render())
         cost = str(app.query_one("#cost-figures", Static).render())
         assert "--gpu-price" in cost and "press c" in cost
+        # No large "n/a" meters: the pane says how to set a price instead.
+        assert not any(meter.display for meter in app.query("#pane-6 .meter"))

@@ -21,6 +21,13 @@ def compact(value: float | None, digits: int = 3) -> str:
     return _sig(value, digits)
 
 
+def count(value: float | None) -> str:
+    """A whole number of things (tokens, blocks, preemptions): '48', '341', then '1.23 K' like `compact`."""
+    if value is None:
+        return NA
+    return f"{value:.0f}" if abs(value) < 1000 else compact(value)
+
+
 def split_compact(value: float | None, digits: int = 3) -> tuple[str, str]:
     """The number and its unit apart ('1.30', 'B'), for the large-digit meter whose font has no K/M."""
     text = compact(value, digits)

@@ -34,6 +34,8 @@ from agentx_tui.ui.screens import CostScreen, HelpScreen, PriceEdit
 MIN_SIZE = (80, 24)
 # Below this the two-column compact layout is used (and scrolls); above it, the full grid.
 WIDE_SIZE = (150, 40)
+# From this height the compact layout fits every pane with rows to spare: the users table takes them.
+ROOMY_HEIGHT = 48
 MIN_REFRESH_S = 0.25  # the UI never draws more than 4 times a second
 
 LIVE_ONLY = {"pause", "users_up", "users_down", "edit_cost", "reset"}
@@ -151,7 +153,9 @@ class AgentXApp(App[None]):
         notice.update(f"terminal too small: need {MIN_SIZE[0]}×{MIN_SIZE[1]}, have {width}×{height}")
         self.screen.set_class(small, "-too-small")
         wide = width >= WIDE_SIZE[0] and height >= WIDE_SIZE[1]
-        self.query_one("#body").set_class(wide, "-wide")
+        body = self.query_one("#body")
+        body.set_class(wide, "-wide")
+        body.set_class(not wide and height >= ROOMY_HEIGHT, "-roomy")
 
     # --- data in --------------------------------------------------------------------------------
 
@@ -285,6 +289,8 @@ class AgentXApp(App[None]):
             self.notify(f"cannot save {path}: {exc.strerror or exc}", severity="error")
             return
         self.notify(f"saved {path}", title="screenshot", timeout=4)
+        # The notification fades; the log keeps where the file went.
+        self._log_lines.append(("event", f"{time.strftime('%H:%M:%S')} screenshot saved to {path}"))
 
     def action_reset(self) -> None:
         if isinstance(self.controls, LiveControls):

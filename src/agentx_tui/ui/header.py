@@ -1,4 +1,4 @@
-"""The run header: what is being measured, and in what state, in one or two lines."""
+"""The run header: what is being measured, and in what state, in one line (two below ~160 columns)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from textual.widgets import Static
 from agentx_tui.control import LiveControls, ReplayControls
 from agentx_tui.telemetry.snapshot import Snapshot
 from agentx_tui.ui._format import duration
+from agentx_tui.ui.panes._base import pack
 
 _STATE_STYLE = {
     "starting": "bold $accent",
@@ -45,32 +46,36 @@ class RunHeader(Static):
             parts.append(Content.styled("waiting for the first snapshot…", "$text-muted"))
         else:
             run = snap.run
+            # The badge says "simulated" already; the target label need not say it again.
+            label = run.target.removeprefix("simulated ") if run.simulated else run.target
             target = Content.assemble(
                 *((Content.styled(" SIMULATED ", "bold reverse $warning"), " ") if run.simulated else ()),
-                run.target,
+                label,
             )
             endpoint = snap.endpoints[0] if snap.endpoints else None
             model = endpoint.model if endpoint and endpoint.model else "n/a"
             version = endpoint.engine_version if endpoint and endpoint.engine_version else "n/a"
             # Narrow terminals drop the self-evident labels so the header stays on two lines.
             named = self.size.width >= 180
+            elapsed = _pair("elapsed" if named else "", duration(snap.elapsed_s))
             parts += [
+                # The state first: it is what a glance at the header is for, and it never wraps away.
+                Content.assemble(self._state(run.state), " ", elapsed),
                 target,
                 _pair("model" if named else "", model),
                 _pair("vLLM", version),
                 _pair("workload" if named else "", run.workload),
                 _pair("users", self._users(run.users)),
-                _pair("elapsed" if named else "", duration(snap.elapsed_s)),
-                self._state(run.state),
             ]
         if isinstance(self.controls, ReplayControls):
             parts.append(self._replay(self.controls))
         if self.ended is not None:
             parts.append(Content.styled(self.ended, "bold $text-warning"))
-        content = _SEP.join(parts)
+        lines = pack(parts, self.size.width, _SEP.cell_length)
+        content = Content("\n").join(_SEP.join(items) for items in lines)
         if content != self._shown:
             # A layout pass (the whole screen) only when the header may have changed its height.
-            relayout = self._shown is None or len(self._shown.plain) != len(content.plain)
+            relayout = self._shown is None or self._shown.plain.count("\n") != content.plain.count("\n")
             self._shown = content
             self.update(content, layout=relayout)
 

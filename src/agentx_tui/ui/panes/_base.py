@@ -74,6 +74,26 @@ def line(*parts: Content | str) -> Content:
     return Content.assemble(*parts)
 
 
+def pack(parts: list[Content], width: int, gap: int) -> list[list[Content]]:
+    """Parts into lines of at most `width` cells with `gap` cells between parts, breaking only
+    between parts: a figure never wraps away from its label, as plain word wrap would do."""
+    lines: list[list[Content]] = [[]]
+    used = 0
+    for part in parts:
+        size = part.cell_length + (gap if lines[-1] else 0)
+        if lines[-1] and width > 0 and used + size > width:
+            lines.append([])
+            used, size = 0, part.cell_length
+        lines[-1].append(part)
+        used += size
+    return lines
+
+
+def flow(parts: list[Content], width: int, gap: str = "  ") -> Content:
+    """Figures side by side while they fit in `width`, else on further lines (see `pack`)."""
+    return Content("\n").join(Content(gap).join(items) for items in pack(parts, width, len(gap)))
+
+
 class Figures(Static):
     """Text figures that redraw only when their text changed, and re-lay out only when it grew or shrank.
 

@@ -9,7 +9,7 @@ from textual.widgets import Digits
 
 from agentx_tui.telemetry.snapshot import Snapshot
 from agentx_tui.ui._format import NA, money, split_compact
-from agentx_tui.ui.panes._base import Figures, Pane, label, line, value
+from agentx_tui.ui.panes._base import Figures, Pane, flow, label, line, value
 
 # SemiAnalysis AgentX as reported for vLLM (DESIGN §1): the figure users come to compare against.
 AGENTX_REFERENCE = "1.3 B tokens/$ (SemiAnalysis AgentX, vLLM)"
@@ -33,6 +33,8 @@ class CostPane(Pane):
         self._meter("total", cost.tokens_per_dollar_total, "all tokens")
         self._meter("output", cost.tokens_per_dollar_output, "output")
         figures = self.query_one("#cost-figures", Figures)
+        # Without a price the large meters would only say n/a twice: the pane shows how to set one.
+        self.set_class(cost.usd_per_gpu_hour is None, "-no-price")
         if cost.usd_per_gpu_hour is None:
             figures.show(
                 Content("\n").join(
@@ -45,15 +47,14 @@ class CostPane(Pane):
             )
             return
         gpus = NA if cost.gpus is None else str(cost.gpus)
+        spending = [
+            line(label("per 1M output "), value(money(cost.usd_per_million_output_tokens))),
+            line(label("spent "), value(money(cost.usd_spent))),
+        ]
         figures.show(
             Content("\n").join(
                 [
-                    line(
-                        label("per 1M output "),
-                        value(money(cost.usd_per_million_output_tokens)),
-                        label("  spent "),
-                        value(money(cost.usd_spent)),
-                    ),
+                    flow(spending, figures.size.width),
                     line(
                         label("price "),
                         value(f"${cost.usd_per_gpu_hour:.2f}/GPU-h × {gpus}"),

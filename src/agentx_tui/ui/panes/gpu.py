@@ -20,7 +20,7 @@ class GpuPane(Pane):
 
     def compose(self) -> ComposeResult:
         yield Figures(id="gpu-rows")
-        yield HistoryChart([], id="gpu-history")
+        yield HistoryChart(ceiling=1.0, id="gpu-history")
 
     def show(self, snap: Snapshot) -> None:
         rows = self.query_one("#gpu-rows", Figures)

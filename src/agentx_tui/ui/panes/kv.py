@@ -7,7 +7,7 @@ from textual.content import Content
 from textual.widgets import Sparkline
 
 from agentx_tui.telemetry.snapshot import Snapshot
-from agentx_tui.ui._format import NA, bar, compact, number, percent
+from agentx_tui.ui._format import NA, bar, count, number, percent
 from agentx_tui.ui.panes._base import Figures, Pane, label, line, load_style, plot, value
 from agentx_tui.ui.panes._spark import HistoryChart
 
@@ -18,7 +18,7 @@ class KvPane(Pane):
 
     def compose(self) -> ComposeResult:
         yield Figures(id="kv-figures")
-        yield HistoryChart([], id="kv-history")
+        yield HistoryChart(ceiling=1.0, id="kv-history")
 
     def show(self, snap: Snapshot) -> None:
         figures = self.query_one("#kv-figures", Figures)
@@ -44,7 +44,7 @@ class KvPane(Pane):
                 label("preempt/s "),
                 value(number(agg.preemptions_per_s, 2), "bold $error" if agg.preemptions_per_s else "bold"),
                 label("  total "),
-                value(compact(agg.totals.preemptions)),
+                value(count(agg.totals.preemptions)),
             ),
             line(label("blocks "), value(_blocks(agg.num_gpu_blocks, agg.block_size))),
         ]
@@ -61,5 +61,5 @@ def _blocks(blocks: int | None, size: int | None) -> str:
     if blocks is None:
         return NA
     if size is None:
-        return f"{compact(blocks)} (block size n/a)"
-    return f"{compact(blocks)} × {size} tok = {compact(blocks * size)} tok"
+        return f"{count(blocks)} (block size n/a)"
+    return f"{count(blocks)} × {size} tok = {count(blocks * size)} tok"

@@ -18,7 +18,7 @@ class PrefixPane(Pane):
 
     def compose(self) -> ComposeResult:
         yield Figures(id="prefix-figures")
-        yield HistoryChart([], id="prefix-history")
+        yield HistoryChart(ceiling=1.0, id="prefix-history")
 
     def show(self, snap: Snapshot) -> None:
         agg = snap.aggregate

@@ -26,7 +26,7 @@ class ThroughputPane(Pane):
         for name in _SERIES:
             with Horizontal(classes="rate-row"):
                 yield Figures(id=f"tps-{name}", classes="rate-label")
-                yield HistoryChart([], id=f"tps-{name}-history", classes="rate-history")
+                yield HistoryChart(id=f"tps-{name}-history", classes="rate-history")
         yield Figures(id="tps-latency")
 
     def show(self, snap: Snapshot) -> None:
@@ -62,10 +62,20 @@ class ThroughputPane(Pane):
                 value(compact(per_user)),
                 label(" tok/s"),
             ),
-            line(label("TTFT p50 "), value(seconds(ttft.p50)), label("  p90 "), value(seconds(ttft.p90))),
-            line(label("ITL  p50 "), value(seconds(itl.p50)), label("  p90 "), value(seconds(itl.p90))),
+            _latency("TTFT", ttft),
+            _latency("ITL ", itl),
         ]
         if client is not None and client.totals.requests_failed:
             lines.append(Content.styled(f"{client.totals.requests_failed} failed requests", "bold $text-error"))
         self.query_one("#tps-latency", Figures).show(Content("\n").join(lines))
         self.set_subtitle(f"measured by the {rates.source}" if rates.source != "none" else "")
+
+
+def _latency(name: str, figures: Percentiles) -> Content:
+    # Padded so that the TTFT and ITL rows' p50 and p90 figures line up.
+    return line(
+        label(f"{name} p50 "),
+        value(f"{seconds(figures.p50):>6}"),
+        label("  p90 "),
+        value(f"{seconds(figures.p90):>6}"),
+    )

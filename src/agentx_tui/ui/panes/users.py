@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -9,7 +10,7 @@ from rich.style import Style
 from textual.app import ComposeResult
 
 from agentx_tui.telemetry.snapshot import SessionRow, Snapshot
-from agentx_tui.ui._format import NA, compact, seconds
+from agentx_tui.ui._format import NA, compact, count, seconds
 from agentx_tui.ui.panes._base import Pane
 from agentx_tui.ui.panes._table import Cell, Column, KeyedTable
 
@@ -21,7 +22,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("ttft", "TTFT", 7),
     Column("decode", "tok/s", 6),
     Column("tokens", "tokens", 7),
-    Column("endpoint", "endpoint", 21, right=False),
+    Column("endpoint", "endpoint", 21, right=False, min_width=9),
 )
 # Theme variable per session state (resolved when drawn, so a theme change recolours the table).
 _STATE_COLOUR = {
@@ -35,10 +36,6 @@ _STATE_COLOUR = {
 }
 
 
-def _cell(raw: float | str | None, shown: str, style: str = "", right: bool = True) -> Cell:
-    return Cell((1, 0) if raw is None else (0, raw), shown, style, right)
-
-
 class UsersPane(Pane):
     KEY = 5
     TITLE = "Users"
@@ -46,12 +43,11 @@ class UsersPane(Pane):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._styles: dict[str, Style] = {}
-        # The cells last made for each session row: a session in think time does not change, so
-        # its row is not formatted again.
-        self._made: dict[int, tuple[SessionRow, tuple[Cell, ...]]] = {}
 
     def compose(self) -> ComposeResult:
-        yield KeyedTable(COLUMNS, id="users-table")
+        # The table formats a session's row only when it is drawn: with hundreds of sessions most
+        # are off screen, and formatting them all every tick was the pane's largest cost.
+        yield KeyedTable(COLUMNS, _cells, _sort_key, id="users-table")
 
     def on_mount(self) -> None:
         self.table.set_style_resolver(self._state_style)
@@ -78,12 +74,7 @@ class UsersPane(Pane):
         self.table.set_style_resolver(self._state_style)
 
     def show(self, snap: Snapshot) -> None:
-        made: dict[int, tuple[SessionRow, tuple[Cell, ...]]] = {}
-        for session in snap.sessions:
-            last = self._made.get(session.user)
-            made[session.user] = last if last is not None and last[0] == session else (session, _cells(session))
-        self._made = made
-        self.table.update_rows([(str(user), cells) for user, (_, cells) in made.items()])
+        self.table.update_rows([(str(session.user), session) for session in snap.sessions])
         self._subtitle(snap)
 
     def _subtitle(self, snap: Snapshot | None = None) -> None:
@@ -104,17 +95,39 @@ class UsersPane(Pane):
         return style
 
 
+# What each column sorts by, in COLUMNS order: raw values, so sorting formats nothing.
+_SORT_VALUES: tuple[Callable[[SessionRow], float | str | None], ...] = (
+    lambda s: s.user,
+    lambda s: s.state,
+    lambda s: s.step / s.steps_total if s.steps_total else None,
+    lambda s: s.context_tokens,
+    lambda s: s.last_ttft_s,
+    lambda s: s.decode_tokens_per_s,
+    lambda s: s.output_tokens,
+    lambda s: s.endpoint or None,
+)
+
+
+def _sort_key(s: SessionRow, column: int) -> tuple[int, Any]:
+    raw = _SORT_VALUES[column](s)
+    return (1, 0) if raw is None else (0, raw)  # unknown values sort last
+
+
 def _cells(s: SessionRow) -> tuple[Cell, ...]:
     who = f"{s.user}" if s.parent is None else f"{s.parent}›{s.user}"
-    return (
-        _cell(s.user, who, right=False),
-        _cell(s.state, s.state, s.state, right=False),
-        _cell(s.step / s.steps_total if s.steps_total else None, f"{s.step}/{s.steps_total}"),
-        _cell(s.context_tokens, compact(s.context_tokens)),
-        _cell(s.last_ttft_s, seconds(s.last_ttft_s)),
-        _cell(s.decode_tokens_per_s, compact(s.decode_tokens_per_s)),
-        _cell(s.output_tokens, compact(s.output_tokens)),
-        _cell(s.endpoint or None, _short_url(s.endpoint), right=False),
+    texts = (
+        who,
+        s.state,
+        f"{s.step}/{s.steps_total}",
+        count(s.context_tokens),
+        seconds(s.last_ttft_s),
+        compact(s.decode_tokens_per_s),
+        count(s.output_tokens),
+        _short_url(s.endpoint),
+    )
+    return tuple(
+        Cell(_sort_key(s, index), text, s.state if index == 1 else "", COLUMNS[index].right)
+        for index, text in enumerate(texts)
     )
 
 

@@ -1,0 +1,119 @@
+"""The dashboard as a user runs it: `agentx-tui --serve tiny` in a real terminal (tmux), live figures
+from real vLLM, then `q`, and nothing left running (the issue's tmux must-show)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.procs import alive, descendants, wait_gone
+
+pytestmark = [
+    pytest.mark.vllm,
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (scripts/test.sh installs it)"),
+]
+
+# Small enough for the tiny model's 4096-token context, long enough to keep the server busy.
+SMALL_WORKLOAD = """\
+description: a short agent loop that fits the tiny model
+shared_prefix_tokens: 600
+unique_prefix_tokens: 40
+first_message_tokens: 60
+steps: 6
+output_tokens: 32
+tool_result_tokens: 120
+tool_latency_s: 0.2
+"""
+SIZE = (160, 48)  # the full layout: every pane on screen, no scrolling
+START_DEADLINE_S = 150.0  # vLLM starts in about 35 s on these machines; slack for a busy one
+
+
+class Tmux:
+    """One tmux server of our own (its own socket, no user config), so a developer's tmux is untouched."""
+
+    def __init__(self, name: str) -> None:
+        self.base = ["tmux", "-L", name, "-f", os.devnull]
+
+    def __call__(self, *args: str) -> str:
+        done = subprocess.run([*self.base, *args], capture_output=True, text=True, timeout=10, check=True)
+        return done.stdout
+
+    def screen(self) -> str:
+        return self("capture-pane", "-p", "-t", "ui")
+
+    def pane(self, field: str) -> str:
+        return self("display-message", "-p", "-t", "ui", f"#{{{field}}}").strip()
+
+
+@pytest.fixture
+def tmux() -> Iterator[Tmux]:
+    server = Tmux(f"agentx-test-{os.getpid()}")
+    yield server
+    with contextlib.suppress(subprocess.SubprocessError, OSError):
+        server("kill-server")
+
+
+def _live_figures(screen: str) -> dict[str, str]:
+    """The three figures the test waits for, as shown; missing or zero ones are left out."""
+    found: dict[str, str] = {}
+    if (m := re.search(r"total\s+([\d.]+(?: [KMB])?) tok/s", screen)) and float(m[1].split()[0]) > 0:
+        found["total tok/s"] = m[1]
+    if m := re.search(r"server\s+(\d+\.\d%) window", screen):
+        found["prefix hit rate"] = m[1]
+    if m := re.search(r"usage [^\n%]*?(\d+\.\d%)", screen):
+        found["KV usage"] = m[1]
+    return found
+
+
+def test_serve_tiny_in_tmux_shows_live_figures_and_q_stops_everything(tmux: Tmux, tmp_path: Path) -> None:
+    workload = tmp_path / "small.yaml"
+    workload.write_text(SMALL_WORKLOAD)
+    command = f"{sys.executable} -m agentx_tui --serve tiny -w {workload} -u 4 --refresh 0.5"
+    columns, rows = SIZE
+    tmux("new-session", "-d", "-s", "ui", "-x", str(columns), "-y", str(rows), "-c", str(tmp_path), command)
+    # Keep the pane after the app exits, to read its exit status.
+    tmux("set-option", "-t", "ui", "remain-on-exit", "on")
+    root = int(tmux.pane("pane_pid"))
+    tree: set[int] = set()
+    try:
+        started = time.monotonic()
+        deadline = started + START_DEADLINE_S
+        screen, figures = "", {}
+        while time.monotonic() < deadline and tmux.pane("pane_dead") != "1":
+            screen = tmux.screen()
+            figures = _live_figures(screen)
+            if len(figures) == 3:
+                break
+            time.sleep(0.5)
+        print(f"live figures {time.monotonic() - started:.1f} s after start: {figures}")  # shown with -s
+        assert len(figures) == 3, f"no live figures within {START_DEADLINE_S:.0f} s: {figures}\n{screen}"
+        assert "● running" in screen and "serve agentx-tiny" in screen, screen
+        # The whole tree now: the app, the vLLM server it launched and that server's own children.
+        tree = {root} | descendants(root)
+        assert len(tree) >= 2, "the launched vLLM should be a child of agentx-tui"
+
+        quit_at = time.monotonic()
+        tmux("send-keys", "-t", "ui", "q")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and tmux.pane("pane_dead") != "1":
+            time.sleep(0.2)
+        assert tmux.pane("pane_dead") == "1", f"the app did not exit after q\n{tmux.screen()}"
+        assert tmux.pane("pane_dead_status") == "0", tmux.screen()
+        left = wait_gone(tree, timeout_s=30)
+        print(f"gone {time.monotonic() - quit_at:.1f} s after q")
+        assert not left, f"still running after q: {sorted(left)}"
+    finally:
+        for pid in alive(tree):  # only if the test failed: never leave a server behind
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
