@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agentx_tui import __version__
-from agentx_tui.config import DEFAULT_SIM_PROFILE, RunConfig, api_key_from_env
+from agentx_tui.config import API_KEY_ENV, DEFAULT_SIM_PROFILE, RunConfig, api_key_from_env
 from agentx_tui.errors import AgentXError, LaunchError, UsageError
 
 SUBCOMMANDS = ("replay", "workloads", "sim")
@@ -212,20 +212,35 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run(config)
     except AgentXError as exc:
-        _print_error(exc)
+        _print_error(exc, _known_secrets(argv))
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
 
 
-def _print_error(exc: AgentXError) -> None:
+def _known_secrets(argv: Sequence[str]) -> list[str]:
+    """The API key(s) this run may use: from the environment and from --api-key."""
+    found = [value for name in API_KEY_ENV if (value := os.environ.get(name))]
+    for i, arg in enumerate(argv):
+        if arg == "--api-key" and i + 1 < len(argv):
+            found.append(argv[i + 1])
+        elif arg.startswith("--api-key="):
+            found.append(arg.split("=", 1)[1])
+    return found
+
+
+def _print_error(exc: AgentXError, secrets: Sequence[str] = ()) -> None:
+    # A server's answer can end up in a message (an error page that repeats the request's key):
+    # mask the key in everything printed here, as the recorder and the dashboard do.
+    from agentx_tui.report import redact
+
     color = sys.stderr.isatty() and not os.environ.get("NO_COLOR")
     prefix = "\x1b[31merror:\x1b[0m" if color else "error:"
     if isinstance(exc, LaunchError) and exc.log_tail:
         print("last lines of the server's log:", file=sys.stderr)
         for line in exc.log_tail:
-            print(f"  | {line}", file=sys.stderr)
-    print(f"{prefix} {exc}", file=sys.stderr)
+            print(redact(f"  | {line}", secrets), file=sys.stderr)
+    print(redact(f"{prefix} {exc}", secrets), file=sys.stderr)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from agentx_tui.errors import UsageError
 
@@ -82,6 +83,10 @@ class RunConfig:
             raise UsageError(f"--port {args.port} is not a port number.", "Use 1–65535.")
         if args.gpu_price is not None and args.cost_profile:
             raise UsageError("--gpu-price and --cost-profile cannot be used together.")
+        for url in args.attach:
+            _check_url("--attach", url)
+        if args.gpu_metrics:
+            _check_url("--gpu-metrics", args.gpu_metrics)
         return cls(
             target=target,
             attach=tuple(args.attach),
@@ -133,6 +138,18 @@ class RunConfig:
             "interval_s": self.interval_s,
             "api_key_set": self.api_key is not None,
         }
+
+
+def _check_url(flag: str, url: str) -> None:
+    """Refuse a URL no HTTP client could use, before anything starts (a bare host:port is fine)."""
+    text = url.strip()
+    parts = urlsplit(text if "://" in text else "http://" + text)
+    try:
+        parts.port  # noqa: B018 - reading it validates the port
+    except ValueError as exc:
+        raise UsageError(f"{flag} {url!r} has an invalid port.", "Write it like http://HOST:8000.") from exc
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UsageError(f"{flag} {url!r} is not an http(s) URL.", "Write it like http://HOST:8000.")
 
 
 def _positive(flag: str, value: float, *, allow_zero: bool = False) -> None:

@@ -15,10 +15,11 @@ from typing import Any, TextIO
 
 from agentx_tui import __version__
 from agentx_tui.config import RunConfig
-from agentx_tui.cost import resolve_price
-from agentx_tui.engine import stop_all
-from agentx_tui.errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
+from agentx_tui.cost import load_presets, resolve_price
+from agentx_tui.engine import stopped_on_exit
+from agentx_tui.errors import EXIT_CHECK_FAILED, EXIT_OK, EXIT_TARGET, UsageError, WorkloadError
 from agentx_tui.load import Driver, EndpointTarget, Workload, fit_to_context, load_workload
+from agentx_tui.load.trace import trace_requests
 from agentx_tui.report import (
     Check,
     HeadlessPrinter,
@@ -29,6 +30,7 @@ from agentx_tui.report import (
     evaluate_checks,
     parse_check,
     read_recording,
+    redact_value,
     write_report,
 )
 from agentx_tui.runtime import Runtime
@@ -68,35 +70,52 @@ def run(config: RunConfig) -> int:
     if config.record is not None:
         _check_output_path(config.record, "--record")
     workload = load_workload(config.workload, scale=config.scale)
+    if workload.kind == "trace":  # a missing or damaged trace is said before a server is started
+        trace_requests(workload)
+    if config.target == "sim":  # an unknown profile is a usage error, not a failed server start
+        from agentx_tui.sim.profiles import load_profile  # the simulator's server stack: only when used
+
+        load_profile(config.sim_profile)
     if config.cost_profile is not None:  # an unknown profile name is a usage error, said up front
         resolve_price(gpu_price=None, cost_profile=config.cost_profile, gpu_names=(), sim_gpu=None, gpus=config.gpus)
-    try:
+    else:  # the user's cost presets file is read at the first tick: a broken one is said up front too
+        load_presets()
+    with stopped_on_exit():  # the last line of defence: nothing this run launched survives it
         return _run_loop(_run(config, workload, checks))
-    finally:
-        stop_all()  # last line of defence: nothing we launched survives us
 
 
 async def _run(config: RunConfig, workload: Workload, checks: list[Check]) -> int:
     loop = asyncio.get_running_loop()
-    stop_signal: list[str] = []
+    stop_signal: list[signal.Signals] = []
     main_task = asyncio.current_task()
 
-    def early_stop(name: str) -> None:  # a signal while the server is still starting
-        stop_signal.append(name)
+    def early_stop(sig: signal.Signals) -> None:  # a signal while the server is still starting
+        stop_signal.append(sig)
         if main_task is not None:
             main_task.cancel()
 
-    for sig, name in _STOP_SIGNALS.items():
-        loop.add_signal_handler(sig, early_stop, name)
+    for sig in _STOP_SIGNALS:
+        loop.add_signal_handler(sig, early_stop, sig)
     try:
         target = await open_target(config)
     except asyncio.CancelledError:
-        print(f"stopped by {stop_signal[0] if stop_signal else 'cancel'} during start-up", file=sys.stderr)
-        return 130
+        sig = stop_signal[0] if stop_signal else signal.SIGINT
+        _safe_print(_err, f"stopped by {_STOP_SIGNALS[sig]} during start-up")
+        return _interrupted_exit_code(sig)
     try:
         return await _run_on_target(config, workload, checks, target)
     finally:
         await asyncio.to_thread(target.stop)
+        launched = target.launched
+        if launched is not None and launched.process.group_alive():
+            # stop() escalated to SIGKILL and waited; a process stuck in the kernel can outlive even
+            # that. Say so rather than leave it silently behind.
+            pgid = launched.process.pgid
+            _safe_print(
+                _err,
+                f"warning: processes of the launched server (process group {pgid}) are still running; "
+                f"end them with `kill -KILL -{pgid}`.",
+            )
         for sig in _STOP_SIGNALS:
             loop.remove_signal_handler(sig)
 
@@ -110,6 +129,8 @@ async def _run_on_target(config: RunConfig, workload: Workload, checks: list[Che
             workload, note = fit_to_context(workload, min(lens))
             if note:
                 notes.append(note)
+        if lens:
+            _check_first_request_fits(workload, min(lens), config.scale)
         driver = Driver(
             workload,
             [EndpointTarget(e.url, e.model, e.max_model_len) for e in target.endpoints],
@@ -130,6 +151,9 @@ async def _run_on_target(config: RunConfig, workload: Workload, checks: list[Che
         cost_profile=config.cost_profile,
         gpus=config.gpus,
     )
+    # The first line of the dashboard's log: what is running, so the log is never blank without reason.
+    doing = f"driving {config.users} users of {workload.name}" if driver is not None else "observing only, no load"
+    runtime.event(f"{target.label} ready; {doing}")
     for note in notes:
         runtime.event(note)
         if config.headless:
@@ -146,20 +170,21 @@ async def _run_on_target(config: RunConfig, workload: Workload, checks: list[Che
     loop = asyncio.get_running_loop()
     app: Any = None
 
-    def on_signal(name: str) -> None:
-        runtime.request_stop(f"stopped by {name}", partial=True)
-
     if not config.headless:
         from agentx_tui.ui import AgentXApp
 
         app = AgentXApp(runtime, runtime, theme=config.theme, refresh_s=config.refresh_s, secrets=config.secrets)
 
-        def on_signal(name: str) -> None:
-            runtime.request_stop(f"stopped by {name}", partial=True)
+    interrupted: list[signal.Signals] = []
+
+    def on_signal(sig: signal.Signals) -> None:
+        interrupted.append(sig)
+        runtime.request_stop(f"stopped by {_STOP_SIGNALS[sig]}", partial=True)
+        if app is not None:
             app.exit()  # the runner then drains, writes the report and stops the server
 
-    for sig, name in _STOP_SIGNALS.items():
-        loop.add_signal_handler(sig, on_signal, name)
+    for sig in _STOP_SIGNALS:
+        loop.add_signal_handler(sig, on_signal, sig)
     try:
         if driver is not None:
             await driver.start()
@@ -175,13 +200,63 @@ async def _run_on_target(config: RunConfig, workload: Workload, checks: list[Che
         if recorder is not None:
             recorder.close()
         if recorder is not None and recorder.error:
-            print(f"warning: the recording stopped early: {recorder.error}", file=sys.stderr)
+            _safe_print(_err, f"warning: the recording stopped early: {recorder.error}")
     report = builder.build(partial_reason=runtime.partial_reason)
+    if runtime.server_exit is not None:
+        report["server_exit_code"], report["server_log_tail"] = runtime.server_exit
+    report = redact_value(report, config.secrets)  # before it is printed, checked or written
     results = evaluate_checks(checks, report)
     if config.report is not None:
         write_report(config.report, report, series=builder.series(), checks=results)
     _safe_print(HeadlessPrinter(sys.stdout).summary, report, results)
+    if runtime.server_exit is not None:
+        # The run measured a server that died under it: a CI job must not go green on that.
+        code, tail = runtime.server_exit
+        _safe_print(_err, "last lines of the server's log:", *(f"  | {line}" for line in tail))
+        _safe_print(
+            _err,
+            f"error: the launched server exited during the run (exit {code}); "
+            "the report and recording cover the run up to then and are marked partial.",
+        )
+        return EXIT_TARGET
+    if interrupted:  # the run did not go as long as asked: a job killed by a timeout must not pass
+        return _interrupted_exit_code(interrupted[0])
     return EXIT_CHECK_FAILED if any(not r.passed for r in results) else EXIT_OK
+
+
+def _interrupted_exit_code(sig: signal.Signals) -> int:
+    return 128 + int(sig)  # the shell's convention: 130 after Ctrl-C, 143 after SIGTERM, 129 after SIGHUP
+
+
+def _err(*lines: str) -> None:
+    for line in lines:
+        print(line, file=sys.stderr, flush=True)
+
+
+def _check_first_request_fits(workload: Workload, max_model_len: int, scale: float | None) -> None:
+    """Refuse, before any load is sent, a workload whose sessions could never send a request: the
+    driver would otherwise end every session at step 0 and the run would measure nothing."""
+    if workload.kind != "agent":
+        return  # a trace skips (and counts) the requests that do not fit; the rest still run
+    shared = workload.shared_prefix_tokens.mean_value
+    first = (
+        shared
+        + workload.unique_prefix_tokens.mean_value
+        + workload.first_message_tokens.mean_value
+        + workload.output_tokens.mean_value
+    )
+    if first < max_model_len:
+        return
+    at = f" at --scale {scale:g}" if scale is not None else ""
+    what = (
+        f"a shared prefix of about {shared:.0f} tokens"
+        if shared >= max_model_len
+        else f"a first request of about {first:.0f} tokens"
+    )
+    raise WorkloadError(
+        f"Workload '{workload.name}' has {what}{at}, more than the model's context of {max_model_len} tokens.",
+        "Lower --scale, or leave it out to scale the workload to fit.",
+    )
 
 
 def _safe_print(fn: Callable[..., None], *args: Any) -> None:

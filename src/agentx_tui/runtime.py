@@ -32,6 +32,7 @@ from agentx_tui.telemetry.snapshot import (
 )
 
 Sink = Callable[[Snapshot], None]
+_CRASH_LOG_LINES = 15  # as many as a failed start-up shows (engine/launcher.py)
 
 
 class Runtime:
@@ -59,6 +60,8 @@ class Runtime:
         self.sinks: list[Sink] = []
         self.drain_timeout_s = 10.0
         self.partial_reason: str | None = None
+        # Set when a launched server exited on its own: (exit code, its last log lines).
+        self.server_exit: tuple[int | None, list[str]] | None = None
         self.stop_reason: str | None = None
         self._secrets = [api_key] if api_key else []
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
@@ -195,7 +198,8 @@ class Runtime:
         launched = self.target.launched
         if launched is not None and not launched.alive():
             code = launched.process.poll()
-            tail = launched.log.tail(5)
+            tail = launched.log.tail(_CRASH_LOG_LINES)
+            self.server_exit = (code, tail)
             last = tail[-1].strip() if tail else "no output"
             self.event(f"the launched server exited (code {code}): {last}")
             self.request_stop(f"the launched server exited (code {code}): {last}", partial=True)
@@ -248,7 +252,7 @@ class Runtime:
 
     def _run_state(self, endpoints: Sequence[EndpointFigures]) -> RunState:
         if self._stop.is_set():
-            return "stopping" if self.partial_reason is None else "server down"
+            return "server down" if self.server_exit is not None else "stopping"
         if endpoints and not any(e.up for e in endpoints):
             return "server down"
         if self.paused:

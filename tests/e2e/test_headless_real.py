@@ -99,6 +99,7 @@ def test_sigterm_mid_run_writes_a_partial_report_and_stops_the_server(tmp_path: 
     assert tree, "the launched vLLM should be a child of agentx-tui"
     os.kill(proc.pid, signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM, err[-2000:]  # interrupted, not a success
     assert "Traceback" not in err
     data = json.loads(report.read_text())
     assert data["partial"] is True

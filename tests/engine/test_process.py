@@ -9,7 +9,7 @@ import sys
 import textwrap
 import time
 
-from agentx_tui.engine import LogBuffer, ManagedProcess
+from agentx_tui.engine import LogBuffer, ManagedProcess, stopped_on_exit
 from tests.helpers.procs import alive, descendants, in_group, wait_gone
 
 # A parent that spawns two grandchildren, one of them ignoring SIGTERM, then prints "ready".
@@ -83,3 +83,21 @@ def test_log_buffer_is_bounded_scrubs_secrets_and_reads_incrementally() -> None:
     assert lines == ["line 3 key=***", "line 4 key=***"] and cursor == 5
     log.append("line 5")
     assert log.since(cursor) == (["line 5"], 6)
+
+
+def test_stopped_on_exit_stops_what_the_block_started_and_only_that() -> None:
+    # A run's last line of defence must not stop a server someone else started in the same process
+    # (a test's shared vLLM, another run's server).
+    sleeper = [sys.executable, "-c", "import time; time.sleep(600)"]
+    outside = ManagedProcess(sleeper)
+    try:
+        try:
+            with stopped_on_exit(timeout_s=2.0):
+                inside = ManagedProcess(sleeper)
+                raise RuntimeError("the run failed")
+        except RuntimeError:
+            pass
+        assert not inside.group_alive()
+        assert outside.poll() is None
+    finally:
+        outside.stop()

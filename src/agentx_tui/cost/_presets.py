@@ -61,7 +61,11 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     except OSError as exc:
         raise UsageError(f"Cannot read the cost presets file {path}: {exc.strerror}.") from exc
     except yaml.YAMLError as exc:
-        raise UsageError(f"The cost presets file {path} is not valid YAML: {exc}.") from exc
+        # PyYAML's own message spans several lines with a caret drawing: keep the problem and place.
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise UsageError(f"The cost presets file {path} is not valid YAML{where}: {problem}.") from exc
     if not isinstance(data, dict):
         raise UsageError(f"The cost presets file {path} must be a mapping (source, date, gpus, …).")
     return data

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 import httpx
 
-from agentx_tui.errors import NotVllmError, TargetError
+from agentx_tui.errors import NotVllmError, TargetError, UsageError
 
 Flavor = Literal["vllm", "sglang", "sim", "unknown"]
 
@@ -36,6 +36,20 @@ def normalize_url(url: str) -> str:
     return url
 
 
+# The probe only needs to see which metric names a page uses; they show in its first lines. Reading
+# no more than this keeps a broken or hostile server's endless page out of memory.
+_METRICS_HEAD_BYTES = 1 << 20
+
+
+async def _read_head(response: httpx.Response, limit: int) -> bytes:
+    head = bytearray()
+    async for chunk in response.aiter_bytes():
+        head += chunk
+        if len(head) >= limit:
+            break
+    return bytes(head[:limit])
+
+
 def _describe(response: httpx.Response) -> str:
     kind = response.headers.get("content-type", "no content type").split(";")[0]
     body = response.text.strip().replace("\n", " ")[:60]
@@ -56,7 +70,8 @@ async def probe_endpoint(url: str, *, api_key: str | None = None, timeout_s: flo
             model, max_len = _parse_models(url, models)
             health = await client.get("/health")
             version = await client.get("/version")
-            metrics = await client.get("/metrics")
+            async with client.stream("GET", "/metrics") as metrics:
+                head = await _read_head(metrics, _METRICS_HEAD_BYTES) if metrics.status_code == 200 else b""
     except httpx.ConnectError as exc:
         raise TargetError(
             f"Could not connect to {url}: connection refused or host unreachable.",
@@ -66,10 +81,12 @@ async def probe_endpoint(url: str, *, api_key: str | None = None, timeout_s: flo
         raise TargetError(f"{url} did not answer within {timeout_s:.0f} s.", "Is the server frozen?") from exc
     except httpx.HTTPError as exc:
         raise TargetError(f"Talking to {url} failed: {exc}.", "Check the URL.") from exc
+    except httpx.InvalidURL as exc:  # not an HTTPError: raised while building the request
+        raise UsageError(f"{url} is not a usable URL: {exc}.", "Write it like http://HOST:8000.") from exc
     if health.status_code != 200:
         raise TargetError(f"{url}/health answered {_describe(health)}: the server is not healthy yet.")
     engine_version, sim = _parse_version(version)
-    text = metrics.text if metrics.status_code == 200 else ""
+    text = head.decode("utf-8", errors="replace")
     flavor: Flavor = "sim" if sim is not None else "vllm" if "vllm:" in text else "unknown"
     if "sglang:" in text:
         flavor = "sglang"

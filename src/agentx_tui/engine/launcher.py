@@ -102,6 +102,11 @@ async def start_vllm(
         )
     env = dict(os.environ)
     env.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")  # harmless on GPU; keeps the CPU build small
+    if tiny:
+        # The CPU build pins its worker's OpenMP threads ("auto"): every instance on a small machine
+        # picks the same core, and servers started together crawl until vLLM's shared-memory broadcast
+        # gives up. The tiny model is a smoke test that shares its machine; let the OS place it.
+        env.setdefault("VLLM_CPU_OMP_THREADS_BIND", "nobind")
     if api_key:
         env["VLLM_API_KEY"] = api_key  # through the environment: never visible in `ps`
     label = f"serve {TINY_SERVED_NAME if tiny else model}"
@@ -114,10 +119,17 @@ def _looks_like_hub_id(model: str) -> bool:
 
 
 async def start_sim(
-    profile: str, *, port: int | None = None, host: str = "127.0.0.1", timeout_s: float = 60.0
+    profile: str,
+    *,
+    port: int | None = None,
+    host: str = "127.0.0.1",
+    timeout_s: float = 60.0,
+    time_scale: float = 1.0,
 ) -> LaunchedServer:
     port = port or free_port(host)
     argv = [sys.executable, "-m", "agentx_tui.sim", "--host", host, "--port", str(port), "--profile", profile]
+    if time_scale != 1.0:  # a faster simulated GPU, for benchmarks (bench/soak.py)
+        argv += ["--time-scale", str(time_scale)]
     return await _start(argv, dict(os.environ), f"http://{host}:{port}", f"sim {profile}", timeout_s, None, [])
 
 

@@ -18,7 +18,7 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 _PR_SET_PDEATHSIG = 1
 _live: weakref.WeakSet[ManagedProcess] = weakref.WeakSet()
@@ -143,7 +143,16 @@ class ManagedProcess:
             os.killpg(self.pgid, sig)
 
 
-def stop_all(timeout_s: float = 10.0) -> None:
-    """Stop every process this module started and that is still alive (used on exit and signals)."""
-    for proc in list(_live):
-        proc.stop(timeout_s)
+@contextlib.contextmanager
+def stopped_on_exit(timeout_s: float = 10.0) -> Iterator[None]:
+    """On the way out of the block, stop every process started inside it that is still alive.
+
+    The last line of defence of a run: whatever ends it (an error, a signal during start-up), nothing
+    it launched survives it. Processes started before the block (another run's, in the same Python
+    process) are not its to stop."""
+    before = set(_live)
+    try:
+        yield
+    finally:
+        for proc in [p for p in list(_live) if p not in before]:
+            proc.stop(timeout_s)

@@ -12,7 +12,14 @@ from agentx_tui.report._checks import OPERATORS, Check, CheckResult, evaluate_ch
 from agentx_tui.report._headless import HeadlessPrinter
 from agentx_tui.report._keys import CONTRACT_KEYS, NUMERIC_KEYS, REPORT_KEYS, unit
 from agentx_tui.report._markdown import render_markdown, sparkline
-from agentx_tui.report._recording import RECORDING_FORMAT, Recorder, Recording, read_recording, redact
+from agentx_tui.report._recording import (
+    RECORDING_FORMAT,
+    Recorder,
+    Recording,
+    read_recording,
+    redact,
+    redact_value,
+)
 from agentx_tui.report._replay import ReplayPlayer
 from agentx_tui.report._series import SERIES_NAMES, ReportSeries
 from agentx_tui.report._writers import (
@@ -46,6 +53,7 @@ __all__ = [
     "parse_check",
     "read_recording",
     "redact",
+    "redact_value",
     "render_csv",
     "render_json",
     "render_markdown",

@@ -37,6 +37,25 @@ def redact(text: str, secrets: Iterable[str]) -> str:
     return text
 
 
+def redact_value(value: Any, secrets: Iterable[str]) -> Any:
+    """`value` (a report: mappings, lists, strings, numbers) with every secret masked in its strings.
+
+    A server's text reaches the report (its model name, version, status lines), and a server may
+    repeat the key it was sent; masking the finished report is the one place that covers them all."""
+    secrets = [s for s in secrets if s]
+    if not secrets:
+        return value
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, Mapping):
+        return {
+            redact(k, secrets) if isinstance(k, str) else k: redact_value(v, secrets) for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [redact_value(v, secrets) for v in value]
+    return value
+
+
 def _drop_credentials(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {

@@ -43,6 +43,17 @@ def check_report_path(path: Path) -> None:
         raise UsageError(f"--report {path}: the folder {parent} does not exist.", "Create it first.")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise UsageError(f"--report {path}: the folder {parent} is not writable.")
+    # os.access says yes to root and knows nothing of read-only mounts or quotas: make the temporary
+    # file the writer will make, so a report that cannot be written is refused before the run.
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".check", dir=parent)
+    except OSError as exc:
+        raise UsageError(
+            f"--report {path}: files cannot be created in {parent} ({exc.strerror or exc}).",
+            "Choose a writable folder.",
+        ) from exc
+    os.close(fd)
+    os.unlink(probe)
     if path.exists() and not os.access(path, os.W_OK):
         raise UsageError(f"--report {path} exists and is not writable.")
 
