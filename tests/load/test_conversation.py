@@ -70,3 +70,23 @@ def test_ceiling_never_counts_the_last_prompt_token() -> None:
     conv.add("user", [_seg(1, 10)])
     tracker.observe("e", conv)
     assert tracker.observe("e", conv) == conv.prompt_tokens - 1
+
+
+def test_ceiling_memory_is_bounded_and_keeps_the_prefixes_in_use() -> None:
+    tracker = CeilingTracker(block_size=1, max_points=40)
+    shared = Conversation(TM)
+    shared.add("system", [_seg(1, 30)])
+    shared.add("user", [_seg(2, 5)])
+    tracker.observe("e", shared)
+    for key in range(100, 400):  # many one-off prompts, each sharing the system prompt
+        conv = Conversation(TM)
+        conv.add("system", [_seg(1, 30)])
+        conv.add("user", [_seg(key, 5)])
+        # The shared prefix stays known however many other points came and went.
+        assert tracker.observe("e", conv) >= 33
+    newer, older = tracker._seen["e"]
+    assert len(newer) + len(older) <= 40 + 4  # two generations of half the bound (plus one prompt's points)
+    again = Conversation(TM)
+    again.add("system", [_seg(1, 30)])
+    again.add("user", [_seg(100, 5)])  # the first one-off prompt, seen long ago: forgotten but for its prefix
+    assert 33 <= tracker.observe("e", again) < again.prompt_tokens - 1

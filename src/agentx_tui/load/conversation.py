@@ -79,32 +79,47 @@ class Conversation:
 
 
 class CeilingTracker:
-    """Prompt tokens a perfect unbounded prefix cache per endpoint would serve, block-aligned."""
+    """Prompt tokens a perfect unbounded prefix cache per endpoint would serve, block-aligned.
 
-    def __init__(self, block_size: int = 16, max_points: int = 2_000_000) -> None:
+    "Unbounded" within a memory bound: the prefix points seen are kept in two generations per endpoint;
+    when the newer one holds `max_points // 2` points it becomes the older one and the oldest is
+    forgotten, and a point found in the older generation is carried into the newer. So the points in
+    use stay (an LRU in effect) while a 24-hour run's memory stays flat (~60 bytes a point)."""
+
+    def __init__(self, block_size: int = 16, max_points: int = 400_000) -> None:
         self.block_size = block_size
-        self._seen: dict[str, set[int]] = {}
-        self._max_points = max_points
+        self._generation_size = max(1, max_points // 2)
+        self._seen: dict[str, tuple[set[int], set[int]]] = {}  # endpoint: (newer, older)
 
     def observe(self, endpoint: str, conv: Conversation) -> int:
         """Register the prompt `conv` is about to send; return its cacheable tokens."""
-        seen = self._seen.setdefault(endpoint, set())
-        if len(seen) > self._max_points:
-            seen.clear()  # bounded memory: forget and rebuild, the ceiling dips briefly
+        newer, older = self._seen.get(endpoint) or (set(), set())
+        if len(newer) >= self._generation_size:
+            newer, older = set(), newer
+        self._seen[endpoint] = (newer, older)
+
+        def seen(h: int) -> bool:
+            if h in newer:
+                return True
+            if h in older:
+                newer.add(h)
+                return True
+            return False
+
         cacheable = 0
         points = conv.points
         whole = hash((conv._hash, _GEN))
-        if whole in seen:
+        if seen(whole):
             cacheable = conv.prompt_tokens
         else:
             for h, position in reversed(points):
-                if h in seen:
+                if seen(h):
                     cacheable = position
                     break
         for h, _ in points[conv.registered :]:
-            seen.add(h)
+            newer.add(h)
         conv.registered = len(points)
-        seen.add(whole)
+        newer.add(whole)
         # A cache must leave the last prompt token to compute, and serves whole blocks only.
         cacheable = min(cacheable, conv.prompt_tokens - 1)
         return max(cacheable, 0) // self.block_size * self.block_size
