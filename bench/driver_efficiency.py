@@ -38,7 +38,6 @@ import contextlib
 import json
 import os
 import resource
-import select
 import signal
 import subprocess
 import sys
@@ -49,6 +48,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from _serve import start_reporting_port
 
 MODEL = "agentx-tiny"
 AIPERF_VERSION = "0.13.0"
@@ -366,17 +367,11 @@ class Server:
 
 
 def start_server(step_s: float) -> Server:
-    read_fd, write_fd = os.pipe()
-    cmd = [sys.executable, __file__, "serve", "--port-fd", str(write_fd), "--step-s", str(step_s)]
-    proc = subprocess.Popen(cmd, pass_fds=(write_fd,))
-    os.close(write_fd)
-    ready, _, _ = select.select([read_fd], [], [], 30)
-    port = os.read(read_fd, 32).decode().strip() if ready else ""
-    os.close(read_fd)
-    if not port.isdigit():
-        proc.kill()
-        raise SystemExit("the bench server did not start")
-    return Server(proc, f"http://127.0.0.1:{port}")
+    proc, url = start_reporting_port(
+        lambda fd: [sys.executable, __file__, "serve", "--port-fd", str(fd), "--step-s", str(step_s)],
+        "the bench server",
+    )
+    return Server(proc, url)
 
 
 @dataclass(frozen=True)

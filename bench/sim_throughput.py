@@ -16,7 +16,6 @@ import argparse
 import asyncio
 import json
 import os
-import select
 import signal
 import subprocess
 import sys
@@ -25,6 +24,7 @@ from pathlib import Path
 
 import aiohttp
 
+from _serve import start_reporting_port
 from agentx_tui.sim.calibration import calibration_rows, profile_figures
 
 _TICK = os.sysconf("SC_CLK_TCK")
@@ -36,34 +36,15 @@ def cpu_seconds(pid: int) -> float:
 
 
 def start_server(profile: str, time_scale: float, cpu: int | None) -> tuple[subprocess.Popen[bytes], str]:
-    read_fd, write_fd = os.pipe()
-    cmd = [
-        sys.executable,
-        "-m",
-        "agentx_tui.sim",
-        "--port",
-        "0",
-        "--ready-fd",
-        str(write_fd),
-        "--profile",
-        profile,
-        "--time-scale",
-        str(time_scale),
-    ]
+    def cmd(ready_fd: int) -> list[str]:
+        return [sys.executable, "-m", "agentx_tui.sim", "--port", "0", "--ready-fd", str(ready_fd),
+                "--profile", profile, "--time-scale", str(time_scale)]  # fmt: skip
 
     def pin() -> None:
         if cpu is not None:
             os.sched_setaffinity(0, {cpu})
 
-    proc = subprocess.Popen(cmd, pass_fds=(write_fd,), preexec_fn=pin)
-    os.close(write_fd)
-    ready, _, _ = select.select([read_fd], [], [], 30)
-    port = os.read(read_fd, 32).decode().strip() if ready else ""
-    os.close(read_fd)
-    if not port.isdigit():
-        proc.kill()
-        raise SystemExit("the simulator did not start")
-    return proc, f"http://127.0.0.1:{port}"
+    return start_reporting_port(cmd, "the simulator", preexec_fn=pin)
 
 
 async def client(session: aiohttp.ClientSession, url: str, stop: float, tokens: int, out: list[int]) -> None:

@@ -14,19 +14,9 @@ import pytest
 
 from agentx_tui.report import REPORT_KEYS
 from tests.helpers.procs import alive, descendants
+from tests.helpers.workloads import write_small_agent_workload
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
-
-SMALL_WORKLOAD = """\
-description: a short agent loop that fits the tiny model
-shared_prefix_tokens: 600
-unique_prefix_tokens: 40
-first_message_tokens: 60
-steps: 4
-output_tokens: 32
-tool_result_tokens: 120
-tool_latency_s: 0.2
-"""
 
 
 def _cli(*args: str, **kw: object) -> subprocess.Popen[str]:
@@ -41,8 +31,7 @@ def _cli(*args: str, **kw: object) -> subprocess.Popen[str]:
 
 
 def test_headless_serve_tiny_report_and_checks(tmp_path: Path) -> None:
-    workload = tmp_path / "small.yaml"
-    workload.write_text(SMALL_WORKLOAD)
+    workload = write_small_agent_workload(tmp_path, steps=4)
     report = tmp_path / "r.json"
     record = tmp_path / "rec.jsonl"
     proc = _cli(

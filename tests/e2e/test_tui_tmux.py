@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.procs import alive, descendants, wait_gone
+from tests.helpers.workloads import write_small_agent_workload
 
 pytestmark = [
     pytest.mark.vllm,
@@ -24,17 +25,6 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (scripts/test.sh installs it)"),
 ]
 
-# Small enough for the tiny model's 4096-token context, long enough to keep the server busy.
-SMALL_WORKLOAD = """\
-description: a short agent loop that fits the tiny model
-shared_prefix_tokens: 600
-unique_prefix_tokens: 40
-first_message_tokens: 60
-steps: 6
-output_tokens: 32
-tool_result_tokens: 120
-tool_latency_s: 0.2
-"""
 SIZE = (160, 48)  # the full layout: every pane on screen, no scrolling
 START_DEADLINE_S = 150.0  # vLLM starts in about 35 s on these machines; slack for a busy one
 
@@ -54,6 +44,19 @@ class Tmux:
 
     def pane(self, field: str) -> str:
         return self("display-message", "-p", "-t", "ui", f"#{{{field}}}").strip()
+
+    def exit_status(self, timeout_s: float = 5.0) -> str:
+        """How the dead pane's process ended: "status N" or "signal N".
+
+        tmux marks a pane dead when its terminal closes, and learns the exit status only when it
+        reaps the process a moment later, so both fields can still be empty right after.
+        """
+        deadline = time.monotonic() + timeout_s
+        while True:
+            status, signum = self.pane("pane_dead_status"), self.pane("pane_dead_signal")
+            if status or signum or time.monotonic() > deadline:
+                return f"status {status}" if status else f"signal {signum or 'unknown'}"
+            time.sleep(0.1)
 
 
 @pytest.fixture
@@ -77,8 +80,7 @@ def _live_figures(screen: str) -> dict[str, str]:
 
 
 def test_serve_tiny_in_tmux_shows_live_figures_and_q_stops_everything(tmux: Tmux, tmp_path: Path) -> None:
-    workload = tmp_path / "small.yaml"
-    workload.write_text(SMALL_WORKLOAD)
+    workload = write_small_agent_workload(tmp_path, steps=6)
     command = f"{sys.executable} -m agentx_tui --serve tiny -w {workload} -u 4 --refresh 0.5"
     columns, rows = SIZE
     tmux("new-session", "-d", "-s", "ui", "-x", str(columns), "-y", str(rows), "-c", str(tmp_path), command)
@@ -109,7 +111,7 @@ def test_serve_tiny_in_tmux_shows_live_figures_and_q_stops_everything(tmux: Tmux
         while time.monotonic() < deadline and tmux.pane("pane_dead") != "1":
             time.sleep(0.2)
         assert tmux.pane("pane_dead") == "1", f"the app did not exit after q\n{tmux.screen()}"
-        assert tmux.pane("pane_dead_status") == "0", tmux.screen()
+        assert tmux.exit_status() == "status 0", tmux.screen()
         left = wait_gone(tree, timeout_s=30)
         print(f"gone {time.monotonic() - quit_at:.1f} s after q")
         assert not left, f"still running after q: {sorted(left)}"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from agentx_tui.telemetry import MetricsReader
@@ -28,6 +28,7 @@ lines = st.one_of(st.sampled_from(_FRAGMENTS), st.text(max_size=80))
 
 
 @settings(max_examples=300, deadline=None)
+@example(pages=["{", " {", "\t", "{x} 1", "# TYPE", "#"])  # a line with no name once raised
 @given(pages=st.lists(st.lists(lines, max_size=25).map("\n".join), min_size=1, max_size=4))
 def test_any_text_gives_figures_or_a_status(pages: list[str]) -> None:
     reader = MetricsReader("http://fuzz")

@@ -89,9 +89,15 @@ def _relevant_lines(text: str) -> str:
             parts = line.split(None, 3)
             if len(parts) >= 3 and parts[1] in ("HELP", "TYPE") and _wanted(parts[2]):
                 kept.append(line)
-        elif _wanted(line.split("{", 1)[0].split(None, 1)[0] if line.strip() else ""):
+        elif _wanted(_sample_name(line)):
             kept.append(line)
     return "\n".join(kept) + "\n"
+
+
+def _sample_name(line: str) -> str:
+    """The metric name a sample line starts with, or "" for a line that has none (`{`, blanks)."""
+    words = line.split("{", 1)[0].split(None, 1)
+    return words[0] if words else ""
 
 
 def _read(text: str) -> _Raw:
