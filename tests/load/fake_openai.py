@@ -33,6 +33,15 @@ def chat_ids(messages: list[dict[str, Any]], gen: bool) -> list[int]:
     return ids + ([13, 14] if gen else [])
 
 
+def tokenize_answer(body: dict[str, Any], max_model_len: int) -> dict[str, Any]:
+    """What vLLM's /tokenize answers, in this fake tokenizer, for a chat or a plain prompt."""
+    if "messages" in body:
+        ids = chat_ids(body["messages"], bool(body.get("add_generation_prompt")))
+    else:
+        ids = word_ids(body["prompt"])
+    return {"count": len(ids), "tokens": ids, "max_model_len": max_model_len}
+
+
 @dataclass
 class FakeServer:
     max_model_len: int = 4096
@@ -74,12 +83,7 @@ class FakeServer:
     async def _tokenize(self, request: web.Request) -> web.Response:
         if not self.tokenize:
             return web.json_response({"error": "not found"}, status=404)
-        body = await request.json()
-        if "messages" in body:
-            ids = chat_ids(body["messages"], bool(body.get("add_generation_prompt")))
-        else:
-            ids = word_ids(body["prompt"])
-        return web.json_response({"count": len(ids), "tokens": ids, "max_model_len": self.max_model_len})
+        return web.json_response(tokenize_answer(await request.json(), self.max_model_len))
 
     def _cached(self, ids: list[int]) -> int:
         """A 4-token-block prefix cache over every prompt seen."""

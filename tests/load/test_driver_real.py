@@ -178,6 +178,7 @@ async def test_users_go_from_4_to_8_to_2_and_the_server_follows(vllm_url: str) -
             deadline = time.monotonic() + 10
             while busiest <= 4 and time.monotonic() < deadline:
                 busiest = max(busiest, await _server_in_flight(monitor))
+                await asyncio.sleep(0.05)
             assert busiest > 4, "the server never had more requests in flight than the first 4 users send"
 
             driver.set_users(2)

@@ -30,7 +30,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.load.fake_openai import chat_ids, word_ids
+from tests.load.fake_openai import chat_ids, tokenize_answer
 
 HUGE_PAGE_BYTES = 50 * 1024 * 1024
 MODEL = "hostile"
@@ -164,12 +164,7 @@ class HostileServer:
         return web.json_response({"version": "hostile-1" + self._echo(request)})
 
     async def _tokenize(self, request: web.Request) -> web.Response:
-        body = await request.json()
-        if "messages" in body:
-            ids = chat_ids(body["messages"], bool(body.get("add_generation_prompt")))
-        else:
-            ids = word_ids(body["prompt"])
-        return web.json_response({"count": len(ids), "tokens": ids, "max_model_len": self.max_model_len})
+        return web.json_response(tokenize_answer(await request.json(), self.max_model_len))
 
     def _normal_page(self) -> str:
         labels = '{engine="0",model_name="hostile"}'
