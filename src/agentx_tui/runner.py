@@ -17,8 +17,15 @@ from agentx_tui import __version__
 from agentx_tui.config import RunConfig
 from agentx_tui.cost import load_presets, resolve_price
 from agentx_tui.engine import stopped_on_exit
-from agentx_tui.errors import EXIT_CHECK_FAILED, EXIT_OK, EXIT_TARGET, UsageError, WorkloadError
-from agentx_tui.load import Driver, EndpointTarget, Workload, fit_to_context, load_workload
+from agentx_tui.errors import EXIT_CHECK_FAILED, EXIT_OK, EXIT_TARGET, UsageError
+from agentx_tui.load import (
+    Driver,
+    EndpointTarget,
+    Workload,
+    check_first_request_fits,
+    fit_to_context,
+    load_workload,
+)
 from agentx_tui.load.trace import trace_requests
 from agentx_tui.report import (
     Check,
@@ -130,7 +137,7 @@ async def _run_on_target(config: RunConfig, workload: Workload, checks: list[Che
             if note:
                 notes.append(note)
         if lens:
-            _check_first_request_fits(workload, min(lens), config.scale)
+            check_first_request_fits(workload, min(lens), config.scale)
         driver = Driver(
             workload,
             [EndpointTarget(e.url, e.model, e.max_model_len) for e in target.endpoints],
@@ -231,32 +238,6 @@ def _interrupted_exit_code(sig: signal.Signals) -> int:
 def _err(*lines: str) -> None:
     for line in lines:
         print(line, file=sys.stderr, flush=True)
-
-
-def _check_first_request_fits(workload: Workload, max_model_len: int, scale: float | None) -> None:
-    """Refuse, before any load is sent, a workload whose sessions could never send a request: the
-    driver would otherwise end every session at step 0 and the run would measure nothing."""
-    if workload.kind != "agent":
-        return  # a trace skips (and counts) the requests that do not fit; the rest still run
-    shared = workload.shared_prefix_tokens.mean_value
-    first = (
-        shared
-        + workload.unique_prefix_tokens.mean_value
-        + workload.first_message_tokens.mean_value
-        + workload.output_tokens.mean_value
-    )
-    if first < max_model_len:
-        return
-    at = f" at --scale {scale:g}" if scale is not None else ""
-    what = (
-        f"a shared prefix of about {shared:.0f} tokens"
-        if shared >= max_model_len
-        else f"a first request of about {first:.0f} tokens"
-    )
-    raise WorkloadError(
-        f"Workload '{workload.name}' has {what}{at}, more than the model's context of {max_model_len} tokens.",
-        "Lower --scale, or leave it out to scale the workload to fit.",
-    )
 
 
 def _safe_print(fn: Callable[..., None], *args: Any) -> None:

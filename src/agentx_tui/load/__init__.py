@@ -2,6 +2,7 @@
 
 Public:
     load_workload, list_presets, fit_to_context, Workload   — workload files, presets and scaling
+    check_first_request_fits                                 — refuse a workload the context can't hold
     Driver, EndpointTarget                                   — simulated users against endpoints
     RequestRecord                                            — one request as the driver saw it
     WORKLOADS_DIR                                            — where the shipped presets live
@@ -10,7 +11,14 @@ Public:
 from agentx_tui.load.client import RequestRecord
 from agentx_tui.load.core import EndpointTarget
 from agentx_tui.load.driver import Driver
-from agentx_tui.load.workload import Workload, fit_to_context, list_presets, load_workload, presets_dir
+from agentx_tui.load.workload import (
+    Workload,
+    check_first_request_fits,
+    fit_to_context,
+    list_presets,
+    load_workload,
+    presets_dir,
+)
 
 WORKLOADS_DIR = presets_dir()
 
@@ -20,6 +28,7 @@ __all__ = [
     "EndpointTarget",
     "RequestRecord",
     "Workload",
+    "check_first_request_fits",
     "fit_to_context",
     "list_presets",
     "load_workload",

@@ -253,3 +253,29 @@ def fit_to_context(workload: Workload, max_model_len: int | None) -> tuple[Workl
         f"by {factor:g} to fit the model's {max_model_len}-token context (pass --scale to choose)."
     )
     return workload.scaled(factor), note
+
+
+def check_first_request_fits(workload: Workload, max_model_len: int, scale: float | None) -> None:
+    """Refuse, before any load is sent, a workload whose sessions could never send a request: the
+    driver would otherwise end every session at step 0 and the run would measure nothing."""
+    if workload.kind != "agent":
+        return  # a trace skips (and counts) the requests that do not fit; the rest still run
+    shared = workload.shared_prefix_tokens.mean_value
+    first = (
+        shared
+        + workload.unique_prefix_tokens.mean_value
+        + workload.first_message_tokens.mean_value
+        + workload.output_tokens.mean_value
+    )
+    if first < max_model_len:
+        return
+    at = f" at --scale {scale:g}" if scale is not None else ""
+    what = (
+        f"a shared prefix of about {shared:.0f} tokens"
+        if shared >= max_model_len
+        else f"a first request of about {first:.0f} tokens"
+    )
+    raise WorkloadError(
+        f"Workload '{workload.name}' has {what}{at}, more than the model's context of {max_model_len} tokens.",
+        "Lower --scale, or leave it out to scale the workload to fit.",
+    )
