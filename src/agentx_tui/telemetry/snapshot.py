@@ -21,6 +21,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 SCHEMA_VERSION = 1
+SESSIONS_SHOWN = 500  # session rows a Snapshot carries; more users are counted, not listed
 
 
 class _Frozen(BaseModel):
@@ -87,6 +88,10 @@ class EndpointFigures(_Frozen):
     queue_time: Percentiles = Field(default_factory=Percentiles)
     totals: EndpointTotals = Field(default_factory=EndpointTotals)
     engines: tuple[EngineFigures, ...] = ()
+    # The GPUs serving this endpoint, where they are known (DCGM series mapped to the replica, the
+    # simulator's own): their count and mean utilisation (0–1). None when not known.
+    gpu_count: int | None = None
+    gpu_utilization: float | None = None
 
 
 class GpuFigures(_Frozen):
@@ -103,6 +108,7 @@ class GpuFigures(_Frozen):
     power_limit_w: float | None = None
     temperature_c: float | None = None
     sm_clock_mhz: float | None = None
+    host: str | None = None  # the node the GPU is on (DCGM `Hostname`), when known
 
 
 class GpuState(_Frozen):
@@ -136,14 +142,39 @@ class ClientFigures(_Frozen):
     total_tokens_per_s: float | None = None
     requests_per_s: float | None = None
     prefix_hit_rate: float | None = None  # window Σcached / Σprompt; None when the server omits it
-    prefix_hit_rate_ceiling: float | None = None  # run-wide
+    prefix_hit_rate_ceiling: float | None = None  # window, same requests as `prefix_hit_rate`
     per_user_output_tokens_per_s_p50: float | None = None  # window, decode speed per request
+    # AgentX interactivity (docs/metrics.md): 1 / percentile of per-request ITL, window.
+    interactivity_p50_tokens_per_s: float | None = None
+    interactivity_p90_tokens_per_s: float | None = None
     ttft: Percentiles = Field(default_factory=Percentiles)
     itl: Percentiles = Field(default_factory=Percentiles)
+    e2e: Percentiles = Field(default_factory=Percentiles)
     run_ttft: Percentiles = Field(default_factory=Percentiles)
     run_itl: Percentiles = Field(default_factory=Percentiles)
+    run_e2e: Percentiles = Field(default_factory=Percentiles)
     run_per_user_output_tokens_per_s_p50: float | None = None
+    run_interactivity_p50_tokens_per_s: float | None = None
+    run_interactivity_p90_tokens_per_s: float | None = None
+    run_prefix_hit_rate_ceiling: float | None = None
+    in_flight: int = 0  # requests on the wire now (sub-agents push it above the user count)
     totals: ClientTotals = Field(default_factory=ClientTotals)
+
+
+class ClientHealth(_Frozen):
+    """How hard the load generator itself works (DESIGN §9): is the client the bottleneck?
+
+    Window figures over every load process (the main process included). `saturated` is the verdict,
+    `reason` says why in words (docs/metrics.md gives the thresholds)."""
+
+    workers: int = 1
+    cpu_cores: float | None = None  # CPU time of all load processes / wall time (1.0 = one core busy)
+    cpu_cores_max_process: float | None = None  # the busiest single process (an event loop is one core)
+    loop_lag_p99_s: float | None = None  # the worst process's event-loop lag p99
+    run_queue_s_per_s: float | None = None  # time spent runnable but waiting for a CPU, per second
+    queued_requests: int = 0  # requests waiting for a connection slot (the machine's limit)
+    saturated: bool = False
+    reason: str | None = None
 
 
 SessionState = Literal["prefill", "decoding", "tool", "waiting", "paused", "done", "error"]
@@ -165,6 +196,8 @@ class SessionRow(_Frozen):
     errors: int = 0
     endpoint: str = ""
     parent: int | None = None  # for sub-agents: the parent user id
+    interactivity_tokens_per_s: float | None = None  # 1 / mean per-request ITL over this session
+    label: str = ""  # what the session replays (a trace file name), if anything
 
 
 class CostFigures(_Frozen):
@@ -180,6 +213,88 @@ class CostFigures(_Frozen):
     usd_per_million_output_tokens: float | None = None  # run-wide
     tokens_per_dollar_total_window: float | None = None
     tokens_per_dollar_output_window: float | None = None
+    # Where `gpus` came from (DESIGN §5): "--gpus", "launched server (NVML processes)", "DCGM series of
+    # the attached replicas", "simulated profile"… None when no count is known.
+    gpus_source: str | None = None
+
+
+class TierRead(_Frozen):
+    """A sweep's throughput read at one interactivity tier (DESIGN §8). None outside the measured
+    range, and `note` says why."""
+
+    tier: float  # tokens/s/user, p90 interactivity
+    total_tokens_per_s_per_gpu: float | None = None
+    tokens_per_dollar_total: float | None = None
+    usd_per_million_total_tokens: float | None = None
+    note: str | None = None
+
+
+class PointFigures(_Frozen):
+    """One measured point of a sweep: the report's figures over the point's window (DESIGN §4, §8)."""
+
+    index: int
+    users: int
+    warmup_s: float
+    duration_s: float
+    window_start_s: float  # run-elapsed seconds at which the measured window began
+    requests_completed: int = 0
+    requests_failed: int = 0
+    error_rate: float | None = None
+    output_tokens_per_s: float | None = None
+    prompt_tokens_per_s: float | None = None
+    cached_prompt_tokens_per_s: float | None = None
+    total_tokens_per_s: float | None = None
+    total_tokens_per_s_per_gpu: float | None = None
+    output_tokens_per_s_per_gpu: float | None = None
+    interactivity_p50_tokens_per_s: float | None = None
+    interactivity_p90_tokens_per_s: float | None = None
+    per_user_output_tokens_per_s_p50: float | None = None
+    ttft_p50_s: float | None = None
+    ttft_p90_s: float | None = None
+    ttft_p99_s: float | None = None
+    itl_p50_s: float | None = None
+    itl_p90_s: float | None = None
+    itl_p99_s: float | None = None
+    e2e_p90_s: float | None = None
+    prefix_cache_hit_rate_server: float | None = None
+    prefix_cache_hit_rate_client: float | None = None
+    prefix_cache_hit_rate_ceiling: float | None = None
+    kv_cache_usage_mean: float | None = None
+    kv_cache_usage_max: float | None = None
+    preemptions: float | None = None
+    gpu_util_mean: float | None = None
+    gpu_power_w_mean: float | None = None
+    usd_per_gpu_hour: float | None = None
+    gpus: int | None = None
+    tokens_per_dollar_total: float | None = None
+    tokens_per_dollar_output: float | None = None
+    usd_per_million_output_tokens: float | None = None
+    usd_per_million_total_tokens: float | None = None
+    mean_prompt_tokens: float | None = None  # steadiness: did the contexts still grow?
+    peak_in_flight: int = 0  # steadiness: sub-agents push it above `users`
+    client_cpu_cores_mean: float | None = None
+    client_loop_lag_p99_s: float | None = None
+    client_saturated: bool = False
+
+
+SweepPhase = Literal["warmup", "measure", "done"]
+
+
+class SweepState(_Frozen):
+    """Where a sweep stands: measured points, the frontier, tier reads, the point in progress."""
+
+    mode: Literal["list", "auto"] = "list"
+    planned_users: tuple[int, ...] = ()  # list: all; auto: those measured and the next one
+    tiers: tuple[TierRead, ...] = ()
+    points: tuple[PointFigures, ...] = ()
+    frontier: tuple[int, ...] = ()  # indices into `points` of the Pareto-optimal ones, by interactivity
+    current: int | None = None  # index of the point being measured; None when done
+    current_users: int | None = None
+    phase: SweepPhase = "warmup"
+    phase_left_s: float | None = None
+    warmup_s: float = 0.0
+    point_duration_s: float = 0.0
+    stop_reason: str | None = None  # why the sweep ended (auto's rule, a list's end, an interruption)
 
 
 RunState = Literal["starting", "running", "paused", "server down", "stopping", "finished"]
@@ -207,7 +322,11 @@ class Snapshot(_Frozen):
     aggregate: EndpointFigures | None = None  # sum/mean over endpoints; None with no endpoint
     gpu: GpuState = Field(default_factory=GpuState)
     client: ClientFigures | None = None  # None when observing only (workload `none`)
+    client_health: ClientHealth | None = None  # None when observing only
+    # At most SESSIONS_SHOWN rows (the users table's sample); `session_states` counts them all.
     sessions: tuple[SessionRow, ...] = ()
+    session_states: dict[str, int] = Field(default_factory=dict)
+    sweep: SweepState | None = None
     cost: CostFigures = Field(default_factory=CostFigures)
     events: tuple[str, ...] = ()  # app events new since the previous tick (already redacted)
     server_log: tuple[str, ...] = ()  # launched-server log lines new since the previous tick
