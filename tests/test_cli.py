@@ -8,7 +8,8 @@ import sys
 import pytest
 
 from agentx_tui import __version__
-from agentx_tui.cli import main, parse_run_config
+from agentx_tui.cli import main, parse_args
+from agentx_tui.run import RunPlan, build_plan
 
 DESIGN_OPTIONS = [
     "--attach",
@@ -59,9 +60,9 @@ def test_help_lists_every_design_option_grouped() -> None:
     ("args", "needle"),
     [
         (["--no-such-flag"], "Unrecognized arguments: --no-such-flag."),
-        (["--users", "many"], "invalid int value"),
+        (["--users", "many"], "-u/--users: 'many' is not a whole number."),
         (["--attach", "http://x", "--serve", "m"], "--attach and --serve cannot be used together."),
-        (["--users", "-3"], "--users must be zero or more"),
+        (["--users", "-3"], "-u/--users: '-3' is out of range: users must be at least 0 and at most 200,000."),
         (["--attach", "http://x", "--port", "9"], "--port is for a launched or simulated server"),
         (["--vllm-arg"], "--vllm-arg needs a value."),
         (["--gpu-price", "2", "--cost-profile", "h200"], "cannot be used together"),
@@ -75,22 +76,26 @@ def test_usage_errors_are_one_sentence_exit_2(args: list[str], needle: str) -> N
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+def _plan(*argv: str) -> RunPlan:
+    return build_plan(parse_args(argv))
+
+
 def test_vllm_args_may_start_with_dashes() -> None:
-    config = parse_run_config(["--serve", "m", "--vllm-arg", "--max-num-seqs", "--vllm-arg=16"])
-    assert config.vllm_args == ("--max-num-seqs", "16")
-    assert config.target == "serve"
+    plan = _plan("--serve", "m", "--vllm-arg", "--max-num-seqs", "--vllm-arg=16")
+    assert plan.target.vllm_args == ("--max-num-seqs", "16")
+    assert plan.target.kind == "serve"
 
 
 def test_api_key_from_environment_never_in_repr(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VLLM_API_KEY", "sk-test-distinctive-123")
-    config = parse_run_config(["--attach", "http://x"])
-    assert config.api_key == "sk-test-distinctive-123"
-    assert "sk-test-distinctive-123" not in repr(config)
-    assert "sk-test-distinctive-123" not in str(config.settings_for_recording())
+    plan = _plan("--attach", "http://x")
+    assert plan.api_key == "sk-test-distinctive-123"
+    assert "sk-test-distinctive-123" not in repr(plan)
+    assert "sk-test-distinctive-123" not in str(plan.recorded_settings())
 
 
 def test_default_target_is_the_simulator() -> None:
-    assert parse_run_config([]).target == "sim"
+    assert _plan().target.kind == "sim"
 
 
 def test_main_returns_exit_code_in_process() -> None:

@@ -1,9 +1,13 @@
-"""The command line (DESIGN §3, a contract): parse, validate, dispatch; map errors to exit codes.
+"""The command line (DESIGN §3, a contract): parse, dispatch, map errors to exit codes.
 
-agentx-tui [TARGET] [WORKLOAD] [COST] [OUTPUT]    the dashboard (or --headless)
+agentx-tui [TARGET] [WORKLOAD] [COST] [OUTPUT] [SWEEP] [SCALE]   the dashboard (or --headless)
 agentx-tui replay PATH                            play a recording back
+agentx-tui compare A.json B.json                  two reports side by side
 agentx-tui workloads                              list workload presets
 agentx-tui sim [--port P] [--profile GPU/MODEL]   the simulated engine alone
+
+Parsing only reads the flags (their numbers are checked here: finite, in range); everything that
+needs a file or a lookup is checked by `run.preflight`, still before any server starts.
 """
 
 from __future__ import annotations
@@ -15,29 +19,58 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agentx_tui import __version__
-from agentx_tui.config import API_KEY_ENV, DEFAULT_SIM_PROFILE, RunConfig, api_key_from_env
 from agentx_tui.errors import AgentXError, LaunchError, UsageError
+from agentx_tui.numbers import MAX_SECONDS, MAX_USERS, number, seconds, whole
+from agentx_tui.secrets import redact
 
-SUBCOMMANDS = ("replay", "workloads", "sim")
+SUBCOMMANDS = ("replay", "compare", "workloads", "sim")
+DEFAULT_SIM_PROFILE = "h200/llama-3.1-8b"
 
 
-class _Parser(argparse.ArgumentParser):
+class Parser(argparse.ArgumentParser):
     """argparse, but usage errors raise (one sentence, exit 2) instead of printing the usage block."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{message[0].upper()}{message[1:]}.", f"See `{self.prog} --help`.")
+        message = message.removeprefix("argument ")
+        raise UsageError(f"{message[0].upper()}{message[1:].rstrip('.')}.", f"See `{self.prog} --help`.")
+
+
+def _port(text: str) -> int:
+    return whole("ports", 1, 65535)(text)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(
+    p = Parser(
         prog="agentx-tui",
         description="Live dashboard for agent-serving on vLLM: GPU, KV cache, prefix cache, tokens/s, "
-        "tokens per dollar. Other commands: `agentx-tui replay PATH`, `agentx-tui workloads`, "
-        "`agentx-tui sim`.",
+        "tokens per dollar. Other commands: `agentx-tui replay PATH`, `agentx-tui compare A.json B.json`, "
+        "`agentx-tui workloads`, `agentx-tui sim`.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"agentx-tui {__version__}")
-    t = p.add_argument_group("target (default: the built-in simulated engine)")
+    _target_flags(p.add_argument_group("target (default: the built-in simulated engine)"))
+    _workload_flags(p.add_argument_group("workload"))
+    c = p.add_argument_group("cost")
+    c.add_argument(
+        "--gpu-price",
+        type=number("USD per GPU-hour", 0, 10_000, lo_open=True),
+        metavar="USD",
+        help="USD per GPU-hour (default: the preset for the detected GPU)",
+    )
+    c.add_argument("--cost-profile", metavar="NAME", help="a cost preset, e.g. h200 or h200-owned")
+    c.add_argument(
+        "--gpus",
+        type=whole("GPUs", 1, 1_000_000),
+        metavar="N",
+        help="GPUs behind the target, for per-GPU figures and cost (default: detected)",
+    )
+    _output_flags(p.add_argument_group("output"))
+    _sweep_flags(p.add_argument_group("sweep (DESIGN §8: throughput vs interactivity)"))
+    _scale_flags(p.add_argument_group("scale (docs/scale.md)"))
+    return p
+
+
+def _target_flags(t: argparse._ArgumentGroup) -> None:
     t.add_argument(
         "--attach",
         metavar="URL",
@@ -65,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
         const=DEFAULT_SIM_PROFILE,
         help=f"the built-in simulated engine, GPU/MODEL profile (default {DEFAULT_SIM_PROFILE})",
     )
-    t.add_argument("--port", type=int, metavar="P", help="port for a launched or simulated server (default: free)")
+    t.add_argument("--port", type=_port, metavar="P", help="port for a launched or simulated server (default: free)")
     t.add_argument(
         "--vllm-cmd",
         metavar="CMD",
@@ -78,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     t.add_argument(
         "--startup-timeout",
-        type=float,
+        type=seconds(hi=86_400),
         default=900.0,
         metavar="S",
         help="seconds to wait for a launched server to become healthy (default 900)",
@@ -86,40 +119,38 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument(
         "--gpu-metrics", metavar="URL", help="read GPU figures from a DCGM exporter at URL (for remote servers)"
     )
-    w = p.add_argument_group("workload")
+
+
+def _workload_flags(w: argparse._ArgumentGroup) -> None:
     w.add_argument(
         "-w",
         "--workload",
         default="coding-agent",
         metavar="NAME|PATH",
-        help="a preset (see `agentx-tui workloads`), a YAML file, a Mooncake .jsonl trace, "
-        "or `none` to observe only (default coding-agent)",
+        help="a preset (see `agentx-tui workloads`), a YAML file, a Mooncake .jsonl trace, a folder of "
+        "AgentX agent-session .json files (or one such file), or `none` to observe only (default coding-agent)",
     )
     w.add_argument(
         "-u",
         "--users",
-        type=int,
-        default=8,
+        type=whole("users", 0, MAX_USERS),
+        default=None,
         metavar="N",
-        help="concurrent agent sessions, changeable live with +/- (default 8)",
+        help=f"concurrent agent sessions, changeable live with +/- (default 8; at most {MAX_USERS:,})",
     )
     w.add_argument(
         "--scale",
-        type=float,
+        type=number("the scale", 0, 100, lo_open=True),
         metavar="F",
-        help="multiply every token length by F (default: shrink to fit the model's context)",
+        help="multiply every token length by F (default: shrink a preset to fit the model's context)",
     )
     w.add_argument(
-        "--duration", type=float, metavar="SECONDS", help="stop after this many seconds (default: until quit)"
+        "--duration", type=seconds(), metavar="SECONDS", help="stop after this many seconds (default: until quit)"
     )
     w.add_argument("--seed", type=int, default=0, metavar="N", help="random seed for the workload (default 0)")
-    c = p.add_argument_group("cost")
-    c.add_argument(
-        "--gpu-price", type=float, metavar="USD", help="USD per GPU-hour (default: the preset for the detected GPU)"
-    )
-    c.add_argument("--cost-profile", metavar="NAME", help="a cost preset, e.g. h200 or h200-owned")
-    c.add_argument("--gpus", type=int, metavar="N", help="number of GPUs to charge for (default: detected)")
-    o = p.add_argument_group("output")
+
+
+def _output_flags(o: argparse._ArgumentGroup) -> None:
     o.add_argument("--headless", action="store_true", help="no TUI: print a compact line per interval, then a summary")
     o.add_argument("--report", type=Path, metavar="PATH", help="write the final report (.json, .md or .csv)")
     o.add_argument("--record", type=Path, metavar="PATH", help="append every snapshot as one JSON line")
@@ -130,26 +161,100 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="EXPR",
         help="SLO check on the report, e.g. 'ttft_p90_s <= 2'; repeatable; a failure exits 1",
     )
-    o.add_argument("--interval", type=float, default=1.0, metavar="S", help="seconds between samples (default 1)")
     o.add_argument(
-        "--refresh", type=float, default=0.5, metavar="S", help="seconds between dashboard redraws (default 0.5)"
+        "--interval", type=seconds(0.05, 3600, lo_open=False), default=1.0, metavar="S", help="seconds between samples (default 1)"
+    )
+    o.add_argument(
+        "--refresh",
+        type=seconds(0.05, 60, lo_open=False),
+        default=0.5,
+        metavar="S",
+        help="seconds between dashboard redraws (default 0.5)",
     )
     o.add_argument("--theme", metavar="NAME", help="dashboard theme (default agentx-dark; t cycles)")
-    return p
+
+
+def _sweep_flags(s: argparse._ArgumentGroup) -> None:
+    s.add_argument(
+        "--sweep",
+        metavar="users=N,N,…|auto",
+        help="one measured point per user count, sessions kept running, then the frontier; "
+        "`auto` doubles the users until a stop rule says the curve is done",
+    )
+    s.add_argument(
+        "--warmup",
+        type=seconds(0, MAX_SECONDS, lo_open=False),
+        default=20.0,
+        metavar="S",
+        help="per point: seconds not measured (default 20)",
+    )
+    s.add_argument(
+        "--point-duration",
+        type=seconds(),
+        default=60.0,
+        metavar="S",
+        help="per point: seconds measured (default 60)",
+    )
+    s.add_argument(
+        "--tiers",
+        default="30,50,75,100,150,200",
+        metavar="T,T,…",
+        help="interactivity tiers (tok/s/user, p90) at which the frontier is read (default 30,50,75,100,150,200)",
+    )
+    s.add_argument(
+        "--sessions",
+        type=whole("session trees", 1, 1_000_000_000),
+        metavar="N",
+        help="start N sessions (session trees) in all, then end when they have ended",
+    )
+    s.add_argument(
+        "--max-think",
+        type=seconds(0, MAX_SECONDS, lo_open=False),
+        metavar="S",
+        help="cap every think time (recorded or drawn) at S seconds; 0 = back to back",
+    )
+
+
+def _scale_flags(s: argparse._ArgumentGroup) -> None:
+    s.add_argument(
+        "--workers",
+        default="auto",
+        metavar="N|auto",
+        help="load-generator processes on this machine (default auto: 1 for small runs, more for many users)",
+    )
+    s.add_argument(
+        "--ray", metavar="ADDRESS", help="run the load workers as Ray actors on an existing Ray cluster (extra `ray`)"
+    )
+    s.add_argument(
+        "--prometheus",
+        metavar="URL",
+        help="read every replica's vLLM and DCGM series from an existing Prometheus "
+        "(token from AGENTX_PROMETHEUS_TOKEN); load goes to --attach URLs if given",
+    )
+    s.add_argument("--selector", metavar="'{label=\"v\"}'", help="PromQL label selector for --prometheus")
+    s.add_argument(
+        "--prometheus-header",
+        metavar="'Name: value'",
+        action="append",
+        default=[],
+        help="extra header for --prometheus (e.g. X-Scope-OrgID); repeatable",
+    )
 
 
 def _replay_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="agentx-tui replay", description="Play a recording back in the dashboard.")
+    p = Parser(prog="agentx-tui replay", description="Play a recording back in the dashboard.")
     p.add_argument("path", type=Path, help="a file written by --record")
-    p.add_argument("--speed", type=float, default=1.0, help="playback speed (default 1)")
+    p.add_argument(
+        "--speed", type=number("the speed", 1 / 64, 64), default=1.0, help="playback speed, 1/64 to 64 (default 1)"
+    )
     p.add_argument("--theme", metavar="NAME", help="dashboard theme")
     return p
 
 
 def _sim_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="agentx-tui sim", description="Run the simulated engine as an OpenAI-compatible server.")
+    p = Parser(prog="agentx-tui sim", description="Run the simulated engine as an OpenAI-compatible server.")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    p.add_argument("--port", type=whole("ports", 0, 65535), default=8000, help="port (default 8000; 0: free)")
     p.add_argument("--profile", default=DEFAULT_SIM_PROFILE, help=f"GPU/MODEL (default {DEFAULT_SIM_PROFILE})")
     p.add_argument("--list-profiles", action="store_true", help="list the profiles and exit")
     return p
@@ -170,16 +275,15 @@ def _join_vllm_args(argv: Sequence[str]) -> list[str]:
     return out
 
 
-def parse_run_config(argv: Sequence[str]) -> RunConfig:
-    args = build_parser().parse_args(_join_vllm_args(argv))
-    return RunConfig.from_args(args, api_key=args.api_key or api_key_from_env())
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    return build_parser().parse_args(_join_vllm_args(argv))
 
 
 def _run_subcommand(name: str, argv: Sequence[str]) -> int:
     if name == "workloads":
         from agentx_tui.load import list_presets
 
-        _Parser(prog="agentx-tui workloads", description="List the workload presets.").parse_args(argv)
+        Parser(prog="agentx-tui workloads", description="List the workload presets.").parse_args(argv)
         presets = list_presets()
         width = max(len(n) for n, _ in presets)
         for preset, description in presets:
@@ -196,7 +300,11 @@ def _run_subcommand(name: str, argv: Sequence[str]) -> int:
         sim.load_profile(args.profile)  # an unknown profile is a usage error before binding
         sim.serve(args.host, args.port, args.profile)
         return 0
-    from agentx_tui.runner import replay
+    if name == "compare":
+        from agentx_tui.report import compare_main
+
+        return compare_main(argv)
+    from agentx_tui.run import replay
 
     args = _replay_parser().parse_args(argv)
     return replay(args.path, speed=args.speed, theme=args.theme)
@@ -207,10 +315,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if argv and argv[0] in SUBCOMMANDS:
             return _run_subcommand(argv[0], argv[1:])
-        config = parse_run_config(argv)
-        from agentx_tui.runner import run  # imported after parsing: --help stays fast
+        args = parse_args(argv)
+        from agentx_tui.run import build_plan, execute  # imported after parsing: --help stays fast
 
-        return run(config)
+        return execute(build_plan(args))
     except AgentXError as exc:
         _print_error(exc, _known_secrets(argv))
         return exc.exit_code
@@ -219,21 +327,23 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _known_secrets(argv: Sequence[str]) -> list[str]:
-    """The API key(s) this run may use: from the environment and from --api-key."""
-    found = [value for name in API_KEY_ENV if (value := os.environ.get(name))]
+    """The credentials this run may use: from the environment and from the command line."""
+    from agentx_tui.run.plan import API_KEY_ENV, PROMETHEUS_TOKEN_ENV
+
+    found = [value for name in (*API_KEY_ENV, PROMETHEUS_TOKEN_ENV) if (value := os.environ.get(name))]
     for i, arg in enumerate(argv):
-        if arg == "--api-key" and i + 1 < len(argv):
-            found.append(argv[i + 1])
-        elif arg.startswith("--api-key="):
-            found.append(arg.split("=", 1)[1])
+        for flag in ("--api-key", "--prometheus-header"):
+            if arg == flag and i + 1 < len(argv):
+                found.append(argv[i + 1])
+            elif arg.startswith(flag + "="):
+                found.append(arg.split("=", 1)[1])
+    # A header's value is the secret part ("X-Scope-OrgID: tenant-1"): mask it on its own too.
+    found += [v.split(":", 1)[1].strip() for v in list(found) if ":" in v]
     return found
 
 
 def _print_error(exc: AgentXError, secrets: Sequence[str] = ()) -> None:
-    # A server's answer can end up in a message (an error page that repeats the request's key):
-    # mask the key in everything printed here, as the recorder and the dashboard do.
-    from agentx_tui.report import redact
-
+    # A server's answer can end up in a message (an error page that repeats the request's key).
     color = sys.stderr.isatty() and not os.environ.get("NO_COLOR")
     prefix = "\x1b[31merror:\x1b[0m" if color else "error:"
     if isinstance(exc, LaunchError) and exc.log_tail:

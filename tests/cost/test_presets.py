@@ -75,5 +75,5 @@ def test_bad_file_names_the_file_and_field(tmp_path: Path) -> None:
     bad.write_text("- a list\n")
     with pytest.raises(UsageError, match="must be a mapping"):
         load_presets(bad)
-    with pytest.raises(UsageError, match="Cannot read"):
+    with pytest.raises(UsageError, match="cannot be read"):
         load_presets(tmp_path / "missing.yaml")

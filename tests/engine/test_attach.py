@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from agentx_tui.engine import free_port, probe_endpoint
+from agentx_tui.engine import free_port, probe_server
 from agentx_tui.engine.attach import normalize_url
 from agentx_tui.errors import NotVllmError, TargetError
 
@@ -36,14 +36,14 @@ def plain_http() -> Iterator[str]:
 async def test_closed_port_is_a_target_error() -> None:
     url = f"http://127.0.0.1:{free_port()}"
     with pytest.raises(TargetError) as err:
-        await probe_endpoint(url)
+        await probe_server(url)
     assert err.value.exit_code == 3
     assert "Could not connect" in str(err.value)
 
 
 async def test_plain_http_server_is_not_vllm(plain_http: str) -> None:
     with pytest.raises(NotVllmError) as err:
-        await probe_endpoint(plain_http)
+        await probe_server(plain_http)
     assert err.value.exit_code == 3
     assert "not an OpenAI-compatible vLLM server" in str(err.value)
     assert "HTTP 404 text/html" in str(err.value)

@@ -7,7 +7,7 @@ import json
 import httpx
 import pytest
 
-from agentx_tui.engine import TINY_SERVED_NAME, probe_endpoint
+from agentx_tui.engine import TINY_SERVED_NAME, probe_server
 
 pytestmark = pytest.mark.vllm
 
@@ -45,7 +45,7 @@ def test_models_lists_the_tiny_model(vllm_url: str) -> None:
 
 
 async def test_probe_recognises_vllm(vllm_url: str) -> None:
-    info = await probe_endpoint(vllm_url)
+    info = await probe_server(vllm_url)
     assert info.flavor == "vllm"
     assert info.model == TINY_SERVED_NAME
     assert info.max_model_len == 4096

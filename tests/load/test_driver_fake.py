@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agentx_tui.load import Driver, EndpointTarget, Workload, load_workload
+from agentx_tui.engine import ServerInfo
+from agentx_tui.load import Driver, Workload, load_workload
 from agentx_tui.load.core import _BACKOFF_S
 from agentx_tui.load.workload import parse_workload
 from tests.load.fake_openai import FakeServer
@@ -40,7 +41,8 @@ async def _until(cond: object, timeout: float = 5.0) -> None:
 
 
 def _driver(fake: FakeServer, w: Workload, users: int = 4, **kw: object) -> Driver:
-    return Driver(w, [EndpointTarget(fake.url, "fake", None)], users=users, block_size=4, **kw)  # type: ignore[arg-type]
+    info = ServerInfo(fake.url, "fake", max_model_len=fake.max_model_len)  # as the probe reads it
+    return Driver(w, [info], users=users, block_size=4, **kw)  # type: ignore[arg-type]
 
 
 async def test_prompts_are_token_exact_and_totals_match_the_server(fake: FakeServer) -> None:
@@ -101,7 +103,7 @@ async def test_dropped_connection_is_counted_and_retried(fake: FakeServer) -> No
 async def test_context_overflow_ends_the_session_cleanly(fake: FakeServer) -> None:
     events: list[str] = []
     fake.max_model_len = 700  # the driver is told a larger context, so the server must refuse
-    d = Driver(_agent(steps=50), [EndpointTarget(fake.url, "fake", 100_000)], users=2, block_size=4)
+    d = Driver(_agent(steps=50), [ServerInfo(fake.url, "fake", max_model_len=100_000)], users=2, block_size=4)
     d.on_event = events.append
     await d.start()
     await _until(lambda: d.figures(time.monotonic()).totals.sessions_ended_by_context >= 2)
@@ -112,8 +114,8 @@ async def test_context_overflow_ends_the_session_cleanly(fake: FakeServer) -> No
 
 
 async def test_sessions_end_before_the_next_step_would_not_fit(fake: FakeServer) -> None:
-    fake.max_model_len = 700
-    d = _driver(fake, _agent(steps=50))
+    fake.max_model_len = 700  # the probe would have read it from /v1/models
+    d = Driver(_agent(steps=50), [ServerInfo(fake.url, "fake", max_model_len=700)], users=4, block_size=4)
     await d.start()
     await _until(lambda: d.figures(time.monotonic()).totals.sessions_ended_by_context >= 4)
     await d.stop()

@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from agentx_tui.load.stats import ClientStats, Completed, LogHistogram
+from agentx_tui.load.stats import ClientStats, Completed, LogHistogram, bucketed
 
 
 def test_histogram_quantiles_are_within_two_percent() -> None:
@@ -22,7 +22,7 @@ def _done(t: float, prompt: int = 100, cached: int | None = 50, out: int = 10) -
     return Completed(
         sent_at=t - 1, first_token_at=t - 0.5, last_token_at=t, ended_at=t, prompt_tokens=prompt,
         cached_tokens=cached, output_tokens=out, ceiling_tokens=80, ttft_s=0.5, decode_tokens_per_s=20.0,
-        itl=((0.05, 9.0),),
+        request_itl_s=0.05, itl=bucketed(((0.05, 9.0),)),
     )  # fmt: skip
 
 

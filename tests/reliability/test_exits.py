@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from agentx_tui.report import read_recording
+from agentx_tui.recording import read_recording
 from tests.helpers.procs import alive
 from tests.reliability._run import CliRun, assert_gone, completed_requests, write_workload
 from tests.reliability.conftest import Launches

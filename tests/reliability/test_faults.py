@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from agentx_tui.engine.ports import free_port
-from agentx_tui.report import read_recording
+from agentx_tui.recording import read_recording
 from tests.helpers.procs import in_group
 from tests.reliability._run import (
     CliRun,

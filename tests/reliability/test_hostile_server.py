@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agentx_tui.report import read_recording
+from agentx_tui.recording import read_recording
 from agentx_tui.telemetry._fetch import MAX_PAGE_BYTES
 from agentx_tui.telemetry._parse import MAX_RELEVANT_LINES
 from agentx_tui.telemetry.endpoint import MetricsReader

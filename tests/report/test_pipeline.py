@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from agentx_tui.report import REPORT_KEYS, ReportBuilder, read_recording
+from agentx_tui.recording import read_recording
+from agentx_tui.report import REPORT_KEYS, ReportBuilder
 
 pytestmark = pytest.mark.timeout(120)
 

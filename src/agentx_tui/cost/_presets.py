@@ -12,6 +12,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentx_tui.errors import UsageError
+from agentx_tui.yamlfile import YamlFileError, read_yaml
 
 USER_FILE = Path("agentx-tui") / "cost-presets.yaml"
 
@@ -57,18 +58,16 @@ class Presets(BaseModel):
 
 def _read_yaml(path: Path) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UsageError(f"Cannot read the cost presets file {path}: {exc.strerror}.") from exc
-    except yaml.YAMLError as exc:
-        # PyYAML's own message spans several lines with a caret drawing: keep the problem and place.
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise UsageError(f"The cost presets file {path} is not valid YAML{where}: {problem}.") from exc
+        data = read_yaml(path)
+    except YamlFileError as exc:
+        raise UsageError(f"The cost presets file {path} {_verb(exc.reason)}.") from exc
     if not isinstance(data, dict):
         raise UsageError(f"The cost presets file {path} must be a mapping (source, date, gpus, …).")
     return data
+
+
+def _verb(reason: str) -> str:
+    return reason if reason.startswith("cannot") else f"is {reason}"
 
 
 def _validate(data: dict[str, Any], path: Path | str) -> Presets:

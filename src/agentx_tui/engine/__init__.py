@@ -2,13 +2,14 @@
 
 Public:
     start_vllm, start_sim, LaunchedServer  — launched servers, always stopped with their whole tree
-    probe_endpoint, EndpointInfo           — what an attached URL is (model, max_model_len, version)
+    probe_server, ServerInfo               — what a server is (model, max_model_len, version, block size)
     resolve_vllm_command, VllmCommand      — how vLLM is started (--vllm-cmd and fallbacks)
     ensure_tiny_model                      — the bundled tiny random-weight model
     stopped_on_exit                        — stop what a block launched, whatever ends it
 """
 
-from agentx_tui.engine.attach import EndpointInfo, probe_endpoint
+from agentx_tui.engine.attach import probe_server
+from agentx_tui.engine.info import ServerInfo
 from agentx_tui.engine.launcher import TINY, LaunchedServer, start_sim, start_vllm
 from agentx_tui.engine.ports import free_port
 from agentx_tui.engine.process import LogBuffer, ManagedProcess, stopped_on_exit
@@ -18,15 +19,15 @@ from agentx_tui.engine.vllm_cmd import VllmCommand, default_env_dir, resolve_vll
 __all__ = [
     "TINY",
     "TINY_SERVED_NAME",
-    "EndpointInfo",
     "LaunchedServer",
     "LogBuffer",
     "ManagedProcess",
+    "ServerInfo",
     "VllmCommand",
     "default_env_dir",
     "ensure_tiny_model",
     "free_port",
-    "probe_endpoint",
+    "probe_server",
     "resolve_vllm_command",
     "start_sim",
     "start_vllm",

@@ -1,4 +1,7 @@
-"""What a URL is: probe `/health`, `/v1/models`, `/version` and `/metrics` of a server to attach to.
+"""What a URL is: probe `/health`, `/v1/models`, `/version` and `/metrics` of a server, once.
+
+The `ServerInfo` it returns is shared by everything that talks to the server (the load driver, the
+scrapers, the cost meter): nothing fetches `/v1/models` or `/metrics` again to learn the same facts.
 
 A URL that is not an OpenAI-compatible vLLM (or SGLang, or the built-in simulator) gets a
 `NotVllmError` saying what was found instead; an unreachable one a `TargetError` (exit 3).
@@ -6,25 +9,14 @@ A URL that is not an OpenAI-compatible vLLM (or SGLang, or the built-in simulato
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import httpx
 
+from agentx_tui.engine.info import ServerInfo
 from agentx_tui.errors import NotVllmError, TargetError, UsageError
-
-Flavor = Literal["vllm", "sglang", "sim", "unknown"]
-
-
-@dataclass(frozen=True)
-class EndpointInfo:
-    url: str
-    model: str
-    max_model_len: int | None
-    engine_version: str | None
-    flavor: Flavor
-    has_metrics: bool
-    sim: dict[str, Any] | None = None  # the simulator's /version details (profile, gpu, gpus)
+from agentx_tui.telemetry import describe_page
+from agentx_tui.telemetry.snapshot import Flavor
 
 
 def normalize_url(url: str) -> str:
@@ -56,7 +48,7 @@ def _describe(response: httpx.Response) -> str:
     return f"HTTP {response.status_code} {kind}" + (f" ({body!r})" if body else "")
 
 
-async def probe_endpoint(url: str, *, api_key: str | None = None, timeout_s: float = 5.0) -> EndpointInfo:
+async def probe_server(url: str, *, api_key: str | None = None, timeout_s: float = 5.0) -> ServerInfo:
     url = normalize_url(url)
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:
@@ -86,11 +78,18 @@ async def probe_endpoint(url: str, *, api_key: str | None = None, timeout_s: flo
     if health.status_code != 200:
         raise TargetError(f"{url}/health answered {_describe(health)}: the server is not healthy yet.")
     engine_version, sim = _parse_version(version)
-    text = head.decode("utf-8", errors="replace")
-    flavor: Flavor = "sim" if sim is not None else "vllm" if "vllm:" in text else "unknown"
-    if "sglang:" in text:
-        flavor = "sglang"
-    return EndpointInfo(url, model, max_len, engine_version, flavor, bool(text), sim)
+    page = describe_page(head.decode("utf-8", errors="replace"))
+    flavor: Flavor = "sim" if sim is not None else page.flavor or "unknown"
+    return ServerInfo(
+        url,
+        model,
+        max_model_len=max_len,
+        engine_version=engine_version,
+        flavor=flavor,
+        has_metrics=bool(head),
+        block_size=page.block_size,
+        sim=sim,
+    )
 
 
 def _parse_models(url: str, response: httpx.Response) -> tuple[str, int | None]:

@@ -1,16 +1,21 @@
-"""The load side (DESIGN §2, §7): workload specs and presets, and the agent-loop load driver.
+"""The load side (DESIGN §2, §7): workload specs and presets, the load loops, and the load generators.
 
 Public:
-    load_workload, list_presets, fit_to_context, Workload   — workload files, presets and scaling
-    check_first_request_fits                                 — refuse a workload the context can't hold
-    Driver, EndpointTarget                                   — simulated users against endpoints
-    RequestRecord                                            — one request as the driver saw it
-    WORKLOADS_DIR                                            — where the shipped presets live
+    prepare_workload, PreparedWorkload              — a workload and its data, loaded once
+    load_workload, list_presets, Workload           — workload files and presets
+    fit_to_context, check_first_request_fits        — scale to the context; refuse what cannot fit
+    Driver, IdStride                                — simulated users against servers (one process)
+    LoadGenerator, LoadSample, LocalLoad            — the run's view of its load, in this process
+    ClientStats, Completed, LogHistogram            — client-side figures, mergeable exactly
+    RequestRecord                                   — one request as the driver saw it
+    WORKLOADS_DIR                                   — where the shipped presets live
 """
 
 from agentx_tui.load.client import RequestRecord
-from agentx_tui.load.core import EndpointTarget
-from agentx_tui.load.driver import Driver
+from agentx_tui.load.driver import Driver, IdStride
+from agentx_tui.load.generator import LoadGenerator, LoadSample, LocalLoad
+from agentx_tui.load.source import PreparedWorkload, prepare_workload
+from agentx_tui.load.stats import ClientStats, Completed, LogHistogram
 from agentx_tui.load.workload import (
     Workload,
     check_first_request_fits,
@@ -24,12 +29,20 @@ WORKLOADS_DIR = presets_dir()
 
 __all__ = [
     "WORKLOADS_DIR",
+    "ClientStats",
+    "Completed",
     "Driver",
-    "EndpointTarget",
+    "IdStride",
+    "LoadGenerator",
+    "LoadSample",
+    "LocalLoad",
+    "LogHistogram",
+    "PreparedWorkload",
     "RequestRecord",
     "Workload",
     "check_first_request_fits",
     "fit_to_context",
     "list_presets",
     "load_workload",
+    "prepare_workload",
 ]

@@ -12,54 +12,13 @@ from __future__ import annotations
 import asyncio
 import random
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from agentx_tui.load.conversation import Conversation, Segment
-from agentx_tui.telemetry.snapshot import SessionRow, SessionState
-
-if TYPE_CHECKING:
-    from agentx_tui.load.core import Core, Endpoint
-    from agentx_tui.load.workload import Workload
+from agentx_tui.load.core import Core, ServerConnection
+from agentx_tui.load.slot import Slot
+from agentx_tui.load.workload import Workload
 
 SHARED_KEY = 0x51A7ED
-
-
-@dataclass
-class Slot:
-    user: int
-    parent: int | None = None
-    session: int = 0
-    state: SessionState = "waiting"
-    step: int = 0
-    steps_total: int = 0
-    context_tokens: int = 0
-    last_ttft: float | None = None
-    decode_sum: float = 0.0
-    decode_n: int = 0
-    output_tokens: int = 0
-    requests: int = 0
-    errors: int = 0
-    endpoint: str = ""
-    in_flight: bool = False
-    retire: bool = False
-    task: asyncio.Task[None] | None = None
-
-    def row(self) -> SessionRow:
-        return SessionRow(
-            user=self.user,
-            session=self.session,
-            state=self.state,
-            step=self.step,
-            steps_total=self.steps_total,
-            context_tokens=self.context_tokens,
-            last_ttft_s=self.last_ttft,
-            decode_tokens_per_s=self.decode_sum / self.decode_n if self.decode_n else None,
-            output_tokens=self.output_tokens,
-            requests=self.requests,
-            errors=self.errors,
-            endpoint=self.endpoint,
-            parent=self.parent,
-        )
 
 
 @dataclass(frozen=True)
@@ -70,23 +29,23 @@ class Opening:
     unique: Segment | None
 
 
-def open_session(ep: Endpoint, w: Workload, rng: random.Random, core: Core) -> Opening:
+def open_session(server: ServerConnection, w: Workload, rng: random.Random, core: Core) -> Opening:
     shared_tokens = core.shared_prefix_tokens(w)
     shared = None
     if shared_tokens > 0:
-        text, tokens = ep.maker.text(SHARED_KEY, shared_tokens)
+        text, tokens = server.maker.text(SHARED_KEY, shared_tokens)
         shared = Segment(SHARED_KEY, text, tokens)
     unique = None
     n = w.unique_prefix_tokens.draw_int(rng, floor=0)
     if n > 0:
         key = new_key(rng)
-        text, tokens = ep.maker.text(key, n)
+        text, tokens = server.maker.text(key, n)
         unique = Segment(key, text, tokens)
     return Opening(shared, unique)
 
 
-def _conversation(ep: Endpoint, opening: Opening, first: Segment) -> Conversation:
-    conv = Conversation(ep.tm)
+def _conversation(server: ServerConnection, opening: Opening, first: Segment) -> Conversation:
+    conv = Conversation(server.tm)
     if opening.shared is not None:
         conv.add("system", [opening.shared])
     conv.add("user", [s for s in (opening.unique, first) if s is not None])
@@ -98,16 +57,16 @@ def new_key(rng: random.Random) -> int:
     return rng.getrandbits(60) + (1 << 61)
 
 
-def _segment(ep: Endpoint, rng: random.Random, tokens: int) -> Segment:
+def _segment(server: ServerConnection, rng: random.Random, tokens: int) -> Segment:
     key = new_key(rng)
-    text, real = ep.maker.text(key, tokens)
+    text, real = server.maker.text(key, tokens)
     return Segment(key, text, real)
 
 
 async def run_session(
     core: Core,
     slot: Slot,
-    ep: Endpoint,
+    server: ServerConnection,
     w: Workload,
     rng: random.Random,
     *,
@@ -117,22 +76,22 @@ async def run_session(
     """Run one session to its end; returns how it ended: done, context, error or retired."""
     child = opening is not None
     if opening is None:
-        opening = open_session(ep, w, rng, core)
+        opening = open_session(server, w, rng, core)
     first_dist = w.subagents.task_tokens if (child and w.subagents) else w.first_message_tokens
-    conv = _conversation(ep, opening, _segment(ep, rng, first_dist.draw_int(rng)))
+    conv = _conversation(server, opening, _segment(server, rng, first_dist.draw_int(rng)))
     slot.steps_total = steps if steps is not None else w.steps.draw_int(rng)
     slot.step = 0
-    slot.endpoint = ep.target.url
+    slot.endpoint = server.url
     for step in range(1, slot.steps_total + 1):
         out = w.output_tokens.draw_int(rng)
         slot.context_tokens = conv.prompt_tokens
-        if ep.max_len is not None and conv.prompt_tokens + out > ep.max_len:
+        if server.max_len is not None and conv.prompt_tokens + out > server.max_len:
             return "context"
         if slot.retire:
             return "retired"
         await core.gate(slot)
         slot.step = step
-        record, text = await core.send(ep, slot, conv, out, step, w)
+        record, text = await core.send(server, slot, conv, out, step, w)
         if record.error == "context_overflow":
             return "context"
         if record.error is not None:
@@ -144,16 +103,40 @@ async def run_session(
                 conv.adjust(record.prompt_tokens - record.expected_prompt_tokens)
             conv.add("assistant", [Segment(new_key(rng), text, record.output_tokens or out)])
         else:
-            conv.add("assistant", [_segment(ep, rng, out)])
+            conv.add("assistant", [_segment(server, rng, out)])
         if step == slot.steps_total or slot.retire:
             break
         sub = w.subagents
         if sub is not None and not child and step % sub.every_steps == 0:
             slot.state = "tool"
-            await core.run_children(slot, ep, w, opening, sub.children.draw_int(rng), rng)
+            await run_children(core, slot, server, w, opening, sub.children.draw_int(rng), rng)
         else:
             slot.state = "tool"
-            await asyncio.sleep(w.tool_latency_s.draw(rng))
-        conv.add("user", [_segment(ep, rng, w.tool_result_tokens.draw_int(rng))])
+            await core.think(w.tool_latency_s.draw(rng))
+        conv.add("user", [_segment(server, rng, w.tool_result_tokens.draw_int(rng))])
     slot.context_tokens = conv.prompt_tokens
     return "retired" if slot.retire else "done"
+
+
+async def run_children(
+    core: Core, parent: Slot, server: ServerConnection, w: Workload, opening: Opening, count: int, rng: random.Random
+) -> None:
+    """Sub-agents: child sessions that open with the parent's prefix; the parent waits for them all."""
+    sub = w.subagents
+    if sub is None or count <= 0:
+        return
+    slots = []
+    for _ in range(count):
+        child = Slot(user=core.new_child_id(), parent=parent.user, session=1, endpoint=server.url)
+        core.children[child.user] = child
+        slots.append(child)
+
+    async def one(child: Slot, seed: int) -> None:
+        crng = random.Random(seed)
+        try:
+            how = await run_session(core, child, server, w, crng, opening=opening, steps=sub.steps.draw_int(crng))
+            core.session_ended(how, server)
+        finally:
+            core.children.pop(child.user, None)
+
+    await asyncio.gather(*(one(c, rng.getrandbits(63)) for c in slots))

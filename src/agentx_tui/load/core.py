@@ -1,5 +1,8 @@
-"""The driver's shared machinery: endpoints, the pause gate, sending one step with retries, records,
-statistics and events. `agent` and `replay` loops call into it; `driver.Driver` owns its lifecycle."""
+"""The load loops' shared machinery: connections to the servers, the pause gate, the connection limit,
+sending one request with retries, and handing what happened to the statistics (`StatsSink`).
+
+The agent, trace and session-replay loops call into it; `driver.Driver` owns its lifecycle.
+"""
 
 from __future__ import annotations
 
@@ -12,10 +15,11 @@ from dataclasses import dataclass
 
 import aiohttp
 
-from agentx_tui.load.agent import Opening, Slot, run_session
+from agentx_tui.engine.info import ServerInfo
 from agentx_tui.load.client import RETRIABLE, RequestRecord, StallWatch, stream_chat
 from agentx_tui.load.conversation import CeilingTracker, Conversation
-from agentx_tui.load.stats import ClientStats, Completed
+from agentx_tui.load.slot import Slot
+from agentx_tui.load.stats import Completed, Failed, StatsSink, bucketed
 from agentx_tui.load.textgen import TextMaker, TokenModel
 from agentx_tui.load.workload import Workload
 
@@ -28,16 +32,11 @@ _EVENT_EVERY_S = 5.0
 RECORDS_KEPT = 10_000
 
 
-@dataclass(frozen=True)
-class EndpointTarget:
-    url: str  # base URL, e.g. http://127.0.0.1:8000
-    model: str
-    max_model_len: int | None = None
-
-
 @dataclass
-class Endpoint:
-    target: EndpointTarget
+class ServerConnection:
+    """One server as the load loops use it: its HTTP session and its calibrated tokenizer."""
+
+    info: ServerInfo
     http: aiohttp.ClientSession
     tm: TokenModel
     maker: TextMaker
@@ -45,11 +44,15 @@ class Endpoint:
     headers: dict[str, str]
 
     @property
+    def url(self) -> str:
+        return self.info.url
+
+    @property
     def chat_url(self) -> str:
-        return self.target.url.rstrip("/") + "/v1/chat/completions"
+        return self.info.url.rstrip("/") + "/v1/chat/completions"
 
     def head(self, out: int, temperature: float) -> bytes:
-        model = self.target.model.replace("\\", "\\\\").replace('"', '\\"')
+        model = self.info.model.replace("\\", "\\\\").replace('"', '\\"')
         return (
             f'{{"model":"{model}","stream":true,"stream_options":{{"include_usage":true}},'
             f'"temperature":{temperature},"max_tokens":{out},"min_tokens":{out},"ignore_eos":true,'
@@ -60,22 +63,52 @@ class Endpoint:
 TAIL = b"]}"
 
 
+class ConnectionLimit:
+    """At most `limit` requests on the wire; the rest wait here, counted, before their clock starts.
+
+    The limit comes from what the machine allows (file descriptors, ephemeral ports): a request that
+    waits for a slot waits on the client, so the wait is kept out of TTFT and reported as client
+    saturation instead (load/health.py)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = max(1, limit)
+        self._free = asyncio.Semaphore(self.limit)
+        self.waiting = 0
+
+    async def __aenter__(self) -> None:
+        if self._free.locked():
+            self.waiting += 1
+            try:
+                await self._free.acquire()
+            finally:
+                self.waiting -= 1
+        else:
+            await self._free.acquire()
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._free.release()
+
+
 class Core:
-    def __init__(self, workload: Workload, *, seed: int, window_s: float, block_size: int) -> None:
+    def __init__(
+        self, workload: Workload, *, seed: int, block_size: int, sink: StatsSink, connections: int
+    ) -> None:
         self.workload = workload
         self.seed = seed
-        self.endpoints: list[Endpoint] = []
-        self.stats = ClientStats(window_s, time.monotonic())
+        self.sink = sink
+        self.servers: list[ServerConnection] = []
         self.ceiling = CeilingTracker(block_size)
         self.records: deque[RequestRecord] = deque(maxlen=RECORDS_KEPT)
         self.children: dict[int, Slot] = {}
         self.on_event: Callable[[str], None] | None = None
+        self.limit = ConnectionLimit(connections)
+        self.max_think_s: float | None = None  # --max-think: every think time is capped at this
         self._resume = asyncio.Event()
         self._resume.set()
         self.in_flight = 0  # requests on the wire, of every loop (retired users' too)
         self.watch = StallWatch()  # ends streams whose body went silent (`sock_read` covers only headers)
         self._rr = 0
-        self._next_child = 1_000_000
+        self._next_child = 1 << 40  # sub-agent ids never meet user ids
         self._shared: dict[int, int] = {}
         self._pending_events: dict[str, int] = {}
         self._last_event: dict[str, float] = {}
@@ -104,10 +137,21 @@ class Core:
             self._shared[key] = w.shared_prefix_tokens.draw_int(random.Random(self.seed), floor=0)
         return self._shared[key]
 
-    def pick_endpoint(self) -> Endpoint:
-        ep = self.endpoints[self._rr % len(self.endpoints)]
+    async def think(self, seconds: float) -> None:
+        """Wait a think (tool) time, capped by --max-think."""
+        if self.max_think_s is not None:
+            seconds = min(seconds, self.max_think_s)
+        if seconds > 0:
+            await asyncio.sleep(seconds)
+
+    def pick_server(self) -> ServerConnection:
+        server = self.servers[self._rr % len(self.servers)]
         self._rr += 1
-        return ep
+        return server
+
+    def new_child_id(self) -> int:
+        self._next_child += 1
+        return self._next_child
 
     def event(self, kind: str, message: Callable[[int], str]) -> None:
         """Report `kind` at most every few seconds, with how many happened since the last report."""
@@ -120,37 +164,37 @@ class Core:
         if self.on_event is not None:
             self.on_event(message(count))
 
-    def session_ended(self, how: str, ep: Endpoint) -> None:
+    def session_ended(self, how: str, server: ServerConnection) -> None:
+        self.sink.session_ended(how)
         if how == "context":
-            self.stats.sessions_ended_by_context += 1
             self.event(
                 "context",
-                lambda n: f"{n} session(s) ended cleanly at the model's context limit ({ep.max_len} tokens)",
+                lambda n: f"{n} session(s) ended cleanly at the model's context limit ({server.max_len} tokens)",
             )
-        elif how == "done":
-            self.stats.sessions_completed += 1
 
-    # -- one step ------------------------------------------------------------------------------
+    # -- one request ------------------------------------------------------------------------------
     async def send(
-        self, ep: Endpoint, slot: Slot, conv: Conversation, out: int, step: int, w: Workload
+        self, server: ServerConnection, slot: Slot, conv: Conversation, out: int, step: int, w: Workload
     ) -> tuple[RequestRecord, str]:
-        body = conv.body(ep.head(out, w.temperature), TAIL)
+        body = conv.body(server.head(out, w.temperature), TAIL)
         expected = conv.prompt_tokens
-        ceiling = self.ceiling.observe(ep.target.url, conv)
+        ceiling = self.ceiling.observe(server.url, conv)
         attempt = 0
         while True:
             attempt += 1
             slot.state, slot.in_flight = "prefill", True
-            self.in_flight += 1
-            try:
-                res = await stream_chat(
-                    ep.http, ep.chat_url, body, ep.headers, want_text=w.history == "echo", watch=self.watch
-                )
-            finally:
-                slot.in_flight = False
-                self.in_flight -= 1
+            async with self.limit:
+                self.in_flight += 1
+                try:
+                    res = await stream_chat(
+                        server.http, server.chat_url, body, server.headers, want_text=w.history == "echo",
+                        watch=self.watch,
+                    )  # fmt: skip
+                finally:
+                    slot.in_flight = False
+                    self.in_flight -= 1
             if res.error in RETRIABLE and attempt < MAX_ATTEMPTS and not slot.retire:
-                self._error(slot, res.error or "", final=False, status=res.status)
+                self._error(slot, res.error or "", final=False, sent_at=res.sent_at, at=res.ended_at)
                 slot.state = "waiting"
                 delay = min(_BACKOFF_S * 2 ** (attempt - 1), _BACKOFF_MAX_S)
                 await asyncio.sleep(delay * (0.5 + random.random()))
@@ -158,20 +202,18 @@ class Core:
                 await self.gate(slot)
                 continue
             break
-        output = (
-            res.output_tokens
-            if res.output_tokens is not None
-            else (res.events if res.error is None else None)
-        )
+        output = res.output_tokens if res.output_tokens is not None else (res.events if res.error is None else None)
         ttft = None if res.first_at is None else res.first_at - res.sent_at
-        decode = None
+        decode = request_itl = None
         if output and output > 1 and res.first_at is not None and res.last_at is not None:
             span = res.last_at - res.first_at
-            decode = output / span if span > 0 else None
+            if span > 0:
+                decode = output / span
+                request_itl = span / (output - 1)
         itl = res.itl_samples()
         weight = sum(wt for _, wt in itl)
         record = RequestRecord(
-            endpoint=ep.target.url, user=slot.user, session=slot.session, step=step,
+            endpoint=server.url, user=slot.user, session=slot.session, step=step,
             sent_at=res.sent_at, ended_at=res.ended_at, status=res.status, error=res.error,
             expected_prompt_tokens=expected, expected_output_tokens=out,
             prompt_tokens=res.prompt_tokens, cached_tokens=res.cached_tokens, output_tokens=output,
@@ -182,18 +224,18 @@ class Core:
         )  # fmt: skip
         self.records.append(record)
         if res.malformed:
-            self.stats.errors["malformed_sse_line"] = (
-                self.stats.errors.get("malformed_sse_line", 0) + res.malformed
-            )
+            for _ in range(res.malformed):
+                self.sink.error(Failed("malformed_sse_line", False, res.sent_at, res.ended_at))
         if res.error is not None:
-            self._error(slot, res.error, final=True, status=res.status)
+            self._error(slot, res.error, final=True, sent_at=res.sent_at, at=res.ended_at)
             return record, res.text
-        self.stats.add(
+        self.sink.add(
             Completed(
                 sent_at=res.sent_at, first_token_at=res.first_at, last_token_at=res.last_at,
-                ended_at=res.ended_at, prompt_tokens=res.prompt_tokens if res.prompt_tokens is not None
-                else expected, cached_tokens=res.cached_tokens, output_tokens=output or 0,
-                ceiling_tokens=ceiling, ttft_s=ttft, decode_tokens_per_s=decode, itl=itl,
+                ended_at=res.ended_at,
+                prompt_tokens=res.prompt_tokens if res.prompt_tokens is not None else expected,
+                cached_tokens=res.cached_tokens, output_tokens=output or 0, ceiling_tokens=ceiling,
+                ttft_s=ttft, decode_tokens_per_s=decode, request_itl_s=request_itl, itl=bucketed(itl),
             )
         )  # fmt: skip
         slot.requests += 1
@@ -202,36 +244,13 @@ class Core:
         if decode is not None:
             slot.decode_sum += decode
             slot.decode_n += 1
+        if request_itl is not None:
+            slot.itl_sum += request_itl
+            slot.itl_n += 1
         return record, res.text
 
-    def _error(self, slot: Slot, kind: str, *, final: bool, status: int | None) -> None:
+    def _error(self, slot: Slot, kind: str, *, final: bool, sent_at: float, at: float) -> None:
         slot.errors += 1
-        self.stats.error(kind, final=final)
+        self.sink.error(Failed(kind, final, sent_at, at))
         if kind != "context_overflow":
             self.event("errors", lambda n: f"{n} request error(s) in the last seconds, latest: {kind}")
-
-    # -- sub-agents ----------------------------------------------------------------------------
-    async def run_children(
-        self, parent: Slot, ep: Endpoint, w: Workload, opening: Opening, count: int, rng: random.Random
-    ) -> None:
-        sub = w.subagents
-        if sub is None or count <= 0:
-            return
-        slots = []
-        for _ in range(count):
-            self._next_child += 1
-            child = Slot(user=self._next_child, parent=parent.user, session=1, endpoint=ep.target.url)
-            self.children[child.user] = child
-            slots.append(child)
-
-        async def one(child: Slot, seed: int) -> None:
-            crng = random.Random(seed)
-            try:
-                how = await run_session(
-                    self, child, ep, w, crng, opening=opening, steps=sub.steps.draw_int(crng)
-                )
-                self.session_ended(how, ep)
-            finally:
-                self.children.pop(child.user, None)
-
-        await asyncio.gather(*(one(c, rng.getrandbits(63)) for c in slots))

@@ -1,16 +1,22 @@
-"""Client-side figures from request records: windowed rates and percentiles, run-wide percentiles.
+"""Client-side figures from completed requests: windowed rates and percentiles, run-wide percentiles,
+and the measured windows of a sweep's points (docs/metrics.md).
 
-Memory is bounded whatever the run length: latencies go into log-bucketed histograms (2% wide
-buckets, so a percentile is within about 1% of the exact one), windows are a ring of one-second slots.
-A request's output tokens are spread over the seconds it was decoding and its prompt tokens are
-counted when its first token arrived, so rates do not jump when long requests finish.
+Every load process hands its completed requests to one `ClientStats` as `Completed` summaries (local
+ones directly, worker processes through their pipe), so one and many workers share one accounting.
+Per-token work happens where the stream is read: a request's token gaps arrive already bucketed.
+
+Memory is bounded whatever the run length: latencies go into log-bucketed histograms (2% wide buckets,
+so a percentile is within about 1% of the exact one), windows are a ring of one-second slots. A
+request's output tokens are spread over the seconds it was decoding and its prompt tokens are counted
+when its first token arrived, so rates do not jump when long requests finish.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from agentx_tui.telemetry.snapshot import ClientFigures, ClientTotals, Percentiles
 
@@ -18,24 +24,29 @@ _GROWTH = math.log(1.02)
 _FLOOR = 1e-7
 
 
+def bucket_of(value: float) -> int:
+    return int(math.log(max(value, _FLOOR) / _FLOOR) / _GROWTH)
+
+
 class LogHistogram:
-    """Weighted samples of positive values in buckets of constant relative width."""
+    """Weighted samples of positive values in buckets of constant relative width: mergeable exactly."""
 
     __slots__ = ("buckets", "total")
 
-    def __init__(self) -> None:
-        self.buckets: dict[int, float] = {}
-        self.total = 0.0
+    def __init__(self, buckets: Mapping[int, float] | None = None) -> None:
+        self.buckets: dict[int, float] = dict(buckets) if buckets else {}
+        self.total = sum(self.buckets.values())
 
     def add(self, value: float, weight: float = 1.0) -> None:
-        index = int(math.log(max(value, _FLOOR) / _FLOOR) / _GROWTH)
+        index = bucket_of(value)
         self.buckets[index] = self.buckets.get(index, 0.0) + weight
         self.total += weight
 
-    def merge(self, other: LogHistogram) -> None:
-        for index, weight in other.buckets.items():
+    def merge(self, other: LogHistogram | Mapping[int, float]) -> None:
+        buckets = other.buckets if isinstance(other, LogHistogram) else other
+        for index, weight in buckets.items():
             self.buckets[index] = self.buckets.get(index, 0.0) + weight
-        self.total += other.total
+            self.total += weight
 
     def quantile(self, q: float) -> float | None:
         if self.total <= 0:
@@ -51,22 +62,24 @@ class LogHistogram:
     def percentiles(self) -> Percentiles:
         return Percentiles(p50=self.quantile(0.5), p90=self.quantile(0.9), p99=self.quantile(0.99))
 
+    def inverse_quantile(self, q: float) -> float | None:
+        """1 / quantile: AgentX interactivity from per-request ITL (docs/metrics.md)."""
+        value = self.quantile(q)
+        return 1.0 / value if value else None
 
-@dataclass
-class _Slot:
-    prompt: int = 0
-    cached: int = 0
-    prompt_with_cached: int = 0  # prompt tokens of requests that reported cached tokens
-    output: float = 0.0
-    requests: int = 0
-    ttft: LogHistogram = field(default_factory=LogHistogram)
-    itl: LogHistogram = field(default_factory=LogHistogram)
-    decode: LogHistogram = field(default_factory=LogHistogram)
+
+def bucketed(samples: Iterable[tuple[float, float]]) -> dict[int, float]:
+    """(value, weight) samples as histogram buckets: what a load process ships per request."""
+    out: dict[int, float] = {}
+    for value, weight in samples:
+        index = bucket_of(value)
+        out[index] = out.get(index, 0.0) + weight
+    return out
 
 
 @dataclass(frozen=True, slots=True)
 class Completed:
-    """The figures of one finished request that the statistics need."""
+    """The figures of one finished request that the statistics need (times: `time.monotonic()`)."""
 
     sent_at: float
     first_token_at: float | None
@@ -78,72 +91,190 @@ class Completed:
     ceiling_tokens: int
     ttft_s: float | None
     decode_tokens_per_s: float | None
-    itl: tuple[tuple[float, float], ...]  # (inter-token latency, tokens it stands for)
+    request_itl_s: float | None = None  # (last − first token) / (output tokens − 1): AgentX's per-request ITL
+    itl: Mapping[int, float] = field(default_factory=dict)  # token gaps, bucketed (see `bucketed`)
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """A request that failed (`final`) or will be retried; `at` is when it ended."""
+
+    kind: str
+    final: bool
+    sent_at: float
+    at: float
+
+
+@dataclass
+class _Tally:
+    """Counts and histograms of a set of requests (a one-second slot, or a sweep point's window)."""
+
+    prompt: int = 0
+    cached: int = 0
+    prompt_with_cached: int = 0  # prompt tokens of requests that reported cached tokens
+    ceiling: int = 0
+    output: float = 0.0
+    requests: int = 0
+    ttft: LogHistogram = field(default_factory=LogHistogram)
+    itl: LogHistogram = field(default_factory=LogHistogram)
+    request_itl: LogHistogram = field(default_factory=LogHistogram)
+    decode: LogHistogram = field(default_factory=LogHistogram)
+    e2e: LogHistogram = field(default_factory=LogHistogram)
+
+    def count(self, done: Completed) -> None:
+        """Latencies and the hit-rate tokens of `done` (token *rates* are spread separately)."""
+        self.requests += 1
+        self.ceiling += done.ceiling_tokens
+        if done.cached_tokens is not None:
+            self.cached += done.cached_tokens
+            self.prompt_with_cached += done.prompt_tokens
+        if done.ttft_s is not None:
+            self.ttft.add(done.ttft_s)
+        if done.decode_tokens_per_s is not None:
+            self.decode.add(done.decode_tokens_per_s)
+        if done.request_itl_s is not None:
+            self.request_itl.add(done.request_itl_s)
+        self.e2e.add(done.ended_at - done.sent_at)
+        if done.itl:
+            self.itl.merge(done.itl)
+
+    def merge(self, other: _Tally) -> None:
+        self.prompt += other.prompt
+        self.cached += other.cached
+        self.prompt_with_cached += other.prompt_with_cached
+        self.ceiling += other.ceiling
+        self.output += other.output
+        self.requests += other.requests
+        for name in ("ttft", "itl", "request_itl", "decode", "e2e"):
+            getattr(self, name).merge(getattr(other, name))
+
+
+@dataclass
+class WindowFigures:
+    """A sweep point's client figures (DESIGN §8): latencies of the requests that started after the
+    warm-up and ended inside the window; token rates from token times inside the window."""
+
+    start: float
+    end: float | None = None
+    latency: _Tally = field(default_factory=_Tally)  # requests started and ended inside
+    prompt_in_window: int = 0  # prompt tokens whose first token came inside (rates)
+    output_in_window: float = 0.0  # output tokens decoded inside (rates)
+    failed: int = 0
+    prompt_tokens_sum: int = 0  # of the requests counted, for the mean prompt length
+    cached_reported: bool = False
+
+    @property
+    def duration_s(self) -> float | None:
+        return None if self.end is None else self.end - self.start
+
+    def rate(self, tokens: float) -> float | None:
+        span = self.duration_s
+        return tokens / span if span else None
+
+    def inside(self, sent_at: float, ended_at: float) -> bool:
+        return sent_at >= self.start and (self.end is None or ended_at <= self.end)
+
+    def spread(self, first: float, last: float, prompt: int, output: int) -> None:
+        end = math.inf if self.end is None else self.end
+        if self.start <= first <= end:
+            self.prompt_in_window += prompt
+        if output <= 0:
+            return
+        if last <= first:
+            if self.start <= last <= end:
+                self.output_in_window += output
+            return
+        overlap = min(last, end) - max(first, self.start)
+        if overlap > 0:
+            self.output_in_window += output * overlap / (last - first)
+
+
+class StatsSink(Protocol):
+    """Where a load loop hands what happened: `ClientStats` in this process, a worker's outbox in another."""
+
+    def add(self, done: Completed) -> None: ...
+
+    def error(self, failed: Failed) -> None: ...
+
+    def session_ended(self, how: str) -> None: ...
 
 
 class ClientStats:
     def __init__(self, window_s: float, started_at: float) -> None:
         self.window_s = window_s
-        self._slots: dict[int, _Slot] = {}
+        self._slots: dict[int, _Tally] = {}
         self._window_start = started_at
-        self.run_ttft = LogHistogram()
-        self.run_itl = LogHistogram()
-        self.run_decode = LogHistogram()
-        self.requests_completed = 0
+        self.run = _Tally()
         self.requests_failed = 0
-        self.prompt_tokens = 0
-        self.cached_tokens = 0
         self.output_tokens = 0
-        self.ceiling_tokens = 0
-        self.cached_reported = False
         self.sessions_completed = 0
         self.sessions_ended_by_context = 0
+        self.cached_reported = False
         self.errors: dict[str, int] = {}
+        self.in_flight = 0  # set by the load generator each tick
+        self._windows: list[WindowFigures] = []  # sweep points still taking requests
 
-    def _slot(self, t: float) -> _Slot:
+    # -- input ---------------------------------------------------------------------------------
+    def _slot(self, t: float) -> _Tally:
         key = int(t)
         slot = self._slots.get(key)
         if slot is None:
-            slot = self._slots[key] = _Slot()
+            slot = self._slots[key] = _Tally()
             horizon = key - int(self.window_s) - 2
             for old in [k for k in self._slots if k < horizon]:
                 del self._slots[old]
         return slot
 
-    def error(self, kind: str, *, final: bool) -> None:
-        self.errors[kind] = self.errors.get(kind, 0) + 1
-        if final:
+    def session_ended(self, how: str) -> None:
+        if how == "context":
+            self.sessions_ended_by_context += 1
+        elif how == "done":
+            self.sessions_completed += 1
+
+    def error(self, failed: Failed) -> None:
+        self.errors[failed.kind] = self.errors.get(failed.kind, 0) + 1
+        if failed.final:
             self.requests_failed += 1
+            for window in self._windows:
+                if window.inside(failed.sent_at, failed.at):
+                    window.failed += 1
 
     def add(self, done: Completed) -> None:
-        self.requests_completed += 1
-        self.prompt_tokens += done.prompt_tokens
-        self.output_tokens += done.output_tokens
-        self.ceiling_tokens += done.ceiling_tokens
         first = done.first_token_at if done.first_token_at is not None else done.ended_at
-        slot = self._slot(first)
-        slot.prompt += done.prompt_tokens
+        last = done.last_token_at or done.ended_at
+        self.run.count(done)
+        self.run.prompt += done.prompt_tokens
+        self.run.output += done.output_tokens
+        self.output_tokens += done.output_tokens
         if done.cached_tokens is not None:
             self.cached_reported = True
-            self.cached_tokens += done.cached_tokens
-            slot.cached += done.cached_tokens
-            slot.prompt_with_cached += done.prompt_tokens
+        start_slot = self._slot(first)
+        start_slot.prompt += done.prompt_tokens
+        start_slot.ceiling += done.ceiling_tokens
+        if done.cached_tokens is not None:
+            start_slot.cached += done.cached_tokens
+            start_slot.prompt_with_cached += done.prompt_tokens
         end_slot = self._slot(done.ended_at)
         end_slot.requests += 1
-        self._spread_output(first, done.last_token_at or done.ended_at, done.output_tokens)
-        if done.ttft_s is not None:
-            self.run_ttft.add(done.ttft_s)
-            end_slot.ttft.add(done.ttft_s)
-        if done.decode_tokens_per_s is not None:
-            self.run_decode.add(done.decode_tokens_per_s)
-            end_slot.decode.add(done.decode_tokens_per_s)
+        for name, value in (
+            ("ttft", done.ttft_s),
+            ("decode", done.decode_tokens_per_s),
+            ("request_itl", done.request_itl_s),
+            ("e2e", done.ended_at - done.sent_at),
+        ):
+            if value is not None:
+                getattr(end_slot, name).add(value)
         if done.itl:
-            # Bucketed once into a per-request histogram, then merged: one log per token, not two.
-            itl = LogHistogram()
-            for gap, weight in done.itl:
-                itl.add(gap, weight)
-            self.run_itl.merge(itl)
-            end_slot.itl.merge(itl)
+            end_slot.itl.merge(done.itl)
+        self._spread_output(first, last, done.output_tokens)
+        for window in self._windows:
+            window.spread(first, last, done.prompt_tokens, done.output_tokens)
+            if window.inside(done.sent_at, done.ended_at):
+                window.latency.count(done)
+                window.latency.prompt += done.prompt_tokens
+                window.latency.output += done.output_tokens
+                window.prompt_tokens_sum += done.prompt_tokens
+                window.cached_reported |= done.cached_tokens is not None
 
     def _spread_output(self, start: float, end: float, tokens: int) -> None:
         if tokens <= 0:
@@ -158,63 +289,78 @@ class ClientStats:
             self._slot(t).output += tokens * (nxt - t) / span
             t = nxt
 
+    # -- sweep windows ---------------------------------------------------------------------------
+    def open_window(self, now: float) -> WindowFigures:
+        window = WindowFigures(start=now)
+        self._windows.append(window)
+        return window
+
+    def end_window(self, window: WindowFigures, now: float) -> None:
+        """The window's end: later requests no longer count for its latencies; tokens decoded inside
+        it still count for its rates until `close_window` (requests in flight at its end)."""
+        window.end = now
+
+    def close_window(self, window: WindowFigures) -> None:
+        if window in self._windows:
+            self._windows.remove(window)
+
+    # -- output ------------------------------------------------------------------------------------
     def reset_window(self, now: float) -> None:
         self._slots.clear()
         self._window_start = now
 
-    def _window(self, now: float) -> Iterable[_Slot]:
-        lo = now - self.window_s
-        return [s for k, s in self._slots.items() if k + 1 > lo and k <= now]
-
     def figures(self, now: float) -> ClientFigures:
-        slots = list(self._window(now))
+        lo = now - self.window_s
+        merged = _Tally()
+        for key, slot in self._slots.items():
+            if key + 1 > lo and key <= now:
+                merged.merge(slot)
         span = min(self.window_s, now - self._window_start)
-        merged = _Slot()
-        for s in slots:
-            merged.prompt += s.prompt
-            merged.cached += s.cached
-            merged.prompt_with_cached += s.prompt_with_cached
-            merged.output += s.output
-            merged.requests += s.requests
-            merged.ttft.merge(s.ttft)
-            merged.itl.merge(s.itl)
-            merged.decode.merge(s.decode)
 
         def rate(value: float) -> float | None:
             return value / span if span > 0 else None
 
-        cached_rate = rate(merged.cached) if self.cached_reported else None
+        run = self.run
         return ClientFigures(
             output_tokens_per_s=rate(merged.output),
             prompt_tokens_per_s=rate(merged.prompt),
-            cached_prompt_tokens_per_s=cached_rate,
+            cached_prompt_tokens_per_s=rate(merged.cached) if self.cached_reported else None,
             total_tokens_per_s=rate(merged.prompt + merged.output),
             requests_per_s=rate(merged.requests),
-            prefix_hit_rate=(merged.cached / merged.prompt_with_cached)
-            if merged.prompt_with_cached
-            else None,
-            prefix_hit_rate_ceiling=(self.ceiling_tokens / self.prompt_tokens)
-            if self.prompt_tokens
-            else None,
+            prefix_hit_rate=_ratio(merged.cached, merged.prompt_with_cached),
+            prefix_hit_rate_ceiling=_ratio(merged.ceiling, merged.prompt),
             per_user_output_tokens_per_s_p50=merged.decode.quantile(0.5),
+            interactivity_p50_tokens_per_s=merged.request_itl.inverse_quantile(0.5),
+            interactivity_p90_tokens_per_s=merged.request_itl.inverse_quantile(0.9),
             ttft=merged.ttft.percentiles(),
             itl=merged.itl.percentiles(),
-            run_ttft=self.run_ttft.percentiles(),
-            run_itl=self.run_itl.percentiles(),
-            run_per_user_output_tokens_per_s_p50=self.run_decode.quantile(0.5),
+            e2e=merged.e2e.percentiles(),
+            run_ttft=run.ttft.percentiles(),
+            run_itl=run.itl.percentiles(),
+            run_e2e=run.e2e.percentiles(),
+            run_per_user_output_tokens_per_s_p50=run.decode.quantile(0.5),
+            run_interactivity_p50_tokens_per_s=run.request_itl.inverse_quantile(0.5),
+            run_interactivity_p90_tokens_per_s=run.request_itl.inverse_quantile(0.9),
+            run_prefix_hit_rate_ceiling=_ratio(run.ceiling, run.prompt),
+            in_flight=self.in_flight,
             totals=self.totals(),
         )
 
     def totals(self) -> ClientTotals:
+        run = self.run
         return ClientTotals(
-            requests_completed=self.requests_completed,
+            requests_completed=run.requests,
             requests_failed=self.requests_failed,
-            prompt_tokens=self.prompt_tokens,
-            cached_prompt_tokens=self.cached_tokens,
+            prompt_tokens=run.prompt,
+            cached_prompt_tokens=run.cached,
             output_tokens=self.output_tokens,
             sessions_completed=self.sessions_completed,
             sessions_ended_by_context=self.sessions_ended_by_context,
-            ceiling_cacheable_tokens=self.ceiling_tokens,
+            ceiling_cacheable_tokens=run.ceiling,
             cached_tokens_reported=self.cached_reported,
             errors_by_kind=dict(self.errors),
         )
+
+
+def _ratio(num: float, den: float) -> float | None:
+    return num / den if den else None

@@ -69,12 +69,6 @@ def trace_requests(w: Workload) -> tuple[TraceRequest, ...]:
     return load_trace(w.trace.path, w.trace.skip, w.trace.limit)
 
 
-def trace_context_needed(w: Workload) -> int:
-    """The 95th percentile of input + output tokens (at the workload's current scale)."""
-    sizes = sorted(r.input_length + r.output_length for r in trace_requests(w))
-    return round(sizes[min(len(sizes) - 1, int(0.95 * len(sizes)))] * w.scale)
-
-
 def build_request(conv: Conversation, req: TraceRequest, w: Workload, maker: TextMaker) -> int:
     """Fill `conv` with `req`'s blocks; returns the output tokens to ask for."""
     block_tokens = w.trace.block_tokens if w.trace is not None else 512

@@ -11,11 +11,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from agentx_tui.errors import WorkloadError
 from agentx_tui.load.distributions import DIST_HELP, Constant, Dist
+from agentx_tui.yamlfile import YamlFileError, read_yaml
 
 NONE_NAME = "none"
 # The first steps a fitted workload must hold: enough for a session to grow and hit the cache.
@@ -142,7 +142,7 @@ def list_presets() -> list[tuple[str, str]]:
     """(name, one-line description) of every shipped preset, sorted by name."""
     out = []
     for path in sorted(presets_dir().glob("*.yaml")):
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = read_yaml(path) or {}
         out.append((path.stem, str(data.get("description", "")).strip().splitlines()[0]))
     return out
 
@@ -189,14 +189,6 @@ def parse_workload(data: Any, *, source: str, default_name: str) -> Workload:
         ) from exc
 
 
-def _yaml_sentence(path: Path, exc: yaml.YAMLError) -> str:
-    """PyYAML's message spans several lines with a caret drawing; keep the problem and its place."""
-    mark = getattr(exc, "problem_mark", None)
-    problem = getattr(exc, "problem", None) or "invalid YAML"
-    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-    return f"{path} is not valid YAML{where}: {problem}."
-
-
 def load_workload(name_or_path: str, *, scale: float | None = None) -> Workload:
     """A preset name, a YAML file or a Mooncake `.jsonl` trace; `scale` multiplies every token length."""
     preset = presets_dir() / f"{name_or_path}.yaml"
@@ -220,13 +212,10 @@ def load_workload(name_or_path: str, *, scale: float | None = None) -> Workload:
         )
     else:
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise WorkloadError(f"{path}: cannot read the workload file ({exc.strerror or exc}).") from exc
-        except UnicodeDecodeError as exc:
-            raise WorkloadError(f"{path} is not a text (UTF-8) file.", "Pass a YAML workload file.") from exc
-        except yaml.YAMLError as exc:
-            raise WorkloadError(_yaml_sentence(path, exc), "Check the indentation and brackets there.") from exc
+            data = read_yaml(path)
+        except YamlFileError as exc:
+            hint = "Check the indentation and brackets there." if "YAML" in exc.reason else "Pass a YAML workload file."
+            raise WorkloadError(f"The workload file {path} is {exc.reason}.", hint) from exc
         workload = parse_workload(data, source=str(path), default_name=path.stem)
         if workload.trace is not None and not Path(workload.trace.path).is_absolute():
             trace = workload.trace.model_copy(update={"path": str(path.parent / workload.trace.path)})
@@ -234,15 +223,14 @@ def load_workload(name_or_path: str, *, scale: float | None = None) -> Workload:
     return workload if scale is None else workload.scaled(scale)
 
 
-def fit_to_context(workload: Workload, max_model_len: int | None) -> tuple[Workload, str | None]:
-    """Scale `workload` down when its first steps cannot fit `max_model_len`; the note says so."""
+def fit_to_context(
+    workload: Workload, max_model_len: int | None, *, needed: int | None = None
+) -> tuple[Workload, str | None]:
+    """Scale `workload` down when its first steps (`needed` tokens; by default its own estimate)
+    cannot fit `max_model_len`; the note says so."""
     if max_model_len is None or workload.kind == "none":
         return workload, None
-    if workload.kind == "trace":
-        from agentx_tui.load.trace import trace_context_needed
-
-        needed = trace_context_needed(workload)
-    else:
+    if needed is None:
         needed = workload.context_needed()
     budget = max_model_len * _FIT_MARGIN
     if needed <= budget:

@@ -1,10 +1,12 @@
-"""Reports, SLO checks, recording/replay and headless output: sinks of the Snapshot stream.
+"""Reports, SLO checks, headless output and report comparison: sinks and readers of the Snapshot stream.
 
 - `ReportBuilder` turns the stream into the report of DESIGN §4 (`REPORT_KEYS`), and
   `write_report` writes it as JSON, Markdown or CSV (`check_report_path` vets the path up front);
 - `parse_check` / `evaluate_checks` are the `--check` SLO assertions;
-- `Recorder` / `read_recording` write and read `--record` files, `ReplayPlayer` plays them back;
-- `HeadlessPrinter` is `--headless` output.
+- `HeadlessPrinter` is `--headless` output;
+- `compare_main` is `agentx-tui compare A.json B.json`.
+
+Recordings (the other sink that keeps a run) live in `agentx_tui.recording`.
 """
 
 from agentx_tui.report._builder import POWER_SOURCE, SERVER_HIT_RATE_SOURCE, ReportBuilder
@@ -12,15 +14,6 @@ from agentx_tui.report._checks import OPERATORS, Check, CheckResult, evaluate_ch
 from agentx_tui.report._headless import HeadlessPrinter
 from agentx_tui.report._keys import CONTRACT_KEYS, NUMERIC_KEYS, REPORT_KEYS, unit
 from agentx_tui.report._markdown import render_markdown, sparkline
-from agentx_tui.report._recording import (
-    RECORDING_FORMAT,
-    Recorder,
-    Recording,
-    read_recording,
-    redact,
-    redact_value,
-)
-from agentx_tui.report._replay import ReplayPlayer
 from agentx_tui.report._series import SERIES_NAMES, ReportSeries
 from agentx_tui.report._writers import (
     REPORT_EXTENSIONS,
@@ -35,7 +28,6 @@ __all__ = [
     "NUMERIC_KEYS",
     "OPERATORS",
     "POWER_SOURCE",
-    "RECORDING_FORMAT",
     "REPORT_EXTENSIONS",
     "REPORT_KEYS",
     "SERIES_NAMES",
@@ -43,17 +35,11 @@ __all__ = [
     "Check",
     "CheckResult",
     "HeadlessPrinter",
-    "Recorder",
-    "Recording",
-    "ReplayPlayer",
     "ReportBuilder",
     "ReportSeries",
     "check_report_path",
     "evaluate_checks",
     "parse_check",
-    "read_recording",
-    "redact",
-    "redact_value",
     "render_csv",
     "render_json",
     "render_markdown",

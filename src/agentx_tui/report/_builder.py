@@ -28,6 +28,7 @@ from typing import Any
 from agentx_tui import __version__
 from agentx_tui.report._keys import REPORT_KEYS
 from agentx_tui.report._series import ReportSeries, SeriesBuffer
+from agentx_tui.telemetry.rates import rates
 from agentx_tui.telemetry.snapshot import EndpointFigures, EndpointTotals, Snapshot
 
 SERVER_HIT_RATE_SOURCE = "server prefix-cache counters over the run: Δhits / Δqueries (tokens)"
@@ -93,6 +94,13 @@ class ReportBuilder:
         powers = [g.power_w for g in snap.gpu.gpus if g.power_w is not None]
         self._gpu_power.add(sum(powers) if powers else None)
         self._series.add(snap.elapsed_s, _tick_values(snap))
+
+    def publish(self, snap: Snapshot) -> None:
+        """The tick loop's subscriber interface (run/subscribers.py)."""
+        self.add(snap)
+
+    def close(self) -> None:
+        """Nothing to release: the run calls `build` once the stream has ended."""
 
     def series(self) -> ReportSeries:
         return self._series.series()
@@ -254,21 +262,12 @@ def _joined(values: Iterable[str | None]) -> str | None:
 
 
 def _tick_values(snap: Snapshot) -> dict[str, float | None]:
-    """What the charts plot for one tick: window figures, client-side when a driver ran."""
-    agg, client = snap.aggregate, snap.client
-    if client is not None:
-        out, total = client.output_tokens_per_s, client.total_tokens_per_s
-    elif agg is not None:
-        out = agg.generation_tokens_per_s
-        total = _add(agg.prompt_tokens_per_s, agg.generation_tokens_per_s)
-    else:
-        out = total = None
-    hit = agg.prefix_hit_rate_window if agg else None
-    if hit is None and client is not None:
-        hit = client.prefix_hit_rate
+    """What the charts plot for one tick: the window figures the dashboard shows."""
+    now = rates(snap)
+    agg = snap.aggregate
     return {
-        "output_tokens_per_s": out,
-        "total_tokens_per_s": total,
+        "output_tokens_per_s": now.output,
+        "total_tokens_per_s": now.total,
         "kv_cache_usage": agg.kv_cache_usage if agg else None,
-        "prefix_cache_hit_rate": hit,
+        "prefix_cache_hit_rate": now.prefix_hit_rate,
     }

@@ -16,6 +16,7 @@ from typing import Any, TextIO
 from agentx_tui.report._checks import CheckResult
 from agentx_tui.report._format import NA, cell, elapsed, percent, si
 from agentx_tui.report._keys import unit
+from agentx_tui.telemetry.rates import rates
 from agentx_tui.telemetry.snapshot import Snapshot
 
 _COLUMNS = (
@@ -86,29 +87,26 @@ class HeadlessPrinter:
         self._header_done = True
         self._write(self._style("  ".join(name.rjust(width) for name, width in _COLUMNS), _BOLD))
 
+    def publish(self, snap: Snapshot) -> None:
+        """One line per tick (the run's tick loop calls this; errors writing are the caller's)."""
+        self.line(snap)
+
+    def close(self) -> None:
+        """Nothing to release: the summary is written by the run when its report is ready."""
+
     def line(self, snap: Snapshot) -> None:
         if not self._header_done:
             self.header()
-        agg, client = snap.aggregate, snap.client
-        if client is not None:
-            out, total, ttft = client.output_tokens_per_s, client.total_tokens_per_s, client.ttft.p90
-        else:
-            out = agg.generation_tokens_per_s if agg else None
-            total = None
-            if agg and agg.prompt_tokens_per_s is not None and agg.generation_tokens_per_s is not None:
-                total = agg.prompt_tokens_per_s + agg.generation_tokens_per_s
-            ttft = agg.ttft.p90 if agg else None
-        hit = agg.prefix_hit_rate_window if agg else None
-        if hit is None and client is not None:
-            hit = client.prefix_hit_rate
+        agg = snap.aggregate
+        now = rates(snap)
         values = (
             elapsed(snap.elapsed_s),
             str(snap.run.users),
-            si(out),
-            si(total),
-            _seconds(ttft),
+            si(now.output),
+            si(now.total),
+            _seconds(now.ttft.p90),
             percent(agg.kv_cache_usage if agg else None),
-            percent(hit),
+            percent(now.prefix_hit_rate),
             si(snap.cost.tokens_per_dollar_total_window),
         )
         text = "  ".join(v.rjust(width) for v, (_, width) in zip(values, _COLUMNS, strict=True))

@@ -5,24 +5,24 @@ MetricsReader         the same without I/O: Prometheus text in, EndpointFigures 
 aggregate_endpoints   several EndpointFigures → one (url="aggregate")
 DcgmMonitor           a dcgm-exporter page → GpuState
 NvmlSampler           local GPUs via NVML in a worker thread → GpuState
-History               bounded per-series ring buffers for sparklines
+describe_page         the naming and KV block size of a /metrics page (the attach probe)
 quantile              Prometheus histogram_quantile over cumulative buckets
 """
 
 from agentx_tui.telemetry._window import quantile
 from agentx_tui.telemetry.aggregate import aggregate_endpoints
 from agentx_tui.telemetry.dcgm import DcgmMonitor, gpus_from_samples
-from agentx_tui.telemetry.endpoint import EndpointMonitor, MetricsReader
-from agentx_tui.telemetry.history import History
+from agentx_tui.telemetry.endpoint import EndpointMonitor, MetricsReader, PageSummary, describe_page
 from agentx_tui.telemetry.nvml import NvmlSampler
 
 __all__ = [
     "DcgmMonitor",
     "EndpointMonitor",
-    "History",
     "MetricsReader",
     "NvmlSampler",
+    "PageSummary",
     "aggregate_endpoints",
+    "describe_page",
     "gpus_from_samples",
     "quantile",
 ]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
-Flavor = Literal["vllm", "sglang"]
+PageFlavor = Literal["vllm", "sglang"]  # which naming a /metrics page uses
 
 COUNTERS: Final[dict[str, tuple[str, ...]]] = {
     "prompt_tokens": ("vllm:prompt_tokens", "sglang:prompt_tokens"),
@@ -61,7 +61,7 @@ ENGINE_LABELS: Final[tuple[str, ...]] = ("engine", "dp_rank")
 FIRST_TOKEN_COUNTING_VERSION: Final[tuple[int, int]] = (0, 9)
 
 
-def flavor_of(name: str) -> Flavor | None:
+def flavor_of(name: str) -> PageFlavor | None:
     if name.startswith("vllm:"):
         return "vllm"
     if name.startswith("sglang:"):

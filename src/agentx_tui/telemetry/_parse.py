@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from prometheus_client.parser import text_string_to_metric_families
 
 from agentx_tui.telemetry import _names
-from agentx_tui.telemetry._names import Flavor
+from agentx_tui.telemetry._names import PageFlavor
 
 # (internal name, engine, the other labels) — one Prometheus series.
 SeriesKey = tuple[str, str, tuple[tuple[str, str], ...]]
@@ -32,7 +32,7 @@ class Histogram:
 
 @dataclass
 class Page:
-    flavor: Flavor | None = None
+    flavor: PageFlavor | None = None
     counters: dict[SeriesKey, float] = field(default_factory=dict)
     histograms: dict[SeriesKey, Histogram] = field(default_factory=dict)
     # internal gauge name → engine → value (running/waiting summed, KV usage averaged within an engine)

@@ -2,19 +2,35 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from dataclasses import dataclass
 
 import httpx
 
 from agentx_tui.telemetry._fetch import FetchError, fetch_text
 from agentx_tui.telemetry._figures import page_figures
+from agentx_tui.telemetry._names import PageFlavor
 from agentx_tui.telemetry._parse import Page, PageError, parse_page
 from agentx_tui.telemetry._window import WindowState
 from agentx_tui.telemetry.dcgm import gpus_from_samples
-from agentx_tui.telemetry.snapshot import EndpointFigures, EndpointTotals, GpuFigures
+from agentx_tui.telemetry.snapshot import EndpointFigures, EndpointTotals, Flavor, GpuFigures
 
-FlavorName = Literal["vllm", "sglang", "sim", "unknown"]
-_FLAVORS: dict[str, FlavorName] = {"vllm": "vllm", "sglang": "sglang", "sim": "sim", "unknown": "unknown"}
+
+@dataclass(frozen=True)
+class PageSummary:
+    """What the attach probe reads from the head of a /metrics page."""
+
+    flavor: PageFlavor | None = None
+    block_size: int | None = None
+
+
+def describe_page(text: str) -> PageSummary:
+    """Naming and KV block size of a (possibly truncated) page; empty for a page that cannot be parsed."""
+    head, _, _ = text.rpartition("\n")  # a page cut at a byte cap ends in half a line
+    try:
+        page = parse_page(head)
+    except PageError:
+        return PageSummary()
+    return PageSummary(flavor=page.flavor, block_size=page.block_size)
 
 
 class MetricsReader:
@@ -28,14 +44,14 @@ class MetricsReader:
         model: str | None = None,
         engine_version: str | None = None,
         max_model_len: int | None = None,
-        flavor: str = "unknown",
+        flavor: Flavor = "unknown",
     ) -> None:
         self.url = url
         self.model = model
         self.engine_version = engine_version
         self.max_model_len = max_model_len
         # "unknown" is resolved from the page's metric names; "sim" is kept (it publishes vLLM names).
-        self.flavor: FlavorName = _FLAVORS.get(flavor, "unknown")
+        self.flavor: Flavor = flavor
         self._state = WindowState(window_s)
         self._totals = EndpointTotals()
         self.dcgm_gpus: tuple[GpuFigures, ...] = ()
@@ -43,7 +59,7 @@ class MetricsReader:
     def reset_window(self) -> None:
         self._state.reset_window()
 
-    def _identity(self, *, up: bool, status: str, flavor: FlavorName) -> EndpointFigures:
+    def _identity(self, *, up: bool, status: str, flavor: Flavor) -> EndpointFigures:
         return EndpointFigures(
             url=self.url,
             up=up,
@@ -71,7 +87,7 @@ class MetricsReader:
 
     def read_page(self, page: Page, now: float) -> EndpointFigures:
         self.dcgm_gpus = gpus_from_samples(page.samples, "sim" if self.flavor == "sim" else "dcgm")
-        flavor: FlavorName = self.flavor
+        flavor: Flavor = self.flavor
         if flavor == "unknown" and page.flavor is not None:
             flavor = page.flavor
         if page.flavor is None:
@@ -95,7 +111,7 @@ class EndpointMonitor:
         model: str | None = None,
         engine_version: str | None = None,
         max_model_len: int | None = None,
-        flavor: str = "unknown",
+        flavor: Flavor = "unknown",
     ) -> None:
         self.url = url.rstrip("/")
         self._client = client

@@ -21,6 +21,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 SCHEMA_VERSION = 1
+# What kind of server an endpoint is: decided by the attach probe, refined by the metric names it serves.
+Flavor = Literal["vllm", "sglang", "sim", "unknown"]
 SESSIONS_SHOWN = 500  # session rows a Snapshot carries; more users are counted, not listed
 
 
@@ -65,7 +67,7 @@ class EndpointFigures(_Frozen):
     url: str
     up: bool = False
     status: str = "starting"  # "up", "down: <reason>", "starting", "no metrics: <reason>"
-    flavor: Literal["vllm", "sglang", "sim", "unknown"] = "unknown"
+    flavor: Flavor = "unknown"
     model: str | None = None
     engine_version: str | None = None
     max_model_len: int | None = None

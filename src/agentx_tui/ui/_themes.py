@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
-import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
+
+from agentx_tui.yamlfile import YamlFileError, read_yaml
 
 DEFAULT_THEME = "agentx-dark"
 MONO_THEME = "agentx-mono"
@@ -95,13 +96,9 @@ def user_theme_dir(environ: Mapping[str, str] | None = None) -> Path:
 def load_theme_file(path: Path) -> Theme:
     """One theme file; raises ValueError with a one-line, user-facing reason."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ValueError(f"cannot read it ({exc.strerror or exc})") from exc
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise ValueError(f"not valid YAML{where}") from exc
+        data = read_yaml(path)
+    except YamlFileError as exc:
+        raise ValueError(exc.reason) from exc
     if not isinstance(data, dict):
         raise ValueError("expected a mapping of name, dark and colours")
     try:

@@ -9,9 +9,9 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Sparkline
 
+from agentx_tui.telemetry.rates import rates as window_rates
 from agentx_tui.telemetry.snapshot import Percentiles, Snapshot
 from agentx_tui.ui._format import compact, seconds
-from agentx_tui.ui._history import throughput
 from agentx_tui.ui.panes._base import Figures, Pane, label, line, plot, value
 from agentx_tui.ui.panes._spark import HistoryChart
 
@@ -30,7 +30,7 @@ class ThroughputPane(Pane):
         yield Figures(id="tps-latency")
 
     def show(self, snap: Snapshot) -> None:
-        rates = throughput(snap)
+        rates = window_rates(snap)
         histories: dict[str, deque[float | None]] = {
             "output": self.history.output_tps,
             "prompt": self.history.prompt_tps,
@@ -50,9 +50,7 @@ class ThroughputPane(Pane):
             )
             plot(self.query_one(f"#tps-{name}-history", Sparkline), histories[name])
         client = snap.client
-        agg = snap.aggregate
-        ttft = client.ttft if client else (agg.ttft if agg else Percentiles())
-        itl = client.itl if client else (agg.itl if agg else Percentiles())
+        ttft, itl = rates.ttft, rates.itl
         per_user = client.per_user_output_tokens_per_s_p50 if client else None
         lines = [
             line(

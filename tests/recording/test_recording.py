@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from agentx_tui.errors import RecordingError
-from agentx_tui.report import RECORDING_FORMAT, Recorder, read_recording, redact
+from agentx_tui.recording import RECORDING_FORMAT, Recorder, read_recording
+from agentx_tui.secrets import redact
 from tests.report._snaps import SECRET, snap, stream
 
 HEADER = {
@@ -23,7 +24,7 @@ def record(path: Path, n: int = 5) -> list[object]:
     snaps = stream(n)
     with Recorder(path, HEADER, secrets=[SECRET]) as rec:
         for s in snaps:
-            rec.write(s)
+            rec.publish(s)
     return list(snaps)
 
 
@@ -42,7 +43,7 @@ def test_record_then_read_back_equals_the_originals(tmp_path: Path) -> None:
 def test_the_api_key_never_reaches_the_file(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     with Recorder(path, HEADER, secrets=[SECRET]) as rec:
-        rec.write(snap(0, events=(f"18:00:00 request failed: key {SECRET} rejected",)))
+        rec.publish(snap(0, events=(f"18:00:00 request failed: key {SECRET} rejected",)))
     text = path.read_text()
     assert SECRET not in text
     header = json.loads(text.splitlines()[0])
@@ -54,12 +55,12 @@ def test_the_api_key_never_reaches_the_file(tmp_path: Path) -> None:
 def test_each_line_is_on_disk_as_soon_as_it_is_written(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     rec = Recorder(path, HEADER)
-    rec.write(snap(0))
-    rec.write(snap(1))
+    rec.publish(snap(0))
+    rec.publish(snap(1))
     # No close: what a kill -9 at this point would leave behind.
     assert [s.seq for s in read_recording(path).snapshots] == [1, 2]
     rec.close()
-    rec.write(snap(2))  # after close: ignored, not an exception in the run's sink loop
+    rec.publish(snap(2))  # after close: ignored, not an exception in the run's sink loop
     assert len(read_recording(path).snapshots) == 2
 
 
@@ -135,6 +136,6 @@ def test_missing_file_and_directory(tmp_path: Path) -> None:
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
 def test_a_full_disk_stops_the_recording_without_stopping_the_run() -> None:
     rec = Recorder(Path("/dev/full"), HEADER)
-    rec.write(snap(0))  # must not raise: the recorder is one sink of a live run
+    rec.publish(snap(0))  # must not raise: the recorder is one sink of a live run
     assert rec.error is not None and "No space left" in rec.error
     rec.close()

@@ -14,7 +14,7 @@ import contextlib
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 
-from agentx_tui.report._recording import Recording
+from agentx_tui.recording.reader import Recording
 from agentx_tui.telemetry.snapshot import Snapshot
 
 MIN_SPEED = 1 / 64

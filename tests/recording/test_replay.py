@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentx_tui.control import ReplayControls, SnapshotSource
-from agentx_tui.report import Recorder, ReplayPlayer, read_recording
+from agentx_tui.recording import Recorder, ReplayPlayer, read_recording
 from agentx_tui.telemetry.snapshot import Snapshot
 from tests.report._snaps import stream
 
@@ -41,7 +41,7 @@ async def test_a_recording_replays_to_the_same_snapshots(tmp_path: Path) -> None
     snaps = stream()
     with Recorder(path, {"target": "t"}) as rec:
         for s in snaps:
-            rec.write(s)
+            rec.publish(s)
     player = ReplayPlayer(read_recording(path), speed=64, hold_at_end=False)
     assert [s async for s in player.snapshots()] == snaps
     assert [s async for s in ReplayPlayer(snaps).snapshots_fast()] == snaps

@@ -1,0 +1,63 @@
+"""Numbers a user types (flags of every subcommand): finite, in a sane range, or one sentence, exit 2.
+
+argparse's own `type=float` takes "nan", "inf" and "-5"; these parsers refuse them with a sentence that
+names the flag and the range, before anything starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable
+
+# A typo like `-u 1000000000` must be refused, not eat memory; 200,000 sessions is beyond what one
+# node can serve and what `--workers` on one machine can drive (docs/scale.md).
+MAX_USERS = 200_000
+MAX_SECONDS = 30 * 24 * 3600.0  # a month: longer is a typo
+
+
+def _fmt(value: float) -> str:
+    return f"{int(value):,}" if value == int(value) else f"{value:g}"
+
+
+def number(
+    what: str,
+    lo: float,
+    hi: float,
+    *,
+    integer: bool = False,
+    lo_open: bool = False,
+) -> Callable[[str], float]:
+    """An argparse `type=`: a finite number in [lo, hi] (or (lo, hi] with `lo_open`); `what` names it
+    for the sentence "… is out of range: {what} must be …", e.g. "seconds", "users", "the scale"."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(int(text)) if integer else float(text)
+        except ValueError:
+            kind = "a whole number" if integer else "a number"
+            raise argparse.ArgumentTypeError(f"{text!r} is not {kind}") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+        low_ok = value > lo if lo_open else value >= lo
+        if not low_ok or value > hi:
+            above = "more than" if lo_open else "at least"
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is out of range: {what} must be {above} {_fmt(lo)} and at most {_fmt(hi)}"
+            )
+        return value
+
+    return parse
+
+
+def whole(what: str, lo: int, hi: int) -> Callable[[str], int]:
+    inner = number(what, lo, hi, integer=True)
+
+    def parse(text: str) -> int:
+        return int(inner(text))
+
+    return parse
+
+
+def seconds(lo: float = 0.0, hi: float = MAX_SECONDS, *, lo_open: bool = True) -> Callable[[str], float]:
+    return number("seconds", lo, hi, lo_open=lo_open)

@@ -1,0 +1,84 @@
+"""Writing a recording: every Snapshot of a run as one JSON line after a header line (`--record PATH`).
+
+Each line is flushed as it is written, so a crash or ``kill -9`` loses at most the tick being
+written (the reader ignores such a truncated last line). The header says what was recorded
+(version, target, workload, settings). API keys never reach the file: header fields named like a
+credential are dropped, and every secret the recorder is given is masked in every line.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import IO, Any
+
+from agentx_tui import __version__
+from agentx_tui.errors import RecordingError
+from agentx_tui.secrets import redact
+from agentx_tui.telemetry.snapshot import SCHEMA_VERSION, Snapshot
+
+RECORDING_FORMAT = 1
+_CREDENTIAL_WORDS = ("api_key", "apikey", "api-key", "authorization", "password", "secret", "bearer")
+
+
+def _drop_credentials(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {
+            k: _drop_credentials(v)
+            for k, v in value.items()
+            if not any(word in str(k).lower() for word in _CREDENTIAL_WORDS)
+        }
+    if isinstance(value, list | tuple):
+        return [_drop_credentials(v) for v in value]
+    return value
+
+
+class Recorder:
+    def __init__(self, path: Path, header: dict[str, Any], *, secrets: Iterable[str] = ()) -> None:
+        self.path = path
+        self._secrets = [s for s in secrets if s]
+        self.error: str | None = None  # set when writing failed; recording then stops, the run goes on
+        try:
+            self._file: IO[str] | None = path.open("w", encoding="utf-8")
+        except OSError as exc:
+            raise RecordingError(f"--record {path} cannot be written: {exc.strerror or exc}.") from exc
+        full = {
+            "agentx_recording": RECORDING_FORMAT,
+            "version": __version__,
+            "schema_version": SCHEMA_VERSION,
+            "created_at": time.time(),
+            **_drop_credentials(header),
+        }
+        full["agentx_recording"] = RECORDING_FORMAT
+        self._line(json.dumps(full, default=str, ensure_ascii=False))
+
+    def _line(self, text: str) -> None:
+        if self._file is None:
+            return
+        try:
+            self._file.write(redact(text, self._secrets) + "\n")
+            self._file.flush()
+        except OSError as exc:
+            self.error = f"recording to {self.path} stopped: {exc.strerror or exc}"
+            self.close()
+
+    def publish(self, snap: Snapshot) -> None:
+        self._line(snap.to_json())
+
+    def close(self) -> None:
+        if self._file is not None:
+            f, self._file = self._file, None
+            try:
+                f.close()
+            except OSError as exc:
+                self.error = (
+                    self.error or f"recording to {self.path} could not be closed: {exc.strerror or exc}"
+                )
+
+    def __enter__(self) -> Recorder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,198 @@
+"""Collection: every source of one tick (scrapers, GPUs, the load generator, the cost meter) → one Snapshot.
+
+`Collectors.collect` is called once per tick by the tick loop (run/live.py). Scrapes run concurrently
+with a deadline under the tick interval, the NVML sampler runs in its own thread, and the load
+generator hands over figures it has already aggregated: nothing here waits on a slow source for long.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import httpx
+
+from agentx_tui.cost import CostMeter, PriceChoice, resolve_price
+from agentx_tui.load import LoadGenerator, LoadSample
+from agentx_tui.run.plan import RunPlan
+from agentx_tui.run.serving import Serving
+from agentx_tui.secrets import redact
+from agentx_tui.telemetry import DcgmMonitor, EndpointMonitor, NvmlSampler, aggregate_endpoints
+from agentx_tui.telemetry.rates import run_tokens, window_rates
+from agentx_tui.telemetry.snapshot import (
+    ClientFigures,
+    CostFigures,
+    EndpointFigures,
+    GpuState,
+)
+
+
+class EventLog:
+    """Events for the dashboard's log pane and the recording: bounded, stamped, secrets masked."""
+
+    def __init__(self, secrets: Sequence[str], maxlen: int = 200) -> None:
+        self._secrets = tuple(secrets)
+        self._lines: deque[str] = deque(maxlen=maxlen)
+
+    def add(self, text: str) -> None:
+        self._lines.append(f"{time.strftime('%H:%M:%S')} {redact(text, self._secrets)}")
+
+    def take(self) -> tuple[str, ...]:
+        lines = tuple(self._lines)
+        self._lines.clear()
+        return lines
+
+
+@dataclass(frozen=True)
+class Collected:
+    """One tick's figures, before the run adds its own state (seq, elapsed, phase)."""
+
+    time: float
+    endpoints: tuple[EndpointFigures, ...]
+    aggregate: EndpointFigures | None
+    gpu: GpuState
+    load: LoadSample | None
+    cost: CostFigures
+    server_log: tuple[str, ...]
+
+
+class Collectors:
+    def __init__(
+        self, plan: RunPlan, serving: Serving, load: LoadGenerator | None, events: EventLog, started_at: float
+    ) -> None:
+        self.plan = plan
+        self.serving = serving
+        self.load = load
+        self.events = events
+        self.started_at = started_at
+        interval = plan.output.interval_s
+        headers = {"Authorization": f"Bearer {plan.api_key}"} if plan.api_key else {}
+        # A scrape must leave room in the tick for the others and for drawing.
+        self._deadline_s = interval * 0.8
+        self._http = httpx.AsyncClient(headers=headers, timeout=self._deadline_s)
+        self._scrapers = [
+            EndpointMonitor(
+                e.url,
+                client=self._http,
+                timeout_s=self._deadline_s,
+                model=e.model,
+                engine_version=e.engine_version,
+                max_model_len=e.max_model_len,
+                flavor=e.flavor,
+            )
+            for e in serving.endpoints
+        ]
+        gpu_metrics = plan.target.gpu_metrics
+        self._dcgm = DcgmMonitor(gpu_metrics, client=self._http, timeout_s=self._deadline_s) if gpu_metrics else None
+        # NVML describes this machine's GPUs: meaningful only for servers that run here.
+        self._nvml: NvmlSampler | None = None
+        if not serving.simulated and self._dcgm is None and serving.local:
+            self._nvml = NvmlSampler(interval_s=interval)
+            self._nvml.start()
+        self._user_price = plan.price.gpu_price is not None or plan.price.cost_profile is not None
+        self._meter = CostMeter(self._resolve_price((), None))
+        self._down: set[str] = set()
+
+    # -- controls the run passes on ----------------------------------------------------------------
+    def reset_windows(self) -> None:
+        for scraper in self._scrapers:
+            scraper.reset_window()
+
+    def set_price(self, usd_per_gpu_hour: float | None, gpus: int | None) -> None:
+        self._meter.set_price(usd_per_gpu_hour, gpus)
+        self._user_price = True
+
+    async def close(self) -> None:
+        if self._nvml is not None:
+            await asyncio.to_thread(self._nvml.close)
+        await self._http.aclose()
+
+    # -- one tick ------------------------------------------------------------------------------------
+    async def collect(self) -> Collected:
+        now = time.time()
+        endpoints, gpu, load = await asyncio.gather(
+            asyncio.gather(*(s.sample(now) for s in self._scrapers)),
+            self._gpu_state(now),
+            self.load.sample() if self.load is not None else _none(),
+        )
+        self._note_up_down(endpoints)
+        aggregate = aggregate_endpoints(endpoints)
+        gpus, gpus_source = self._gpu_count(gpu)
+        if not self._user_price and self._meter.price is None:
+            self._meter = CostMeter(self._resolve_price(tuple(g.name for g in gpu.gpus), gpus))
+        cost = self._cost(now, load.client if load else None, aggregate, gpu).model_copy(
+            update={"gpus_source": gpus_source if self._meter.price is not None else None}
+        )
+        return Collected(now, tuple(endpoints), aggregate, gpu, load, cost, self._server_log())
+
+    def _server_log(self) -> tuple[str, ...]:
+        launched = self.serving.launched
+        if launched is None:
+            return ()
+        lines, launched.log_cursor = launched.log.since(launched.log_cursor)
+        return tuple(lines[-200:])
+
+    def _note_up_down(self, endpoints: Sequence[EndpointFigures]) -> None:
+        for e in endpoints:
+            if not e.up and e.url not in self._down:
+                self._down.add(e.url)
+                self.events.add(f"server down: {e.url} ({e.status})")
+            elif e.up and e.url in self._down:
+                self._down.discard(e.url)
+                self.events.add(f"server up again: {e.url}")
+
+    async def _gpu_state(self, now: float) -> GpuState:
+        if self._dcgm is not None:
+            return await self._dcgm.sample(now)
+        dcgm_gpus = tuple(g for s in self._scrapers for g in s.dcgm_gpus)
+        if dcgm_gpus:
+            source = "simulated GPU (DCGM metrics of the simulator)" if self.serving.simulated else "DCGM metrics"
+            return GpuState(status=f"{len(dcgm_gpus)} GPU(s) from {source}", gpus=dcgm_gpus)
+        if self._nvml is not None:
+            return self._nvml.latest()
+        return GpuState(status="no NVIDIA GPU visible: remote server (pass --gpu-metrics URL of a DCGM exporter)")
+
+    def _gpu_count(self, gpu: GpuState) -> tuple[int | None, str | None]:
+        """GPUs behind the target, in DESIGN §5's order, and where the count came from."""
+        if self.plan.price.gpus is not None:
+            return self.plan.price.gpus, "--gpus"
+        if self.serving.sim_gpus is not None:
+            return self.serving.sim_gpus, "simulated profile"
+        if gpu.gpus and (self._dcgm is not None or any(g.source == "dcgm" for g in gpu.gpus)):
+            uuids = {g.uuid or f"{g.host}:{g.index}" for g in gpu.gpus}
+            return len(uuids), "DCGM series of the target"
+        if gpu.gpus and self.serving.local:
+            return len(gpu.gpus), "NVML of this machine (the server runs here)"
+        return None, None
+
+    def _resolve_price(self, gpu_names: Sequence[str], gpus: int | None) -> PriceChoice | None:
+        return resolve_price(
+            gpu_price=self.plan.price.gpu_price,
+            cost_profile=self.plan.price.cost_profile,
+            gpu_names=gpu_names,
+            sim_gpu=self.serving.sim_gpu,
+            gpus=self.plan.price.gpus or self.serving.sim_gpus or gpus,
+        )
+
+    def _cost(
+        self, now: float, client: ClientFigures | None, aggregate: EndpointFigures | None, gpu: GpuState
+    ) -> CostFigures:
+        # The meter multiplies by the GPU count, so it takes the mean power of one GPU.
+        powers = [g.power_w for g in gpu.gpus if g.power_w is not None]
+        tokens = run_tokens(client, aggregate)
+        window = window_rates(client, aggregate)
+        return self._meter.figures(
+            elapsed_s=now - self.started_at,
+            total_tokens=tokens.total,
+            output_tokens=tokens.output,
+            window_total_tokens_per_s=window.total,
+            window_output_tokens_per_s=window.output,
+            gpu_power_w=sum(powers) / len(powers) if powers else None,
+        )
+
+
+async def _none() -> None:
+    return None

@@ -1,0 +1,248 @@
+"""One run from plan to exit code (DESIGN §3): open the serving side, start the load, tick, finish.
+
+Whatever ends the run — its duration or sweep, `q`, Ctrl-C, SIGTERM, SIGHUP, a server crash — the
+report and the recording are written and every launched process is stopped (`stopped_on_exit` is the
+last line of defence). Exit codes: 0 ok, 1 a check failed, 3 the target failed, 128+N a signal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any, TextIO
+
+from agentx_tui import __version__
+from agentx_tui.engine import stopped_on_exit
+from agentx_tui.errors import EXIT_CHECK_FAILED, EXIT_OK, EXIT_TARGET
+from agentx_tui.load import Driver, LoadGenerator, LocalLoad, PreparedWorkload
+from agentx_tui.recording import Recorder, ReplayPlayer, read_recording
+from agentx_tui.report import HeadlessPrinter, ReportBuilder, evaluate_checks, write_report
+from agentx_tui.run.collect import EventLog
+from agentx_tui.run.live import LiveRun, Outcome
+from agentx_tui.run.phases import Phases, TimedRun
+from agentx_tui.run.plan import RunPlan
+from agentx_tui.run.serving import Serving, open_serving
+from agentx_tui.run.subscribers import DashboardFeed, Fanout, Subscriber
+from agentx_tui.secrets import redact_value
+
+STOP_SIGNALS = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP (terminal closed)"}
+
+
+def run_loop(main: Coroutine[Any, Any, int]) -> int:
+    try:
+        import uvloop
+
+        factory: Callable[[], asyncio.AbstractEventLoop] | None = uvloop.new_event_loop
+    except ImportError:  # pragma: no cover - uvloop is a dependency, but not on Windows
+        factory = None
+    with asyncio.Runner(loop_factory=factory) as runner:
+        return runner.run(main)
+
+
+def execute(plan: RunPlan) -> int:
+    with stopped_on_exit():  # the last line of defence: nothing this run launched survives it
+        return run_loop(_execute(plan))
+
+
+async def _execute(plan: RunPlan) -> int:
+    loop = asyncio.get_running_loop()
+    stop_signal: list[signal.Signals] = []
+    main_task = asyncio.current_task()
+
+    def early_stop(sig: signal.Signals) -> None:  # a signal while the server is still starting
+        stop_signal.append(sig)
+        if main_task is not None:
+            main_task.cancel()
+
+    for sig in STOP_SIGNALS:
+        loop.add_signal_handler(sig, early_stop, sig)
+    try:
+        serving = await open_serving(plan.target, api_key=plan.api_key)
+    except asyncio.CancelledError:
+        sig = stop_signal[0] if stop_signal else signal.SIGINT
+        _safe_print(_err, f"stopped by {STOP_SIGNALS[sig]} during start-up")
+        return interrupted_exit_code(sig)
+    try:
+        return await _run_on(plan, serving)
+    finally:
+        await asyncio.to_thread(serving.stop)
+        launched = serving.launched
+        if launched is not None and launched.process.group_alive():
+            # stop() escalated to SIGKILL and waited; a process stuck in the kernel can outlive even
+            # that. Say so rather than leave it silently behind.
+            pgid = launched.process.pgid
+            _safe_print(
+                _err,
+                f"warning: processes of the launched server (process group {pgid}) are still running; "
+                f"end them with `kill -KILL -{pgid}`.",
+            )
+        for sig in STOP_SIGNALS:
+            loop.remove_signal_handler(sig)
+
+
+def _fit(plan: RunPlan, serving: Serving, notes: list[str]) -> PreparedWorkload:
+    """The workload at the scale that fits the servers' context (said in the notes when changed)."""
+    workload = plan.load.workload
+    lens = [s.max_model_len for s in serving.endpoints if s.max_model_len]
+    if not lens:
+        return workload
+    if plan.load.scale is None:
+        workload, note = workload.fitted(min(lens))
+        if note:
+            notes.append(note)
+    workload.check_fits(min(lens), plan.load.scale)
+    return workload
+
+
+def _load(plan: RunPlan, serving: Serving, workload: PreparedWorkload) -> LoadGenerator | None:
+    if not plan.load.sends_load or not serving.endpoints:
+        return None
+    driver = Driver(
+        workload,
+        serving.endpoints,
+        users=plan.load.users,
+        seed=plan.load.seed,
+        api_key=plan.api_key,
+        sessions=plan.load.sessions,
+        max_think_s=plan.load.max_think_s,
+    )
+    return LocalLoad(driver)
+
+
+def _phases(plan: RunPlan) -> Phases:
+    return TimedRun(plan.duration_s)
+
+
+async def _run_on(plan: RunPlan, serving: Serving) -> int:
+    notes: list[str] = []
+    workload = _fit(plan, serving, notes)
+    load = _load(plan, serving, workload)
+    events = EventLog(plan.secrets)
+    builder = ReportBuilder()
+    subscribers: list[Subscriber] = [builder]
+    recorder: Recorder | None = None
+    if plan.output.record is not None:
+        recorder = Recorder(plan.output.record, _recording_header(plan, serving), secrets=plan.secrets)
+        subscribers.append(recorder)
+    feed: DashboardFeed | None = None
+    if plan.output.headless:
+        subscribers.append(HeadlessPrinter(sys.stdout))
+    else:
+        feed = DashboardFeed()
+        subscribers.append(feed)
+    fanout = Fanout(subscribers, on_error=events.add)
+    live = LiveRun(plan, serving, load, _phases(plan), fanout, events)
+    # The first line of the dashboard's log: what is running, so the log is never blank without reason.
+    doing = f"driving {plan.load.users} users of {workload.name}" if load is not None else "observing only, no load"
+    events.add(f"{serving.label} ready; {doing}")
+    for note in notes:
+        events.add(note)
+        if plan.output.headless:
+            _safe_print(_err, note)
+    if load is not None:
+        load.on_event = events.add
+
+    app: Any = None
+    if feed is not None:
+        from agentx_tui.ui import AgentXApp
+
+        app = AgentXApp(
+            feed, live, theme=plan.output.theme, refresh_s=plan.output.refresh_s, secrets=plan.secrets
+        )
+    interrupted: list[signal.Signals] = []
+
+    def on_signal(sig: signal.Signals) -> None:
+        interrupted.append(sig)
+        live.request_stop(f"stopped by {STOP_SIGNALS[sig]}", partial=True)
+        if app is not None:
+            app.exit()  # the tick loop then drains, publishes the final snapshot, and the report is written
+
+    loop = asyncio.get_running_loop()
+    for sig in STOP_SIGNALS:
+        loop.add_signal_handler(sig, on_signal, sig)
+    try:
+        if load is not None:
+            await load.start()
+        ticking = asyncio.create_task(live.run(), name="agentx-ticks")
+        if app is not None:
+            await app.run_async()
+            live.request_stop("quit from the dashboard")
+        outcome = await ticking
+    finally:
+        await live.close()
+        if recorder is not None:
+            recorder.close()
+    if recorder is not None and recorder.error:
+        _safe_print(_err, f"warning: the recording stopped early: {recorder.error}")
+    return _finish(plan, builder, outcome, interrupted, live)
+
+
+def _finish(
+    plan: RunPlan, builder: ReportBuilder, outcome: Outcome, interrupted: list[signal.Signals], live: LiveRun
+) -> int:
+    """The report, the checks, the summary and the exit code: once, whatever ended the run."""
+    report = builder.build(partial_reason=outcome.partial_reason)
+    if outcome.server_exit is not None:
+        report["server_exit_code"], report["server_log_tail"] = outcome.server_exit
+    report = redact_value(report, plan.secrets)  # before it is printed, checked or written
+    results = evaluate_checks(plan.output.checks, report)
+    if plan.output.report is not None:
+        write_report(plan.output.report, report, series=builder.series(), checks=results)
+    _safe_print(HeadlessPrinter(sys.stdout).summary, report, results)
+    if outcome.server_exit is not None:
+        # The run measured a server that died under it: a CI job must not go green on that.
+        code, tail = outcome.server_exit
+        _safe_print(_err, "last lines of the server's log:", *(f"  | {line}" for line in tail))
+        _safe_print(
+            _err,
+            f"error: the launched server exited during the run (exit {code}); "
+            "the report and recording cover the run up to then and are marked partial.",
+        )
+        return EXIT_TARGET
+    if interrupted:  # the run did not go as long as asked: a job killed by a timeout must not pass
+        return interrupted_exit_code(interrupted[0])
+    return EXIT_CHECK_FAILED if any(not r.passed for r in results) else EXIT_OK
+
+
+def interrupted_exit_code(sig: signal.Signals) -> int:
+    return 128 + int(sig)  # the shell's convention: 130 after Ctrl-C, 143 after SIGTERM, 129 after SIGHUP
+
+
+def _err(*lines: str) -> None:
+    for line in lines:
+        print(line, file=sys.stderr, flush=True)
+
+
+def _safe_print(fn: Callable[..., None], *args: Any) -> None:
+    # After SIGHUP the terminal is gone; writing to it must not stop the report from being written.
+    with contextlib.suppress(OSError, ValueError):
+        fn(*args)
+
+
+def _recording_header(plan: RunPlan, serving: Serving) -> dict[str, Any]:
+    return {
+        "version": __version__,
+        "target": serving.label,
+        "simulated": serving.simulated,
+        "workload": plan.load.workload.name,
+        "endpoints": [{"url": e.url, "model": e.model, "engine_version": e.engine_version} for e in serving.endpoints],
+        "settings": plan.recorded_settings(),
+    }
+
+
+def replay(path: Path, *, speed: float = 1.0, theme: str | None = None, out: TextIO | None = None) -> int:
+    recording = read_recording(path)
+    if recording.notice:
+        print(recording.notice, file=out or sys.stderr)
+    player = ReplayPlayer(recording, speed=speed)
+    from agentx_tui.ui import AgentXApp
+
+    async def main() -> int:
+        await AgentXApp(player, player, theme=theme, title=f"agentx-tui replay {path.name}").run_async()
+        return EXIT_OK
+
+    return run_loop(main())

@@ -1,0 +1,199 @@
+"""The live run: one tick loop that collects a Snapshot and pushes it to every subscriber, and the
+controls the dashboard may use (docs/architecture.md, "The run's life").
+
+Each tick: collect (run/collect.py), let the phases of the plan advance (a plain run's duration, a
+sweep's points), publish. When the run ends — its duration, its sweep, `q`, a signal, a crashed
+server — the load is drained, one final snapshot is published (so the last server counters and client
+records cover the same requests), and the subscribers are closed. Stop, drain, final snapshot: here
+and nowhere else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from dataclasses import dataclass
+
+from agentx_tui.load import LoadGenerator
+from agentx_tui.run.collect import Collected, Collectors, EventLog
+from agentx_tui.run.phases import Phases
+from agentx_tui.run.plan import RunPlan
+from agentx_tui.run.serving import Serving
+from agentx_tui.run.subscribers import Fanout
+from agentx_tui.telemetry.snapshot import RunInfo, RunState, Snapshot
+
+_CRASH_LOG_LINES = 15  # as many as a failed start-up shows (engine/launcher.py)
+_INTERRUPTED_DRAIN_S = 2.0  # a user who pressed Ctrl-C wants out, not a full drain
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How the run ended."""
+
+    reason: str
+    partial_reason: str | None  # set when the run was cut short (signal, crash)
+    server_exit: tuple[int | None, list[str]] | None  # a launched server that died: (code, last lines)
+    ticks: int
+
+
+class LiveRun:
+    """The tick loop and the `LiveControls` of a live run."""
+
+    def __init__(
+        self,
+        plan: RunPlan,
+        serving: Serving,
+        load: LoadGenerator | None,
+        phases: Phases,
+        subscribers: Fanout,
+        events: EventLog,
+    ) -> None:
+        self.plan = plan
+        self.serving = serving
+        self.load = load
+        self.phases = phases
+        self.subscribers = subscribers
+        self.events = events
+        self.started_at = time.time()
+        self.collectors = Collectors(plan, serving, load, events, self.started_at)
+        self._stop = asyncio.Event()
+        self._stop_reason: str | None = None
+        self._partial_reason: str | None = None
+        self._server_exit: tuple[int | None, list[str]] | None = None
+        self._seq = 0
+
+    # ---- LiveControls ----------------------------------------------------------------------------
+    @property
+    def paused(self) -> bool:
+        return self.load.paused if self.load else False
+
+    @property
+    def users(self) -> int:
+        return self.load.users if self.load else 0
+
+    def pause(self) -> None:
+        if self.load:
+            self.load.pause()
+            self.events.add("load paused")
+
+    def resume(self) -> None:
+        if self.load:
+            self.load.resume()
+            self.events.add("load resumed")
+
+    def set_users(self, users: int) -> None:
+        if self.load:
+            users = max(0, users)
+            self.load.set_users(users)
+            self.events.add(f"users set to {users}")
+
+    def set_price(self, usd_per_gpu_hour: float | None, gpus: int | None) -> None:
+        self.collectors.set_price(usd_per_gpu_hour, gpus)
+        self.events.add("cost price changed by the user")
+
+    def reset_windows(self) -> None:
+        self.collectors.reset_windows()
+        if self.load:
+            self.load.reset_window()
+        self.events.add("windows reset")
+
+    async def shutdown(self, reason: str | None = None) -> None:
+        self.request_stop(reason or "quit")
+
+    # ---- the loop ----------------------------------------------------------------------------------
+    def request_stop(self, reason: str, *, partial: bool = False) -> None:
+        if self._stop_reason is None:
+            self._stop_reason = reason
+            if partial:
+                self._partial_reason = reason
+        self._stop.set()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    async def run(self) -> Outcome:
+        """Tick until the run ends, then drain, publish the final snapshot and close the subscribers."""
+        try:
+            next_tick = time.monotonic()
+            while not self._stop.is_set():
+                snap = self._snapshot(await self.collectors.collect())
+                self.subscribers.publish(snap)
+                self._check_server(snap)
+                next_tick += self.plan.output.interval_s
+                delay = next_tick - time.monotonic()
+                if delay < 0:  # fell behind (a slow tick): do not try to catch up with a burst
+                    next_tick, delay = time.monotonic(), 0.0
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), timeout=delay)
+            if self._seq:
+                await self._drain()
+                self.subscribers.publish(self._snapshot(await self.collectors.collect(), final=True))
+        finally:
+            self.subscribers.close()
+        return Outcome(self._stop_reason or "quit", self._partial_reason, self._server_exit, self._seq)
+
+    async def _drain(self) -> None:
+        if self.load is None:
+            return
+        timeout = self.plan.drain_timeout_s if self._partial_reason is None else _INTERRUPTED_DRAIN_S
+        if not await self.load.drain(timeout):
+            self.events.add(f"requests still in flight after {timeout:g} s were left unfinished")
+
+    async def close(self) -> None:
+        """Stop the load and the collectors (the launched server is the serving's to stop)."""
+        if self.load is not None:
+            await self.load.stop()
+        await self.collectors.close()
+
+    def _snapshot(self, c: Collected, *, final: bool = False) -> Snapshot:
+        self._seq += 1
+        load = c.load
+        snap = Snapshot(
+            seq=self._seq,
+            time=c.time,
+            elapsed_s=c.time - self.started_at,
+            run=RunInfo(
+                target=self.serving.label,
+                simulated=self.serving.simulated,
+                workload=self.plan.load.workload.name,
+                users=self.users,
+                state=self._state(c),
+                started_at=self.started_at,
+                refresh_s=self.plan.output.refresh_s,
+            ),
+            endpoints=c.endpoints,
+            aggregate=c.aggregate,
+            gpu=c.gpu,
+            client=load.client if load else None,
+            client_health=load.health if load else None,
+            sessions=load.sessions if load else (),
+            session_states=load.session_states if load else {},
+            cost=c.cost,
+            events=(),
+            server_log=c.server_log,
+        )
+        snap = self.phases.advance(snap, self, final=final)
+        # Events last: the phases may have added some for this very tick.
+        return snap.model_copy(update={"events": self.events.take()})
+
+    def _state(self, c: Collected) -> RunState:
+        if self._stop.is_set():
+            return "server down" if self._server_exit is not None else "stopping"
+        if c.endpoints and not any(e.up for e in c.endpoints):
+            return "server down"
+        if self.paused:
+            return "paused"
+        return "running"
+
+    def _check_server(self, snap: Snapshot) -> None:
+        launched = self.serving.launched
+        if launched is None or launched.alive():
+            return
+        code = launched.process.poll()
+        tail = launched.log.tail(_CRASH_LOG_LINES)
+        self._server_exit = (code, tail)
+        last = tail[-1].strip() if tail else "no output"
+        self.events.add(f"the launched server exited (code {code}): {last}")
+        self.request_stop(f"the launched server exited (code {code}): {last}", partial=True)

@@ -1,0 +1,50 @@
+"""The phases of a run (docs/architecture.md): what happens from tick to tick besides collecting.
+
+A plain run measures until its `--duration` (or until `--sessions`/the workload's stop rule has run
+its course, or until quit). A sweep (sweep/controller.py) steps through its points. Both see each tick's
+Snapshot and may change the users, end the run, or add their state to the Snapshot.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from agentx_tui.load import LoadGenerator
+from agentx_tui.run.collect import EventLog
+from agentx_tui.telemetry.snapshot import Snapshot
+
+
+class RunHandle(Protocol):
+    """What the phases may do to the live run."""
+
+    @property
+    def load(self) -> LoadGenerator | None: ...
+
+    @property
+    def events(self) -> EventLog: ...
+
+    def set_users(self, users: int) -> None: ...
+
+    def request_stop(self, reason: str, *, partial: bool = False) -> None: ...
+
+
+class Phases(Protocol):
+    def advance(self, snap: Snapshot, run: RunHandle, *, final: bool) -> Snapshot:
+        """Called once per tick (and for the final snapshot): returns the snapshot to publish."""
+        ...
+
+
+class TimedRun:
+    """A plain run: ends at its duration, or when the load has run out of sessions to start."""
+
+    def __init__(self, duration_s: float | None) -> None:
+        self.duration_s = duration_s
+
+    def advance(self, snap: Snapshot, run: RunHandle, *, final: bool) -> Snapshot:
+        if final:
+            return snap
+        if self.duration_s is not None and snap.elapsed_s >= self.duration_s:
+            run.request_stop("duration reached")
+        elif run.load is not None and run.load.finished:
+            run.request_stop("every session has ended")
+        return snap

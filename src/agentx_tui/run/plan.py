@@ -1,0 +1,144 @@
+"""The run plan: everything one run will do, validated once, before any server starts (docs/architecture.md).
+
+`preflight.build_plan` turns the command line into a `RunPlan`; everything downstream takes the plan
+and loads nothing again. The plan is immutable: live changes (users ±, price) are the run's state,
+not the plan's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from agentx_tui.load import PreparedWorkload
+from agentx_tui.report import Check
+
+TargetKind = Literal["attach", "serve", "sim", "prometheus"]
+API_KEY_ENV = ("AGENTX_API_KEY", "VLLM_API_KEY", "OPENAI_API_KEY")
+PROMETHEUS_TOKEN_ENV = "AGENTX_PROMETHEUS_TOKEN"
+
+
+@dataclass(frozen=True)
+class PrometheusPlan:
+    """Telemetry of a fleet read from an existing Prometheus (DESIGN §9)."""
+
+    url: str
+    selector: str = ""
+    token: str | None = field(default=None, repr=False)
+    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+
+
+@dataclass(frozen=True)
+class TargetPlan:
+    kind: TargetKind
+    attach: tuple[str, ...] = ()  # load goes here (with --prometheus: the router), telemetry too unless fleet
+    serve: str | None = None
+    vllm_args: tuple[str, ...] = ()
+    sim_profile: str = ""
+    port: int | None = None
+    vllm_cmd: str | None = None
+    startup_timeout_s: float = 900.0
+    gpu_metrics: str | None = None
+    prometheus: PrometheusPlan | None = None
+
+
+@dataclass(frozen=True)
+class LoadPlan:
+    workload: PreparedWorkload
+    users: int = 8
+    scale: float | None = None  # the user's --scale; None lets the run fit a preset to the context
+    seed: int = 0
+    sessions: int | None = None  # --sessions: session trees started in all, then the run ends
+    max_think_s: float | None = None
+    workers: int = 1
+    ray_address: str | None = None
+
+    @property
+    def sends_load(self) -> bool:
+        return not self.workload.spec.is_none
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """DESIGN §8: one measured point per user count, sessions kept running from point to point."""
+
+    users: tuple[int, ...] = ()  # empty: auto (doubling from `start_users`)
+    start_users: int = 1
+    warmup_s: float = 20.0
+    point_duration_s: float = 60.0
+    tiers: tuple[float, ...] = (30.0, 50.0, 75.0, 100.0, 150.0, 200.0)
+
+    @property
+    def auto(self) -> bool:
+        return not self.users
+
+
+@dataclass(frozen=True)
+class PricePlan:
+    gpu_price: float | None = None
+    cost_profile: str | None = None
+    gpus: int | None = None
+
+
+@dataclass(frozen=True)
+class OutputPlan:
+    headless: bool = False
+    report: Path | None = None
+    record: Path | None = None
+    checks: tuple[Check, ...] = ()
+    interval_s: float = 1.0
+    refresh_s: float = 0.5
+    theme: str | None = None
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    target: TargetPlan
+    load: LoadPlan
+    price: PricePlan
+    output: OutputPlan
+    duration_s: float | None = None  # None: until quit (a sweep ends by itself)
+    sweep: SweepPlan | None = None
+    drain_timeout_s: float = 10.0
+    api_key: str | None = field(default=None, repr=False)  # never printed, never recorded
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        found = [self.api_key] if self.api_key else []
+        if self.target.prometheus is not None:
+            found += [self.target.prometheus.token or ""] + [v for _, v in self.target.prometheus.headers]
+        return tuple(s for s in found if s)
+
+    def recorded_settings(self) -> dict[str, Any]:
+        """What a recording's header keeps of the plan: everything but credentials."""
+        t, load = self.target, self.load
+        return {
+            "target": t.kind,
+            "attach": list(t.attach),
+            "serve": t.serve,
+            "vllm_args": list(t.vllm_args),
+            "sim_profile": t.sim_profile,
+            "prometheus": t.prometheus.url if t.prometheus else None,
+            "workload": load.workload.spec.name,
+            "users": load.users,
+            "scale": load.scale,
+            "seed": load.seed,
+            "sessions": load.sessions,
+            "max_think_s": load.max_think_s,
+            "workers": load.workers,
+            "duration_s": self.duration_s,
+            "sweep": None
+            if self.sweep is None
+            else {
+                "users": list(self.sweep.users) or "auto",
+                "warmup_s": self.sweep.warmup_s,
+                "point_duration_s": self.sweep.point_duration_s,
+                "tiers": list(self.sweep.tiers),
+            },
+            "gpu_price": self.price.gpu_price,
+            "cost_profile": self.price.cost_profile,
+            "gpus": self.price.gpus,
+            "interval_s": self.output.interval_s,
+            "api_key_set": self.api_key is not None,
+        }

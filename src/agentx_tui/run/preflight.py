@@ -1,0 +1,265 @@
+"""Pre-flight: the command line becomes a `RunPlan`, or one sentence and exit 2 (DESIGN §3).
+
+Everything a user can get wrong is found here, before any server starts or load is sent: flag
+combinations, URLs, the workload (file, preset, trace, agent sessions), `--check` expressions, output
+paths, the cost and simulator profiles. What is loaded here (the workload and its data, the parsed
+checks) is handed on in the plan and never loaded again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import replace
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from agentx_tui.cost import load_presets, resolve_price
+from agentx_tui.errors import UsageError
+from agentx_tui.load import prepare_workload
+from agentx_tui.numbers import MAX_USERS, number
+from agentx_tui.report import check_report_path, parse_check
+from agentx_tui.run.plan import (
+    API_KEY_ENV,
+    PROMETHEUS_TOKEN_ENV,
+    LoadPlan,
+    OutputPlan,
+    PricePlan,
+    PrometheusPlan,
+    RunPlan,
+    SweepPlan,
+    TargetKind,
+    TargetPlan,
+)
+
+DEFAULT_USERS = 8
+# Users per load process before `--workers auto` adds another (docs/scale.md: one process streams
+# ~40 K tok/s at best; a few hundred agent sessions at interactive speed stay under that).
+USERS_PER_WORKER = 512
+
+
+def api_key_from_env() -> str | None:
+    for name in API_KEY_ENV:
+        value = os.environ.get(name)
+        if value:
+            return value
+    return None
+
+
+def build_plan(args: argparse.Namespace) -> RunPlan:
+    target = _target(args)
+    sweep = _sweep(args)
+    if sweep is None:
+        users = DEFAULT_USERS if args.users is None else args.users
+    elif sweep.auto:
+        sweep = replace(sweep, start_users=max(1, args.users or 1))
+        users = sweep.start_users
+    elif args.users is not None:
+        raise UsageError("-u/--users and --sweep users=… cannot be used together.", "The sweep list sets the users.")
+    else:
+        users = sweep.users[0]
+    if sweep is not None and args.duration is not None:
+        raise UsageError("--duration and --sweep cannot be used together.", "A sweep ends when its points are done.")
+    checks = tuple(parse_check(expr) for expr in args.check)
+    if args.report is not None:
+        check_report_path(args.report)
+    if args.record is not None:
+        _check_output_path(args.record, "--record")
+    workload = "none" if target.kind == "prometheus" and not target.attach else args.workload
+    prepared = prepare_workload(workload, scale=args.scale)
+    if sweep is not None and prepared.spec.is_none:
+        raise UsageError("--sweep needs load: it cannot run with `-w none`.", "Choose a workload.")
+    if target.kind == "sim":
+        from agentx_tui.sim.profiles import load_profile  # the simulator's server stack: only when used
+
+        load_profile(target.sim_profile)  # an unknown profile is a usage error, not a failed start
+    if args.gpu_price is not None and args.cost_profile is not None:
+        raise UsageError("--gpu-price and --cost-profile cannot be used together.", "Give a price or a preset.")
+    if args.cost_profile is not None:
+        resolve_price(gpu_price=None, cost_profile=args.cost_profile, gpu_names=(), sim_gpu=None, gpus=args.gpus)
+    else:  # the user's presets file is read at the first tick: a broken one is said up front too
+        load_presets()
+    load = LoadPlan(
+        workload=prepared,
+        users=users,
+        scale=args.scale,
+        seed=args.seed,
+        sessions=args.sessions,
+        max_think_s=args.max_think,
+        workers=_workers(args.workers, _peak_users(users, sweep)),
+        ray_address=args.ray,
+    )
+    output = OutputPlan(
+        headless=args.headless,
+        report=args.report,
+        record=args.record,
+        checks=checks,
+        interval_s=args.interval,
+        refresh_s=args.refresh,
+        theme=args.theme,
+    )
+    return RunPlan(
+        target=target,
+        load=load,
+        price=PricePlan(gpu_price=args.gpu_price, cost_profile=args.cost_profile, gpus=args.gpus),
+        output=output,
+        duration_s=args.duration,
+        sweep=sweep,
+        api_key=args.api_key or api_key_from_env(),
+    )
+
+
+def _target(args: argparse.Namespace) -> TargetPlan:
+    chosen = [
+        flag
+        for flag, given in (("--attach", args.attach), ("--serve", args.serve), ("--sim", args.sim))
+        if given
+    ]
+    if args.prometheus and (args.serve or args.sim):
+        raise UsageError(
+            f"--prometheus and {'--serve' if args.serve else '--sim'} cannot be used together.",
+            "--prometheus reads a fleet's telemetry; add --attach ROUTER_URL to send load to it.",
+        )
+    if len(chosen) > 1:
+        raise UsageError(f"{' and '.join(chosen)} cannot be used together.", "Choose one target.")
+    kind: TargetKind = (
+        "prometheus" if args.prometheus else "attach" if args.attach else "serve" if args.serve else "sim"
+    )
+    if kind in ("attach", "prometheus") and args.port is not None:
+        raise UsageError(
+            "--port is for a launched or simulated server, not --attach.", "Put the port in the URL instead."
+        )
+    if args.vllm_arg and kind != "serve":
+        raise UsageError("--vllm-arg only applies with --serve.")
+    if (args.selector or args.prometheus_header) and not args.prometheus:
+        raise UsageError("--selector and --prometheus-header only apply with --prometheus URL.")
+    for url in args.attach:
+        _check_url("--attach", url)
+    if args.gpu_metrics:
+        _check_url("--gpu-metrics", args.gpu_metrics)
+    prometheus = None
+    if args.prometheus:
+        _check_url("--prometheus", args.prometheus)
+        prometheus = PrometheusPlan(
+            url=args.prometheus,
+            selector=_selector(args.selector),
+            token=os.environ.get(PROMETHEUS_TOKEN_ENV) or None,
+            headers=tuple(_header(h) for h in args.prometheus_header),
+        )
+    if (args.ray and kind == "sim") or (args.ray and kind == "serve"):
+        raise UsageError(
+            "--ray needs a target the cluster's nodes can reach: --attach URL (or --prometheus with --attach).",
+            "A launched or simulated server listens on this machine's loopback only.",
+        )
+    return TargetPlan(
+        kind=kind,
+        attach=tuple(args.attach),
+        serve=args.serve,
+        vllm_args=tuple(args.vllm_arg),
+        sim_profile=args.sim or _default_sim_profile(),
+        port=args.port,
+        vllm_cmd=args.vllm_cmd,
+        startup_timeout_s=args.startup_timeout,
+        gpu_metrics=args.gpu_metrics,
+        prometheus=prometheus,
+    )
+
+
+def _default_sim_profile() -> str:
+    from agentx_tui.cli import DEFAULT_SIM_PROFILE
+
+    return DEFAULT_SIM_PROFILE
+
+
+def _sweep(args: argparse.Namespace) -> SweepPlan | None:
+    tiers = _tiers(args.tiers)
+    if args.sweep is None:
+        return None
+    text = args.sweep.strip()
+    if text == "auto":
+        return SweepPlan(warmup_s=args.warmup, point_duration_s=args.point_duration, tiers=tiers)
+    if not text.startswith("users="):
+        raise UsageError(f"--sweep {args.sweep!r} is not users=N,N,… or auto.", "For example --sweep users=1,2,4,8.")
+    parse = number("users", 1, MAX_USERS, integer=True)
+    try:
+        users = tuple(int(parse(part)) for part in text.removeprefix("users=").split(",") if part.strip())
+    except argparse.ArgumentTypeError as exc:
+        raise UsageError(f"--sweep: {exc}.") from exc
+    if not users:
+        raise UsageError("--sweep users= needs at least one user count.", "For example --sweep users=1,2,4,8.")
+    if list(users) != sorted(set(users)):
+        raise UsageError(
+            f"--sweep users must rise from point to point, not {','.join(map(str, users))}.",
+            "Sessions are kept running and more are added at each point.",
+        )
+    return SweepPlan(users=users, warmup_s=args.warmup, point_duration_s=args.point_duration, tiers=tiers)
+
+
+def _tiers(text: str) -> tuple[float, ...]:
+    parse = number("tokens/s per user", 0, 1e6, lo_open=True)
+    try:
+        tiers = tuple(parse(part) for part in text.split(",") if part.strip())
+    except argparse.ArgumentTypeError as exc:
+        raise UsageError(f"--tiers: {exc}.") from exc
+    if not tiers:
+        raise UsageError("--tiers needs at least one tier.", "For example --tiers 30,50,100.")
+    return tuple(sorted(set(tiers)))
+
+
+def _peak_users(users: int, sweep: SweepPlan | None) -> int:
+    """The most users the run will have (an auto sweep may double up to its last point)."""
+    if sweep is None:
+        return users
+    return max(sweep.users) if sweep.users else sweep.start_users * 2**11
+
+
+def _workers(text: str, users: int) -> int:
+    if text == "auto":
+        cores = os.cpu_count() or 1
+        # One core stays for the main process (ticks, the dashboard) and a co-located server.
+        return max(1, min(-(-users // USERS_PER_WORKER), max(1, cores - 1)))
+    try:
+        return int(number("worker processes", 1, 1024, integer=True)(text))
+    except argparse.ArgumentTypeError as exc:
+        raise UsageError(f"--workers: {exc}.", "Give a number or `auto`.") from exc
+
+
+def _selector(text: str | None) -> str:
+    if not text:
+        return ""
+    text = text.strip()
+    if not (text.startswith("{") and text.endswith("}")):
+        raise UsageError(f"--selector {text!r} is not a PromQL label selector.", "Write it like '{namespace=\"llm\"}'.")
+    return text
+
+
+def _header(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition(":")
+    if not sep or not name.strip() or not value.strip():
+        # The value may be a credential: never repeat it.
+        raise UsageError("--prometheus-header must look like 'Name: value'.", "For example 'X-Scope-OrgID: tenant'.")
+    return name.strip(), value.strip()
+
+
+def _check_url(flag: str, url: str) -> None:
+    """Refuse a URL no HTTP client could use, before anything starts (a bare host:port is fine)."""
+    text = url.strip()
+    parts = urlsplit(text if "://" in text else "http://" + text)
+    try:
+        parts.port  # noqa: B018 - reading it validates the port
+    except ValueError as exc:
+        raise UsageError(f"{flag} {url!r} has an invalid port.", "Write it like http://HOST:8000.") from exc
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UsageError(f"{flag} {url!r} is not an http(s) URL.", "Write it like http://HOST:8000.")
+
+
+def _check_output_path(path: Path, flag: str) -> None:
+    if path.is_dir():
+        raise UsageError(f"{flag} {path} is a directory.", "Give a file path.")
+    if not path.parent.exists():
+        raise UsageError(f"{flag} {path}: the folder {path.parent} does not exist.")
+    try:
+        with path.open("a"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"{flag} {path} cannot be written: {exc.strerror}.") from exc

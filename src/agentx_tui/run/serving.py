@@ -1,0 +1,105 @@
+"""The servers a run measures (DESIGN §3 TARGET): launch vLLM, start the simulator, or probe attached URLs.
+
+`open_serving` returns a `Serving`: the probed `ServerInfo` of every endpoint (shared by the load
+driver and the scrapers) and the launched process, if any, which `Serving.stop` stops with its tree.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from agentx_tui.engine import LaunchedServer, ServerInfo, probe_server, start_sim, start_vllm
+from agentx_tui.run.plan import TargetPlan
+
+
+@dataclass
+class Serving:
+    label: str
+    simulated: bool
+    endpoints: list[ServerInfo]  # where load goes and (without --prometheus) what is scraped
+    launched: LaunchedServer | None = None
+    sim_gpu: str | None = None
+    sim_gpus: int | None = None
+
+    @property
+    def local(self) -> bool:
+        """Whether the servers run on this machine (so this machine's NVML describes their GPUs)."""
+        if self.launched is not None:
+            return True
+        return bool(self.endpoints) and all(_is_loopback(e.url) for e in self.endpoints)
+
+    def stop(self) -> None:
+        if self.launched is not None:
+            self.launched.stop()
+
+
+class StartupProgress:
+    """A visible elapsed-time line on stderr while a server starts (one line per 10 s off a TTY)."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.tty = sys.stderr.isatty()
+        self._last_print = -10.0
+
+    def __call__(self, elapsed: float, last_line: str) -> None:
+        if self.tty:
+            line = f"starting {self.label}: {elapsed:5.0f} s  {last_line[:60]}"
+            sys.stderr.write("\r\x1b[2K" + line)
+            sys.stderr.flush()
+        elif elapsed - self._last_print >= 10.0:
+            self._last_print = elapsed
+            print(f"starting {self.label}: {elapsed:.0f} s", file=sys.stderr, flush=True)
+
+    def done(self, elapsed: float) -> None:
+        if self.tty:
+            sys.stderr.write("\r\x1b[2K")
+        print(f"{self.label} is healthy after {elapsed:.1f} s", file=sys.stderr, flush=True)
+
+
+async def open_serving(plan: TargetPlan, *, api_key: str | None) -> Serving:
+    if plan.kind in ("attach", "prometheus"):
+        endpoints = [await probe_server(url, api_key=api_key) for url in plan.attach]
+        sims = [e.sim for e in endpoints if e.sim]
+        label = "attach " + ", ".join(e.url for e in endpoints)
+        if plan.prometheus is not None:
+            label = f"prometheus {plan.prometheus.url}" + (f" · load to {', '.join(plan.attach)}" if plan.attach else "")
+        return Serving(label, bool(sims), endpoints, None, *_sim_gpu(sims[0] if sims else None))
+    started = time.monotonic()
+    if plan.kind == "serve":
+        assert plan.serve is not None
+        progress = StartupProgress(f"vLLM ({plan.serve})")
+        launched = await start_vllm(
+            plan.serve,
+            plan.vllm_args,
+            port=plan.port,
+            vllm_cmd=plan.vllm_cmd,
+            api_key=api_key,
+            timeout_s=plan.startup_timeout_s,
+            progress=progress,
+        )
+        progress.done(time.monotonic() - started)
+    else:
+        launched = await start_sim(plan.sim_profile, port=plan.port)
+    try:
+        info = await probe_server(launched.url, api_key=api_key)
+    except BaseException:
+        launched.stop()
+        raise
+    if plan.kind == "sim":
+        return Serving(f"simulated {plan.sim_profile}", True, [info], launched, *_sim_gpu(info.sim))
+    return Serving(launched.label, False, [info], launched)
+
+
+def _sim_gpu(sim: dict[str, object] | None) -> tuple[str | None, int | None]:
+    if not sim:
+        return None, None
+    gpus = sim.get("gpus")
+    return (str(sim["gpu"]) if sim.get("gpu") else None), (gpus if isinstance(gpus, int) else None)
+
+
+def _is_loopback(url: str) -> bool:
+    host = urlsplit(url).hostname or ""
+    return host == "localhost" or host.startswith("127.") or host == "::1"
