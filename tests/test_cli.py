@@ -1,4 +1,4 @@
-"""The command-line contract (DESIGN §3): --version, --help, usage errors in one sentence, exit 2."""
+"""The command-line contract (docs/architecture.md): --version, --help, usage errors in one sentence, exit 2."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from agentx_tui import __version__
 from agentx_tui.cli import main, parse_args
 from agentx_tui.run import RunPlan, build_plan
 
-DESIGN_OPTIONS = [
+CONTRACT_OPTIONS = [
     "--attach",
     "--serve",
     "--vllm-arg",
@@ -48,7 +48,7 @@ def test_version() -> None:
 def test_help_lists_every_design_option_grouped() -> None:
     result = _cli("--help")
     assert result.returncode == 0
-    for option in DESIGN_OPTIONS:
+    for option in CONTRACT_OPTIONS:
         assert option in result.stdout, option
     for group in ("target", "workload", "cost", "output"):
         assert f"\n{group}" in result.stdout

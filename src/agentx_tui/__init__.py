@@ -1,7 +1,7 @@
 """agentx-tui: a terminal dashboard for live agent-serving observation.
 
-The public surface is small on purpose: the command line (`agentx-tui`, see DESIGN §3) and the
-report file (DESIGN §4). Inside, the core packages (`engine`, `load`, `telemetry`, `cost`, `report`,
+The public surface is small on purpose: the command line (`agentx-tui`, see docs/architecture.md) and the
+report file (docs/metrics.md). Inside, the core packages (`engine`, `load`, `telemetry`, `cost`, `report`,
 `sim`) never import Textual; only `ui` does.
 """
 

@@ -1,4 +1,4 @@
-"""The command line (DESIGN §3, a contract): parse, dispatch, map errors to exit codes.
+"""The command line (docs/architecture.md, a contract): parse, dispatch, map errors to exit codes.
 
 agentx-tui [TARGET] [WORKLOAD] [COST] [OUTPUT] [SWEEP] [SCALE]   the dashboard (or --headless)
 agentx-tui replay PATH                            play a recording back
@@ -22,9 +22,9 @@ from agentx_tui import __version__
 from agentx_tui.errors import AgentXError, LaunchError, UsageError
 from agentx_tui.numbers import MAX_SECONDS, MAX_USERS, number, seconds, whole
 from agentx_tui.secrets import redact
+from agentx_tui.sim.profiles import DEFAULT_PROFILE as DEFAULT_SIM_PROFILE
 
 SUBCOMMANDS = ("replay", "compare", "workloads", "sim")
-DEFAULT_SIM_PROFILE = "h200/llama-3.1-8b"
 
 
 class Parser(argparse.ArgumentParser):
@@ -65,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="GPUs behind the target, for per-GPU figures and cost (default: detected)",
     )
     _output_flags(p.add_argument_group("output"))
-    _sweep_flags(p.add_argument_group("sweep (DESIGN §8: throughput vs interactivity)"))
+    _sweep_flags(p.add_argument_group("sweep (docs/sweeps.md: throughput vs interactivity)"))
     _scale_flags(p.add_argument_group("scale (docs/scale.md)"))
     return p
 
@@ -162,7 +162,11 @@ def _output_flags(o: argparse._ArgumentGroup) -> None:
         help="SLO check on the report, e.g. 'ttft_p90_s <= 2'; repeatable; a failure exits 1",
     )
     o.add_argument(
-        "--interval", type=seconds(0.05, 3600, lo_open=False), default=1.0, metavar="S", help="seconds between samples (default 1)"
+        "--interval",
+        type=seconds(0.05, 3600, lo_open=False),
+        default=1.0,
+        metavar="S",
+        help="seconds between samples (default 1)",
     )
     o.add_argument(
         "--refresh",

@@ -1,6 +1,6 @@
 """The project's one exception tree. Every external dependency's errors are mapped to these at the
 boundary (``raise X(...) from exc``) so that the command line can print one sentence and exit with the
-code of DESIGN §3.
+code of docs/architecture.md.
 
     AgentXError                      message + hint; exit_code
     ├── UsageError                   exit 2: bad flag, bad value, bad --check expression

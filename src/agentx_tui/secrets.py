@@ -1,4 +1,4 @@
-"""API keys never leave the process (DESIGN §3, docs/architecture.md): the one place that masks them.
+"""API keys never leave the process (docs/architecture.md, docs/architecture.md): the one place that masks them.
 
 A key can reach output in several spellings: as written, escaped inside a JSON string (a recording, a
 report) or HTML-escaped inside an SVG screenshot. `redact` masks every spelling; every writer (the
@@ -43,9 +43,7 @@ def redact_value(value: Any, secrets: Iterable[str]) -> Any:
     if isinstance(value, str):
         return redact(value, secrets)
     if isinstance(value, Mapping):
-        return {
-            redact(k, secrets) if isinstance(k, str) else k: redact_value(v, secrets) for k, v in value.items()
-        }
+        return {redact(k, secrets) if isinstance(k, str) else k: redact_value(v, secrets) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [redact_value(v, secrets) for v in value]
     return value

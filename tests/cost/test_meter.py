@@ -1,4 +1,4 @@
-"""The meter's formulas, each figure worked out by hand (DESIGN §5)."""
+"""The meter's formulas, each figure worked out by hand (docs/metrics.md)."""
 
 from __future__ import annotations
 

@@ -48,7 +48,7 @@ def test_orphans_of_a_killed_leader_are_still_stopped() -> None:
     proc = ManagedProcess([sys.executable, "-c", TREE])
     _wait_for(lambda: len(descendants(proc.pid)) >= 2)
     tree = descendants(proc.pid)
-    os.kill(proc.pid, signal.SIGKILL)  # what DESIGN §6 measured: children survive as orphans
+    os.kill(proc.pid, signal.SIGKILL)  # what docs/vllm.md measured: children survive as orphans
     _wait_for(lambda: proc.poll() is not None)
     assert alive(tree), "the orphans are expected to outlive the leader"
     proc.stop(timeout_s=1.0)
@@ -78,9 +78,9 @@ def test_log_buffer_is_bounded_scrubs_secrets_and_reads_incrementally() -> None:
     log = LogBuffer(maxlen=3, secrets=["sk-secret"])
     for i in range(5):
         log.append(f"line {i} key=sk-secret")
-    assert log.tail(10) == ["line 2 key=***", "line 3 key=***", "line 4 key=***"]
+    assert log.tail(10) == ["line 2 key=********", "line 3 key=********", "line 4 key=********"]
     lines, cursor = log.since(3)
-    assert lines == ["line 3 key=***", "line 4 key=***"] and cursor == 5
+    assert lines == ["line 3 key=********", "line 4 key=********"] and cursor == 5
     log.append("line 5")
     assert log.since(cursor) == (["line 5"], 6)
 

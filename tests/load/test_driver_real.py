@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import httpx
 import pytest
 
-from agentx_tui.engine import ServerInfo
+from agentx_tui.engine import probe_server
 from agentx_tui.load import Driver, RequestRecord, Workload
 from agentx_tui.load.workload import parse_workload
 from agentx_tui.telemetry import EndpointMonitor
@@ -62,7 +62,7 @@ class Run:
 async def _run(url: str) -> Run:
     workload: Workload = parse_workload(WORKLOAD, source="test_driver_real", default_name="real-agent")
     driver = Driver(
-        workload, [ServerInfo(url, MODEL)], users=USERS, seed=time.time_ns() % (1 << 31)
+        workload, [await probe_server(url)], users=USERS, seed=time.time_ns() % (1 << 31)
     )  # max_model_len and block size are read from the server
     async with httpx.AsyncClient() as client:
         monitor = EndpointMonitor(url, client=client, window_s=600, timeout_s=5)
@@ -165,7 +165,7 @@ async def _server_in_flight(monitor: EndpointMonitor) -> float:
 
 async def test_users_go_from_4_to_8_to_2_and_the_server_follows(vllm_url: str) -> None:
     workload = parse_workload(WORKLOAD, source="test_driver_real", default_name="real-agent")
-    driver = Driver(workload, [ServerInfo(vllm_url, MODEL)], users=4, seed=time.time_ns() % (1 << 31))
+    driver = Driver(workload, [await probe_server(vllm_url)], users=4, seed=time.time_ns() % (1 << 31))
     async with httpx.AsyncClient() as client:
         monitor = EndpointMonitor(vllm_url, client=client, window_s=600, timeout_s=5)
         await driver.start()

@@ -1,5 +1,5 @@
 """The tool's own exits: whatever ends agentx-tui, no server process it launched is left (the whole
-tree is checked, DESIGN §6) and what was recorded can be replayed.
+tree is checked, docs/vllm.md) and what was recorded can be replayed.
 
 With the real engine (`--serve tiny`):
 - SIGHUP after the terminal went away (an SSH drop: stdout closed first): the run stops, the report

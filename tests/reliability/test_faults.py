@@ -9,7 +9,7 @@
 - `--serve` with the real engine: frozen with SIGSTOP then resumed (scrapes time out, ticks go on,
   figures come back), then its API server SIGKILLed (the crash is reported with the server's last log
   lines, exit 3, the report and the recording are complete and marked partial, no process is left:
-  SIGKILL to the API server leaves its engine core and worker as orphans, DESIGN §6).
+  SIGKILL to the API server leaves its engine core and worker as orphans, docs/vllm.md).
 """
 
 from __future__ import annotations

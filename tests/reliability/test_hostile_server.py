@@ -39,7 +39,7 @@ def _kv(line: str) -> str:
 @pytest.mark.slow
 def test_bad_answers_and_bad_metrics_are_counted_and_survived(tmp_path: Path) -> None:
     report, record = tmp_path / "r.json", tmp_path / "rec.jsonl"
-    # 50 MB /metrics from the start: the probe and the driver's start read it too.
+    # 50 MB /metrics from the start: the attach probe reads it too (once: the driver shares its result).
     with HostileServer(chat_script=SCRIPT, metrics_mode="huge") as server:
         args = ("--attach", server.url, "-w", str(write_workload(tmp_path)), "-u", "4", "--headless")
         args += ("--duration", "11", "--report", str(report), "--record", str(record))
@@ -60,7 +60,7 @@ def test_bad_answers_and_bad_metrics_are_counted_and_survived(tmp_path: Path) ->
     assert "Traceback" not in run.stderr
     assert max_gap(ticks) < 2.5, f"a tick stalled for {max_gap(ticks):.1f} s"
     assert peak < MAX_PEAK_RSS_MIB, f"agentx-tui peaked at {peak:.0f} MiB reading a 50 MB page"
-    assert server.scrapes_by_mode["huge"] >= 4 and server.scrapes_by_mode["garbage"] >= 2
+    assert server.scrapes_by_mode["huge"] >= 3 and server.scrapes_by_mode["garbage"] >= 2
     assert set(server.chat_by_behaviour) == set(SCRIPT), server.chat_by_behaviour
 
     data = json.loads(report.read_text())

@@ -1,4 +1,4 @@
-"""The report's figures, each computed by hand from the stream in `_snaps` (DESIGN §4, §5)."""
+"""The report's figures, each computed by hand from the stream in `_snaps` (docs/metrics.md)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from agentx_tui.report._series import SeriesBuffer
 from agentx_tui.telemetry.snapshot import Snapshot
 from tests.report._snaps import A, B, stream
 
-# DESIGN §4, in its order: the contract scripts rely on.
-DESIGN_KEYS = [
+# docs/metrics.md, in its order: the contract scripts rely on.
+DOCUMENTED_KEYS = [
     "target",
     "model",
     "engine_version",
@@ -62,8 +62,8 @@ def build(snaps: list[Snapshot], **kw: str | None) -> dict[str, object]:
 
 
 def test_keys_are_the_contract_in_order_then_the_extras() -> None:
-    assert list(CONTRACT_KEYS) == DESIGN_KEYS
-    assert REPORT_KEYS[: len(DESIGN_KEYS)] == tuple(DESIGN_KEYS)
+    assert list(CONTRACT_KEYS) == DOCUMENTED_KEYS
+    assert REPORT_KEYS[: len(DOCUMENTED_KEYS)] == tuple(DOCUMENTED_KEYS)
     assert len(set(REPORT_KEYS)) == len(REPORT_KEYS)
     for extra in (
         "partial",

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from agentx_tui.secrets import MASK
+from agentx_tui.secrets import redact as scrub
 from agentx_tui.ui._format import bar, compact, count, duration, money, percent, seconds, split_compact
-from agentx_tui.ui._secrets import MASK, scrub
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""The tokens-per-dollar model (DESIGN §5): presets, price resolution, the running meter.
+"""The tokens-per-dollar model (docs/metrics.md): presets, price resolution, the running meter.
 
 load_presets(path=None) -> Presets          built-in presets + the user's override file
 resolve_price(*, gpu_price, cost_profile, gpu_names, sim_gpu, gpus, presets=None) -> PriceChoice | None

@@ -1,4 +1,4 @@
-"""The running tokens-per-dollar meter (DESIGN §5): dollars spent, tokens per dollar, $ per 1M tokens.
+"""The running tokens-per-dollar meter (docs/metrics.md): dollars spent, tokens per dollar, $ per 1M tokens.
 
 Rental: ``usd_spent = USD/GPU-hour × GPUs × elapsed / 3600`` at the current price, so changing the
 price live re-prices the whole run. Owned: the fixed part (capex + operations) the same way, plus the

@@ -1,4 +1,4 @@
-"""The cost presets file: load, validate, merge the user's override (DESIGN §5)."""
+"""The cost presets file: load, validate, merge the user's override (docs/metrics.md)."""
 
 from __future__ import annotations
 

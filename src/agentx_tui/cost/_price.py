@@ -1,4 +1,4 @@
-"""Which price applies (DESIGN §5 order) and what one GPU-hour costs in each mode."""
+"""Which price applies (docs/metrics.md order) and what one GPU-hour costs in each mode."""
 
 from __future__ import annotations
 
@@ -95,7 +95,7 @@ def resolve_price(
     gpus: int | None,
     presets: Presets | None = None,
 ) -> PriceChoice | None:
-    """The price in DESIGN §5's order: the user's price or profile; the preset for the GPU that
+    """The price in docs/metrics.md's order: the user's price or profile; the preset for the GPU that
     NVML/DCGM reports; the simulated engine's GPU; else None (cost figures then stay n/a).
 
     ``gpus`` (the user's or the simulator's count) wins over the number of ``gpu_names``.

@@ -1,4 +1,4 @@
-"""Engine side: launch vLLM or the simulator, or attach to running servers (DESIGN §2).
+"""Engine side: launch vLLM or the simulator, or attach to running servers (docs/architecture.md).
 
 Public:
     start_vllm, start_sim, LaunchedServer  — launched servers, always stopped with their whole tree

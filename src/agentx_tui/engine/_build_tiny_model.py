@@ -1,4 +1,4 @@
-"""Build the tiny random-weight test model (DESIGN §6). Run with a Python that has vLLM installed
+"""Build the tiny random-weight test model (docs/vllm.md). Run with a Python that has vLLM installed
 (it needs torch, transformers and tokenizers), never imported by agentx-tui itself:
 
     python _build_tiny_model.py OUT_DIR [SEED]

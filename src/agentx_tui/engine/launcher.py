@@ -57,7 +57,7 @@ def vllm_argv(
     command = resolve_vllm_command(vllm_cmd)
     extra = list(vllm_args)
     if not _has_flag(extra, "--enable-prompt-tokens-details"):
-        # Without it the client cannot see cached_tokens (DESIGN §5: client prefix hit rate).
+        # Without it the client cannot see cached_tokens (docs/metrics.md: client prefix hit rate).
         extra.append("--enable-prompt-tokens-details")
     if tiny:
         defaults = {
@@ -68,7 +68,7 @@ def vllm_argv(
             if not _has_flag(extra, flag):
                 extra += [flag, value]
         if not _has_flag(extra, "--enforce-eager"):
-            extra.append("--enforce-eager")  # 35 s start-up instead of 85 s on CPU (DESIGN §6)
+            extra.append("--enforce-eager")  # 35 s start-up instead of 85 s on CPU (docs/vllm.md)
     argv = [*command.argv_for(model), "--host", host, "--port", str(port), *extra]
     return argv, command.python
 

@@ -2,7 +2,7 @@
 signal, a bounded log buffer, and a stop that signals the whole group (SIGTERM, wait, SIGKILL).
 
 vLLM's API server spawns an engine core and a worker in its process group; SIGKILL to the API server
-alone leaves those running (DESIGN §6), so every stop here goes to the group, and the group is
+alone leaves those running (docs/vllm.md), so every stop here goes to the group, and the group is
 checked, not just the leader's PID.
 """
 
@@ -19,6 +19,8 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+
+from agentx_tui.secrets import redact
 
 _PR_SET_PDEATHSIG = 1
 _live: weakref.WeakSet[ManagedProcess] = weakref.WeakSet()
@@ -43,8 +45,7 @@ class LogBuffer:
         self._total = 0
 
     def append(self, line: str) -> None:
-        for secret in self._secrets:
-            line = line.replace(secret, "***")
+        line = redact(line, self._secrets)
         with self._lock:
             self._lines.append(line)
             self._total += 1

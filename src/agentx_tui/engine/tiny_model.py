@@ -1,4 +1,4 @@
-"""The bundled tiny random-weight model (DESIGN §6), built once into a cache directory and reused.
+"""The bundled tiny random-weight model (docs/vllm.md), built once into a cache directory and reused.
 
 Building needs torch, transformers and tokenizers, which live with vLLM, not in agentx-tui's own
 environment: the builder script runs under the vLLM interpreter. Concurrent builders (parallel

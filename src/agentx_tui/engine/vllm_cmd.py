@@ -1,4 +1,4 @@
-"""How to start vLLM (DESIGN §3 `--vllm-cmd`), in order:
+"""How to start vLLM (docs/architecture.md `--vllm-cmd`), in order:
 
 1. `--vllm-cmd CMD`: the user's command, split like a shell would (but never run through one);
 2. `AGENTX_VLLM_PYTHON`: a Python with vLLM installed;
@@ -7,7 +7,7 @@
 4. `vllm` on PATH: its interpreter (read from the script's `#!` line) runs the API server module.
 
 Every Python form runs `python -m vllm.entrypoints.openai.api_server --model MODEL`, which works for
-the GPU and the CPU builds alike (the CPU build's `vllm` command is broken: DESIGN §6).
+the GPU and the CPU builds alike (the CPU build's `vllm` command is broken: docs/vllm.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The load side (DESIGN §2, §7): workload specs and presets, the load loops, and the load generators.
+"""The load side (workloads/README.md): workload specs and presets, the load loops, the load generators.
 
 Public:
     prepare_workload, PreparedWorkload              — a workload and its data, loaded once

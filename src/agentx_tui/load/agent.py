@@ -1,4 +1,4 @@
-"""One simulated user: a loop of agent sessions whose context grows every step (DESIGN §7).
+"""One simulated user: a loop of agent sessions whose context grows every step (workloads/README.md).
 
 A session opens with the shared system prompt and a user message (the session's unique prefix + its
 first message), then repeats: send the whole history, append the answer, wait the tool's latency,

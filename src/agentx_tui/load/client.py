@@ -1,6 +1,6 @@
 """The streaming hot path: one chat completion over aiohttp, parsed from raw SSE bytes.
 
-DESIGN §6 measured aiohttp's compiled HTTP parser at about half httpx's CPU per token, so this module
+docs/vllm.md measured aiohttp's compiled HTTP parser at about half httpx's CPU per token, so this module
 keeps per-token work to a byte search: a `data:` line counts as a content event when its `"content"`
 value is a non-empty string, and only the final usage chunk (and, in echo mode, content chunks) is
 decoded as JSON. Timestamps are taken once per network read, not per event: events that arrive in the

@@ -4,7 +4,7 @@ The messages array is kept as already-encoded JSON (`bytearray`), so building st
 costs about the bytes it sends: one `json.dumps` of the new message and one join. Alongside, every
 place where two prompts can share a prefix is a *point*: a chained hash of all content before it and
 the prompt-token position it sits at. Two prompts that share a point hash share every token before
-it, which is what a perfect prefix cache can serve (DESIGN §5).
+it, which is what a perfect prefix cache can serve (docs/metrics.md).
 """
 
 from __future__ import annotations

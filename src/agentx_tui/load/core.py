@@ -90,9 +90,7 @@ class ConnectionLimit:
 
 
 class Core:
-    def __init__(
-        self, workload: Workload, *, seed: int, block_size: int, sink: StatsSink, connections: int
-    ) -> None:
+    def __init__(self, workload: Workload, *, seed: int, block_size: int, sink: StatsSink, connections: int) -> None:
         self.workload = workload
         self.seed = seed
         self.sink = sink
@@ -178,10 +176,12 @@ class Core:
     ) -> tuple[RequestRecord, str]:
         body = conv.body(server.head(out, w.temperature), TAIL)
         expected = conv.prompt_tokens
-        ceiling = self.ceiling.observe(server.url, conv)
         attempt = 0
         while True:
             attempt += 1
+            # Observed on every attempt: a retried prompt may already sit in the server's cache (the
+            # first attempt was computed before it failed), and a perfect cache would have it too.
+            ceiling = self.ceiling.observe(server.url, conv)
             slot.state, slot.in_flight = "prefill", True
             async with self.limit:
                 self.in_flight += 1

@@ -1,4 +1,4 @@
-"""Length and latency distributions of a workload (DESIGN §7).
+"""Length and latency distributions of a workload (workloads/README.md).
 
 In YAML a distribution is either a bare number (a constant) or a mapping with a `dist` key:
 

@@ -395,8 +395,10 @@ class Driver:
             limit = server.max_len
             self._core.event(
                 "trace_skip",
-                lambda n: f"{n} trace request(s) skipped: longer than the model's context ({limit} tokens); "
-                "lower --scale to fit them",
+                lambda n: (
+                    f"{n} trace request(s) skipped: longer than the model's context ({limit} tokens); "
+                    "lower --scale to fit them"
+                ),
             )
             return
         await self._core.gate(slot)

@@ -151,7 +151,7 @@ class _Tally:
 
 @dataclass
 class WindowFigures:
-    """A sweep point's client figures (DESIGN §8): latencies of the requests that started after the
+    """A sweep point's client figures (docs/sweeps.md): latencies of the requests that started after the
     warm-up and ended inside the window; token rates from token times inside the window."""
 
     start: float

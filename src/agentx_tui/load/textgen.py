@@ -1,4 +1,4 @@
-"""Token-exact prompt text (DESIGN §7): calibrate once per model, then build text of any length fast.
+"""Token-exact prompt text (workloads/README.md): calibrate once per model, then build text of any length fast.
 
 Calibration asks the server's `/tokenize` endpoint what each word of a fixed English word pool costs
 (written with a leading space, the form it has inside running text), checks that the costs add up on

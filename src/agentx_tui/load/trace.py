@@ -1,4 +1,4 @@
-"""Mooncake-format trace replay (DESIGN §7): one JSON object per line with `timestamp` (ms),
+"""Mooncake-format trace replay (workloads/README.md): one JSON object per line with `timestamp` (ms),
 `input_length`, `output_length` and `hash_ids` (one per 512-token block; equal ids, equal blocks).
 
 Each request becomes one user message made of its blocks' text: equal hash ids give byte-identical

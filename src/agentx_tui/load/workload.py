@@ -1,4 +1,4 @@
-"""The workload spec (DESIGN §7): one agent-loop shape, loaded from a preset or a user's YAML file.
+"""The workload spec (workloads/README.md): one agent-loop shape, loaded from a preset or a user's YAML file.
 
 Presets live in this package (`presets/*.yaml`) so that an installed agentx-tui finds them; a user's
 file is validated the same way. Every validation problem becomes one `WorkloadError` sentence naming
@@ -82,8 +82,6 @@ class Workload(_Spec):
     arrival: Arrival = Field(default_factory=Arrival)
     stop: StopRule = Field(default_factory=StopRule)
     temperature: float = Field(default=0.0, ge=0)
-    # Send OpenAI `tools` definitions, assistant `tool_calls` and `tool` messages (off: plain user turns).
-    tools: bool = False
     # `synthetic`: the history holds text of the generated length made by the driver (token-exact);
     # `echo`: the history holds the text the server streamed back.
     history: Literal["synthetic", "echo"] = "synthetic"

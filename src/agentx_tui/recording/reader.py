@@ -25,9 +25,7 @@ class Recording:
 
 
 def _not_a_recording(path: Path, why: str) -> RecordingError:
-    return RecordingError(
-        f"{path} is not an agentx-tui recording: {why}.", "Make one with `agentx-tui --record PATH`."
-    )
+    return RecordingError(f"{path} is not an agentx-tui recording: {why}.", "Make one with `agentx-tui --record PATH`.")
 
 
 def read_recording(path: Path) -> Recording:

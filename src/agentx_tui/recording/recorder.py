@@ -73,9 +73,7 @@ class Recorder:
             try:
                 f.close()
             except OSError as exc:
-                self.error = (
-                    self.error or f"recording to {self.path} could not be closed: {exc.strerror or exc}"
-                )
+                self.error = self.error or f"recording to {self.path} could not be closed: {exc.strerror or exc}"
 
     def __enter__(self) -> Recorder:
         return self

@@ -1,6 +1,6 @@
 """Reports, SLO checks, headless output and report comparison: sinks and readers of the Snapshot stream.
 
-- `ReportBuilder` turns the stream into the report of DESIGN §4 (`REPORT_KEYS`), and
+- `ReportBuilder` turns the stream into the report of docs/metrics.md (`REPORT_KEYS`), and
   `write_report` writes it as JSON, Markdown or CSV (`check_report_path` vets the path up front);
 - `parse_check` / `evaluate_checks` are the `--check` SLO assertions;
 - `HeadlessPrinter` is `--headless` output;

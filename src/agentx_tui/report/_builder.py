@@ -1,4 +1,4 @@
-"""The run's report (DESIGN §4), built incrementally from the Snapshot stream.
+"""The run's report (docs/metrics.md), built incrementally from the Snapshot stream.
 
 Whole-run figures come from the *last* snapshot's run totals (server `totals`, the client's totals
 and run percentiles, the cost meter's run-wide figures), divided by ``duration_s`` = last.time −
@@ -16,7 +16,7 @@ Throughput (``output_tokens_per_s`` …) is client-side when a load driver ran (
 received), else server-side (the servers' token counters); ``throughput_source`` says which, and the
 ``*_server`` keys always give the server-side figures. ``prefix_cache_hit_rate_server`` is the run
 window Δhits/Δqueries of the servers' prefix-cache counters (vLLM's log uses the last 1000 requests
-instead). Cost figures are the cost meter's run-wide ones (DESIGN §5, at the price in force at the
+instead). Cost figures are the cost meter's run-wide ones (docs/metrics.md, at the price in force at the
 end), taken as they are so the report agrees with the meter on screen.
 """
 

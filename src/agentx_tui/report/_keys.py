@@ -1,8 +1,8 @@
-"""The report's keys (DESIGN §4, a contract) and the unit of each figure.
+"""The report's keys (docs/metrics.md, a contract) and the unit of each figure.
 
-`REPORT_KEYS` lists the contract keys in DESIGN order, then the extra keys this tool adds so that a
+`REPORT_KEYS` lists the contract keys in the documented order, then the extra keys this tool adds so that a
 reader can tell how each figure was obtained (`partial`, sources, raw token counts). Units follow
-DESIGN §4: fractions 0–1, rates per second, seconds, watts, USD.
+docs/metrics.md: fractions 0–1, rates per second, seconds, watts, USD.
 """
 
 from __future__ import annotations

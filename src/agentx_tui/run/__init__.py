@@ -1,8 +1,8 @@
 """One run of agentx-tui, from the command line's plan to its exit code (docs/architecture.md).
 
-    build_plan(args) -> RunPlan     pre-flight: every check before any server starts (exit 2)
-    execute(plan) -> int            serving, load, the tick loop, subscribers, report, exit code
-    replay(path) -> int             a recording played back in the dashboard
+build_plan(args) -> RunPlan     pre-flight: every check before any server starts (exit 2)
+execute(plan) -> int            serving, load, the tick loop, subscribers, report, exit code
+replay(path) -> int             a recording played back in the dashboard
 """
 
 from agentx_tui.run.execute import execute, replay

@@ -156,7 +156,7 @@ class Collectors:
         return GpuState(status="no NVIDIA GPU visible: remote server (pass --gpu-metrics URL of a DCGM exporter)")
 
     def _gpu_count(self, gpu: GpuState) -> tuple[int | None, str | None]:
-        """GPUs behind the target, in DESIGN §5's order, and where the count came from."""
+        """GPUs behind the target, in docs/metrics.md's order, and where the count came from."""
         if self.plan.price.gpus is not None:
             return self.plan.price.gpus, "--gpus"
         if self.serving.sim_gpus is not None:

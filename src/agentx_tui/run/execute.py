@@ -1,4 +1,4 @@
-"""One run from plan to exit code (DESIGN §3): open the serving side, start the load, tick, finish.
+"""One run from plan to exit code (docs/architecture.md): open the serving side, start the load, tick, finish.
 
 Whatever ends the run — its duration or sweep, `q`, Ctrl-C, SIGTERM, SIGHUP, a server crash — the
 report and the recording are written and every launched process is stopped (`stopped_on_exit` is the
@@ -150,9 +150,7 @@ async def _run_on(plan: RunPlan, serving: Serving) -> int:
     if feed is not None:
         from agentx_tui.ui import AgentXApp
 
-        app = AgentXApp(
-            feed, live, theme=plan.output.theme, refresh_s=plan.output.refresh_s, secrets=plan.secrets
-        )
+        app = AgentXApp(feed, live, theme=plan.output.theme, refresh_s=plan.output.refresh_s, secrets=plan.secrets)
     interrupted: list[signal.Signals] = []
 
     def on_signal(sig: signal.Signals) -> None:

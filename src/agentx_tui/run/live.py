@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import time
 from dataclasses import dataclass
+from typing import Protocol
 
 from agentx_tui.load import LoadGenerator
 from agentx_tui.run.collect import Collected, Collectors, EventLog
@@ -25,6 +26,18 @@ from agentx_tui.telemetry.snapshot import RunInfo, RunState, Snapshot
 
 _CRASH_LOG_LINES = 15  # as many as a failed start-up shows (engine/launcher.py)
 _INTERRUPTED_DRAIN_S = 2.0  # a user who pressed Ctrl-C wants out, not a full drain
+
+
+class Collecting(Protocol):
+    """What the loop needs of its collectors (run/collect.py; a fake in tests)."""
+
+    async def collect(self) -> Collected: ...
+
+    def set_price(self, usd_per_gpu_hour: float | None, gpus: int | None) -> None: ...
+
+    def reset_windows(self) -> None: ...
+
+    async def close(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -48,6 +61,7 @@ class LiveRun:
         phases: Phases,
         subscribers: Fanout,
         events: EventLog,
+        collectors: Collecting | None = None,
     ) -> None:
         self.plan = plan
         self.serving = serving
@@ -56,7 +70,7 @@ class LiveRun:
         self.subscribers = subscribers
         self.events = events
         self.started_at = time.time()
-        self.collectors = Collectors(plan, serving, load, events, self.started_at)
+        self.collectors = collectors or Collectors(plan, serving, load, events, self.started_at)
         self._stop = asyncio.Event()
         self._stop_reason: str | None = None
         self._partial_reason: str | None = None

@@ -21,7 +21,7 @@ PROMETHEUS_TOKEN_ENV = "AGENTX_PROMETHEUS_TOKEN"
 
 @dataclass(frozen=True)
 class PrometheusPlan:
-    """Telemetry of a fleet read from an existing Prometheus (DESIGN §9)."""
+    """Telemetry of a fleet read from an existing Prometheus (docs/scale.md)."""
 
     url: str
     selector: str = ""
@@ -61,7 +61,7 @@ class LoadPlan:
 
 @dataclass(frozen=True)
 class SweepPlan:
-    """DESIGN §8: one measured point per user count, sessions kept running from point to point."""
+    """docs/sweeps.md: one measured point per user count, sessions kept running from point to point."""
 
     users: tuple[int, ...] = ()  # empty: auto (doubling from `start_users`)
     start_users: int = 1

@@ -1,4 +1,4 @@
-"""Pre-flight: the command line becomes a `RunPlan`, or one sentence and exit 2 (DESIGN §3).
+"""Pre-flight: the command line becomes a `RunPlan`, or one sentence and exit 2 (docs/architecture.md).
 
 Everything a user can get wrong is found here, before any server starts or load is sent: flag
 combinations, URLs, the workload (file, preset, trace, agent sessions), `--check` expressions, output
@@ -31,6 +31,7 @@ from agentx_tui.run.plan import (
     TargetKind,
     TargetPlan,
 )
+from agentx_tui.sim.profiles import DEFAULT_PROFILE, load_profile
 
 DEFAULT_USERS = 8
 # Users per load process before `--workers auto` adds another (docs/scale.md: one process streams
@@ -70,8 +71,6 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
     if sweep is not None and prepared.spec.is_none:
         raise UsageError("--sweep needs load: it cannot run with `-w none`.", "Choose a workload.")
     if target.kind == "sim":
-        from agentx_tui.sim.profiles import load_profile  # the simulator's server stack: only when used
-
         load_profile(target.sim_profile)  # an unknown profile is a usage error, not a failed start
     if args.gpu_price is not None and args.cost_profile is not None:
         raise UsageError("--gpu-price and --cost-profile cannot be used together.", "Give a price or a preset.")
@@ -111,9 +110,7 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
 
 def _target(args: argparse.Namespace) -> TargetPlan:
     chosen = [
-        flag
-        for flag, given in (("--attach", args.attach), ("--serve", args.serve), ("--sim", args.sim))
-        if given
+        flag for flag, given in (("--attach", args.attach), ("--serve", args.serve), ("--sim", args.sim)) if given
     ]
     if args.prometheus and (args.serve or args.sim):
         raise UsageError(
@@ -156,19 +153,13 @@ def _target(args: argparse.Namespace) -> TargetPlan:
         attach=tuple(args.attach),
         serve=args.serve,
         vllm_args=tuple(args.vllm_arg),
-        sim_profile=args.sim or _default_sim_profile(),
+        sim_profile=args.sim or DEFAULT_PROFILE,
         port=args.port,
         vllm_cmd=args.vllm_cmd,
         startup_timeout_s=args.startup_timeout,
         gpu_metrics=args.gpu_metrics,
         prometheus=prometheus,
     )
-
-
-def _default_sim_profile() -> str:
-    from agentx_tui.cli import DEFAULT_SIM_PROFILE
-
-    return DEFAULT_SIM_PROFILE
 
 
 def _sweep(args: argparse.Namespace) -> SweepPlan | None:

@@ -1,4 +1,4 @@
-"""The servers a run measures (DESIGN §3 TARGET): launch vLLM, start the simulator, or probe attached URLs.
+"""The servers a run measures (docs/architecture.md TARGET): launch vLLM, start the simulator, or probe attached URLs.
 
 `open_serving` returns a `Serving`: the probed `ServerInfo` of every endpoint (shared by the load
 driver and the scrapers) and the launched process, if any, which `Serving.stop` stops with its tree.
@@ -65,7 +65,9 @@ async def open_serving(plan: TargetPlan, *, api_key: str | None) -> Serving:
         sims = [e.sim for e in endpoints if e.sim]
         label = "attach " + ", ".join(e.url for e in endpoints)
         if plan.prometheus is not None:
-            label = f"prometheus {plan.prometheus.url}" + (f" · load to {', '.join(plan.attach)}" if plan.attach else "")
+            label = f"prometheus {plan.prometheus.url}" + (
+                f" · load to {', '.join(plan.attach)}" if plan.attach else ""
+            )
         return Serving(label, bool(sims), endpoints, None, *_sim_gpu(sims[0] if sims else None))
     started = time.monotonic()
     if plan.kind == "serve":

@@ -9,12 +9,28 @@ Public API:
 - `SimEngine`, `create_app` — the engine and its starlette app, for embedding.
 """
 
-from agentx_tui.sim.api import create_app
-from agentx_tui.sim.engine import SimEngine
-from agentx_tui.sim.profiles import SimProfile, list_profiles, load_profile
-from agentx_tui.sim.server import SimServer, serve
+from __future__ import annotations
 
-DEFAULT_PROFILE = "h200/llama-3.1-8b"
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from agentx_tui.sim.profiles import DEFAULT_PROFILE, SimProfile, list_profiles, load_profile
+
+if TYPE_CHECKING:
+    from agentx_tui.sim.api import create_app
+    from agentx_tui.sim.engine import SimEngine
+    from agentx_tui.sim.server import SimServer, serve
+
+# The server stack (starlette, uvicorn) loads only when used: `agentx-tui --help` and the profile
+# checks of a run's pre-flight import this package too.
+_LAZY = {"create_app": "api", "SimEngine": "engine", "SimServer": "server", "serve": "server"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"agentx_tui.sim.{_LAZY[name]}"), name)
+    raise AttributeError(name)
+
 
 __all__ = [
     "DEFAULT_PROFILE",

@@ -15,7 +15,7 @@ from starlette.applications import Starlette
 from agentx_tui.errors import TargetError
 from agentx_tui.sim.api import create_app
 from agentx_tui.sim.engine import DEFAULT_STREAM_INTERVAL_S, SimEngine
-from agentx_tui.sim.profiles import SimProfile, load_profile
+from agentx_tui.sim.profiles import DEFAULT_PROFILE, SimProfile, load_profile
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
@@ -117,7 +117,7 @@ class SimServer:
 def serve(
     host: str = "127.0.0.1",
     port: int = 8000,
-    profile: str = "h200/llama-3.1-8b",
+    profile: str = DEFAULT_PROFILE,
     *,
     ready_fd: int | None = None,
     num_gpu_blocks: int | None = None,

@@ -1,4 +1,4 @@
-"""`Page` + `WindowState` → `EndpointFigures` (pure): the formulas of DESIGN §5 for server figures."""
+"""`Page` + `WindowState` → `EndpointFigures` (pure): the formulas of docs/metrics.md for server figures."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The name table: every server's metric names mapped to one internal vocabulary (DESIGN §6).
+"""The name table: every server's metric names mapped to one internal vocabulary (docs/vllm.md).
 
 Each internal figure lists its source names in order of preference; the first one present on a page
 wins, so a server that exposes both the new and the deprecated name (vLLM 0.9.2–0.10) is read once, by

@@ -1,10 +1,10 @@
-"""The one immutable `Snapshot` per tick that every sink consumes (DESIGN §2).
+"""The one immutable `Snapshot` per tick that every sink consumes (docs/architecture.md).
 
 The TUI, the headless printer, the JSONL recorder, the report builder and replay all see the same
 stream of these objects, so a recording replays exactly what was shown. A `Snapshot` serialises to one
 JSON line (`to_json`) and back (`Snapshot.from_json`) without loss.
 
-Conventions (DESIGN §4): fractions are 0–1, rates are per second, times in seconds, power in watts,
+Conventions (docs/metrics.md): fractions are 0–1, rates are per second, times in seconds, power in watts,
 money in USD. A figure that cannot be known is ``None`` (shown as ``n/a``), never 0.
 
 Two kinds of figures live side by side:
@@ -164,7 +164,7 @@ class ClientFigures(_Frozen):
 
 
 class ClientHealth(_Frozen):
-    """How hard the load generator itself works (DESIGN §9): is the client the bottleneck?
+    """How hard the load generator itself works (docs/scale.md): is the client the bottleneck?
 
     Window figures over every load process (the main process included). `saturated` is the verdict,
     `reason` says why in words (docs/metrics.md gives the thresholds)."""
@@ -203,7 +203,7 @@ class SessionRow(_Frozen):
 
 
 class CostFigures(_Frozen):
-    """The tokens-per-dollar meter (DESIGN §5). All ``None`` when no price is known."""
+    """The tokens-per-dollar meter (docs/metrics.md). All ``None`` when no price is known."""
 
     usd_per_gpu_hour: float | None = None
     gpus: int | None = None
@@ -215,13 +215,13 @@ class CostFigures(_Frozen):
     usd_per_million_output_tokens: float | None = None  # run-wide
     tokens_per_dollar_total_window: float | None = None
     tokens_per_dollar_output_window: float | None = None
-    # Where `gpus` came from (DESIGN §5): "--gpus", "launched server (NVML processes)", "DCGM series of
+    # Where `gpus` came from (docs/metrics.md): "--gpus", "launched server (NVML processes)", "DCGM series of
     # the attached replicas", "simulated profile"… None when no count is known.
     gpus_source: str | None = None
 
 
 class TierRead(_Frozen):
-    """A sweep's throughput read at one interactivity tier (DESIGN §8). None outside the measured
+    """A sweep's throughput read at one interactivity tier (docs/sweeps.md). None outside the measured
     range, and `note` says why."""
 
     tier: float  # tokens/s/user, p90 interactivity
@@ -232,7 +232,7 @@ class TierRead(_Frozen):
 
 
 class PointFigures(_Frozen):
-    """One measured point of a sweep: the report's figures over the point's window (DESIGN §4, §8)."""
+    """One measured point of a sweep: the report's figures over the point's window (docs/metrics.md, docs/sweeps.md)."""
 
     index: int
     users: int

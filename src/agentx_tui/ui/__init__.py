@@ -1,11 +1,11 @@
 """The Textual dashboard: the only package that imports textual.
 
-run_dashboard(source, controls, *, theme=None, refresh_s=0.5, screenshot_dir=None,
-              title="agentx-tui", secrets=())      runs it in this terminal until `q`
-AgentXApp(...)                                       the same, as an App for pilot tests
+AgentXApp(source, controls, *, theme=None, refresh_s=0.5, screenshot_dir=None, title="agentx-tui",
+          secrets=())    renders a Snapshot stream (a live run's feed, or a recording's player);
+                         `controls` are the run's LiveControls or the player's ReplayControls
 """
 
 from agentx_tui.ui._themes import DEFAULT_THEME, MONO_THEME, user_theme_dir
-from agentx_tui.ui.app import AgentXApp, run_dashboard
+from agentx_tui.ui.app import AgentXApp
 
-__all__ = ["DEFAULT_THEME", "MONO_THEME", "AgentXApp", "run_dashboard", "user_theme_dir"]
+__all__ = ["DEFAULT_THEME", "MONO_THEME", "AgentXApp", "user_theme_dir"]

@@ -22,9 +22,9 @@ from textual.reactive import reactive
 from textual.widgets import Footer, Static
 
 from agentx_tui.control import LiveControls, ReplayControls, SnapshotSource
+from agentx_tui.secrets import redact as scrub
 from agentx_tui.telemetry.snapshot import Snapshot
 from agentx_tui.ui._history import History
-from agentx_tui.ui._secrets import scrub
 from agentx_tui.ui._themes import BUNDLED_DIR, choose_theme, load_themes, user_theme_dir
 from agentx_tui.ui.header import RunHeader
 from agentx_tui.ui.messages import SnapshotArrived, SourceEnded
@@ -53,7 +53,7 @@ class AgentXApp(App[None]):
         Binding("space", "pause", "pause", show=False),
         Binding("plus,equals_sign", "users_up", "+user", key_display="+"),
         Binding("minus", "users_down", "-user", key_display="-"),
-        *(Binding(str(n), f"maximize({n})", f"{n}", show=False) for n in range(1, 8)),
+        *(Binding(str(n), f"maximize({n})", f"{n}", show=False) for n in range(1, 10)),
         Binding("escape", "restore", "back", show=False),
         Binding("t", "next_theme", "theme"),
         Binding("c", "edit_cost", "cost"),
@@ -358,29 +358,9 @@ class AgentXApp(App[None]):
         result = [
             ("1–7", "maximise a pane: 1 GPU · 2 KV cache · 3 prefix cache"),
             ("", "4 throughput · 5 users · 6 cost · 7 log"),
+            ("8 9", "maximise 8 frontier (a sweep) · 9 fleet (over 3 endpoints)"),
         ]
         result += [(" ".join(keys), self.KEY_HELP[action]) for action, keys in rows.items()]
         result.append(("tab", "move focus (the body scrolls with ↑ ↓ pgup pgdn)"))
         return result
 
-
-def run_dashboard(
-    source: SnapshotSource,
-    controls: LiveControls | ReplayControls | None,
-    *,
-    theme: str | None = None,
-    refresh_s: float = 0.5,
-    screenshot_dir: Path | None = None,
-    title: str = "agentx-tui",
-    secrets: Sequence[str] = (),
-) -> None:
-    """Run the dashboard in this terminal until the user quits."""
-    AgentXApp(
-        source,
-        controls,
-        theme=theme,
-        refresh_s=refresh_s,
-        screenshot_dir=screenshot_dir,
-        title=title,
-        secrets=secrets,
-    ).run()

@@ -1,4 +1,4 @@
-"""⁶ Cost: the tokens-per-dollar meter (DESIGN §5), against the AgentX reference figure."""
+"""⁶ Cost: the tokens-per-dollar meter (docs/metrics.md), against the AgentX reference figure."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from agentx_tui.telemetry.snapshot import Snapshot
 from agentx_tui.ui._format import NA, money, split_compact
 from agentx_tui.ui.panes._base import Figures, Pane, flow, label, line, value
 
-# SemiAnalysis AgentX as reported for vLLM (DESIGN §1): the figure users come to compare against.
+# SemiAnalysis AgentX as reported for vLLM (README.md): the figure users come to compare against.
 AGENTX_REFERENCE = "1.3 B tokens/$ (SemiAnalysis AgentX, vLLM)"
 
 

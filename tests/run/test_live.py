@@ -1,0 +1,121 @@
+"""The tick loop: one snapshot per tick to every subscriber, then drain, one final snapshot, close."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+
+import pytest
+
+from agentx_tui.cli import parse_args
+from agentx_tui.run import build_plan
+from agentx_tui.run.collect import Collected, EventLog
+from agentx_tui.run.live import LiveRun
+from agentx_tui.run.phases import TimedRun
+from agentx_tui.run.serving import Serving
+from agentx_tui.run.subscribers import DashboardFeed, Fanout
+from agentx_tui.telemetry.snapshot import CostFigures, GpuState, Snapshot
+
+
+class FakeCollectors:
+    def __init__(self) -> None:
+        self.collected = 0
+        self.closed = False
+        self.price: tuple[float | None, int | None] | None = None
+
+    async def collect(self) -> Collected:
+        self.collected += 1
+        return Collected(time.time(), (), None, GpuState(), None, CostFigures(), ())
+
+    def set_price(self, usd_per_gpu_hour: float | None, gpus: int | None) -> None:
+        self.price = (usd_per_gpu_hour, gpus)
+
+    def reset_windows(self) -> None:
+        pass
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+@dataclass
+class Recorded:
+    snaps: list[Snapshot] = field(default_factory=list)
+    closed: int = 0
+
+    def publish(self, snap: Snapshot) -> None:
+        self.snaps.append(snap)
+
+    def close(self) -> None:
+        self.closed += 1
+
+
+class Broken:
+    def publish(self, snap: Snapshot) -> None:
+        raise OSError("the terminal is gone")
+
+    def close(self) -> None:
+        raise OSError("still gone")
+
+
+def _run(*argv: str, subscribers: list[object] | None = None) -> tuple[LiveRun, Recorded, FakeCollectors]:
+    plan = build_plan(parse_args(["--interval", "0.05", "-w", "none", *argv]))
+    recorded = Recorded()
+    events = EventLog(plan.secrets)
+    fanout = Fanout([recorded, *(subscribers or [])], on_error=events.add)  # type: ignore[list-item]
+    collectors = FakeCollectors()
+    serving = Serving("fake target", True, [])
+    live = LiveRun(plan, serving, None, TimedRun(plan.duration_s), fanout, events, collectors)
+    return live, recorded, collectors
+
+
+async def test_ticks_until_the_duration_then_one_final_snapshot() -> None:
+    live, recorded, collectors = _run("--duration", "0.3")
+    outcome = await live.run()
+    seqs = [s.seq for s in recorded.snaps]
+    assert seqs == list(range(1, len(seqs) + 1)) and 6 <= len(seqs) <= 10
+    assert outcome.reason == "duration reached" and outcome.partial_reason is None
+    assert outcome.ticks == len(seqs) == collectors.collected
+    assert recorded.snaps[-1].run.state == "stopping"  # the final snapshot, after the drain
+    assert recorded.closed == 1
+
+
+async def test_a_stop_request_ends_the_run_partial_and_mid_tick() -> None:
+    live, recorded, _ = _run()
+    task = asyncio.create_task(live.run())
+    await asyncio.sleep(0.12)
+    live.request_stop("stopped by SIGTERM", partial=True)
+    live.request_stop("a second reason is ignored")
+    outcome = await asyncio.wait_for(task, 2)
+    assert outcome.reason == outcome.partial_reason == "stopped by SIGTERM"
+    assert len(recorded.snaps) >= 2 and recorded.closed == 1
+
+
+async def test_a_failing_subscriber_does_not_stop_the_others() -> None:
+    live, recorded, _ = _run("--duration", "0.15", subscribers=[Broken()])
+    await live.run()
+    assert recorded.snaps and recorded.closed == 1
+    assert any("Broken stopped: the terminal is gone" in e for s in recorded.snaps for e in s.events)
+
+
+async def test_controls_reach_the_collectors_and_events_are_logged() -> None:
+    live, recorded, collectors = _run("--duration", "0.15")
+    live.set_price(3.5, 2)
+    await live.run()
+    assert collectors.price == (3.5, 2)
+    assert any("cost price changed" in e for s in recorded.snaps for e in s.events)
+
+
+async def test_the_dashboard_feed_keeps_the_newest_and_ends() -> None:
+    feed = DashboardFeed(maxsize=2)
+    live, _, _ = _run("--duration", "0.3", subscribers=[feed])
+    await live.run()
+    got = [s async for s in feed.snapshots()]
+    assert 1 <= len(got) <= 2 and got[-1].run.state == "stopping"
+
+
+@pytest.mark.parametrize("users", [0, 3])
+async def test_users_without_load_stay_zero(users: int) -> None:
+    live, _, _ = _run("--duration", "0.05")
+    live.set_users(users)
+    assert live.users == 0 and not live.paused

@@ -1,0 +1,113 @@
+"""Pre-flight: the command line becomes one immutable plan, loaded once, or one sentence (exit 2)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from agentx_tui.cli import parse_args
+from agentx_tui.errors import UsageError, WorkloadError
+from agentx_tui.run import RunPlan, build_plan, preflight
+
+
+def plan(*argv: str) -> RunPlan:
+    return build_plan(parse_args(argv))
+
+
+def test_the_default_plan_is_the_simulator_with_the_coding_agent() -> None:
+    p = plan()
+    assert p.target.kind == "sim" and p.target.sim_profile == "h200/llama-3.1-8b"
+    assert p.load.workload.name == "coding-agent" and p.load.users == 8 and p.load.workers == 1
+    assert p.duration_s is None and p.sweep is None and p.output.checks == ()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.load = p.load  # type: ignore[misc]
+
+
+def test_checks_are_parsed_once_into_the_plan() -> None:
+    p = plan("--check", "ttft_p90_s <= 2", "--check", "error_rate == 0")
+    assert [(c.key, c.op, c.threshold) for c in p.output.checks] == [
+        ("ttft_p90_s", "<=", 2.0),
+        ("error_rate", "==", 0.0),
+    ]
+
+
+def test_the_workload_is_loaded_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    real = preflight.prepare_workload
+
+    def counting(name: str, *, scale: float | None = None):  # type: ignore[no-untyped-def]
+        calls.append(name)
+        return real(name, scale=scale)
+
+    monkeypatch.setattr(preflight, "prepare_workload", counting)
+    p = plan("-w", "chat", "--scale", "0.5")
+    assert calls == ["chat"]
+    assert p.load.workload.spec.scale == 0.5
+
+
+def test_a_list_sweep_sets_the_users_and_must_rise() -> None:
+    p = plan("--sweep", "users=2,4,8", "--warmup", "5", "--point-duration", "30", "--tiers", "100,50")
+    assert p.sweep is not None and p.sweep.users == (2, 4, 8) and not p.sweep.auto
+    assert p.load.users == 2 and p.sweep.tiers == (50.0, 100.0)
+    assert (p.sweep.warmup_s, p.sweep.point_duration_s) == (5.0, 30.0)
+    with pytest.raises(UsageError, match="must rise"):
+        plan("--sweep", "users=4,2")
+    with pytest.raises(UsageError, match="cannot be used together"):
+        plan("--sweep", "users=1,2", "-u", "3")
+    with pytest.raises(UsageError, match="--duration and --sweep"):
+        plan("--sweep", "auto", "--duration", "10")
+    with pytest.raises(UsageError, match="needs load"):
+        plan("--sweep", "auto", "-w", "none")
+
+
+def test_an_auto_sweep_starts_from_users_or_one() -> None:
+    assert plan("--sweep", "auto").load.users == 1
+    p = plan("--sweep", "auto", "-u", "16")
+    assert p.sweep is not None and p.sweep.auto and p.sweep.start_users == 16 and p.load.users == 16
+
+
+def test_workers_auto_is_one_for_small_runs_and_bounded_by_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(preflight.os, "cpu_count", lambda: 8)
+    assert plan("-u", "8").load.workers == 1
+    assert plan("-u", "100000").load.workers == 7  # one core stays with the main process
+    assert plan("-u", "100000", "--workers", "3").load.workers == 3
+
+
+def test_prometheus_credentials_stay_out_of_repr_and_recordings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENTX_PROMETHEUS_TOKEN", "tok-distinctive-77")
+    p = plan(
+        "--prometheus", "http://prom:9090", "--selector", '{namespace="llm"}',
+        "--prometheus-header", "X-Scope-OrgID: tenant-distinctive-9",
+    )  # fmt: skip
+    assert p.target.kind == "prometheus" and p.load.workload.spec.is_none  # no --attach: observe only
+    assert p.target.prometheus is not None and p.target.prometheus.selector == '{namespace="llm"}'
+    for text in (repr(p), str(p.recorded_settings())):
+        assert "tok-distinctive-77" not in text and "tenant-distinctive-9" not in text
+    assert {"tok-distinctive-77", "tenant-distinctive-9"} <= set(p.secrets)
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["--prometheus", "http://p:9090", "--sim"], "cannot be used together"),
+        (["--selector", '{a="b"}'], "only apply with --prometheus"),
+        (["--prometheus", "http://p:9090", "--selector", "namespace=llm"], "is not a PromQL label selector"),
+        (["--prometheus", "http://p:9090", "--prometheus-header", "novalue"], "must look like 'Name: value'"),
+        (["--ray", "ray://head:10001"], "--ray needs a target the cluster's nodes can reach"),
+        (["--attach", "ftp://x"], "is not an http\\(s\\) URL"),
+        (["--sweep", "users=a"], "is not a whole number"),
+        (["--tiers", "50,inf"], "is not a finite number"),
+    ],
+)
+def test_bad_combinations_are_one_sentence(argv: list[str], needle: str) -> None:
+    with pytest.raises(UsageError, match=needle):
+        plan(*argv)
+
+
+def test_a_bad_workload_is_refused_in_preflight(tmp_path: Path) -> None:
+    bad = tmp_path / "w.yaml"
+    bad.write_text("stepz: 3\n")
+    with pytest.raises(WorkloadError, match="unknown field 'stepz'"):
+        plan("-w", str(bad))
