@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +54,8 @@ class FakeServer:
     token_delay_s: float = 0.0
     cached_details: bool = True
     requests: list[dict[str, Any]] = field(default_factory=list)
+    # (arrived, answered, max_tokens) of every streamed completion, in `time.monotonic()` seconds
+    timeline: list[tuple[float, float, int]] = field(default_factory=list)
     auth: list[str | None] = field(default_factory=list)
     prompt_tokens_total: int = 0
     generation_tokens_total: int = 0
@@ -96,6 +99,7 @@ class FakeServer:
         return best
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
+        arrived = time.monotonic()
         body = await request.json()
         self.requests.append(body)
         self.auth.append(request.headers.get("Authorization"))
@@ -138,4 +142,5 @@ class FakeServer:
         await resp.write(f"data: {json.dumps({**head, 'choices': [], 'usage': usage})}\n\n".encode())
         await resp.write(b"data: [DONE]\n\n")
         await resp.write_eof()
+        self.timeline.append((arrived, time.monotonic(), out))
         return resp

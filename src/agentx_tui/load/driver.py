@@ -32,6 +32,7 @@ from agentx_tui.load.client import STREAM_IDLE_TIMEOUT_S, RequestRecord
 from agentx_tui.load.conversation import Conversation
 from agentx_tui.load.core import Core, ServerConnection
 from agentx_tui.load.limits import connection_budget
+from agentx_tui.load.session_loop import run_tree
 from agentx_tui.load.slot import Slot
 from agentx_tui.load.source import PreparedWorkload, prepared
 from agentx_tui.load.stats import ClientStats, Failed, StatsSink
@@ -78,6 +79,7 @@ class Driver:
         max_think_s: float | None = None,
         ids: IdStride = IdStride(),
         connections: int | None = None,
+        nonce: int | None = None,
     ) -> None:
         if not servers:
             raise TargetError("The load driver needs at least one server.")
@@ -95,6 +97,8 @@ class Driver:
         )
         self._core.max_think_s = max_think_s
         self._token_models = dict(token_models or {})
+        # Scopes a session replay's text to this run (workers share the main process's nonce).
+        self._nonce = nonce if nonce is not None else random.getrandbits(48)
         self._want = max(0, users)
         self._seed = seed
         self._api_key = api_key
@@ -352,7 +356,9 @@ class Driver:
         slot = self._slots.pop(local)
         self._retiring.add(local)
         slot.retire = True
-        if not slot.in_flight and slot.task is not None:
+        if slot.stop is not None:
+            slot.stop.set()  # a session replay ends its waits and lets its calls on the wire finish
+        elif not slot.in_flight and slot.task is not None:
             slot.task.cancel()
 
     async def _run_user(self, slot: Slot) -> None:
@@ -365,6 +371,10 @@ class Driver:
                     if req is None:  # the trace is exhausted
                         break
                     await self._run_trace_request(slot, w, req)
+                    continue
+                if w.kind == "sessions":
+                    if not await self._run_session_tree(slot, w):
+                        break
                     continue
                 if w.arrival.mode == "poisson":
                     await self._arrivals.get()
@@ -381,6 +391,28 @@ class Driver:
                     slot.state = "error"
                     await asyncio.sleep(_ERROR_PAUSE_S)
             slot.state = "done"
+
+    async def _run_session_tree(self, slot: Slot, w: Workload) -> bool:
+        """One pass of the next session file; False when there is none to start (the stop rule)."""
+        sessions = self._prepared.sessions
+        await self._core.gate(slot)
+        session_id = None if slot.retire or self._stop_rule_hit() else self._take_session()
+        if session_id is None or sessions is None or not sessions.trees:
+            return False
+        # Files in order, recycled; each pass (a recycled file, the same file for two users, the same
+        # file in another run) gets its own marker, so no pass hits another's cache.
+        tree = sessions.trees[session_id % len(sessions.trees)]
+        slot.session += 1
+        slot.stop = asyncio.Event()
+        if slot.retire:
+            slot.stop.set()
+        how = await run_tree(self._core, slot, tree, hash((self._nonce, session_id)), w, slot.stop)
+        slot.stop = None
+        self._core.session_ended(how, self._core.servers[0])
+        if how == "error":
+            slot.state = "error"
+            await asyncio.sleep(_ERROR_PAUSE_S)
+        return True
 
     async def _run_trace_request(self, slot: Slot, w: Workload, req: TraceRequest) -> None:
         servers = self._core.servers

@@ -30,6 +30,7 @@ class Slot:
     in_flight: bool = False
     retire: bool = False
     task: asyncio.Task[None] | None = None
+    stop: asyncio.Event | None = None  # set when retired: a replay lets its calls on the wire finish
 
     def row(self) -> SessionRow:
         return SessionRow(

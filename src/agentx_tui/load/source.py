@@ -9,7 +9,9 @@ whose first request can never fit.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 
+from agentx_tui.load.sessions import SessionSet, load_session_set
 from agentx_tui.load.trace import TraceRequest, load_trace
 from agentx_tui.load.workload import Workload, check_first_request_fits, fit_to_context, load_workload
 
@@ -18,6 +20,7 @@ from agentx_tui.load.workload import Workload, check_first_request_fits, fit_to_
 class PreparedWorkload:
     spec: Workload
     trace: tuple[TraceRequest, ...] | None = None  # a Mooncake trace's requests
+    sessions: SessionSet | None = None  # AgentX agent sessions, at the spec's scale
 
     @property
     def name(self) -> str:
@@ -25,16 +28,21 @@ class PreparedWorkload:
 
     def context_needed(self) -> int:
         """Tokens of context the workload's first steps need, at its current scale."""
+        # A replay fits its 95th percentile: a few long outliers are skipped (and counted), not fitted,
+        # or one 450 K-token session would shrink all the others a hundredfold.
         if self.trace is not None:
-            # The 95th percentile of input + output: a few long outliers are skipped, not fitted.
-            sizes = sorted(r.input_length + r.output_length for r in self.trace)
-            return round(sizes[min(len(sizes) - 1, int(0.95 * len(sizes)))] * self.spec.scale)
+            return round(_p95([r.input_length + r.output_length for r in self.trace]) * self.spec.scale)
+        if self.sessions is not None:
+            return _p95([t.max_context_tokens for t in self.sessions.trees])
         return self.spec.context_needed()
 
     def fitted(self, max_model_len: int | None) -> tuple[PreparedWorkload, str | None]:
         """Scaled down to fit `max_model_len` when it does not; the note says so."""
         spec, note = fit_to_context(self.spec, max_model_len, needed=self.context_needed())
-        return replace(self, spec=spec), note
+        if spec is self.spec:
+            return self, None
+        sessions = self.sessions.with_scale(spec.scale) if self.sessions is not None else None
+        return replace(self, spec=spec, sessions=sessions), note
 
     def check_fits(self, max_model_len: int, scale: float | None) -> None:
         check_first_request_fits(self.spec, max_model_len, scale)
@@ -49,4 +57,11 @@ def prepared(spec: Workload) -> PreparedWorkload:
     """`spec` with the data it replays loaded (a trace's requests)."""
     if spec.kind == "trace" and spec.trace is not None:
         return PreparedWorkload(spec, trace=load_trace(spec.trace.path, spec.trace.skip, spec.trace.limit))
+    if spec.kind == "sessions" and spec.sessions is not None:
+        return PreparedWorkload(spec, sessions=load_session_set(Path(spec.sessions.path), scale=spec.scale))
     return PreparedWorkload(spec)
+
+
+def _p95(sizes: list[int]) -> int:
+    ordered = sorted(sizes)
+    return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]

@@ -67,10 +67,16 @@ class TraceSpec(_Spec):
     limit: int | None = Field(default=None, ge=1)
 
 
+class SessionsSpec(_Spec):
+    """Replay of AgentX agent sessions (workloads/README.md): a folder of session `.json` files, or one."""
+
+    path: str
+
+
 class Workload(_Spec):
     name: str = ""
     description: str = ""
-    kind: Literal["agent", "trace", "none"] = "agent"
+    kind: Literal["agent", "trace", "sessions", "none"] = "agent"
     shared_prefix_tokens: Dist = Field(default_factory=lambda: Constant(value=0))
     unique_prefix_tokens: Dist = Field(default_factory=lambda: Constant(value=0))
     first_message_tokens: Dist = Field(default_factory=lambda: Constant(value=100))
@@ -88,11 +94,14 @@ class Workload(_Spec):
     # The factor already applied to every token length (trace lengths are scaled at replay time).
     scale: float = Field(default=1.0, gt=0)
     trace: TraceSpec | None = None
+    sessions: SessionsSpec | None = None
 
     @model_validator(mode="after")
-    def _trace_needs_spec(self) -> Workload:
+    def _replay_needs_spec(self) -> Workload:
         if self.kind == "trace" and self.trace is None:
             raise ValueError("a trace workload needs a trace section (path, mode, speed)")
+        if self.kind == "sessions" and self.sessions is None:
+            raise ValueError("a sessions workload needs a sessions section (path)")
         return self
 
     @property
@@ -153,7 +162,7 @@ _DIST_FIELDS = frozenset(
 )  # fmt: skip
 _DIST_TAGS = frozenset({"constant", "uniform", "normal", "lognormal"})
 _SECTIONS: dict[str, type[BaseModel]] = {
-    "subagents": SubAgents, "arrival": Arrival, "stop": StopRule, "trace": TraceSpec,
+    "subagents": SubAgents, "arrival": Arrival, "stop": StopRule, "trace": TraceSpec, "sessions": SessionsSpec,
 }  # fmt: skip
 
 
@@ -175,9 +184,7 @@ def parse_workload(data: Any, *, source: str, default_name: str) -> Workload:
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise WorkloadError(
-            f"{source}: a workload file must be a YAML mapping of fields, not {type(data).__name__}."
-        )
+        raise WorkloadError(f"{source}: a workload file must be a YAML mapping of fields, not {type(data).__name__}.")
     data = {"name": default_name, **data}
     try:
         return Workload.model_validate(data)
@@ -188,20 +195,26 @@ def parse_workload(data: Any, *, source: str, default_name: str) -> Workload:
 
 
 def load_workload(name_or_path: str, *, scale: float | None = None) -> Workload:
-    """A preset name, a YAML file or a Mooncake `.jsonl` trace; `scale` multiplies every token length."""
+    """A preset name, a YAML file, a Mooncake `.jsonl` trace, or AgentX agent sessions (a folder of
+    `.json` files, or one); `scale` multiplies every token length."""
     preset = presets_dir() / f"{name_or_path}.yaml"
     path = Path(name_or_path).expanduser()
     if "/" not in name_or_path and preset.is_file():
         path = preset
-    elif path.is_dir():
-        raise WorkloadError(f"The workload {name_or_path} is a directory.", "Pass a preset name or a file.")
-    elif not path.is_file():
+    elif not path.is_file() and not path.is_dir():
         names = ", ".join(name for name, _ in list_presets())
         raise WorkloadError(
             f"No workload preset or file named '{name_or_path}'; presets are: {names}.",
-            "Pass a preset name, a .yaml workload file or a .jsonl trace.",
+            "Pass a preset name, a .yaml workload file, a .jsonl trace or a folder of agent-session .json files.",
         )
-    if path.suffix == ".jsonl":
+    if path.is_dir() or path.suffix == ".json":
+        workload = Workload(
+            name=path.name,
+            description=f"replay of the agent sessions in {path}",
+            kind="sessions",
+            sessions=SessionsSpec(path=str(path)),
+        )
+    elif path.suffix == ".jsonl":
         workload = Workload(
             name=path.name,
             description=f"replay of trace {path}",
