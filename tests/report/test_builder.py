@@ -51,6 +51,16 @@ DOCUMENTED_KEYS = [
     "usd_per_million_output_tokens",
     "endpoints",
     "users_detail",
+    "interactivity_p50_tokens_per_s",
+    "interactivity_p90_tokens_per_s",
+    "total_tokens_per_s_per_gpu",
+    "output_tokens_per_s_per_gpu",
+    "gpus_source",
+    "e2e_p90_s",
+    "client_cpu_cores_mean",
+    "client_loop_lag_p99_s",
+    "client_saturated",
+    "workers",
 ]
 
 

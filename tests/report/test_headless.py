@@ -95,5 +95,5 @@ def test_summary_lists_the_figures_and_each_check_with_its_value() -> None:
     assert re.search(r"gpu_util_mean +n/a", text)
     assert "PASS output_tokens_per_s > 0 (measured 75)" in text
     assert "FAIL error_rate == 0 (measured 0.0769231)" in text
-    assert "FAIL gpu_util_mean > 0 (measured n/a)" in text
+    assert "FAIL gpu_util_mean > 0 (the figure is unknown: the run could not measure it, so the check fails)" in text
     assert not CONTROL.search(text)

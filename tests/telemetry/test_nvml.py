@@ -61,6 +61,7 @@ def fake_nvml(count: int = 2, unsupported: tuple[str, ...] = (), init_error: Exc
     fn("nvmlDeviceGetEnforcedPowerLimit", lambda h: 700_000)
     fn("nvmlDeviceGetTemperature", lambda h, sensor: 55)
     fn("nvmlDeviceGetClockInfo", lambda h, clock: 1755)
+    fn("nvmlDeviceGetComputeRunningProcesses", lambda h: [types.SimpleNamespace(pid=4242 if h == "h0" else 77)])
     return module
 
 
@@ -74,6 +75,7 @@ def test_gpus_present() -> None:
     assert (g0.memory_used_bytes, g0.memory_total_bytes) == (2 * 2**30, 80 * 2**30)
     assert (g0.power_w, g0.power_limit_w) == (350.5, 700.0)
     assert (g0.temperature_c, g0.sm_clock_mhz) == (55, 1755)
+    assert (g0.pids, g1.pids) == ((4242,), (77,))
 
 
 def test_a_function_the_driver_does_not_support_gives_none_for_that_figure() -> None:

@@ -123,6 +123,23 @@ class ManagedProcess:
             return False
         return True
 
+    def pids(self) -> set[int]:
+        """Every process of the group (Linux /proc; empty elsewhere): whose GPUs are the server's."""
+        found: set[int] = set()
+        with contextlib.suppress(OSError):
+            for entry in os.scandir("/proc"):
+                if not entry.name.isdigit():
+                    continue
+                try:
+                    with open(f"/proc/{entry.name}/stat", "rb") as fh:
+                        # The command name is in parentheses and may hold spaces: split after it.
+                        fields = fh.read().rsplit(b")", 1)[1].split()
+                except (OSError, IndexError):
+                    continue
+                if len(fields) > 2 and int(fields[2]) == self.pgid:
+                    found.add(int(entry.name))
+        return found
+
     def stop(self, timeout_s: float = 10.0) -> None:
         """SIGTERM the whole group, wait up to `timeout_s`, then SIGKILL what is left. Idempotent."""
         self._signal_group(signal.SIGTERM)

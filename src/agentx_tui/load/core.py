@@ -22,6 +22,7 @@ from agentx_tui.load.slot import Slot
 from agentx_tui.load.stats import Completed, Failed, StatsSink, bucketed
 from agentx_tui.load.textgen import TextMaker, TokenModel
 from agentx_tui.load.workload import Workload
+from agentx_tui.telemetry.snapshot import CHILD_ID_BASE
 
 MAX_ATTEMPTS = 6
 _BACKOFF_S = 0.25
@@ -106,7 +107,7 @@ class Core:
         self.in_flight = 0  # requests on the wire, of every loop (retired users' too)
         self.watch = StallWatch()  # ends streams whose body went silent (`sock_read` covers only headers)
         self._rr = 0
-        self._next_child = 1 << 40  # sub-agent ids never meet user ids
+        self._next_child = CHILD_ID_BASE
         self._shared: dict[int, int] = {}
         self._pending_events: dict[str, int] = {}
         self._last_event: dict[str, float] = {}

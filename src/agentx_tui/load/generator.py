@@ -103,6 +103,10 @@ class HealthBook:
             queued_requests=queued,
             saturated=saturated,
             reason=reason,
+            run_cpu_cores_mean=self.cpu_cores_mean,
+            run_loop_lag_p99_s=self.lag.quantile(0.99),
+            run_saturated=self.saturated_ever,
+            run_reason=self.reason,
         )
 
     @property

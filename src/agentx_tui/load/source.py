@@ -32,8 +32,8 @@ class PreparedWorkload:
         # or one 450 K-token session would shrink all the others a hundredfold.
         if self.trace is not None:
             return round(_p95([r.input_length + r.output_length for r in self.trace]) * self.spec.scale)
-        if self.sessions is not None:
-            return _p95([t.max_context_tokens for t in self.sessions.trees])
+        if self.sessions is not None:  # over calls, not sessions: two 450 K-token files are outliers
+            return _p95([c.input_tokens + c.output_tokens for t in self.sessions.trees for c in t.all_calls()])
         return self.spec.context_needed()
 
     def fitted(self, max_model_len: int | None) -> tuple[PreparedWorkload, str | None]:

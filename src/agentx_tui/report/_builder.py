@@ -28,6 +28,7 @@ from typing import Any
 from agentx_tui import __version__
 from agentx_tui.report._keys import REPORT_KEYS
 from agentx_tui.report._series import ReportSeries, SeriesBuffer
+from agentx_tui.sweep.frontier import tier_report_keys
 from agentx_tui.telemetry.rates import rates
 from agentx_tui.telemetry.snapshot import EndpointFigures, EndpointTotals, Snapshot
 
@@ -150,6 +151,10 @@ class ReportBuilder:
         )
         report.update(_client_figures(last, duration, server))
         report.update(_cost_figures(last))
+        report.update(_per_gpu_figures(report, last))
+        report.update(_health_figures(last))
+        if last.sweep is not None:
+            report.update(_sweep_figures(last))
         report["endpoints"] = [self._endpoint(e, duration) for e in last.endpoints]
         report["users_detail"] = [row.model_dump() for row in last.sessions]
         return report
@@ -238,6 +243,10 @@ def _client_figures(last: Snapshot, duration: float, server: dict[str, Any]) -> 
         "itl_p99_s": client.run_itl.p99,
         "prefix_cache_hit_rate_client": _ratio(cached, t.prompt_tokens),
         "prefix_cache_hit_rate_ceiling": _ratio(t.ceiling_cacheable_tokens, t.prompt_tokens),
+        "interactivity_p50_tokens_per_s": client.run_interactivity_p50_tokens_per_s,
+        "interactivity_p90_tokens_per_s": client.run_interactivity_p90_tokens_per_s,
+        "e2e_p90_s": client.run_e2e.p90,
+        "sessions_started": t.sessions_completed + t.sessions_ended_by_context,
     }
 
 
@@ -252,6 +261,41 @@ def _cost_figures(last: Snapshot) -> dict[str, Any]:
         "usd_per_million_output_tokens": c.usd_per_million_output_tokens,
         "price_source": c.price_source,
         "cost_mode": c.mode,
+    }
+
+
+def _per_gpu_figures(report: dict[str, Any], last: Snapshot) -> dict[str, Any]:
+    """Throughput per GPU (docs/metrics.md): the run's figures over the GPUs behind the target."""
+    gpus = last.cost.gpus if last.cost.gpus_source else None
+    return {
+        "total_tokens_per_s_per_gpu": _ratio(report.get("total_tokens_per_s"), gpus),
+        "output_tokens_per_s_per_gpu": _ratio(report.get("output_tokens_per_s"), gpus),
+        "gpus_source": last.cost.gpus_source,
+    }
+
+
+def _health_figures(last: Snapshot) -> dict[str, Any]:
+    h = last.client_health
+    if h is None:  # observing only: no load generator to judge
+        return {"workers": None, "client_saturated": None}
+    return {
+        "client_cpu_cores_mean": h.run_cpu_cores_mean,
+        "client_loop_lag_p99_s": h.run_loop_lag_p99_s,
+        "client_saturated": h.run_saturated,
+        "client_saturated_reason": h.run_reason,
+        "workers": h.workers,
+    }
+
+
+def _sweep_figures(last: Snapshot) -> dict[str, Any]:
+    sweep = last.sweep
+    assert sweep is not None
+    return {
+        "points": [p.model_dump() for p in sweep.points],
+        "frontier": list(sweep.frontier),
+        "tiers": [t.model_dump() for t in sweep.tiers],
+        "sweep_stop_reason": sweep.stop_reason,
+        **tier_report_keys(sweep.tiers),
     }
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentx_tui.errors import UsageError
-from agentx_tui.report._keys import NUMERIC_KEYS, REPORT_KEYS
+from agentx_tui.report._keys import NUMERIC_KEYS, REPORT_KEYS, is_tier_key
 
 
 def _equal(a: float, b: float) -> bool:
@@ -56,6 +56,13 @@ class CheckResult:
     def shown_value(self) -> str:
         return "n/a" if self.value is None else f"{self.value:.6g}"
 
+    @property
+    def verdict_detail(self) -> str:
+        """What the summary says after the check: the figure, or that it is unknown (a failure)."""
+        if self.value is None:
+            return "the figure is unknown: the run could not measure it, so the check fails"
+        return f"measured {self.shown_value}"
+
 
 def _close(key: str) -> str:
     matches = difflib.get_close_matches(key, NUMERIC_KEYS, n=3, cutoff=0.5)
@@ -71,7 +78,7 @@ def parse_check(expr: str) -> Check:
             f"--check {expr!r} is not KEY OP NUMBER with OP one of >=, <=, >, <, ==.", f"Write it {_EXAMPLE}."
         )
     key, op, num = m["key"], m["op"], m["num"]
-    if key not in NUMERIC_KEYS:
+    if key not in NUMERIC_KEYS and not is_tier_key(key):
         why = "is not a numeric report figure" if key in REPORT_KEYS else "is not a report key"
         raise UsageError(f"--check {expr!r}: {key!r} {why}.{_close(key)}", "`--help` lists the report keys.")
     try:

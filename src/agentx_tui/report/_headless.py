@@ -126,4 +126,4 @@ class HeadlessPrinter:
             self._write(f"  (tokens/s are {report['throughput_source']}-side)")
         for c in checks:
             verdict = self._style("PASS", _GREEN) if c.passed else self._style("FAIL", _RED)
-            self._write(f"{verdict} {c.expr} (measured {c.shown_value})")
+            self._write(f"{verdict} {c.expr} ({c.verdict_detail})")

@@ -44,6 +44,26 @@ CONTRACT_KEYS: tuple[str, ...] = (
     "usd_per_million_output_tokens",
     "endpoints",
     "users_detail",
+    # Since the AgentX work (docs/metrics.md, docs/sweeps.md):
+    "interactivity_p50_tokens_per_s",
+    "interactivity_p90_tokens_per_s",
+    "total_tokens_per_s_per_gpu",
+    "output_tokens_per_s_per_gpu",
+    "gpus_source",
+    "e2e_p90_s",
+    # Load-generator health (docs/scale.md):
+    "client_cpu_cores_mean",
+    "client_loop_lag_p99_s",
+    "client_saturated",
+    "workers",
+)
+
+# A sweep adds these (and, for every tier T, the flat keys of `tier_keys`).
+SWEEP_KEYS: tuple[str, ...] = ("points", "frontier", "tiers", "sweep_stop_reason")
+TIER_KEY_PREFIXES: tuple[str, ...] = (
+    "total_tokens_per_s_per_gpu_at_",
+    "tokens_per_dollar_total_at_",
+    "usd_per_million_total_tokens_at_",
 )
 
 EXTRA_KEYS: tuple[str, ...] = (
@@ -70,6 +90,8 @@ EXTRA_KEYS: tuple[str, ...] = (
     "gpu_power_w_mean_source",
     "price_source",
     "cost_mode",
+    "client_saturated_reason",
+    "sessions_started",
 )
 
 REPORT_KEYS: tuple[str, ...] = CONTRACT_KEYS + EXTRA_KEYS
@@ -96,6 +118,9 @@ NUMERIC_KEYS: tuple[str, ...] = tuple(
         "gpu_power_w_mean_source",
         "price_source",
         "cost_mode",
+        "gpus_source",
+        "client_saturated",
+        "client_saturated_reason",
     }
 )
 
@@ -111,14 +136,32 @@ _FRACTIONS = {
 }
 
 
+def is_tier_key(key: str) -> bool:
+    """`total_tokens_per_s_per_gpu_at_100` and its kin: a sweep's read at an interactivity tier."""
+    for prefix in TIER_KEY_PREFIXES:
+        if key.startswith(prefix):
+            try:
+                float(key.removeprefix(prefix))
+            except ValueError:
+                return False
+            return True
+    return False
+
+
 def unit(key: str) -> str:
     """The unit of a report figure, as shown next to it in the Markdown report and the summary."""
-    if key not in NUMERIC_KEYS:
+    if is_tier_key(key):
+        key = key.rsplit("_at_", 1)[0]
+    elif key not in NUMERIC_KEYS:
         return ""
     if key in _FRACTIONS or key.startswith(("prefix_cache_hit_rate", "kv_cache_usage")):
         return "fraction 0–1"
     if key in ("started_at", "ended_at"):
         return "unix time, s"
+    if key.startswith("interactivity"):
+        return "tokens/s/user"
+    if "tokens_per_s_per_gpu" in key:
+        return "tokens/s/GPU"
     if "tokens_per_s" in key:
         return "tokens/s"
     if key.startswith("tokens_per_dollar"):
@@ -137,6 +180,8 @@ def unit(key: str) -> str:
         return "tokens" if key.endswith("_tokens") else "count"
     if key in ("requests_completed", "requests_failed", "samples", "sessions_completed"):
         return "count"
-    if key in ("users", "users_max", "gpus"):
+    if key in ("users", "users_max", "gpus", "workers", "sessions_started"):
         return "count"
+    if key == "client_cpu_cores_mean":
+        return "cores"
     return ""

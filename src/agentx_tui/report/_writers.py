@@ -108,11 +108,19 @@ def _csv_cell(value: Any) -> str:
 
 
 def render_csv(report: dict[str, Any]) -> str:
-    pairs = list(_flatten("", report))
+    """One row for the run; a sweep adds one row per point (`row` says which), same columns."""
+    points = report.get("points") or []
+    run = {k: v for k, v in report.items() if k not in ("points", "frontier", "tiers")}
+    rows = [{"row": "run", **dict(_flatten("", run))}]
+    frontier = set(report.get("frontier") or [])
+    for i, point in enumerate(points):
+        rows.append({"row": f"point {i + 1}", "on_frontier": i in frontier, **dict(_flatten("", point))})
+    columns = list(dict.fromkeys(key for row in rows for key in row))
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow([k for k, _ in pairs])
-    writer.writerow([_csv_cell(v) for _, v in pairs])
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow([_csv_cell(row.get(c)) for c in columns])
     return buf.getvalue()
 
 

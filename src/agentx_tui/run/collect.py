@@ -95,6 +95,8 @@ class Collectors:
         self._user_price = plan.price.gpu_price is not None or plan.price.cost_profile is not None
         self._meter = CostMeter(self._resolve_price((), None))
         self._down: set[str] = set()
+        self._pids: set[int] = set()
+        self._pids_at = -1e9
 
     # -- controls the run passes on ----------------------------------------------------------------
     def reset_windows(self) -> None:
@@ -123,9 +125,10 @@ class Collectors:
         gpus, gpus_source = self._gpu_count(gpu)
         if not self._user_price and self._meter.price is None:
             self._meter = CostMeter(self._resolve_price(tuple(g.name for g in gpu.gpus), gpus))
-        cost = self._cost(now, load.client if load else None, aggregate, gpu).model_copy(
-            update={"gpus_source": gpus_source if self._meter.price is not None else None}
-        )
+        cost = self._cost(now, load.client if load else None, aggregate, gpu)
+        if gpus is not None:  # known whether or not a price is: the per-GPU figures need only the count
+            priced = self._meter.price is not None
+            cost = cost.model_copy(update={"gpus": cost.gpus if priced else gpus, "gpus_source": gpus_source})
         return Collected(now, tuple(endpoints), aggregate, gpu, load, cost, self._server_log())
 
     def _server_log(self) -> tuple[str, ...]:
@@ -164,9 +167,22 @@ class Collectors:
         if gpu.gpus and (self._dcgm is not None or any(g.source == "dcgm" for g in gpu.gpus)):
             uuids = {g.uuid or f"{g.host}:{g.index}" for g in gpu.gpus}
             return len(uuids), "DCGM series of the target"
+        if gpu.gpus and self.serving.launched is not None:
+            mine = self._server_pids()
+            used = [g for g in gpu.gpus if mine & set(g.pids)]
+            if used:
+                return len(used), "the launched server's GPUs (NVML processes)"
         if gpu.gpus and self.serving.local:
             return len(gpu.gpus), "NVML of this machine (the server runs here)"
         return None, None
+
+    def _server_pids(self) -> set[int]:
+        """The launched server's processes, looked up every 10 s (its workers start late)."""
+        launched = self.serving.launched
+        now = time.monotonic()
+        if launched is not None and now - self._pids_at >= 10.0:
+            self._pids, self._pids_at = launched.process.pids(), now
+        return self._pids
 
     def _resolve_price(self, gpu_names: Sequence[str], gpus: int | None) -> PriceChoice | None:
         return resolve_price(

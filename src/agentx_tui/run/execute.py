@@ -19,6 +19,7 @@ from agentx_tui import __version__
 from agentx_tui.engine import stopped_on_exit
 from agentx_tui.errors import EXIT_CHECK_FAILED, EXIT_OK, EXIT_TARGET
 from agentx_tui.load import Driver, LoadGenerator, LocalLoad, PreparedWorkload
+from agentx_tui.load.workers import WorkerPool
 from agentx_tui.recording import Recorder, ReplayPlayer, read_recording
 from agentx_tui.report import HeadlessPrinter, ReportBuilder, evaluate_checks, write_report
 from agentx_tui.run.collect import EventLog
@@ -26,6 +27,7 @@ from agentx_tui.run.live import LiveRun, Outcome
 from agentx_tui.run.phases import Phases, TimedRun
 from agentx_tui.run.plan import RunPlan
 from agentx_tui.run.serving import Serving, open_serving
+from agentx_tui.run.sweep import SweepPhases
 from agentx_tui.run.subscribers import DashboardFeed, Fanout, Subscriber
 from agentx_tui.secrets import redact_value
 
@@ -101,6 +103,17 @@ def _fit(plan: RunPlan, serving: Serving, notes: list[str]) -> PreparedWorkload:
 def _load(plan: RunPlan, serving: Serving, workload: PreparedWorkload) -> LoadGenerator | None:
     if not plan.load.sends_load or not serving.endpoints:
         return None
+    if plan.load.workers > 1:
+        return WorkerPool(
+            workload,
+            tuple(serving.endpoints),
+            users=plan.load.users,
+            workers=plan.load.workers,
+            seed=plan.load.seed,
+            api_key=plan.api_key,
+            sessions=plan.load.sessions,
+            max_think_s=plan.load.max_think_s,
+        )
     driver = Driver(
         workload,
         serving.endpoints,
@@ -114,7 +127,16 @@ def _load(plan: RunPlan, serving: Serving, workload: PreparedWorkload) -> LoadGe
 
 
 def _phases(plan: RunPlan) -> Phases:
-    return TimedRun(plan.duration_s)
+    sweep = plan.sweep
+    if sweep is None:
+        return TimedRun(plan.duration_s)
+    return SweepPhases(
+        sweep.users,
+        start_users=sweep.start_users,
+        warmup_s=sweep.warmup_s,
+        point_duration_s=sweep.point_duration_s,
+        tiers=sweep.tiers,
+    )
 
 
 async def _run_on(plan: RunPlan, serving: Serving) -> int:

@@ -76,6 +76,7 @@ class LiveRun:
         self._partial_reason: str | None = None
         self._server_exit: tuple[int | None, list[str]] | None = None
         self._seq = 0
+        self._client_saturated = False
 
     # ---- LiveControls ----------------------------------------------------------------------------
     @property
@@ -188,9 +189,20 @@ class LiveRun:
             events=(),
             server_log=c.server_log,
         )
+        self._note_client(snap)
         snap = self.phases.advance(snap, self, final=final)
         # Events last: the phases may have added some for this very tick.
         return snap.model_copy(update={"events": self.events.take()})
+
+    def _note_client(self, snap: Snapshot) -> None:
+        """Say in words when the client starts (and stops) limiting the figures."""
+        health = snap.client_health
+        saturated = health is not None and health.saturated
+        if saturated and not self._client_saturated and health is not None:
+            self.events.add(health.reason or "client saturated")
+        elif self._client_saturated and not saturated:
+            self.events.add("the client keeps up again")
+        self._client_saturated = saturated
 
     def _state(self, c: Collected) -> RunState:
         if self._stop.is_set():

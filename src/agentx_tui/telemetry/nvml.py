@@ -137,6 +137,7 @@ class NvmlSampler:
         limit_mw = get(lambda: nvml.nvmlDeviceGetEnforcedPowerLimit(handle))
         temp = get(lambda: nvml.nvmlDeviceGetTemperature(handle, nvml.NVML_TEMPERATURE_GPU))
         clock = get(lambda: nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_SM))
+        processes = get(lambda: nvml.nvmlDeviceGetComputeRunningProcesses(handle)) or []
         return GpuFigures(
             index=index,
             name=name or f"GPU {index}",
@@ -149,4 +150,5 @@ class NvmlSampler:
             power_limit_w=None if limit_mw is None else limit_mw / 1000.0,
             temperature_c=None if temp is None else float(temp),
             sm_clock_mhz=None if clock is None else float(clock),
+            pids=tuple(sorted(int(p.pid) for p in processes if getattr(p, "pid", None) is not None)),
         )

@@ -24,6 +24,7 @@ SCHEMA_VERSION = 1
 # What kind of server an endpoint is: decided by the attach probe, refined by the metric names it serves.
 Flavor = Literal["vllm", "sglang", "sim", "unknown"]
 SESSIONS_SHOWN = 500  # session rows a Snapshot carries; more users are counted, not listed
+CHILD_ID_BASE = 1 << 40  # sub-agent rows have ids from here: they never meet a user's id
 
 
 class _Frozen(BaseModel):
@@ -111,6 +112,7 @@ class GpuFigures(_Frozen):
     temperature_c: float | None = None
     sm_clock_mhz: float | None = None
     host: str | None = None  # the node the GPU is on (DCGM `Hostname`), when known
+    pids: tuple[int, ...] = ()  # processes with a compute context on it (NVML), to tell whose GPU it is
 
 
 class GpuState(_Frozen):
@@ -177,6 +179,12 @@ class ClientHealth(_Frozen):
     queued_requests: int = 0  # requests waiting for a connection slot (the machine's limit)
     saturated: bool = False
     reason: str | None = None
+    # Over the run so far, for the report: the mean CPU, the event-loop lag p99 of every process's
+    # samples, and whether the client was saturated for three ticks in a row at some point (and why).
+    run_cpu_cores_mean: float | None = None
+    run_loop_lag_p99_s: float | None = None
+    run_saturated: bool = False
+    run_reason: str | None = None
 
 
 SessionState = Literal["prefill", "decoding", "tool", "waiting", "paused", "done", "error"]

@@ -66,6 +66,7 @@ class RunHeader(Static):
                 _pair("vLLM", version),
                 _pair("workload" if named else "", run.workload),
                 _pair("users", self._users(run.users)),
+                *self._client(snap),
             ]
         if isinstance(self.controls, ReplayControls):
             parts.append(self._replay(self.controls))
@@ -78,6 +79,17 @@ class RunHeader(Static):
             relayout = self._shown is None or self._shown.plain.count("\n") != content.plain.count("\n")
             self._shown = content
             self.update(content, layout=relayout)
+
+    @staticmethod
+    def _client(snap: Snapshot) -> list[Content]:
+        """Say when the load generator, not the server, limits the figures (the log says why)."""
+        health = snap.client_health
+        if health is None:
+            return []
+        parts = [_pair("workers", str(health.workers))] if health.workers > 1 else []
+        if health.saturated:
+            parts.append(Content.styled(" CLIENT-BOUND ", "bold reverse $error"))
+        return parts
 
     def _users(self, running: int) -> str:
         if isinstance(self.controls, LiveControls) and self.controls.users != running:

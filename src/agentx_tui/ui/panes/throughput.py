@@ -62,11 +62,33 @@ class ThroughputPane(Pane):
             ),
             _latency("TTFT", ttft),
             _latency("ITL ", itl),
+            _interactivity(
+                client.interactivity_p50_tokens_per_s if client else None,
+                client.interactivity_p90_tokens_per_s if client else None,
+            ),
+            _per_gpu(rates.total, snap.cost.gpus if snap.cost.gpus_source else None),
         ]
         if client is not None and client.totals.requests_failed:
             lines.append(Content.styled(f"{client.totals.requests_failed} failed requests", "bold $text-error"))
         self.query_one("#tps-latency", Figures).show(Content("\n").join(lines))
         self.set_subtitle(f"measured by the {rates.source}" if rates.source != "none" else "")
+
+
+def _interactivity(p50: float | None, p90: float | None) -> Content:
+    # AgentX's tokens/s per user: 1 / percentile of per-request ITL; p90 is what 90% of requests beat.
+    return line(
+        label("intv p50 "), value(f"{compact(p50):>6}"), label("  p90 "), value(f"{compact(p90):>6}"),
+        label(" tok/s/user"),
+    )  # fmt: skip
+
+
+def _per_gpu(total: float | None, gpus: int | None) -> Content:
+    per_gpu = total / gpus if total is not None and gpus else None
+    return line(
+        label("per GPU "),
+        value(compact(per_gpu), "bold $accent"),
+        label(f" tok/s total ({gpus} GPU{'s' if gpus != 1 else ''})" if gpus else " tok/s total (GPUs unknown)"),
+    )
 
 
 def _latency(name: str, figures: Percentiles) -> Content:

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 from rich.style import Style
 from textual.app import ComposeResult
 
-from agentx_tui.telemetry.snapshot import SessionRow, Snapshot
+from agentx_tui.telemetry.snapshot import CHILD_ID_BASE, SessionRow, Snapshot
 from agentx_tui.ui._format import NA, compact, count, seconds
 from agentx_tui.ui.panes._base import Pane
 from agentx_tui.ui.panes._table import Cell, Column, KeyedTable
@@ -21,7 +21,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("context", "context", 7),
     Column("ttft", "TTFT", 7),
     Column("decode", "tok/s", 6),
+    Column("interactivity", "intv", 6),
     Column("tokens", "tokens", 7),
+    Column("label", "session", 14, right=False, min_width=8),
     Column("endpoint", "endpoint", 21, right=False, min_width=9),
 )
 # Theme variable per session state (resolved when drawn, so a theme change recolours the table).
@@ -81,10 +83,14 @@ class UsersPane(Pane):
         snap = snap or self.snapshot
         if snap is None:
             return
-        active = sum(1 for s in snap.sessions if s.state not in ("done", "paused"))
+        states = snap.session_states
+        total = sum(states.values()) if states else len(snap.sessions)
+        idle = states.get("done", 0) + states.get("paused", 0) if states else 0
+        active = total - idle if states else sum(1 for s in snap.sessions if s.state not in ("done", "paused"))
+        shown = f" · showing {len(snap.sessions):,} of {total:,}" if total > len(snap.sessions) else ""
         arrow = "↓" if self.table.sort_reverse else "↑"
         heading = COLUMNS[self.table.sort_index].heading
-        self.set_subtitle(f"{active}/{len(snap.sessions)} active · sort {heading} {arrow} (o/O)")
+        self.set_subtitle(f"{active:,}/{total:,} active{shown} · sort {heading} {arrow} (o/O)")
 
     def _state_style(self, state: str) -> Style:
         style = self._styles.get(state)
@@ -103,7 +109,9 @@ _SORT_VALUES: tuple[Callable[[SessionRow], float | str | None], ...] = (
     lambda s: s.context_tokens,
     lambda s: s.last_ttft_s,
     lambda s: s.decode_tokens_per_s,
+    lambda s: s.interactivity_tokens_per_s,
     lambda s: s.output_tokens,
+    lambda s: s.label or None,
     lambda s: s.endpoint or None,
 )
 
@@ -114,7 +122,8 @@ def _sort_key(s: SessionRow, column: int) -> tuple[int, Any]:
 
 
 def _cells(s: SessionRow) -> tuple[Cell, ...]:
-    who = f"{s.user}" if s.parent is None else f"{s.parent}›{s.user}"
+    # A sub-agent shows as parent›n: its own id is a large number that would say nothing.
+    who = f"{s.user}" if s.parent is None else f"{s.parent}›{s.user - CHILD_ID_BASE}"
     texts = (
         who,
         s.state,
@@ -122,7 +131,9 @@ def _cells(s: SessionRow) -> tuple[Cell, ...]:
         count(s.context_tokens),
         seconds(s.last_ttft_s),
         compact(s.decode_tokens_per_s),
+        compact(s.interactivity_tokens_per_s),
         count(s.output_tokens),
+        s.label or NA,
         _short_url(s.endpoint),
     )
     return tuple(

@@ -1,0 +1,158 @@
+"""A sweep's phases (docs/sweeps.md): one measured point per user count, sessions kept running.
+
+Per point: set the users (more are added, none restarted), wait the warm-up, measure for
+`point_duration`, record the point; then the next user count (the list's, or double for `auto`, until
+a stop rule says the curve is done). Each tick the Snapshot carries the sweep's state, so the
+dashboard draws the frontier as points arrive and a recording replays it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from agentx_tui.load.stats import ClientStats, WindowFigures
+from agentx_tui.run.phases import RunHandle
+from agentx_tui.sweep.frontier import auto_stop_reason, next_auto_users, pareto_front, read_tiers
+from agentx_tui.sweep.points import PointWindow
+from agentx_tui.telemetry.snapshot import PointFigures, Snapshot, SweepPhase, SweepState
+
+MAX_AUTO_POINTS = 12
+
+
+class SweepPhases:
+    def __init__(
+        self,
+        users: tuple[int, ...],
+        *,
+        start_users: int,
+        warmup_s: float,
+        point_duration_s: float,
+        tiers: tuple[float, ...],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.auto = not users
+        self._clock = clock  # the load statistics' clock (monotonic), for the windows' edges
+        self.planned = list(users) if users else [start_users]
+        self.warmup_s = warmup_s
+        self.point_duration_s = point_duration_s
+        self.tiers = tiers
+        self.points: list[PointFigures] = []
+        self._index = 0
+        self._phase: SweepPhase = "warmup"
+        self._phase_started: float | None = None  # snapshot time the phase began
+        self._window: PointWindow | None = None
+        self._closing: tuple[PointWindow, ClientStats] | None = None  # the last point, still counting tokens
+        self._stop_reason: str | None = None
+
+    # -- Phases -------------------------------------------------------------------------------------
+    def advance(self, snap: Snapshot, run: RunHandle, *, final: bool) -> Snapshot:
+        stats = run.load.stats if run.load is not None else None
+        if stats is None:
+            return snap
+        if final:
+            self._finish(snap, stats)
+            return snap.model_copy(update={"sweep": self._state(snap)})
+        if self._phase_started is None:
+            self._phase_started = snap.time
+            run.set_users(self.planned[0])
+            run.events.add(f"sweep point 1: {self.planned[0]} users, warm-up {self.warmup_s:g} s")
+        if run.load is not None and run.load.finished:  # --sessions ran out before the sweep did
+            self._stop_reason = self._stop_reason or "every session has ended"
+            run.request_stop(f"sweep ended: {self._stop_reason}")
+        elapsed = snap.time - self._phase_started
+        if self._phase == "warmup" and elapsed >= self.warmup_s:
+            self._begin_measure(snap, stats)
+        elif self._phase == "measure" and self._window is not None:
+            self._window.tick(snap)
+            if elapsed >= self.point_duration_s:
+                self._end_point(snap, stats, run)
+        return snap.model_copy(update={"sweep": self._state(snap)})
+
+    # -- internals ----------------------------------------------------------------------------------
+    def _begin_measure(self, snap: Snapshot, stats: ClientStats) -> None:
+        self._close_previous(stats)  # its in-flight requests have had the warm-up to finish
+        window: WindowFigures = stats.open_window(self._clock())
+        self._window = PointWindow(self._index, self.planned[self._index], self.warmup_s, snap, window)
+        self._phase, self._phase_started = "measure", snap.time
+
+    def _end_point(self, snap: Snapshot, stats: ClientStats, run: RunHandle) -> None:
+        assert self._window is not None
+        stats.end_window(self._window.client, self._clock())
+        self.points.append(self._window.figures())
+        self._closing = (self._window, stats)
+        self._window = None
+        point = self.points[-1]
+        run.events.add(
+            f"sweep point {self._index + 1} done: {point.users} users, "
+            f"{_fmt(point.total_tokens_per_s_per_gpu)} tok/s/GPU at p90 {_fmt(point.interactivity_p90_tokens_per_s)} "
+            "tok/s/user"
+        )
+        reason = self._next_reason()
+        if reason is not None:
+            self._stop_reason = reason
+            self._phase = "done"
+            run.events.add(f"sweep ended: {reason}")
+            run.request_stop(f"sweep done: {reason}")
+            return
+        self._index += 1
+        if self.auto:
+            self.planned.append(next_auto_users(self.planned[-1]))
+        users = self.planned[self._index]
+        run.set_users(users)
+        run.events.add(f"sweep point {self._index + 1}: {users} users, warm-up {self.warmup_s:g} s")
+        self._phase, self._phase_started = "warmup", snap.time
+
+    def _next_reason(self) -> str | None:
+        if not self.auto:
+            return None if self._index + 1 < len(self.planned) else f"all {len(self.planned)} points measured"
+        return auto_stop_reason(self.points, lowest_tier=min(self.tiers), max_points=MAX_AUTO_POINTS)
+
+    def _close_previous(self, stats: ClientStats) -> None:
+        """Final token rates of the last point: requests it counted half have finished since."""
+        if self._closing is None:
+            return
+        window, closing_stats = self._closing
+        closing_stats.close_window(window.client)
+        self.points[window.index] = window.figures()
+        self._closing = None
+
+    def _finish(self, snap: Snapshot, stats: ClientStats) -> None:
+        """The run's last snapshot (after the drain): close what is open and say why the sweep ended."""
+        self._close_previous(stats)
+        if self._window is not None:  # interrupted mid-point: a partial window is not a point
+            stats.close_window(self._window.client)
+            self._window = None
+        if self._stop_reason is None:
+            measured = len(self.points)
+            self._stop_reason = f"interrupted after {measured} point{'s' if measured != 1 else ''}"
+        self._phase = "done"
+
+    def _state(self, snap: Snapshot) -> SweepState:
+        frontier = pareto_front(
+            [(p.interactivity_p90_tokens_per_s, p.total_tokens_per_s_per_gpu) for p in self.points]
+        )
+        left = None
+        if self._phase != "done" and self._phase_started is not None:
+            span = self.warmup_s if self._phase == "warmup" else self.point_duration_s
+            left = max(0.0, span - (snap.time - self._phase_started))
+        return SweepState(
+            mode="auto" if self.auto else "list",
+            planned_users=tuple(self.planned),
+            tiers=read_tiers(self.points, frontier, self.tiers, usd_per_gpu_hour=snap.cost.usd_per_gpu_hour),
+            points=tuple(self.points),
+            frontier=frontier,
+            current=None if self._phase == "done" else self._index,
+            current_users=None if self._phase == "done" else self.planned[self._index],
+            phase=self._phase,
+            phase_left_s=left,
+            warmup_s=self.warmup_s,
+            point_duration_s=self.point_duration_s,
+            stop_reason=self._stop_reason,
+        )
+
+
+def _fmt(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value / 1000:.3g} K" if value >= 1000 else f"{value:.3g}"

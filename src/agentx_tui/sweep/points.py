@@ -1,0 +1,167 @@
+"""A sweep point's figures (docs/sweeps.md): what the report says of one user count, over its window.
+
+The window opens when the point's warm-up ends and closes `point_duration` later. Client figures
+count the requests that started after the warm-up and ended inside the window; token rates count
+the tokens whose times fell inside it (a request still decoding at the end adds its in-window tokens
+when it finishes, until the window is closed at the next point's measured start); server figures are
+counter deltas between the window's first and last tick; means and maxima are over its ticks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agentx_tui.load.stats import WindowFigures
+from agentx_tui.telemetry.snapshot import EndpointTotals, PointFigures, Snapshot
+
+
+def _ratio(num: float | None, den: float | None) -> float | None:
+    if num is None or den is None or not den > 0:
+        return None
+    return num / den
+
+
+def _delta(end: float | None, start: float | None) -> float | None:
+    return None if end is None or start is None else max(end - start, 0.0)
+
+
+@dataclass
+class _Mean:
+    total: float = 0.0
+    n: int = 0
+    max: float | None = None
+
+    def add(self, value: float | None) -> None:
+        if value is None:
+            return
+        self.total += value
+        self.n += 1
+        self.max = value if self.max is None else max(self.max, value)
+
+    @property
+    def mean(self) -> float | None:
+        return self.total / self.n if self.n else None
+
+
+@dataclass
+class PointWindow:
+    """One point being measured: the client window and what the ticks inside it showed."""
+
+    index: int
+    users: int
+    warmup_s: float
+    start: Snapshot  # the tick at which the window opened
+    client: WindowFigures
+    last: Snapshot | None = None
+    kv: _Mean = field(default_factory=_Mean)
+    gpu_util: _Mean = field(default_factory=_Mean)
+    gpu_power: _Mean = field(default_factory=_Mean)
+    cpu: _Mean = field(default_factory=_Mean)
+    lag: _Mean = field(default_factory=_Mean)
+    peak_in_flight: int = 0
+    saturated_ticks: int = 0
+    saturated_streak: int = 0
+    longest_saturated_streak: int = 0
+    ticks: int = 0
+
+    def tick(self, snap: Snapshot) -> None:
+        self.last = snap
+        self.ticks += 1
+        agg = snap.aggregate
+        self.kv.add(agg.kv_cache_usage if agg else None)
+        utils = [g.utilization for g in snap.gpu.gpus if g.utilization is not None]
+        self.gpu_util.add(sum(utils) / len(utils) if utils else None)
+        powers = [g.power_w for g in snap.gpu.gpus if g.power_w is not None]
+        self.gpu_power.add(sum(powers) if powers else None)
+        if snap.client is not None:
+            self.peak_in_flight = max(self.peak_in_flight, snap.client.in_flight)
+        health = snap.client_health
+        if health is not None:
+            self.cpu.add(health.cpu_cores)
+            self.lag.add(health.loop_lag_p99_s)
+            if health.saturated:
+                self.saturated_ticks += 1
+                self.saturated_streak += 1
+                self.longest_saturated_streak = max(self.longest_saturated_streak, self.saturated_streak)
+            else:
+                self.saturated_streak = 0
+
+    @property
+    def client_saturated(self) -> bool:
+        """Saturated for three ticks in a row, or a quarter of the window (a hiccup is not)."""
+        return self.longest_saturated_streak >= 3 or (self.ticks > 0 and self.saturated_ticks * 4 >= self.ticks)
+
+    def figures(self) -> PointFigures:
+        end = self.last or self.start
+        c = self.client
+        duration = c.duration_s if c.end is not None else end.time - self.start.time
+        tally = c.latency
+        done = tally.requests + c.failed
+        cost = end.cost
+        gpus = cost.gpus
+        total_rate = _ratio(c.prompt_in_window + c.output_in_window, duration)
+        output_rate = _ratio(c.output_in_window, duration)
+        price = cost.usd_per_gpu_hour
+        usd_per_hour = price * gpus if price is not None and gpus else None
+        ttft, itl, e2e = tally.ttft.percentiles(), tally.itl.percentiles(), tally.e2e.percentiles()
+        server = _server_deltas(
+            self.start.aggregate.totals if self.start.aggregate else None,
+            end.aggregate.totals if end.aggregate else None,
+        )
+        return PointFigures(
+            index=self.index,
+            users=self.users,
+            warmup_s=self.warmup_s,
+            duration_s=duration or 0.0,
+            window_start_s=self.start.elapsed_s,
+            requests_completed=tally.requests,
+            requests_failed=c.failed,
+            error_rate=c.failed / done if done else None,
+            output_tokens_per_s=output_rate,
+            prompt_tokens_per_s=_ratio(c.prompt_in_window, duration),
+            cached_prompt_tokens_per_s=_ratio(tally.cached, duration) if c.cached_reported else None,
+            total_tokens_per_s=total_rate,
+            total_tokens_per_s_per_gpu=_ratio(total_rate, gpus),
+            output_tokens_per_s_per_gpu=_ratio(output_rate, gpus),
+            interactivity_p50_tokens_per_s=tally.request_itl.inverse_quantile(0.5),
+            interactivity_p90_tokens_per_s=tally.request_itl.inverse_quantile(0.9),
+            per_user_output_tokens_per_s_p50=tally.decode.quantile(0.5),
+            ttft_p50_s=ttft.p50,
+            ttft_p90_s=ttft.p90,
+            ttft_p99_s=ttft.p99,
+            itl_p50_s=itl.p50,
+            itl_p90_s=itl.p90,
+            itl_p99_s=itl.p99,
+            e2e_p90_s=e2e.p90,
+            prefix_cache_hit_rate_server=_ratio(server.prefix_cache_hits, server.prefix_cache_queries),
+            prefix_cache_hit_rate_client=_ratio(tally.cached, tally.prompt_with_cached),
+            prefix_cache_hit_rate_ceiling=_ratio(tally.ceiling, tally.prompt),
+            kv_cache_usage_mean=self.kv.mean,
+            kv_cache_usage_max=self.kv.max,
+            preemptions=server.preemptions,
+            gpu_util_mean=self.gpu_util.mean,
+            gpu_power_w_mean=self.gpu_power.mean,
+            usd_per_gpu_hour=price,
+            gpus=gpus,
+            tokens_per_dollar_total=_ratio(total_rate * 3600 if total_rate is not None else None, usd_per_hour),
+            tokens_per_dollar_output=_ratio(output_rate * 3600 if output_rate is not None else None, usd_per_hour),
+            usd_per_million_output_tokens=_ratio(
+                usd_per_hour * 1e6 if usd_per_hour else None, output_rate * 3600 if output_rate else None
+            ),
+            usd_per_million_total_tokens=_ratio(
+                usd_per_hour * 1e6 if usd_per_hour else None, total_rate * 3600 if total_rate else None
+            ),
+            mean_prompt_tokens=_ratio(c.prompt_tokens_sum, tally.requests),
+            peak_in_flight=self.peak_in_flight,
+            client_cpu_cores_mean=self.cpu.mean,
+            client_loop_lag_p99_s=self.lag.max,
+            client_saturated=self.client_saturated,
+        )
+
+
+def _server_deltas(start: EndpointTotals | None, end: EndpointTotals | None) -> EndpointTotals:
+    if start is None or end is None:
+        return EndpointTotals()
+    return EndpointTotals(
+        **{name: _delta(getattr(end, name), getattr(start, name)) for name in EndpointTotals.model_fields}
+    )

@@ -1,0 +1,52 @@
+"""A sweep on the built-in simulated engine, end to end: throughput grows and interactivity falls with
+users; the report carries the points, the frontier and the tier keys; a check on a tier works."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
+def _workload(folder: Path) -> Path:
+    # Short agent steps with little thinking: a point sees dozens of requests in a few seconds.
+    path = folder / "quick.yaml"
+    path.write_text(
+        "shared_prefix_tokens: 2000\nunique_prefix_tokens: 200\nfirst_message_tokens: 100\n"
+        "steps: 40\noutput_tokens: 60\ntool_result_tokens: 300\ntool_latency_s: 0.2\n"
+    )
+    return path
+
+
+def test_a_sweep_draws_a_frontier_on_the_simulated_engine(tmp_path: Path) -> None:
+    report = tmp_path / "sweep.json"
+    run = subprocess.run(
+        [
+            sys.executable, "-m", "agentx_tui", "--sweep", "users=2,32,256", "--warmup", "4",
+            "--point-duration", "8", "--tiers", "50,100,1000", "-w", str(_workload(tmp_path)), "--headless",
+            "--report", str(report), "--check", "total_tokens_per_s_per_gpu_at_100 > 0",
+            "--check", "total_tokens_per_s_per_gpu_at_1000 > 0",
+        ],
+        capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    data = json.loads(report.read_text())
+    points = data["points"]
+    assert [p["users"] for p in points] == [2, 32, 256], run.stderr[-2000:]
+    tput = [p["total_tokens_per_s_per_gpu"] for p in points]
+    speed = [p["interactivity_p90_tokens_per_s"] for p in points]
+    assert tput[0] < tput[1] < tput[2], tput
+    assert speed[0] > speed[1] > speed[2], speed
+    assert all(p["requests_completed"] > 0 and p["error_rate"] == 0 for p in points)
+    assert data["sweep_stop_reason"] == "all 3 points measured"
+    assert data["gpus_source"] == "simulated profile" and data["gpus"] == 1
+    assert data["frontier"] and set(data["frontier"]) <= {0, 1, 2}
+    # 100 tok/s/user lies inside the measured range on an H200 profile; 1000 lies far above it: null.
+    assert data["total_tokens_per_s_per_gpu_at_100"] is not None
+    assert data["total_tokens_per_s_per_gpu_at_1000"] is None
+    assert run.returncode == 1  # the check on the unknown 1000 tier failed
+    assert "total_tokens_per_s_per_gpu_at_1000 > 0 (the figure is unknown" in run.stdout

@@ -1,0 +1,122 @@
+"""A sweep's phases: users per point, warm-up then a measured window, points, the frontier, the end."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agentx_tui.load.stats import ClientStats, Completed
+from agentx_tui.run.collect import EventLog
+from agentx_tui.run.sweep import SweepPhases
+from agentx_tui.telemetry.snapshot import CostFigures, RunInfo, Snapshot
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@dataclass
+class FakeLoad:
+    stats: ClientStats = field(default_factory=lambda: ClientStats(10.0, 0.0))
+    finished: bool = False
+
+
+@dataclass
+class FakeRun:
+    load: FakeLoad = field(default_factory=FakeLoad)
+    events: EventLog = field(default_factory=lambda: EventLog(()))
+    users: list[int] = field(default_factory=list)
+    stopped: str | None = None
+
+    def set_users(self, users: int) -> None:
+        self.users.append(users)
+
+    def request_stop(self, reason: str, *, partial: bool = False) -> None:
+        self.stopped = self.stopped or reason
+
+
+def snap(t: float) -> Snapshot:
+    return Snapshot(
+        seq=int(t) + 1, time=1000.0 + t, elapsed_s=t, run=RunInfo(target="fake"),
+        cost=CostFigures(usd_per_gpu_hour=2.0, gpus=2, gpus_source="--gpus"),
+    )  # fmt: skip
+
+
+def request(sent: float, itl: float, out: int = 11, prompt: int = 1000) -> Completed:
+    """A request sent at `sent` whose tokens come `itl` apart after a 0.1 s TTFT."""
+    first = sent + 0.1
+    last = first + itl * (out - 1)
+    return Completed(
+        sent_at=sent, first_token_at=first, last_token_at=last, ended_at=last, prompt_tokens=prompt,
+        cached_tokens=prompt // 2, output_tokens=out, ceiling_tokens=prompt // 2, ttft_s=0.1,
+        decode_tokens_per_s=out / (last - first), request_itl_s=itl,
+    )  # fmt: skip
+
+
+def drive(phases: SweepPhases, run: FakeRun, clock: Clock, until: float, itl_by_users: dict[int, float]) -> None:
+    """Tick once a second; each second every user finishes one request at its point's speed."""
+    t = 0.0
+    while t <= until and run.stopped is None:
+        clock.now = t
+        users = run.users[-1] if run.users else 0
+        for _ in range(users):
+            if t >= 1:
+                run.load.stats.add(request(t - 1.0, itl_by_users.get(users, 0.01)))
+        phases.advance(snap(t), run, final=False)  # type: ignore[arg-type]
+        t += 1.0
+
+
+def test_a_list_sweep_measures_each_point_after_its_warm_up() -> None:
+    clock, run = Clock(), FakeRun()
+    phases = SweepPhases((1, 2, 4), start_users=1, warmup_s=2, point_duration_s=5, tiers=(50.0, 100.0), clock=clock)
+    drive(phases, run, clock, 60, {1: 0.005, 2: 0.008, 4: 0.02})
+    assert run.users == [1, 2, 4]
+    assert run.stopped == "sweep done: all 3 points measured"
+    last = phases.advance(snap(clock.now + 1), run, final=True)  # type: ignore[arg-type]
+    sweep = last.sweep
+    assert sweep is not None and [p.users for p in sweep.points] == [1, 2, 4]
+    p1, p2, p4 = sweep.points
+    # Latency figures count the requests started after the warm-up and ended inside the 5 s window.
+    assert (p1.requests_completed, p2.requests_completed, p4.requests_completed) == (5, 10, 20)
+    assert p1.interactivity_p90_tokens_per_s is not None and p4.interactivity_p90_tokens_per_s is not None
+    assert p1.interactivity_p90_tokens_per_s > p4.interactivity_p90_tokens_per_s  # more users, slower each
+    assert p4.total_tokens_per_s_per_gpu is not None and p1.total_tokens_per_s_per_gpu is not None
+    assert p4.total_tokens_per_s_per_gpu > p1.total_tokens_per_s_per_gpu
+    assert p4.total_tokens_per_s_per_gpu == p4.total_tokens_per_s / 2  # two GPUs
+    assert sweep.frontier == (2, 1, 0) and sweep.phase == "done" and sweep.current is None
+    assert sweep.stop_reason == "all 3 points measured"
+    assert p1.mean_prompt_tokens == 1000 and p1.tokens_per_dollar_total is not None
+
+
+def test_an_interrupted_sweep_drops_the_partial_point_and_says_so() -> None:
+    clock, run = Clock(), FakeRun()
+    phases = SweepPhases((1, 2), start_users=1, warmup_s=1, point_duration_s=4, tiers=(50.0,), clock=clock)
+    drive(phases, run, clock, 8, {})  # point 1 done at 5 s; point 2 still measuring at 8 s
+    last = phases.advance(snap(9), run, final=True)  # type: ignore[arg-type]
+    assert last.sweep is not None and len(last.sweep.points) == 1
+    assert last.sweep.stop_reason == "interrupted after 1 point"
+
+
+def test_auto_doubles_until_a_rule_stops_it() -> None:
+    clock, run = Clock(), FakeRun()
+    phases = SweepPhases((), start_users=1, warmup_s=1, point_duration_s=3, tiers=(50.0,), clock=clock)
+    # Interactivity falls below the lowest tier (50 tok/s/user = ITL 20 ms) at 8 users.
+    drive(phases, run, clock, 80, {1: 0.005, 2: 0.006, 4: 0.01, 8: 0.03, 16: 0.05})
+    assert run.users == [1, 2, 4, 8]
+    assert run.stopped is not None and "below the lowest tier" in run.stopped
+    state = phases.advance(snap(clock.now + 1), run, final=True).sweep  # type: ignore[arg-type]
+    assert state is not None and state.mode == "auto" and state.planned_users == (1, 2, 4, 8)
+
+
+def test_each_tick_says_where_the_sweep_stands() -> None:
+    clock, run = Clock(), FakeRun()
+    phases = SweepPhases((4, 8), start_users=4, warmup_s=10, point_duration_s=30, tiers=(100.0,), clock=clock)
+    first = phases.advance(snap(0), run, final=False).sweep  # type: ignore[arg-type]
+    assert first is not None and (first.current, first.current_users, first.phase) == (0, 4, "warmup")
+    assert first.phase_left_s == 10
+    clock.now = 12
+    measuring = phases.advance(snap(12), run, final=False).sweep  # type: ignore[arg-type]
+    assert measuring is not None and measuring.phase == "measure" and measuring.phase_left_s == 30
