@@ -377,7 +377,7 @@ def test_real_prompts_are_exact_and_reach_the_recorded_ceiling() -> None:
         while run < len(prefixes) and prefixes[run] in chains:
             run += 1
         chains.update(prefixes)
-        recorded += run * 64  # DESIGN §7: the leading run of blocks already sent, × block size
+        recorded += run * 64  # workloads/README.md: the leading run of blocks already sent, × block size
         conv, _ = prompts.build(c)
         assert conv.prompt_tokens == c.input_tokens
         measured += tracker.observe("e", conv)

@@ -157,13 +157,26 @@ def test_tiers_far_from_the_points_are_named_not_drawn() -> None:
     guides = [ln for ln in root.iter(f"{SVG}line") if ln.get("stroke-dasharray") == "4 4"]
     assert len(guides) == 1  # the legend's only
     words = " ".join(t.text or "" for t in root.iter(f"{SVG}text"))
-    assert "tiers 30, 50, 75, 100, 150, 200 tok/s/user beyond the fastest point (no read)." in words
+    assert "Tiers 30, 50, 75, 100, 150, 200 tok/s/user: beyond the fastest point, no read." in words
+
+
+def test_tiers_on_the_axis_without_a_read_are_drawn_and_explained() -> None:
+    # A simulated sweep: 80–137 tok/s/user. Tiers 30 and 50 fit on the zero-based axis but have no read.
+    report = sweep_report((2, 4, 8, 16), (137.0, 121.6, 116.9, 80.2), (5462.0, 9645.0, 7841.0, 15476.0))
+    root = ET.fromstring(render_frontier_svg(report))
+    guides = [ln for ln in root.iter(f"{SVG}line") if ln.get("stroke-dasharray") == "4 4"]
+    assert len(guides) == 5 + 1  # 30, 50, 75, 100, 150 and the legend's; 200 is off the axis
+    diamonds = [p for p in root.iter(f"{SVG}path") if (p.get("d") or "").endswith("Z")]
+    assert len(diamonds) == 1 + 1  # only tier 100 is inside the frontier's range, and the legend's
+    words = " ".join(t.text or "" for t in root.iter(f"{SVG}text"))
+    assert "Tiers 30, 50, 75 tok/s/user: below the slowest point on the frontier, no read." in words
+    assert "Tiers 150, 200 tok/s/user: beyond the fastest point, no read." in words
 
 
 def test_points_without_figures_are_left_out_and_counted() -> None:
     report = sweep_report((1, 2, 4), (50.0, None, 30.0), (100.0, 200.0, None))
     frontier_words = " ".join(t.text or "" for t in texts(render_frontier_svg(report)))
-    assert "2 points without both figures not drawn" in frontier_words
+    assert "2 points without both figures, not drawn." in frontier_words
     ET.fromstring(render_points_svg(report))  # a gap in a line, not a crash
 
     nothing = sweep_report((1,), (None,), (None,))
@@ -177,3 +190,4 @@ def test_without_a_gpu_count_the_throughput_axis_says_so() -> None:
     del report["gpus"]
     words = " ".join(t.text or "" for t in texts(render_frontier_svg(report)))
     assert "total tokens/s (GPU count unknown)" in words
+    assert "No tier read: the GPU count is unknown (set --gpus)." in words

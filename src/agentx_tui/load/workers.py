@@ -22,7 +22,7 @@ import random
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection
 from typing import Any, Protocol
 
@@ -100,6 +100,7 @@ class WorkerReport:
     queued: int
     finished: bool
     events: list[str]
+    now: float = 0.0  # the worker's `time.monotonic()` when it reported (another node's clock, with Ray)
 
 
 class WorkerCore:
@@ -160,6 +161,7 @@ class WorkerCore:
             self.driver.queued,
             self.driver.finished,
             events,
+            time.monotonic(),
         )
 
     async def stop(self) -> None:
@@ -340,6 +342,7 @@ class WorkerPool:
         self._probe = HealthProbe()
         self._paused = False
         self._gone: set[int] = set()
+        self._offsets: dict[int, float] = {}  # main clock − a remote worker's clock, per worker
 
     # -- LoadGenerator ---------------------------------------------------------------------------
     @property
@@ -379,12 +382,16 @@ class WorkerPool:
             for i in range(self.workers)
         ]
         spawn = self._spawn or ProcessWorker
-        self._handles = [spawn(spec) for spec in specs]
+        handles = [spawn(spec) for spec in specs]
         try:
-            await asyncio.gather(*(_started(h) for h in self._handles))
+            await asyncio.gather(*(_started(h) for h in handles))
         except BaseException:
+            self._handles = handles
             await self.stop()
             raise
+        # Only now do ticks see the workers: a question asked before a worker has started would be
+        # answered out of turn (a process) or refused (an actor).
+        self._handles = handles
         self._emit(f"{self.workers} load workers started")
 
     def _emit(self, line: str) -> None:
@@ -487,10 +494,16 @@ class WorkerPool:
                 self._merge(report)
 
     def _merge(self, report: WorkerReport) -> None:
+        handle = next((h for h in self._handles if h.index == report.index), None)
+        shift = 0.0
+        if handle is not None and getattr(handle, "remote_clock", False):
+            # Another node's monotonic clock: its reports arrive at least this much later than it says.
+            seen = time.monotonic() - report.now
+            shift = self._offsets[report.index] = min(self._offsets.get(report.index, seen), seen)
         for done in report.completed:
-            self.stats.add(done)
+            self.stats.add(_shifted(done, shift) if shift else done)
         for failed in report.failed:
-            self.stats.error(failed)
+            self.stats.error(replace(failed, sent_at=failed.sent_at + shift, at=failed.at + shift) if shift else failed)
         for how in report.sessions_ended:
             self.stats.session_ended(how)
         for event in report.events:
@@ -502,6 +515,17 @@ class WorkerPool:
             self._gone.add(index)
             self._last.pop(index, None)
             self._emit(f"load worker {index} exited: its users are gone; the figures cover the others")
+
+
+def _shifted(done: Completed, shift: float) -> Completed:
+    """`done` on the main process's clock (durations are unchanged: they were measured on one node)."""
+    return replace(
+        done,
+        sent_at=done.sent_at + shift,
+        first_token_at=None if done.first_token_at is None else done.first_token_at + shift,
+        last_token_at=None if done.last_token_at is None else done.last_token_at + shift,
+        ended_at=done.ended_at + shift,
+    )
 
 
 async def _started(handle: WorkerHandle) -> None:

@@ -119,9 +119,7 @@ class ReportBuilder:
         )
         first, last = self._first, self._last
         if first is None or last is None:
-            report.update(
-                partial=True, partial_reason=partial_reason or "the run ended before its first sample"
-            )
+            report.update(partial=True, partial_reason=partial_reason or "the run ended before its first sample")
             return report
         report.update(partial=partial_reason is not None, partial_reason=partial_reason)
         duration = last.time - first.time

@@ -7,6 +7,8 @@ docs/metrics.md: fractions 0–1, rates per second, seconds, watts, USD.
 
 from __future__ import annotations
 
+from agentx_tui.sweep.frontier import TIER_KEY_PREFIXES
+
 CONTRACT_KEYS: tuple[str, ...] = (
     "target",
     "model",
@@ -60,11 +62,6 @@ CONTRACT_KEYS: tuple[str, ...] = (
 
 # A sweep adds these (and, for every tier T, the flat keys of `tier_keys`).
 SWEEP_KEYS: tuple[str, ...] = ("points", "frontier", "tiers", "sweep_stop_reason")
-TIER_KEY_PREFIXES: tuple[str, ...] = (
-    "total_tokens_per_s_per_gpu_at_",
-    "tokens_per_dollar_total_at_",
-    "usd_per_million_total_tokens_at_",
-)
 
 EXTRA_KEYS: tuple[str, ...] = (
     "partial",

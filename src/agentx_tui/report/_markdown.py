@@ -19,7 +19,19 @@ _CHARTS = (
     ("kv_cache_usage", "KV-cache usage", percent),
     ("prefix_cache_hit_rate", "Prefix-cache hit rate (window)", percent),
 )
-_LISTS = ("endpoints", "users_detail")
+_LISTS = ("endpoints", "users_detail", "points", "tiers", "frontier")
+# A sweep's points as a table: the figures a reader compares from point to point.
+_POINT_COLUMNS = (
+    ("users", "users", cell),
+    ("total_tokens_per_s_per_gpu", "total tok/s/GPU", si),
+    ("interactivity_p90_tokens_per_s", "p90 tok/s/user", si),
+    ("ttft_p90_s", "TTFT p90 s", cell),
+    ("prefix_cache_hit_rate_client", "client hit", percent),
+    ("tokens_per_dollar_total", "tokens/$", si),
+    ("mean_prompt_tokens", "mean prompt", si),
+    ("peak_in_flight", "peak in flight", cell),
+    ("client_saturated", "client-bound", cell),
+)
 
 
 def sparkline(values: Sequence[float | None], width: int = CHART_WIDTH) -> str:
@@ -29,9 +41,7 @@ def sparkline(values: Sequence[float | None], width: int = CHART_WIDTH) -> str:
     if len(values) > width:  # average into `width` columns
         cols: list[float | None] = []
         for i in range(width):
-            part = [
-                v for v in values[i * len(values) // width : (i + 1) * len(values) // width] if v is not None
-            ]
+            part = [v for v in values[i * len(values) // width : (i + 1) * len(values) // width] if v is not None]
             cols.append(sum(part) / len(part) if part else None)
         values = cols
     top = max((v for v in values if v is not None), default=None)
@@ -46,6 +56,30 @@ def sparkline(values: Sequence[float | None], width: int = CHART_WIDTH) -> str:
         else:
             out.append(_BLOCKS[min(len(_BLOCKS) - 1, max(0, int(v / top * (len(_BLOCKS) - 1) + 0.5)))])
     return "".join(out)
+
+
+def _points_table(report: dict[str, Any]) -> list[str]:
+    points = report.get("points") or []
+    frontier = set(report.get("frontier") or [])
+    head = ["point", *(title for _, title, _ in _POINT_COLUMNS), "frontier"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for i, point in enumerate(points):
+        cells = [str(i + 1), *(_esc(fmt(point.get(key))) for key, _, fmt in _POINT_COLUMNS)]
+        lines.append("| " + " | ".join([*cells, "yes" if i in frontier else ""]) + " |")
+    lines += [
+        "",
+        "| tier (tok/s/user, p90) | total tok/s/GPU | tokens/$ | $/M tokens | note |",
+        "|---|---|---|---|---|",
+    ]
+    for tier in report.get("tiers") or []:
+        lines.append(
+            f"| {cell(tier.get('tier'))} | {si(tier.get('total_tokens_per_s_per_gpu'))} | "
+            f"{si(tier.get('tokens_per_dollar_total'))} | {cell(tier.get('usd_per_million_total_tokens'))} | "
+            f"{_esc(tier.get('note') or '')} |"
+        )
+    if report.get("sweep_stop_reason"):
+        lines += ["", f"The sweep ended: {_esc(str(report['sweep_stop_reason']))}."]
+    return [*lines, ""]
 
 
 def _esc(text: str) -> str:
@@ -68,7 +102,11 @@ def _when(ts: Any) -> str:
 
 
 def render_markdown(
-    report: dict[str, Any], *, series: ReportSeries | None = None, checks: Sequence[CheckResult] = ()
+    report: dict[str, Any],
+    *,
+    series: ReportSeries | None = None,
+    checks: Sequence[CheckResult] = (),
+    images: Sequence[str] = (),
 ) -> str:
     title = "agentx-tui report" + (" (partial)" if report.get("partial") else "")
     lines = [f"# {title}", ""]
@@ -85,9 +123,7 @@ def render_markdown(
     if report.get("partial"):
         lines += ["", f"**Partial run**: {_esc(cell(report.get('partial_reason')))}."]
     lines += ["", "## Figures", "", "| key | value | unit |", "|---|---|---|"]
-    keys = [k for k in REPORT_KEYS if k not in _LISTS] + [
-        k for k in report if k not in REPORT_KEYS and k != "checks"
-    ]
+    keys = [k for k in REPORT_KEYS if k not in _LISTS] + [k for k in report if k not in REPORT_KEYS and k != "checks"]
     for key in keys:
         lines.append(f"| {key} | {_esc(cell(report.get(key)))} | {unit(key)} |")
     lines.append("")
@@ -96,6 +132,9 @@ def render_markdown(
         for c in checks:
             lines.append(f"| `{_esc(c.expr)}` | {c.shown_value} | {'PASS' if c.passed else 'FAIL'} |")
         lines.append("")
+    if images:
+        lines += ["## Frontier", "", *(line for image in images for line in (image, ""))]
+        lines += _points_table(report)
     if series is not None and len(series):
         span = f"{series.elapsed_s[0]:.1f}–{series.elapsed_s[-1]:.1f} s"
         lines += [

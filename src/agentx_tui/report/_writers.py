@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agentx_tui.errors import UsageError
+from agentx_tui.report._charts import markdown_images, write_sweep_charts
 from agentx_tui.report._checks import CheckResult
 from agentx_tui.report._markdown import render_markdown
 from agentx_tui.report._series import ReportSeries
@@ -166,7 +167,11 @@ def write_report(
     if suffix == ".json":
         text = render_json(data)
     elif suffix == ".md":
-        text = render_markdown(data, series=series, checks=checks)
+        try:
+            charts = write_sweep_charts(path, data)
+        except OSError as exc:
+            raise UsageError(f"--report {path}: its charts could not be written: {exc.strerror or exc}.") from exc
+        text = render_markdown(data, series=series, checks=checks, images=markdown_images(charts))
     elif suffix == ".csv":
         text = render_csv(data)
     else:

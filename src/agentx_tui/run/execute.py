@@ -19,13 +19,15 @@ from agentx_tui import __version__
 from agentx_tui.engine import stopped_on_exit
 from agentx_tui.errors import EXIT_CHECK_FAILED, EXIT_OK, EXIT_TARGET
 from agentx_tui.load import Driver, LoadGenerator, LocalLoad, PreparedWorkload
-from agentx_tui.load.workers import WorkerPool
+from agentx_tui.load import ray_workers
+from agentx_tui.load.workers import WorkerHandle, WorkerPool, WorkerSpec
 from agentx_tui.recording import Recorder, ReplayPlayer, read_recording
 from agentx_tui.report import HeadlessPrinter, ReportBuilder, evaluate_checks, write_report
 from agentx_tui.run.collect import EventLog
 from agentx_tui.run.live import LiveRun, Outcome
 from agentx_tui.run.phases import Phases, TimedRun
 from agentx_tui.run.plan import RunPlan
+from agentx_tui.run.preflight import USERS_PER_WORKER
 from agentx_tui.run.serving import Serving, open_serving
 from agentx_tui.run.sweep import SweepPhases
 from agentx_tui.run.subscribers import DashboardFeed, Fanout, Subscriber
@@ -103,12 +105,24 @@ def _fit(plan: RunPlan, serving: Serving, notes: list[str]) -> PreparedWorkload:
 def _load(plan: RunPlan, serving: Serving, workload: PreparedWorkload) -> LoadGenerator | None:
     if not plan.load.sends_load or not serving.endpoints:
         return None
-    if plan.load.workers > 1:
+    spawn = None
+    workers = plan.load.workers
+    if plan.load.ray_address is not None:
+        ray = ray_workers.connect(plan.load.ray_address, [e.url for e in serving.endpoints])
+        if plan.load.workers_auto:  # one actor per node at least, more for many users, within the CPUs
+            wanted = max(ray_workers.cluster_nodes(ray), -(-plan.load.users // USERS_PER_WORKER))
+            workers = max(1, min(wanted, ray_workers.cluster_cpus(ray)))
+
+        def spawn(spec: WorkerSpec) -> WorkerHandle:
+            return ray_workers.RayWorker(ray, spec)
+
+    if workers > 1 or spawn is not None:
         return WorkerPool(
             workload,
             tuple(serving.endpoints),
             users=plan.load.users,
-            workers=plan.load.workers,
+            workers=workers,
+            spawn=spawn,
             seed=plan.load.seed,
             api_key=plan.api_key,
             sessions=plan.load.sessions,
@@ -185,15 +199,20 @@ async def _run_on(plan: RunPlan, serving: Serving) -> int:
     for sig in STOP_SIGNALS:
         loop.add_signal_handler(sig, on_signal, sig)
     try:
-        if load is not None:
-            await load.start()
         ticking = asyncio.create_task(live.run(), name="agentx-ticks")
+        # The load starts after the first scrape: the servers' counters then cover exactly the
+        # requests the client counts, from the first one on.
+        await live.first_tick()
+        if load is not None and not live.stopping:
+            await load.start()
         if app is not None:
             await app.run_async()
             live.request_stop("quit from the dashboard")
         outcome = await ticking
     finally:
         await live.close()
+        if plan.load.ray_address is not None:
+            ray_workers.disconnect()
         if recorder is not None:
             recorder.close()
     if recorder is not None and recorder.error:

@@ -77,6 +77,7 @@ class LiveRun:
         self._server_exit: tuple[int | None, list[str]] | None = None
         self._seq = 0
         self._client_saturated = False
+        self._first = asyncio.Event()
 
     # ---- LiveControls ----------------------------------------------------------------------------
     @property
@@ -124,6 +125,10 @@ class LiveRun:
                 self._partial_reason = reason
         self._stop.set()
 
+    async def first_tick(self) -> None:
+        """Until the first snapshot is out (or the run ended before it)."""
+        await self._first.wait()
+
     @property
     def stopping(self) -> bool:
         return self._stop.is_set()
@@ -135,6 +140,7 @@ class LiveRun:
             while not self._stop.is_set():
                 snap = self._snapshot(await self.collectors.collect())
                 self.subscribers.publish(snap)
+                self._first.set()
                 self._check_server(snap)
                 next_tick += self.plan.output.interval_s
                 delay = next_tick - time.monotonic()
@@ -146,6 +152,7 @@ class LiveRun:
                 await self._drain()
                 self.subscribers.publish(self._snapshot(await self.collectors.collect(), final=True))
         finally:
+            self._first.set()
             self.subscribers.close()
         return Outcome(self._stop_reason or "quit", self._partial_reason, self._server_exit, self._seq)
 

@@ -52,6 +52,7 @@ class LoadPlan:
     sessions: int | None = None  # --sessions: session trees started in all, then the run ends
     max_think_s: float | None = None
     workers: int = 1
+    workers_auto: bool = True  # --workers auto: with --ray, the cluster's size decides
     ray_address: str | None = None
 
     @property

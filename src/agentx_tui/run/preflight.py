@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 from agentx_tui.cost import load_presets, resolve_price
 from agentx_tui.errors import UsageError
 from agentx_tui.load import prepare_workload
+from agentx_tui.load.ray_workers import import_ray
 from agentx_tui.numbers import MAX_USERS, number
 from agentx_tui.report import check_report_path, parse_check
 from agentx_tui.run.plan import (
@@ -86,6 +87,7 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
         sessions=args.sessions,
         max_think_s=args.max_think,
         workers=_workers(args.workers, _peak_users(users, sweep)),
+        workers_auto=args.workers == "auto",
         ray_address=args.ray,
     )
     output = OutputPlan(

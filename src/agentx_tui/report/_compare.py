@@ -1,0 +1,380 @@
+"""`agentx-tui compare A.json B.json [--tolerance F]` (docs/architecture.md): two reports side by side, B/A per figure
+and per tier, exit 1 when B is worse than A by more than F.
+
+Gated (higher is better): throughput (total and output, per GPU too), interactivity p50/p90, tokens per
+dollar; (lower is better): USD per million tokens. Shown, never gated: TTFT and ITL p90, prefix-cache hit
+rates, error rate. A figure null on either side is n/a and gates nothing; the output says which.
+
+For two sweeps the tiers gate (throughput per GPU, tokens per dollar and USD per million tokens at each
+interactivity tier, docs/sweeps.md): that is the methodology's like-for-like comparison. Their whole-run
+figures average every point's load, so they differ whenever the two sweeps' schedules do (an auto sweep
+that stopped one point earlier); they are shown for context, and gate only when no tier is known on both
+sides. In every other case (two single runs, or one of each) the headline figures gate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from agentx_tui.errors import UsageError
+from agentx_tui.report._format import NA
+from agentx_tui.sweep.frontier import TIER_KEY_PREFIXES, tier_suffix
+
+EXIT_SAME = 0
+EXIT_REGRESSED = 1
+DEFAULT_TOLERANCE = 0.05
+_SLACK = 1e-9  # "more than F": a change of exactly F (give or take float rounding) passes
+
+Better = Literal["higher", "lower"] | None  # None: shown, not gated
+Kind = Literal["rate", "fraction", "seconds", "tokens_per_dollar", "usd"]
+
+
+@dataclass(frozen=True)
+class Figure:
+    key: str
+    better: Better
+    kind: Kind
+
+
+HEADLINE = (
+    Figure("total_tokens_per_s", "higher", "rate"),
+    Figure("total_tokens_per_s_per_gpu", "higher", "rate"),
+    Figure("output_tokens_per_s", "higher", "rate"),
+    Figure("output_tokens_per_s_per_gpu", "higher", "rate"),
+    Figure("interactivity_p50_tokens_per_s", "higher", "rate"),
+    Figure("interactivity_p90_tokens_per_s", "higher", "rate"),
+    Figure("ttft_p90_s", None, "seconds"),
+    Figure("itl_p90_s", None, "seconds"),
+    Figure("prefix_cache_hit_rate_server", None, "fraction"),
+    Figure("prefix_cache_hit_rate_client", None, "fraction"),
+    Figure("tokens_per_dollar_total", "higher", "tokens_per_dollar"),
+    Figure("tokens_per_dollar_output", "higher", "tokens_per_dollar"),
+    Figure("usd_per_million_output_tokens", "lower", "usd"),
+    Figure("error_rate", None, "fraction"),
+)
+_TPUT_AT, _TPD_AT, _USD_AT = TIER_KEY_PREFIXES  # the sweep's own names for the tier keys
+_TIER_FIGURES: tuple[tuple[str, Better, Kind], ...] = (
+    (_TPUT_AT, "higher", "rate"),
+    (_TPD_AT, "higher", "tokens_per_dollar"),
+    (_USD_AT, "lower", "usd"),
+)
+
+
+# --- the command line -------------------------------------------------------------------------------
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error raises (one sentence, exit 2) instead of printing the usage block."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        message = message.removeprefix("argument ")
+        raise UsageError(f"{message[0].upper()}{message[1:].rstrip('.')}.", f"See `{self.prog} --help`.")
+
+
+def _tolerance(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is negative: give a fraction such as 0.05 for 5%")
+    return value
+
+
+def build_compare_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="agentx-tui compare",
+        description="Two reports (single runs or sweeps) side by side with B/A per figure and per tier. "
+        "Exit 1 when B is worse than A by more than the tolerance on any throughput, interactivity or "
+        "tokens-per-dollar figure (or costs more per million tokens); 0 otherwise; 2 for a bad file.",
+    )
+    p.add_argument("a", type=Path, metavar="A.json", help="the reference report (--report NAME.json)")
+    p.add_argument("b", type=Path, metavar="B.json", help="the report compared with it")
+    p.add_argument(
+        "--tolerance",
+        type=_tolerance,
+        default=DEFAULT_TOLERANCE,
+        metavar="F",
+        help=f"how much worse B may be, as a fraction (default {DEFAULT_TOLERANCE:g} = 5%%)",
+    )
+    return p
+
+
+def compare_main(argv: Sequence[str]) -> int:
+    """`agentx-tui compare`: print the comparison; 0 when B is no worse than A beyond the tolerance, 1 when
+    it is. A bad flag or file raises `UsageError` (exit 2, one sentence)."""
+    args = build_compare_parser().parse_args(list(argv))
+    a, b = load_report(args.a, "A"), load_report(args.b, "B")
+    comparison = compare_reports(a, b, tolerance=args.tolerance)
+    colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    print(render_comparison(comparison, a_name=str(args.a), b_name=str(args.b), colour=colour))
+    return EXIT_REGRESSED if comparison.regressions else EXIT_SAME
+
+
+# --- reading the files ------------------------------------------------------------------------------
+
+_HINT = "Compare reads the JSON reports that `agentx-tui --report NAME.json` writes."
+
+
+def load_report(path: Path, side: str) -> dict[str, Any]:
+    """The report in `path`, or a `UsageError` saying in one sentence why it is not one."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise UsageError(f"{path} ({side}) does not exist.", _HINT) from None
+    except IsADirectoryError:
+        raise UsageError(f"{path} ({side}) is a folder, not a report.", _HINT) from None
+    except OSError as exc:
+        raise UsageError(f"{path} ({side}) could not be read: {exc.strerror or exc}.") from exc
+    try:
+        report = json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        if _is_recording(data):
+            raise UsageError(f"{path} ({side}) is a recording (--record), not a report.", _HINT) from None
+        raise UsageError(f"{path} ({side}) is not JSON.", _HINT) from None
+    if not isinstance(report, dict) or "agentx_version" not in report or "duration_s" not in report:
+        raise UsageError(
+            f"{path} ({side}) is JSON but not an agentx-tui report (it lacks agentx_version and duration_s).", _HINT
+        )
+    return report
+
+
+def _is_recording(data: bytes) -> bool:
+    """A recording is JSON lines, one Snapshot each: its first line has `seq` and `schema_version`."""
+    try:
+        first = json.loads(data.split(b"\n", 1)[0])
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(first, dict) and "seq" in first and "schema_version" in first
+
+
+# --- comparing --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Row:
+    key: str
+    kind: Kind
+    better: Better
+    a: float | None
+    b: float | None
+    gated: bool  # counts towards the exit code (known on both sides, in the gated section)
+    worse_by: float | None  # relative change in B's disfavour (negative: B is better); None when n/a
+
+    @property
+    def ratio(self) -> float | None:
+        return None if self.a is None or self.b is None or self.a == 0 else self.b / self.a
+
+
+@dataclass(frozen=True)
+class Comparison:
+    tolerance: float
+    headline: tuple[Row, ...]
+    tiers: tuple[Row, ...]
+    gate: Literal["headline", "tiers"]
+    sweeps: tuple[bool, bool]
+    about: tuple[str, str]  # model, workload, users or points, duration of A and of B
+
+    @property
+    def rows(self) -> tuple[Row, ...]:
+        return self.headline + self.tiers
+
+    @property
+    def regressions(self) -> tuple[Row, ...]:
+        return tuple(r for r in self.rows if r.gated and (r.worse_by or 0.0) > self.tolerance + _SLACK)
+
+    @property
+    def not_gated_na(self) -> tuple[Row, ...]:
+        """Figures of the gated section that gate nothing because a side has no value."""
+        gated_section = self.headline if self.gate == "headline" else self.tiers
+        return tuple(r for r in gated_section if r.better is not None and not r.gated)
+
+
+def _value(report: dict[str, Any], key: str) -> float | None:
+    v = report.get(key)
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+        return None
+    return float(v)
+
+
+def _is_sweep(report: dict[str, Any]) -> bool:
+    return bool(report.get("points")) or any(k.startswith(TIER_KEY_PREFIXES) for k in report)
+
+
+def _tiers(report: dict[str, Any]) -> set[float]:
+    found = set()
+    for key in report:
+        for prefix in TIER_KEY_PREFIXES:
+            if key.startswith(prefix):
+                try:
+                    tier = float(key.removeprefix(prefix))
+                except ValueError:
+                    continue
+                if math.isfinite(tier):
+                    found.add(tier)
+    return found
+
+
+def _row(a: dict[str, Any], b: dict[str, Any], key: str, better: Better, kind: Kind, gating: bool) -> Row:
+    va, vb = _value(a, key), _value(b, key)
+    worse_by = None
+    if va is not None and vb is not None and va != 0 and better is not None:
+        change = (vb - va) / abs(va)
+        worse_by = -change if better == "higher" else change
+    return Row(key, kind, better, va, vb, gating and better is not None and worse_by is not None, worse_by)
+
+
+def compare_reports(a: dict[str, Any], b: dict[str, Any], *, tolerance: float = DEFAULT_TOLERANCE) -> Comparison:
+    """B against A, figure by figure (the pure part of `compare_main`)."""
+    sweeps = (_is_sweep(a), _is_sweep(b))
+    tiers = sorted(_tiers(a) | _tiers(b))
+
+    def tier_rows(gating: bool) -> tuple[Row, ...]:
+        return tuple(
+            _row(a, b, f"{prefix}{tier_suffix(t)}", better, kind, gating)
+            for t in tiers
+            for prefix, better, kind in _TIER_FIGURES
+        )
+
+    def headline_rows(gating: bool) -> tuple[Row, ...]:
+        return tuple(
+            _row(a, b, f.key, f.better, f.kind, gating)
+            for f in HEADLINE
+            if f.key in a or f.key in b  # older reports lack the newer keys: no row of n/a for them
+        )
+
+    gate: Literal["headline", "tiers"] = "headline"
+    if all(sweeps) and any(r.gated for r in tier_rows(True)):
+        gate = "tiers"
+    about = (_describe(a), _describe(b))
+    return Comparison(tolerance, headline_rows(gate == "headline"), tier_rows(gate == "tiers"), gate, sweeps, about)
+
+
+# --- printing ---------------------------------------------------------------------------------------
+
+
+def _fmt(value: float | None, kind: Kind) -> str:
+    if value is None:
+        return NA
+    if kind == "fraction":
+        return f"{value * 100:.1f}%"
+    if kind == "seconds":
+        return f"{value:.3g} s"
+    if kind == "usd":
+        return f"{value:.4g} USD"
+    for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M")):
+        if abs(value) >= scale:
+            return f"{value / scale:.4g}{suffix}"
+    if abs(value) >= 10_000:
+        return f"{value:,.0f}"
+    return f"{value:,.1f}" if abs(value) >= 100 else f"{value:.4g}"
+
+
+def _describe(report: dict[str, Any]) -> str:
+    parts = [str(report[k]) for k in ("model", "workload") if report.get(k)]
+    points = report.get("points")
+    if isinstance(points, list) and points:
+        parts.append(f"sweep of {len(points)} point{'s' if len(points) != 1 else ''}")
+    elif isinstance(report.get("users"), int):
+        parts.append(f"{report['users']} users")
+    duration = _value(report, "duration_s")
+    if duration is not None:
+        parts.append(f"{duration:.0f} s")
+    if report.get("partial"):
+        parts.append("PARTIAL")
+    return " · ".join(parts) or "(no description)"
+
+
+def _change(better: Better, worse_by: float) -> str:
+    """B against A as a signed percentage of A (+ is up, whichever way is better)."""
+    return f"{-worse_by if better == 'higher' else worse_by:+.1%}"
+
+
+def _verdict(row: Row, tolerance: float) -> str:
+    if row.better is None:
+        return ""
+    if row.worse_by is None:
+        return "n/a, not gated"
+    change = _change(row.better, row.worse_by)
+    if not row.gated:
+        return f"{change}, not gated"
+    return f"{change} {'REGRESSED' if row.worse_by > tolerance + _SLACK else 'ok'}"
+
+
+def _table(rows: Sequence[Row], tolerance: float, colour: bool) -> list[str]:
+    cells = [("figure", "A", "B", "B/A", "")]
+    for r in rows:
+        ratio = NA if r.ratio is None else f"{r.ratio:.3f}"
+        cells.append((r.key, _fmt(r.a, r.kind), _fmt(r.b, r.kind), ratio, _verdict(r, tolerance)))
+    widths = [max(len(c[i]) for c in cells) for i in range(4)]
+    lines = []
+    for c in cells:
+        line = f"{c[0]:<{widths[0]}}  {c[1]:>{widths[1]}}  {c[2]:>{widths[2]}}  {c[3]:>{widths[3]}}  {c[4]}".rstrip()
+        if colour and c[4].endswith("REGRESSED"):
+            line = f"\x1b[31m{line}\x1b[0m"
+        lines.append(line)
+    return lines
+
+
+def _na_listing(rows: Sequence[Row]) -> str:
+    """The n/a figures by name, a tier with all of its figures n/a by its number (they come in threes)."""
+    plain: list[str] = []
+    by_tier: dict[str, list[str]] = {}
+    for r in rows:
+        prefix = next((p for p in TIER_KEY_PREFIXES if r.key.startswith(p)), None)
+        if prefix is None:
+            plain.append(r.key)
+        else:
+            by_tier.setdefault(r.key.removeprefix(prefix), []).append(r.key)
+    whole = [t for t, keys in by_tier.items() if len(keys) == len(TIER_KEY_PREFIXES)]
+    parts = plain + [k for t, keys in by_tier.items() if t not in whole for k in keys]
+    if whole:
+        parts.append(f"every figure at tier{'s' if len(whole) > 1 else ''} {', '.join(whole)}")
+    return ", ".join(parts)
+
+
+def render_comparison(comparison: Comparison, *, a_name: str, b_name: str, colour: bool = False) -> str:
+    """The comparison as text: who is compared, the table(s), and one closing sentence."""
+    c = comparison
+    tol = f"{c.tolerance:.0%}" if (c.tolerance * 100).is_integer() else f"{c.tolerance:.2%}"
+    lines = [f"A  {a_name}  ({c.about[0]})", f"B  {b_name}  ({c.about[1]})", ""]
+    if c.sweeps[0] != c.sweeps[1]:
+        single = "A" if not c.sweeps[0] else "B"
+        lines += [f"{single} is a single run and the other a sweep: the tiers are compared only between sweeps.", ""]
+    head = "Whole run" if any(c.sweeps) else "Figures"
+    if c.gate == "tiers":
+        head += " (shown, not gated: a sweep's whole-run figures mix every point's load)"
+    lines += [head, *(_table(c.headline, c.tolerance, colour) if c.headline else ["(none in either report)"])]
+    if c.tiers:
+        tiers_head = "Tiers (read on the frontier at p90 interactivity T tok/s/user)"
+        if c.gate == "headline" and all(c.sweeps):
+            tiers_head += ": no tier is known on both sides, so the whole-run figures gate"
+        lines += ["", tiers_head, *_table(c.tiers, c.tolerance, colour)]
+    lines += [
+        "",
+        f"Higher is better for throughput, interactivity and tokens per dollar, lower for USD per million "
+        f"tokens; B may be up to {tol} worse. The other figures are shown, not gated.",
+    ]
+    if c.not_gated_na:
+        lines.append(f"Not gated, null on one side or both (n/a): {_na_listing(c.not_gated_na)}.")
+    if c.regressions:
+        listed = ", ".join(f"{r.key} ({_change(r.better, r.worse_by or 0.0)})" for r in c.regressions)
+        n = len(c.regressions)
+        lines.append(f"B regressed beyond the {tol} tolerance on {n} figure{'s' if n > 1 else ''}: {listed}.")
+    else:
+        compared = sum(1 for r in c.rows if r.gated)
+        if compared:
+            lines.append(f"No regression: B is within {tol} of A on all {compared} gated figures.")
+        else:
+            lines.append("Nothing to gate: no gated figure is known in both reports.")
+    return "\n".join(lines)

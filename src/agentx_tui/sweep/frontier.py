@@ -1,0 +1,290 @@
+"""The frontier of a sweep (docs/sweeps.md): Pareto-optimal points, the monotone curve through
+them, the throughput read at each interactivity tier, and `--sweep auto`'s stop rules.
+
+Pure functions on numbers and `PointFigures`: no I/O, no clock, no Textual, so the live pane, the report,
+the charts and `compare` all read the same frontier the same way.
+
+Axes (AgentX): x = p90 interactivity (tok/s/user, 1 / p90 of per-request ITL), y = total tokens/s per
+GPU (cache + input + output). Higher is better on both.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+
+from agentx_tui.telemetry.snapshot import PointFigures, TierRead
+
+GROWTH_MIN = 0.05  # --sweep auto: "total throughput grows less than 5% twice in a row"
+ERROR_RATE_MAX = 0.10  # --sweep auto: "error rate passes 10%"
+AUTO_MAX_POINTS = 12  # --sweep auto: "or 12 points are done"
+
+XY = tuple[float | None, float | None]
+
+
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+def pareto_front(points: Sequence[XY]) -> tuple[int, ...]:
+    """Indices of the Pareto-optimal points, sorted by x (interactivity) ascending.
+
+    `points` are (p90 interactivity, total tok/s per GPU) pairs; higher is better on both. A point with
+    either figure None (or NaN/inf) is never on the frontier. A point is dropped when another is at least
+    as good on both axes and better on one. Ties, deterministically:
+    - same x, different y: only the higher y stays (the other is dominated);
+    - same y, different x: only the higher x stays;
+    - exact duplicates: only the one with the lowest index stays, so the frontier never holds two points
+      at the same x (the interpolation needs distinct knots).
+    So along the returned frontier x strictly increases and y strictly decreases.
+    """
+    known: list[tuple[float, float, int]] = []
+    for i, (raw_x, raw_y) in enumerate(points):
+        x, y = _finite(raw_x), _finite(raw_y)
+        if x is not None and y is not None:
+            known.append((x, y, i))
+    # Best x first; for one x the best y first; for exact duplicates the lowest index first. Walking that
+    # order, a point is optimal exactly when its y beats every y seen so far (all of which have x >= its x).
+    known.sort(key=lambda p: (-p[0], -p[1], p[2]))
+    front: list[int] = []
+    best_y = -math.inf
+    for _x, y, i in known:
+        if y > best_y:
+            front.append(i)
+            best_y = y
+    front.reverse()
+    return tuple(front)
+
+
+@dataclass(frozen=True)
+class MonotoneCurve:
+    """Steffen's monotone cubic through knots (xs strictly increasing), as d3's `curveMonotoneX` draws it.
+
+    M. Steffen, "A simple method for monotonic interpolation in one dimension", Astronomy and
+    Astrophysics 239 (1990) 443–450. Each piece between two knots is a cubic Hermite polynomial; the
+    slope at an interior knot i is
+
+        p_i  = (s_{i-1} h_i + s_i h_{i-1}) / (h_{i-1} + h_i)
+        y'_i = (sign s_{i-1} + sign s_i) · min(|s_{i-1}|, |s_i|, |p_i| / 2)
+
+    (h: knot spacing, s: secant slope), so the curve passes through every knot, is monotone between two
+    knots, and has no overshoot: a local extremum gets a flat tangent. The two end slopes are d3's
+    one-sided ``(3 s - y'_neighbour) / 2``, as InferenceX uses (its roofline charts are d3's
+    `curveMonotoneX`, and its tier reads use the same slopes). Two knots give the straight line (d3
+    draws a line there too), one knot only its own value. The curve is never extrapolated: `at` is None
+    outside [xs[0], xs[-1]].
+    """
+
+    xs: tuple[float, ...]
+    ys: tuple[float, ...]
+    slopes: tuple[float, ...]
+
+    @classmethod
+    def through(cls, xs: Sequence[float], ys: Sequence[float]) -> MonotoneCurve:
+        if len(xs) != len(ys):
+            raise ValueError("xs and ys must have the same length")
+        if any(b <= a for a, b in pairwise(xs)):
+            raise ValueError("xs must be strictly increasing")
+        return cls(tuple(xs), tuple(ys), _steffen_slopes(xs, ys))
+
+    def at(self, x: float) -> float | None:
+        """The curve's y at `x`; None outside the knots' range (no extrapolation)."""
+        xs, ys, m = self.xs, self.ys, self.slopes
+        if not xs or not math.isfinite(x) or x < xs[0] or x > xs[-1]:
+            return None
+        hi = bisect_right(xs, x)
+        if xs[hi - 1] == x:  # on a knot: its own value, exactly
+            return ys[hi - 1]
+        lo = hi - 1
+        h = xs[hi] - xs[lo]
+        t = (x - xs[lo]) / h
+        # Cubic Hermite basis on [0, 1].
+        h00 = (1 + 2 * t) * (1 - t) ** 2
+        h10 = t * (1 - t) ** 2
+        h01 = t * t * (3 - 2 * t)
+        h11 = t * t * (t - 1)
+        return h00 * ys[lo] + h10 * h * m[lo] + h01 * ys[hi] + h11 * h * m[hi]
+
+    def bezier(self) -> tuple[tuple[float, float, float, float, float, float], ...]:
+        """Each piece as the control points (c1x, c1y, c2x, c2y, x1, y1) of a cubic Bézier from the
+        previous knot: exactly the Hermite piece (x is linear in t), so a picture draws the same curve."""
+        out = []
+        for i in range(len(self.xs) - 1):
+            x0, x1, y0, y1 = self.xs[i], self.xs[i + 1], self.ys[i], self.ys[i + 1]
+            third = (x1 - x0) / 3
+            out.append((x0 + third, y0 + third * self.slopes[i], x1 - third, y1 - third * self.slopes[i + 1], x1, y1))
+        return tuple(out)
+
+
+def _sign(v: float) -> float:
+    return -1.0 if v < 0 else 1.0  # d3's sign: 0 counts as positive (the min() below makes it moot)
+
+
+def _steffen_slopes(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, ...]:
+    n = len(xs)
+    if n < 2:
+        return (0.0,) * n
+    h = [xs[i + 1] - xs[i] for i in range(n - 1)]
+    s = [(ys[i + 1] - ys[i]) / h[i] for i in range(n - 1)]
+    if n == 2:
+        return (s[0], s[0])  # a straight line
+    m = [0.0] * n
+    for i in range(1, n - 1):
+        p = (s[i - 1] * h[i] + s[i] * h[i - 1]) / (h[i - 1] + h[i])
+        m[i] = (_sign(s[i - 1]) + _sign(s[i])) * min(abs(s[i - 1]), abs(s[i]), 0.5 * abs(p))
+    m[0] = (3 * s[0] - m[1]) / 2
+    m[-1] = (3 * s[-1] - m[-2]) / 2
+    return tuple(m)
+
+
+def frontier_curve(points: Sequence[XY], frontier: Sequence[int]) -> MonotoneCurve:
+    """The monotone curve through the frontier's points (by x; a point without both figures, or a second
+    point at the same x, is left out so the knots stay distinct)."""
+    knots: dict[float, float] = {}
+    for i in frontier:
+        x, y = (_finite(v) for v in points[i])
+        if x is not None and y is not None and y > knots.get(x, -math.inf):
+            knots[x] = y
+    xs = sorted(knots)
+    return MonotoneCurve.through(xs, [knots[x] for x in xs])
+
+
+def point_xy(point: PointFigures) -> XY:
+    return (point.interactivity_p90_tokens_per_s, point.total_tokens_per_s_per_gpu)
+
+
+def _fmt(value: float) -> str:
+    """A figure in a sentence: 3 significant digits without an exponent (84.2, 184, 12,345)."""
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
+def read_tiers(
+    points: Sequence[PointFigures],
+    frontier: Sequence[int],
+    tiers: Sequence[float],
+    *,
+    usd_per_gpu_hour: float | None,
+) -> tuple[TierRead, ...]:
+    """Throughput per GPU read on the frontier at each tier T (p90 tok/s/user), and its cost.
+
+    usd_per_million_total_tokens = price × 10⁶ / (tput × 3600); tokens_per_dollar_total = 10⁶ / that.
+    Outside the frontier's interactivity range every figure is None and `note` says why; without a price
+    (None, or not a positive finite number) the throughput is read but the cost figures are None.
+    """
+    curve = frontier_curve([point_xy(p) for p in points], frontier)
+    price = usd_per_gpu_hour if usd_per_gpu_hour is not None and math.isfinite(usd_per_gpu_hour) else None
+    price = price if price is not None and price > 0 else None
+    return tuple(_read_tier(curve, float(tier), price) for tier in tiers)
+
+
+def _read_tier(curve: MonotoneCurve, tier: float, price: float | None) -> TierRead:
+    if not curve.xs:
+        return TierRead(tier=tier, note="no measured point")
+    if tier > curve.xs[-1]:
+        note = f"above the fastest measured point (p90 interactivity {_fmt(curve.xs[-1])} tok/s/user)"
+        return TierRead(tier=tier, note=note)
+    if tier < curve.xs[0]:
+        note = f"below the slowest point on the frontier (p90 interactivity {_fmt(curve.xs[0])} tok/s/user)"
+        return TierRead(tier=tier, note=note)
+    tput = curve.at(tier)
+    if tput is None:  # NaN tier: not in any range
+        return TierRead(tier=tier, note="not a number")
+    if price is None:
+        return TierRead(tier=tier, total_tokens_per_s_per_gpu=tput, note="no price: set --gpu-price or --cost-profile")
+    if not tput > 0:
+        return TierRead(tier=tier, total_tokens_per_s_per_gpu=tput, note="no throughput, so no cost per token")
+    usd_per_mtok = price * 1e6 / (tput * 3600)
+    return TierRead(
+        tier=tier,
+        total_tokens_per_s_per_gpu=tput,
+        usd_per_million_total_tokens=usd_per_mtok,
+        tokens_per_dollar_total=1e6 / usd_per_mtok,
+    )
+
+
+TIER_KEY_PREFIXES = (
+    "total_tokens_per_s_per_gpu_at_",
+    "tokens_per_dollar_total_at_",
+    "usd_per_million_total_tokens_at_",
+)
+
+
+def tier_suffix(tier: float) -> str:
+    """T as it appears in a report key: 100 → "100", 37.5 → "37.5"."""
+    return f"{tier:g}"
+
+
+def tier_report_keys(tiers: Sequence[TierRead]) -> dict[str, float | None]:
+    """The flat report keys of docs/metrics.md for each tier, so `--check 'tokens_per_dollar_total_at_100 >= 1e9'`
+    works: ``total_tokens_per_s_per_gpu_at_T``, ``tokens_per_dollar_total_at_T``,
+    ``usd_per_million_total_tokens_at_T``, tier by tier in the given order."""
+    out: dict[str, float | None] = {}
+    for read in tiers:
+        t = tier_suffix(read.tier)
+        out[f"total_tokens_per_s_per_gpu_at_{t}"] = read.total_tokens_per_s_per_gpu
+        out[f"tokens_per_dollar_total_at_{t}"] = read.tokens_per_dollar_total
+        out[f"usd_per_million_total_tokens_at_{t}"] = read.usd_per_million_total_tokens
+    return out
+
+
+def _throughputs(points: Sequence[PointFigures]) -> tuple[list[float | None], str]:
+    # Per GPU when every point has it (the sweep's axis); else the plain total. The GPU count is the same
+    # at every point, so the growth ratio is the same either way; mixing the two would not be.
+    if all(p.total_tokens_per_s_per_gpu is not None for p in points):
+        return [_finite(p.total_tokens_per_s_per_gpu) for p in points], "tok/s per GPU"
+    return [_finite(p.total_tokens_per_s) for p in points], "tok/s"
+
+
+def _grew_too_little(before: float, after: float) -> bool:
+    if before <= 0:
+        return after <= 0
+    return after < before * (1 + GROWTH_MIN)
+
+
+def auto_stop_reason(
+    points: Sequence[PointFigures], *, lowest_tier: float | None, max_points: int = AUTO_MAX_POINTS
+) -> str | None:
+    """Why `--sweep auto` stops after the points measured so far (docs/sweeps.md), or None to go on.
+
+    The rules, checked on the latest point in this order (the first that holds is named): its error rate
+    is above 10%; the load generator was saturated there (its figures measure the client, not the
+    server); its p90 interactivity is below the lowest tier (more users only go further below); total
+    throughput grew less than 5% on each of the last two steps; `max_points` points are done. A figure
+    that is None never triggers its rule.
+    """
+    if not points:
+        return None
+    last = points[-1]
+    at = f"at {last.users} users"
+    if last.error_rate is not None and last.error_rate > ERROR_RATE_MAX:
+        return f"The error rate {at} was {last.error_rate:.1%}, above the {ERROR_RATE_MAX:.0%} limit."
+    if last.client_saturated:
+        return f"The load generator itself was saturated {at}, so more users would measure the client, not the server."
+    x = _finite(last.interactivity_p90_tokens_per_s)
+    if lowest_tier is not None and x is not None and x < lowest_tier:
+        return (
+            f"p90 interactivity {at} was {_fmt(x)} tok/s/user, below the lowest tier "
+            f"({tier_suffix(lowest_tier)} tok/s/user)."
+        )
+    if len(points) >= 3:
+        values, unit = _throughputs(points[-3:])
+        a, b, c = values
+        # An unknown figure is not "no growth": the other rules stop a sweep that measures nothing.
+        if a is not None and b is not None and c is not None and _grew_too_little(a, b) and _grew_too_little(b, c):
+            users = ", ".join(str(p.users) for p in points[-3:])
+            return (
+                f"Total throughput grew less than {GROWTH_MIN:.0%} twice in a row: "
+                f"{_fmt(a)} → {_fmt(b)} → {_fmt(c)} {unit} at {users} users."
+            )
+    if len(points) >= max_points:
+        return f"{len(points)} points done, the most --sweep auto measures."
+    return None
+
+
+def next_auto_users(current: int) -> int:
+    """`--sweep auto`'s next user count: double the current one (1 after 0). The 12-point rule bounds it:
+    from 1 user the last point has 2,048."""
+    return max(1, 2 * current)

@@ -1,0 +1,225 @@
+"""`agentx-tui compare A.json B.json [--tolerance F]`: B/A per figure and per tier, exit 1 on a regression."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentx_tui.errors import UsageError
+from agentx_tui.report._compare import compare_main, compare_reports, render_comparison
+
+RUN: dict[str, Any] = {
+    "agentx_version": "0.1.0",
+    "duration_s": 300.0,
+    "model": "Qwen/Qwen3-8B",
+    "workload": "coding-agent",
+    "users": 8,
+    "total_tokens_per_s": 12000.0,
+    "total_tokens_per_s_per_gpu": 12000.0,
+    "output_tokens_per_s": 450.0,
+    "output_tokens_per_s_per_gpu": 450.0,
+    "interactivity_p50_tokens_per_s": 88.0,
+    "interactivity_p90_tokens_per_s": 71.0,
+    "ttft_p90_s": 0.42,
+    "itl_p90_s": 0.012,
+    "prefix_cache_hit_rate_server": 0.91,
+    "prefix_cache_hit_rate_client": 0.88,
+    "tokens_per_dollar_total": 1.5e7,
+    "tokens_per_dollar_output": 5.6e5,
+    "usd_per_million_output_tokens": 1.76,
+    "error_rate": 0.0,
+}
+
+
+def sweep(**tiers: float | None) -> dict[str, Any]:
+    """A sweep report: `RUN`'s whole-run figures, two points, and the tier keys given (`at_100=…` sets all
+    three figures of tier 100 from its throughput per GPU at 2 USD/GPU-hour)."""
+    report: dict[str, Any] = {**RUN, "points": [{"users": 1}, {"users": 2}], "frontier": [1, 0]}
+    for name, tput in tiers.items():
+        t = name.removeprefix("at_")
+        report[f"total_tokens_per_s_per_gpu_at_{t}"] = tput
+        report[f"tokens_per_dollar_total_at_{t}"] = None if tput is None else tput * 3600 / 2
+        report[f"usd_per_million_total_tokens_at_{t}"] = None if tput is None else 2e6 / (tput * 3600)
+    return report
+
+
+def write(tmp_path: Path, name: str, report: Any) -> str:
+    path = tmp_path / name
+    path.write_text(json.dumps(report), encoding="utf-8")
+    return str(path)
+
+
+def run(tmp_path: Path, a: Any, b: Any, *flags: str) -> int:
+    return compare_main([write(tmp_path, "a.json", a), write(tmp_path, "b.json", b), *flags])
+
+
+def test_equal_reports_pass(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(tmp_path, RUN, RUN) == 0
+    out = capsys.readouterr().out
+    assert "No regression: B is within 5% of A on all 9 gated figures." in out
+    assert "total_tokens_per_s_per_gpu" in out and "1.000" in out
+    assert "\x1b[" not in out  # not a terminal: no colour
+
+
+def test_a_ten_percent_throughput_drop_fails_at_the_default_tolerance(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    worse = {**RUN, "total_tokens_per_s": 10800.0}
+    assert run(tmp_path, RUN, worse) == 1
+    out = capsys.readouterr().out
+    assert "0.900  -10.0% REGRESSED" in out
+    assert "B regressed beyond the 5% tolerance on 1 figure: total_tokens_per_s (-10.0%)." in out
+    assert run(tmp_path, RUN, worse, "--tolerance", "0.2") == 0
+    assert "No regression: B is within 20% of A" in capsys.readouterr().out
+
+
+def test_a_change_of_exactly_the_tolerance_passes(tmp_path: Path) -> None:
+    assert run(tmp_path, RUN, {**RUN, "total_tokens_per_s": 12000.0 * 0.95}) == 0
+    assert run(tmp_path, RUN, {**RUN, "total_tokens_per_s": 12000.0 * 0.949}) == 1
+
+
+def test_a_cost_rise_fails_and_a_gain_passes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(tmp_path, RUN, {**RUN, "usd_per_million_output_tokens": 1.9}) == 1  # +8%: lower is better
+    assert "usd_per_million_output_tokens (+8.0%)" in capsys.readouterr().out
+    better = {
+        **RUN,
+        "total_tokens_per_s": 24000.0,
+        "usd_per_million_output_tokens": 0.9,
+        "tokens_per_dollar_total": 3e7,
+    }
+    assert run(tmp_path, RUN, better) == 0
+
+
+def test_figures_that_do_not_gate_are_shown_only(tmp_path: Path) -> None:
+    slower_start = {**RUN, "ttft_p90_s": 4.2, "itl_p90_s": 0.5, "error_rate": 0.3, "prefix_cache_hit_rate_server": 0.1}
+    assert run(tmp_path, RUN, slower_start) == 0
+
+
+def test_null_figures_are_na_and_do_not_gate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    no_price = {**RUN, "tokens_per_dollar_total": None, "tokens_per_dollar_output": None}
+    no_price["usd_per_million_output_tokens"] = None
+    assert run(tmp_path, RUN, no_price) == 0
+    out = capsys.readouterr().out
+    assert "tokens_per_dollar_total" in out and "n/a, not gated" in out
+    assert (
+        "Not gated, null on one side or both (n/a): tokens_per_dollar_total, tokens_per_dollar_output, "
+        "usd_per_million_output_tokens." in out
+    )
+
+
+def test_sweeps_are_compared_tier_by_tier(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = sweep(at_50=20000.0, at_100=10000.0, at_200=None)
+    assert run(tmp_path, a, a) == 0
+    capsys.readouterr()
+
+    b = sweep(at_50=20000.0, at_100=9000.0, at_200=None)
+    assert run(tmp_path, a, b) == 1
+    out = capsys.readouterr().out
+    assert "Tiers (read on the frontier at p90 interactivity T tok/s/user)" in out
+    assert "total_tokens_per_s_per_gpu_at_100 (-10.0%)" in out
+    assert "tokens_per_dollar_total_at_100 (-10.0%)" in out
+    assert "usd_per_million_total_tokens_at_100 (+11.1%)" in out
+    assert "total_tokens_per_s_per_gpu_at_200" in out  # shown, n/a
+    assert "Not gated, null on one side or both (n/a): every figure at tier 200." in out
+    assert run(tmp_path, a, b, "--tolerance", "0.2") == 0
+
+
+def test_a_sweeps_whole_run_figures_do_not_gate_while_tiers_do(tmp_path: Path) -> None:
+    # B's auto sweep stopped a point earlier: its whole-run average is lower, its frontier is the same.
+    a = sweep(at_100=10000.0)
+    b = {**sweep(at_100=10000.0), "total_tokens_per_s": 6000.0, "interactivity_p90_tokens_per_s": 140.0}
+    comparison = compare_reports(a, b)
+    assert comparison.gate == "tiers"
+    assert not comparison.regressions
+    text = render_comparison(comparison, a_name="a.json", b_name="b.json")
+    assert "Whole run (shown, not gated: a sweep's whole-run figures mix every point's load)" in text
+
+
+def test_sweeps_with_no_tier_known_on_both_sides_gate_on_the_whole_run(tmp_path: Path) -> None:
+    a = sweep(at_100=None)
+    b = {**sweep(at_100=None), "total_tokens_per_s": 6000.0}
+    comparison = compare_reports(a, b)
+    assert comparison.gate == "headline"
+    assert [r.key for r in comparison.regressions] == ["total_tokens_per_s"]
+    assert "no tier is known on both sides, so the whole-run figures gate" in render_comparison(
+        comparison, a_name="a", b_name="b"
+    )
+
+
+def test_a_single_run_against_a_sweep_compares_the_headline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(tmp_path, RUN, {**sweep(at_100=10000.0), "total_tokens_per_s": 6000.0}) == 1
+    out = capsys.readouterr().out
+    assert "A is a single run and the other a sweep: the tiers are compared only between sweeps." in out
+
+
+def test_colour_only_on_a_terminal_without_no_color(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    worse = {**RUN, "total_tokens_per_s": 6000.0}
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    run(tmp_path, RUN, worse)
+    assert "\x1b[31m" in capsys.readouterr().out
+    monkeypatch.setenv("NO_COLOR", "1")
+    run(tmp_path, RUN, worse)
+    assert "\x1b[" not in capsys.readouterr().out
+
+
+def one_sentence(exc: UsageError) -> str:
+    assert exc.exit_code == 2
+    assert "\n" not in str(exc)
+    assert exc.message.endswith(".")
+    assert exc.message[0].isupper() or exc.message.startswith(("/", "--"))  # a sentence, or a path/flag first
+    return exc.message
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        (None, "(B) does not exist."),
+        ("not json at all", "(B) is not JSON."),
+        ("[1, 2, 3]", "(B) is JSON but not an agentx-tui report (it lacks agentx_version and duration_s)."),
+        ('{"users": 8}', "is JSON but not an agentx-tui report"),
+        (
+            '{"schema_version": 1, "seq": 0}\n{"schema_version": 1, "seq": 1}\n',
+            "(B) is a recording (--record), not a report.",
+        ),
+        (b"\xff\xfe garbage", "(B) is not JSON."),
+    ],
+    ids=["missing", "text", "a list", "another JSON", "a recording", "binary"],
+)
+def test_a_bad_file_is_one_sentence_and_exit_2(tmp_path: Path, content: str | bytes | None, words: str) -> None:
+    b = tmp_path / "b.json"
+    if isinstance(content, bytes):
+        b.write_bytes(content)
+    elif content is not None:
+        b.write_text(content, encoding="utf-8")
+    with pytest.raises(UsageError) as caught:
+        compare_main([write(tmp_path, "a.json", RUN), str(b)])
+    assert words in one_sentence(caught.value)
+    assert caught.value.message.startswith(str(b))
+
+
+def test_a_folder_is_not_a_report(tmp_path: Path) -> None:
+    with pytest.raises(UsageError) as caught:
+        compare_main([str(tmp_path), write(tmp_path, "b.json", RUN)])
+    assert "(A) is a folder, not a report." in one_sentence(caught.value)
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-0.1", "abc", "-inf"])
+def test_a_bad_tolerance_is_refused_in_one_sentence(tmp_path: Path, value: str) -> None:
+    a, b = write(tmp_path, "a.json", RUN), write(tmp_path, "b.json", RUN)
+    with pytest.raises(UsageError) as caught:
+        compare_main([a, b, f"--tolerance={value}"])
+    message = one_sentence(caught.value)
+    assert message.startswith("--tolerance: ") and repr(value) in message
+
+
+def test_missing_arguments_are_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError) as caught:
+        compare_main([write(tmp_path, "a.json", RUN)])
+    assert "B.json" in one_sentence(caught.value)
