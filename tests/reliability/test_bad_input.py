@@ -62,7 +62,11 @@ CASES: dict[str, tuple[Case, str]] = {
     "bad --check expression": (lambda d: ["--check", "ttft_p90_s <<= 2"], "is not KEY OP NUMBER"),
     "--check on an unknown key": (lambda d: ["--check", "ttft_p95_s <= 2"], "'ttft_p95_s' is not a report key"),
     "--check with no number": (lambda d: ["--check", "ttft_p90_s <= soon"], "is not a finite number"),
-    "a directory as the workload": (lambda d: ["-w", _folder(d, "presets")], "is a directory"),
+    "a folder with no session file": (lambda d: ["-w", _folder(d, "presets")], "holds no agent-session files"),
+    "a broken session file": (
+        lambda d: ["-w", _file(d, "s.json", '{"block_size": 64, "requests": [{"t": 0, "in": "x"}]}')],
+        "requests[0]",
+    ),
     "a directory as the report": (lambda d: ["--report", _folder(d, "r.json")], "is a directory"),
     "a directory as the recording": (lambda d: ["--record", _folder(d, "rec")], "is a directory"),
     # /proc takes no new files even for root (os.access would say yes to root for a chmod-ed folder).
@@ -131,3 +135,44 @@ def test_a_workload_too_long_for_the_real_model_is_refused_by_the_real_process(v
     assert "more than the model's context of 4096 tokens" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
     assert result.stdout == ""  # not one tick: nothing ran
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--scale", "nan"], "--scale: 'nan' is not a finite number."),
+        (["--scale", "0"], "--scale: '0' is out of range: the scale must be more than 0 and at most 100."),
+        (["--duration", "-5"], "--duration: '-5' is out of range: seconds must be more than 0"),
+        (["--duration", "inf"], "--duration: 'inf' is not a finite number."),
+        (["--duration", "1e12"], "is out of range: seconds must be more than 0 and at most 2,592,000"),
+        (
+            ["-u", "1000000000"],
+            "-u/--users: '1000000000' is out of range: users must be at least 0 and at most 200,000.",
+        ),
+        (["--interval", "0"], "--interval: '0' is out of range"),
+        (["--refresh", "nan"], "--refresh: 'nan' is not a finite number."),
+        (["--gpu-price", "-1"], "--gpu-price: '-1' is out of range"),
+        (["--gpus", "0"], "--gpus: '0' is out of range"),
+        (["--warmup", "-1"], "--warmup: '-1' is out of range"),
+        (["--point-duration", "nan"], "--point-duration: 'nan' is not a finite number."),
+        (["--max-think", "-0.5"], "--max-think: '-0.5' is out of range"),
+        (["--tiers", "50,nan"], "--tiers: 'nan' is not a finite number."),
+        (["--sweep", "users=0,4"], "--sweep: '0' is out of range"),
+        (["--sessions", "0"], "--sessions: '0' is out of range"),
+        (["--workers", "-2"], "--workers: '-2' is out of range"),
+        (["--startup-timeout", "0"], "--startup-timeout: '0' is out of range"),
+        (["--port", "70000"], "--port: '70000' is out of range"),
+        (["replay", "x.jsonl", "--speed", "0"], "--speed: '0' is out of range"),
+        (["replay", "x.jsonl", "--speed", "nan"], "--speed: 'nan' is not a finite number."),
+        (["sim", "--port", "-1"], "--port: '-1' is out of range"),
+        (["compare", "a.json", "b.json", "--tolerance", "nan"], "--tolerance"),
+    ],
+)
+def test_bad_numbers_are_one_sentence_exit_2_in_every_subcommand(
+    args: list[str], needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(args)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert needle in err and len(err.strip().splitlines()) == 1, err
+    assert "Traceback" not in err

@@ -89,8 +89,28 @@ async def test_a_slow_server_is_cut_off_at_the_timeout() -> None:
         started = loop.time()
         figs = await monitor.sample(0.0)
         took = loop.time() - started
-    assert not figs.up and figs.status == "down: no answer within 0.1 s"
+    assert not figs.up and figs.status == "down: no answer within 0.1 s"  # /health is silent too
     assert took < 1.0
+
+
+async def test_a_slow_metrics_page_with_a_healthy_server_is_slow_not_down() -> None:
+    state = {"prompt": 0}
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/health":
+            return httpx.Response(200)
+        state["prompt"] += 100
+        if state["prompt"] > 200:  # swamped by load: the page comes late, the server lives
+            await asyncio.sleep(5)
+        return httpx.Response(200, text=counters_only(state["prompt"], 0))
+
+    async with _client(httpx.MockTransport(handler)) as client:
+        monitor = EndpointMonitor("http://busy", client=client, timeout_s=0.1)
+        await monitor.sample(0.0)
+        await monitor.sample(1.0)
+        slow = await monitor.sample(2.0)
+    assert slow.up and slow.status == "slow: /metrics took over 0.1 s; /health answers"
+    assert slow.prompt_tokens_per_s is None and slow.totals.prompt_tokens == 100  # unknown, not 0
 
 
 async def test_http_error_status_means_no_metrics() -> None:

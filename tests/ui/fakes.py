@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import math
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from agentx_tui.telemetry.snapshot import (
     ClientFigures,
+    ClientHealth,
     ClientTotals,
     CostFigures,
     EndpointFigures,
@@ -16,11 +19,15 @@ from agentx_tui.telemetry.snapshot import (
     GpuFigures,
     GpuState,
     Percentiles,
+    PointFigures,
     RunInfo,
     RunState,
     SessionRow,
     SessionState,
     Snapshot,
+    SweepPhase,
+    SweepState,
+    TierRead,
 )
 
 URL = "http://10.0.0.7:8000"
@@ -102,6 +109,7 @@ def make_snapshot(
             output_tokens=400 * (seq + u),
             requests=seq + u,
             endpoint=URL,
+            interactivity_tokens_per_s=92.0 + (u % 9),
         )
         for u in range(sessions)
     )
@@ -117,6 +125,7 @@ def make_snapshot(
             tokens_per_dollar_total=total_tps * 3600 / usd_hour,
             tokens_per_dollar_output=output_tps * 3600 / usd_hour,
             usd_per_million_output_tokens=usd_hour * 1e6 / (output_tps * 3600),
+            gpus_source="NVML of this machine (the server runs here)" if gpus else None,
         )
         if price
         else CostFigures()
@@ -144,6 +153,8 @@ def make_snapshot(
             prefix_hit_rate=0.9 if cached_reported else None,
             prefix_hit_rate_ceiling=0.94,
             per_user_output_tokens_per_s_p50=101.0,
+            interactivity_p50_tokens_per_s=98.0,
+            interactivity_p90_tokens_per_s=87.5,
             ttft=Percentiles(p50=0.18, p90=0.45),
             itl=Percentiles(p50=0.009, p90=0.014),
             totals=ClientTotals(
@@ -154,11 +165,175 @@ def make_snapshot(
                 cached_tokens_reported=cached_reported,
             ),
         ),
+        client_health=ClientHealth(workers=1, cpu_cores=0.31, loop_lag_p99_s=0.004),
         sessions=rows,
         cost=cost,
         events=tuple(events),
         server_log=tuple(server_log),
     )
+
+
+# A sweep's measured points (users, p90 interactivity tok/s/user, total tok/s per GPU). The 16-user
+# point is below the frontier (the 32-user one beats it on both axes), as noise makes happen.
+SWEEP_USERS = (8, 16, 32, 64, 128, 196)
+SWEEP_MEASURED = ((8, 186.0, 21_000.0), (16, 139.0, 36_000.0), (32, 142.0, 61_000.0), (64, 96.0, 104_000.0))
+SWEEP_TIERS = (30.0, 50.0, 75.0, 100.0, 150.0, 200.0)
+SWEEP_USD_PER_GPU_HOUR = 2.90
+
+
+def pareto(points: Sequence[tuple[float, float]]) -> tuple[int, ...]:
+    """Indices of the points no other point beats on both axes, by interactivity (x) ascending."""
+    best = [
+        i for i, (x, y) in enumerate(points) if not any(ox >= x and oy >= y and (ox, oy) != (x, y) for ox, oy in points)
+    ]
+    return tuple(sorted(best, key=lambda i: points[i][0]))
+
+
+def sweep_tiers(points: Sequence[tuple[float, float]], frontier: Sequence[int]) -> tuple[TierRead, ...]:
+    """Tier reads by straight lines between frontier points; null outside the measured range, with why."""
+    xy = [points[i] for i in frontier]
+    reads = []
+    for tier in SWEEP_TIERS:
+        if not xy or tier < xy[0][0]:
+            slowest = f" ({xy[0][0]:.0f} tok/s/user)" if xy else ""
+            reads.append(TierRead(tier=tier, note=f"below the slowest point measured{slowest}"))
+            continue
+        if tier > xy[-1][0]:
+            reads.append(TierRead(tier=tier, note=f"above the fastest point measured ({xy[-1][0]:.0f} tok/s/user)"))
+            continue
+        for (x0, y0), (x1, y1) in itertools.pairwise(xy):
+            if x0 <= tier <= x1:
+                per_gpu = y0 + (y1 - y0) * (tier - x0) / (x1 - x0)
+                break
+        else:
+            per_gpu = xy[0][1]
+        usd_per_m = SWEEP_USD_PER_GPU_HOUR * 1e6 / (per_gpu * 3600)
+        reads.append(
+            TierRead(
+                tier=tier,
+                total_tokens_per_s_per_gpu=per_gpu,
+                tokens_per_dollar_total=1e6 / usd_per_m,
+                usd_per_million_total_tokens=usd_per_m,
+            )
+        )
+    return tuple(reads)
+
+
+def make_sweep_state(
+    measured: int = 4,
+    *,
+    mode: Literal["list", "auto"] = "list",
+    phase: SweepPhase = "measure",
+    phase_left_s: float | None = 41.0,
+    stop_reason: str | None = None,
+) -> SweepState:
+    """A list sweep over SWEEP_USERS with the first `measured` points done and the next in progress
+    (none in progress with `phase="done"`)."""
+    rows = SWEEP_MEASURED[:measured]
+    xy = [(x, y) for _, x, y in rows]
+    frontier = pareto(xy)
+    points = tuple(
+        PointFigures(
+            index=i,
+            users=users,
+            warmup_s=30.0,
+            duration_s=120.0,
+            window_start_s=30.0 + 150.0 * i,
+            interactivity_p90_tokens_per_s=x,
+            total_tokens_per_s_per_gpu=y,
+            total_tokens_per_s=2 * y,
+            gpus=2,
+            usd_per_gpu_hour=SWEEP_USD_PER_GPU_HOUR,
+        )
+        for i, (users, x, y) in enumerate(rows)
+    )
+    done = phase == "done"
+    planned = SWEEP_USERS if mode == "list" else (*(users for users, _, _ in rows), 8 * 2**measured)
+    return SweepState(
+        mode=mode,
+        planned_users=planned,
+        tiers=sweep_tiers(xy, frontier),
+        points=points,
+        frontier=frontier,
+        current=None if done else measured,
+        current_users=None if done else planned[measured],
+        phase=phase,
+        phase_left_s=None if done else phase_left_s,
+        warmup_s=30.0,
+        point_duration_s=120.0,
+        stop_reason=stop_reason,
+    )
+
+
+def make_sweep_snapshot(seq: int = 42, *, sweep: SweepState | None = None, **kwargs: Any) -> Snapshot:
+    """`make_snapshot` mid-sweep: the 128-user point being measured, its live p90 interactivity 64 tok/s."""
+    snap = make_snapshot(seq, **kwargs)
+    assert snap.client is not None
+    client = snap.client.model_copy(
+        update={"interactivity_p90_tokens_per_s": 64.0, "interactivity_p50_tokens_per_s": 88.0}
+    )
+    return snap.model_copy(update={"sweep": sweep or make_sweep_state(), "client": client})
+
+
+FLEET_DOWN = (5, 41)  # replicas that do not answer in `make_fleet_snapshot`
+
+
+def fleet_url(index: int) -> str:
+    return f"http://10.0.{1 + index // 200}.{10 + index % 200}:8000"
+
+
+def make_fleet_snapshot(
+    seq: int = 42, *, replicas: int = 64, down: Sequence[int] = FLEET_DOWN, **kwargs: Any
+) -> Snapshot:
+    """`make_snapshot` over `replicas` endpoints behind a router: loads spread over the fleet, some
+    replicas' GPU utilisation unknown, the `down` ones not answering."""
+    base = make_snapshot(seq, **kwargs)
+    endpoints: list[EndpointFigures] = []
+    for i in range(replicas):
+        url = fleet_url(i)
+        if i in down:
+            endpoints.append(EndpointFigures(url=url, up=False, status="down: connection refused", flavor="vllm"))
+            continue
+        # A fixed spread over replicas, swaying with `seq`, so histories move and the load order changes a little.
+        load = min(max((i * 0.618) % 1.0 + 0.08 * math.sin(seq / 2 + i), 0.0), 1.0)
+        endpoints.append(
+            EndpointFigures(
+                url=url,
+                up=True,
+                status="up",
+                flavor="vllm",
+                model="meta-llama/Llama-3.1-8B-Instruct",
+                engine_version="0.32.0",
+                running=float(4 + round(28 * load)),
+                waiting=float(round(6 * load - 3)) if load > 0.5 else 0.0,
+                kv_cache_usage=0.12 + 0.86 * load,
+                prefix_hit_rate_window=0.78 + 0.15 * ((i * 0.37) % 1.0),
+                prompt_tokens_per_s=20_000 + 60_000 * load,
+                generation_tokens_per_s=700 + 2_100 * load,
+                gpu_count=2,
+                gpu_utilization=None if i % 9 == 4 else 0.35 + 0.6 * load,
+            )
+        )
+    up = [ep for ep in endpoints if ep.up]
+
+    def total(name: str) -> float:
+        return sum(getattr(ep, name) or 0.0 for ep in up)
+
+    utils = [ep.gpu_utilization for ep in up if ep.gpu_utilization is not None]
+    aggregate = (base.aggregate or endpoints[0]).model_copy(
+        update={
+            "url": f"{len(endpoints)} endpoints",
+            "running": total("running"),
+            "waiting": total("waiting"),
+            "kv_cache_usage": total("kv_cache_usage") / len(up),
+            "prefix_hit_rate_window": total("prefix_hit_rate_window") / len(up),
+            "prompt_tokens_per_s": total("prompt_tokens_per_s"),
+            "generation_tokens_per_s": total("generation_tokens_per_s"),
+            "gpu_count": 2 * len(up),
+            "gpu_utilization": sum(utils) / len(utils),
+        }
+    )
+    return base.model_copy(update={"endpoints": tuple(endpoints), "aggregate": aggregate})
 
 
 class FakeSource:

@@ -166,7 +166,17 @@ async def test_users_table_fits_80_columns_without_a_sideways_scroll_bar() -> No
         assert not table.show_horizontal_scrollbar
         assert table.virtual_size.width <= table.size.width
         heading = table.render_line(0).text
-        assert heading.split() == ["user", "state", "step", "context", "TTFT", "tok/s", "tokens", "endpoint"]
+        assert heading.split() == [
+            "user",
+            "state",
+            "step",
+            "context",
+            "TTFT",
+            "tok/s",
+            "intv",
+            "tokens",
+            "session/host",
+        ]
         assert "10.0.0.7:8000" in table.render_line(1).text
 
 

@@ -48,6 +48,7 @@ _STREAM_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=S
 _ERROR_PAUSE_S = 1.0
 DEFAULT_BLOCK_SIZE = 16  # GPU vLLM's default; the CPU build uses 128 (the probe reads it from /metrics)
 START_SLICE = 500  # users started per event-loop turn: keeps each turn well under 50 ms
+DRAIN_STALL_S = 3.0  # a drain in which no request finished for this long has nothing more to wait for
 
 __all__ = ["Driver", "IdStride"]
 
@@ -185,8 +186,13 @@ class Driver:
         switch that are finishing theirs. Returns False when `timeout_s` passed first."""
         self.pause()
         deadline = time.monotonic() + timeout_s
+        last, progressed = self._core.in_flight, time.monotonic()
         while self._core.in_flight and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
+            if self._core.in_flight < last:
+                last, progressed = self._core.in_flight, time.monotonic()
+            elif time.monotonic() - progressed > DRAIN_STALL_S:
+                break  # nothing finished for a while: the server is not answering them, stop waiting
         return not self._core.in_flight
 
     # -- live controls -------------------------------------------------------------------------

@@ -95,6 +95,7 @@ class Collectors:
         self._user_price = plan.price.gpu_price is not None or plan.price.cost_profile is not None
         self._meter = CostMeter(self._resolve_price((), None))
         self._down: set[str] = set()
+        self._slow: set[str] = set()
         self._pids: set[int] = set()
         self._pids_at = -1e9
 
@@ -140,6 +141,12 @@ class Collectors:
 
     def _note_up_down(self, endpoints: Sequence[EndpointFigures]) -> None:
         for e in endpoints:
+            slow = e.status.startswith("slow")
+            if slow and e.url not in self._slow:
+                self._slow.add(e.url)
+                self.events.add(f"server slow: {e.url} ({e.status.removeprefix('slow: ')})")
+            elif not slow and e.url in self._slow:
+                self._slow.discard(e.url)
             if not e.up and e.url not in self._down:
                 self._down.add(e.url)
                 self.events.add(f"server down: {e.url} ({e.status})")

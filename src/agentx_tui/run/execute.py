@@ -18,8 +18,7 @@ from typing import Any, TextIO
 from agentx_tui import __version__
 from agentx_tui.engine import stopped_on_exit
 from agentx_tui.errors import EXIT_CHECK_FAILED, EXIT_OK, EXIT_TARGET
-from agentx_tui.load import Driver, LoadGenerator, LocalLoad, PreparedWorkload
-from agentx_tui.load import ray_workers
+from agentx_tui.load import Driver, LoadGenerator, LocalLoad, PreparedWorkload, ray_workers
 from agentx_tui.load.workers import WorkerHandle, WorkerPool, WorkerSpec
 from agentx_tui.recording import Recorder, ReplayPlayer, read_recording
 from agentx_tui.report import HeadlessPrinter, ReportBuilder, evaluate_checks, write_report
@@ -29,8 +28,8 @@ from agentx_tui.run.phases import Phases, TimedRun
 from agentx_tui.run.plan import RunPlan
 from agentx_tui.run.preflight import USERS_PER_WORKER
 from agentx_tui.run.serving import Serving, open_serving
-from agentx_tui.run.sweep import SweepPhases
 from agentx_tui.run.subscribers import DashboardFeed, Fanout, Subscriber
+from agentx_tui.run.sweep import SweepPhases
 from agentx_tui.secrets import redact_value
 
 STOP_SIGNALS = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP (terminal closed)"}
@@ -116,7 +115,7 @@ def _load(plan: RunPlan, serving: Serving, workload: PreparedWorkload) -> LoadGe
         def spawn(spec: WorkerSpec) -> WorkerHandle:
             return ray_workers.RayWorker(ray, spec)
 
-    if workers > 1 or spawn is not None:
+    if workers > 1 or spawn is not None or not plan.load.in_process:
         return WorkerPool(
             workload,
             tuple(serving.endpoints),

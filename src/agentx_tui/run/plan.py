@@ -53,6 +53,10 @@ class LoadPlan:
     max_think_s: float | None = None
     workers: int = 1
     workers_auto: bool = True  # --workers auto: with --ray, the cluster's size decides
+    # One load process: in the main one for small runs (or `--workers 1`); a run of many users on a
+    # machine of few cores gets one worker process instead, so the ticks, the scrapes and the
+    # dashboard keep their own event loop however busy the users keep theirs.
+    in_process: bool = True
     ray_address: str | None = None
 
     @property

@@ -88,6 +88,7 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
         max_think_s=args.max_think,
         workers=_workers(args.workers, _peak_users(users, sweep)),
         workers_auto=args.workers == "auto",
+        in_process=args.workers != "auto" or _peak_users(users, sweep) <= USERS_PER_WORKER,
         ray_address=args.ray,
     )
     output = OutputPlan(
@@ -145,6 +146,8 @@ def _target(args: argparse.Namespace) -> TargetPlan:
             token=os.environ.get(PROMETHEUS_TOKEN_ENV) or None,
             headers=tuple(_header(h) for h in args.prometheus_header),
         )
+    if args.ray:
+        import_ray()  # not installed: one sentence naming the extra, before anything starts
     if (args.ray and kind == "sim") or (args.ray and kind == "serve"):
         raise UsageError(
             "--ray needs a target the cluster's nodes can reach: --attach URL (or --prometheus with --attach).",

@@ -129,9 +129,7 @@ class SweepPhases:
         self._phase = "done"
 
     def _state(self, snap: Snapshot) -> SweepState:
-        frontier = pareto_front(
-            [(p.interactivity_p90_tokens_per_s, p.total_tokens_per_s_per_gpu) for p in self.points]
-        )
+        frontier = pareto_front([(p.interactivity_p90_tokens_per_s, p.total_tokens_per_s_per_gpu) for p in self.points])
         left = None
         if self._phase != "done" and self._phase_started is not None:
             span = self.warmup_s if self._phase == "warmup" else self.point_duration_s

@@ -16,10 +16,11 @@ MAX_PAGE_BYTES = 8 * 1024 * 1024
 class FetchError(Exception):
     """The page could not be read; ``reason`` is a few words for a status line."""
 
-    def __init__(self, reason: str, *, answered: bool = False) -> None:
+    def __init__(self, reason: str, *, answered: bool = False, timed_out: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
         self.answered = answered  # the server answered (with a non-2xx status, or a page too large)
+        self.timed_out = timed_out  # no (whole) answer within the deadline: slow, or gone
 
 
 async def _read_capped(response: httpx.Response, limit: int) -> bytes:
@@ -48,10 +49,8 @@ async def fetch_text(client: httpx.AsyncClient, url: str, timeout_s: float, *, m
                 raise FetchError(f"HTTP {response.status_code} from {url}", answered=True)
             body = await _read_capped(response, max_bytes)
             encoding = response.encoding or "utf-8"
-    except TimeoutError as exc:
-        raise FetchError(f"no answer within {timeout_s:g} s") from exc
-    except httpx.TimeoutException as exc:
-        raise FetchError(f"no answer within {timeout_s:g} s") from exc
+    except (TimeoutError, httpx.TimeoutException) as exc:
+        raise FetchError(f"no answer within {timeout_s:g} s", timed_out=True) from exc
     except httpx.ConnectError as exc:
         raise FetchError("connection refused or host unreachable") from exc
     except httpx.HTTPError as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 import httpx
@@ -77,6 +78,12 @@ class MetricsReader:
             update={"totals": self._totals}
         )
 
+    def slow(self, reason: str) -> EndpointFigures:
+        """Figures for a tick whose page came too late: the server is up, its figures unknown."""
+        return self._identity(up=True, status=f"slow: {reason}", flavor=self.flavor).model_copy(
+            update={"totals": self._totals}
+        )
+
     def read(self, text: str, now: float) -> EndpointFigures:
         try:
             page = parse_page(text, self.engine_version)
@@ -138,5 +145,17 @@ class EndpointMonitor:
             text = await fetch_text(self._client, self.url + "/metrics", self._timeout_s)
         except FetchError as exc:
             self._reader.dcgm_gpus = ()
+            if exc.timed_out and await self._healthy():
+                # Busy, not gone: a server swamped by load answers /metrics late; say so, keep it up.
+                return self._reader.slow(f"/metrics took over {self._timeout_s:g} s; /health answers")
             return self._reader.down(exc.reason, answered=exc.answered)
         return self._reader.read(text, now)
+
+    async def _healthy(self) -> bool:
+        """A quick /health, for a /metrics scrape that timed out: slow or down?"""
+        try:
+            async with asyncio.timeout(min(self._timeout_s, 0.5)):
+                response = await self._client.get(self.url + "/health")
+            return response.status_code == 200
+        except (TimeoutError, httpx.HTTPError):
+            return False

@@ -12,6 +12,7 @@ from agentx_tui.ui.panes._base import Figures, Pane, label, load_style, plot, va
 from agentx_tui.ui.panes._spark import HistoryChart
 
 _GIB = 1024**3
+MAX_ROWS = 8  # one row per GPU up to a node's worth; a fleet's are summed up in one line
 
 
 class GpuPane(Pane):
@@ -31,7 +32,13 @@ class GpuPane(Pane):
             return
         spark.remove_class("-no-gpu")
         width = max(rows.size.width, 30)
-        rows.show(Content("\n").join(_row(gpu, width) for gpu in snap.gpu.gpus))
+        gpus = snap.gpu.gpus
+        shown = [_row(gpu, width) for gpu in gpus[:MAX_ROWS]]
+        if len(gpus) > MAX_ROWS:  # a fleet's GPUs: the busiest rows would not fit, say how many more
+            mean = [g.utilization for g in gpus if g.utilization is not None]
+            rest = percent(sum(mean) / len(mean), 0) if mean else NA
+            shown.append(label(f"+{len(gpus) - MAX_ROWS} more GPUs · mean util of all {len(gpus)}: {rest}"))
+        rows.show(Content("\n").join(shown))
         plot(spark, self.history.gpu_util)
         self.set_subtitle(snap.gpu.gpus[0].source)
 

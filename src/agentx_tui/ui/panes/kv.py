@@ -11,6 +11,8 @@ from agentx_tui.ui._format import NA, bar, count, number, percent
 from agentx_tui.ui.panes._base import Figures, Pane, label, line, load_style, plot, value
 from agentx_tui.ui.panes._spark import HistoryChart
 
+MAX_LISTED = 3  # endpoints listed one line each; beyond, the fleet pane lists them
+
 
 class KvPane(Pane):
     KEY = 2
@@ -48,11 +50,13 @@ class KvPane(Pane):
             ),
             line(label("blocks "), value(_blocks(agg.num_gpu_blocks, agg.block_size))),
         ]
-        if len(snap.endpoints) > 1:
+        if 1 < len(snap.endpoints) <= MAX_LISTED:  # more replicas have the fleet pane (9)
             lines += [
                 line(label(f"{i + 1} "), f"{percent(ep.kv_cache_usage, 0):>4} run {number(ep.running)}")
                 for i, ep in enumerate(snap.endpoints)
             ]
+        elif len(snap.endpoints) > MAX_LISTED:
+            lines.append(label(f"mean of {len(snap.endpoints)} replicas · per replica: pane 9"))
         figures.show(Content("\n").join(lines))
         plot(self.query_one("#kv-history", Sparkline), self.history.kv_usage)
 

@@ -51,22 +51,17 @@ class ThroughputPane(Pane):
             plot(self.query_one(f"#tps-{name}-history", Sparkline), histories[name])
         client = snap.client
         ttft, itl = rates.ttft, rates.itl
-        per_user = client.per_user_output_tokens_per_s_p50 if client else None
+        width = self.query_one("#tps-latency", Figures).size.width
         lines = [
-            line(
-                label("req/s "),
-                value(compact(rates.requests)),
-                label("  per-user p50 "),
-                value(compact(per_user)),
-                label(" tok/s"),
+            _per_user(
+                client.interactivity_p90_tokens_per_s if client else None,
+                client.interactivity_p50_tokens_per_s if client else None,
             ),
             _latency("TTFT", ttft),
             _latency("ITL ", itl),
-            _interactivity(
-                client.interactivity_p50_tokens_per_s if client else None,
-                client.interactivity_p90_tokens_per_s if client else None,
+            _requests_and_per_gpu(
+                rates.requests, rates.total, snap.cost.gpus if snap.cost.gpus_source else None, width
             ),
-            _per_gpu(rates.total, snap.cost.gpus if snap.cost.gpus_source else None),
         ]
         if client is not None and client.totals.requests_failed:
             lines.append(Content.styled(f"{client.totals.requests_failed} failed requests", "bold $text-error"))
@@ -74,21 +69,25 @@ class ThroughputPane(Pane):
         self.set_subtitle(f"measured by the {rates.source}" if rates.source != "none" else "")
 
 
-def _interactivity(p50: float | None, p90: float | None) -> Content:
-    # AgentX's tokens/s per user: 1 / percentile of per-request ITL; p90 is what 90% of requests beat.
+def _per_user(p90: float | None, p50: float | None) -> Content:
+    # AgentX interactivity: 1 / percentile of per-request ITL; p90 is the speed 90% of requests beat,
+    # the "tokens/s per user" of the AgentX figures (docs/metrics.md).
     return line(
-        label("intv p50 "), value(f"{compact(p50):>6}"), label("  p90 "), value(f"{compact(p90):>6}"),
-        label(" tok/s/user"),
+        label("per user p90 "), value(compact(p90), "bold $accent"), label("  p50 "), value(compact(p50)),
+        label(" tok/s"),
     )  # fmt: skip
 
 
-def _per_gpu(total: float | None, gpus: int | None) -> Content:
+def _requests_and_per_gpu(requests: float | None, total: float | None, gpus: int | None, width: int) -> Content:
     per_gpu = total / gpus if total is not None and gpus else None
-    return line(
-        label("per GPU "),
-        value(compact(per_gpu), "bold $accent"),
-        label(f" tok/s total ({gpus} GPU{'s' if gpus != 1 else ''})" if gpus else " tok/s total (GPUs unknown)"),
-    )
+    parts = [
+        label("req/s "), value(compact(requests)), label("  per GPU "), value(compact(per_gpu), "bold $accent"),
+        label(" tok/s"),
+    ]  # fmt: skip
+    why = f" ({gpus} GPU{'s' if gpus != 1 else ''})" if gpus else " (GPUs unknown)"
+    if sum(part.cell_length for part in parts) + len(why) <= width:  # the count, where it fits
+        parts.append(label(why))
+    return line(*parts)
 
 
 def _latency(name: str, figures: Percentiles) -> Content:

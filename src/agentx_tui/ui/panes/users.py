@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 
 from rich.style import Style
 from textual.app import ComposeResult
+from textual.color import Color
 
 from agentx_tui.telemetry.snapshot import CHILD_ID_BASE, SessionRow, Snapshot
 from agentx_tui.ui._format import NA, compact, count, seconds
@@ -23,8 +24,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("decode", "tok/s", 6),
     Column("interactivity", "intv", 6),
     Column("tokens", "tokens", 7),
-    Column("label", "session", 14, right=False, min_width=8),
-    Column("endpoint", "endpoint", 21, right=False, min_width=9),
+    # What the user replays (an AgentX session file), else where it sends: one column, so the table
+    # still fits 80 columns.
+    Column("where", "session/host", 21, right=False, min_width=9),
 )
 # Theme variable per session state (resolved when drawn, so a theme change recolours the table).
 _STATE_COLOUR = {
@@ -95,8 +97,13 @@ class UsersPane(Pane):
     def _state_style(self, state: str) -> Style:
         style = self._styles.get(state)
         if style is None:
-            colour = self.app.theme_variables.get(_STATE_COLOUR.get(state, "foreground"))
-            style = Style(color=colour, bold=state == "error")
+            variables = self.app.theme_variables
+            # Some theme colours are translucent (foreground-muted), which Rich cannot draw: blend
+            # them onto the surface first.
+            colour = Color.parse(variables.get("surface", "black")) + Color.parse(
+                variables.get(_STATE_COLOUR.get(state, "foreground"), "white")
+            )
+            style = Style(color=colour.rich_color, bold=state == "error")
             self._styles[state] = style
         return style
 
@@ -111,8 +118,7 @@ _SORT_VALUES: tuple[Callable[[SessionRow], float | str | None], ...] = (
     lambda s: s.decode_tokens_per_s,
     lambda s: s.interactivity_tokens_per_s,
     lambda s: s.output_tokens,
-    lambda s: s.label or None,
-    lambda s: s.endpoint or None,
+    lambda s: s.label or s.endpoint or None,
 )
 
 
@@ -133,8 +139,7 @@ def _cells(s: SessionRow) -> tuple[Cell, ...]:
         compact(s.decode_tokens_per_s),
         compact(s.interactivity_tokens_per_s),
         count(s.output_tokens),
-        s.label or NA,
-        _short_url(s.endpoint),
+        s.label or _short_url(s.endpoint),
     )
     return tuple(
         Cell(_sort_key(s, index), text, s.state if index == 1 else "", COLUMNS[index].right)

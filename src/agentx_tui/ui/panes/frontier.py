@@ -1,0 +1,440 @@
+"""⁸ Frontier: a sweep's measured points, its Pareto frontier, the point in progress and the tier reads.
+
+Shown only while the run is a sweep (`Snapshot.sweep`); an ordinary run's layout does not change.
+As in docs/sweeps.md, x is p90 interactivity (tok/s/user) and y total tokens/s per GPU; the frontier
+is the monotone curve through the Pareto-optimal points, and the tiers are read off it.
+
+The chart is drawn here with Textual's line API rather than by a plotting library: textual-plot
+crashed under NO_COLOR and takes the app's `+`, `-`, `r` and arrow keys when focused; textual-plotext
+cannot take theme colours for its series, pins plotext below 6, and rebuilds and re-parses an ANSI
+string on every draw. A braille curve and a few marker glyphs are all this chart needs, and drawn
+here they follow the theme, stay readable without colour (the markers differ by glyph, not only by
+colour), and fit the 80×24 layout's small pane.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.strip import Strip
+from textual.widget import Widget
+
+from agentx_tui.sweep.frontier import MonotoneCurve, frontier_curve, point_xy
+from agentx_tui.telemetry.rates import rates
+from agentx_tui.telemetry.snapshot import Snapshot, SweepState, TierRead
+from agentx_tui.ui._format import NA, compact, money
+from agentx_tui.ui.panes._base import Figures, Pane, flow, label, line, value
+
+# Marker glyphs: told apart by shape, so NO_COLOR and the mono theme read the same as colour does.
+ON_FRONTIER = "●"
+BELOW_FRONTIER = "○"
+LIVE = "×"
+_BRAILLE = 0x2800
+# Dot bit of each (column, row) inside a 2×4 braille cell.
+_DOT_BITS = ((0x01, 0x02, 0x04, 0x40), (0x08, 0x10, 0x20, 0x80))
+# Where the sweep's phases stand, in words.
+_PHASE = {"warmup": "warm-up", "measure": "measuring"}
+
+
+@dataclass(frozen=True)
+class Marker:
+    x: float
+    y: float
+    glyph: str
+    role: str  # a component-class suffix: "point", "dominated" or "live"
+    tag: str = ""  # drawn beside the marker where there is room (the point's users)
+
+
+@dataclass(frozen=True)
+class ChartData:
+    markers: tuple[Marker, ...] = ()
+    curve: tuple[tuple[float, float], ...] = ()  # the frontier's knots, x strictly ascending
+    x_ticks: tuple[float, ...] = ()  # preferred x ticks (the tiers); nice ticks when too few fit
+    empty: str = "no point measured yet"
+
+
+# --- the pure drawing: data → rows of (text, role) runs -------------------------------------------
+
+Run = tuple[str, str]
+
+
+def nice_step(span: float, count: int) -> float:
+    """A step of 1, 2 or 5 × 10ⁿ that cuts `span` into about `count` parts."""
+    raw = span / max(count, 1)
+    if raw <= 0:
+        return 1.0
+    magnitude = 10.0 ** math.floor(math.log10(raw))
+    return next(m * magnitude for m in (1.0, 2.0, 5.0, 10.0) if m * magnitude >= raw * 0.999)
+
+
+def nice_scale(value: float, most: int) -> tuple[float, float]:
+    """(top, step): the lowest round top at or above `value` cut into at most `most` round steps."""
+    best = (value, value) if value > 0 else (1.0, 1.0)
+    if value <= 0:
+        return best
+    found = False
+    for count in range(1, most + 1):
+        step = nice_step(value, count)
+        top = math.ceil(value / step - 1e-9) * step
+        # The lowest top wins; at the same top, the finer step (more labels).
+        if round(top / step) <= most and (not found or top <= best[0]):
+            best, found = (top, step), True
+    return best
+
+
+def _tick_text(value: float) -> str:
+    """A round tick value, short: 50000 → '50 K', 2500000 → '2.5 M', 75 → '75'."""
+    for scale, unit in ((1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if value >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value:.3g}"
+
+
+def draw_chart(data: ChartData, width: int, height: int) -> list[list[Run]]:
+    """The chart as `height` rows of `width` cells: y labels on the left, an x axis with labels below,
+    the curve in braille dots, markers as glyphs over it."""
+    blank = [[(" " * width, "")] for _ in range(height)]
+    if width < 16 or height < 4:  # two plot rows at least: a wide layout on a short terminal has no more
+        return blank
+    rows_h = height - 2  # plot rows; then the axis line and its labels
+    xs = [m.x for m in data.markers] + [x for x, _ in data.curve]
+    ys = [m.y for m in data.markers] + [y for _, y in data.curve]
+    # A little headroom, so the highest and fastest markers do not sit on the frame; a y label at
+    # most every other row (eight in all), an x label at most every six columns.
+    y_top, y_step = nice_scale(max(ys) * 1.05, min(8, max(1, (rows_h - 1) // 2))) if ys else (1.0, 1.0)
+    y_ticks = [y_step * i for i in range(round(y_top / y_step) + 1)] if ys else []
+    gutter = max((len(_tick_text(v)) for v in y_ticks), default=1) + 1
+    cols = width - gutter - 1  # one spare column on the right, for a label centred on the last tick
+    if cols < 8:
+        return blank
+    x_most = min(10, max(1, cols // 6))
+    x_top, x_step = nice_scale(max(xs, default=data.x_ticks[-1] if data.x_ticks else 200.0) * 1.05, x_most)
+    dots_w, dots_h = cols * 2, rows_h * 4
+
+    def px(x: float) -> int:
+        return min(dots_w - 1, max(0, round(x / x_top * (dots_w - 1))))
+
+    def py(y: float) -> int:
+        return min(dots_h - 1, max(0, round((1 - y / y_top) * (dots_h - 1))))
+
+    cells = [[0] * cols for _ in range(rows_h)]
+
+    def dot(x: int, y: int) -> None:
+        cells[y // 4][x // 2] |= _DOT_BITS[x % 2][y % 4]
+
+    if len(data.curve) >= 2:
+        # The same monotone (Steffen) curve the tier reads come from, sampled at every dot column
+        # between the first and last frontier points, and joined so that steep parts have no gaps.
+        along = MonotoneCurve.through([x for x, _ in data.curve], [y for _, y in data.curve])
+        start, end = px(data.curve[0][0]), px(data.curve[-1][0])
+        previous: tuple[int, int] | None = None
+        for column in range(start, end + 1):
+            x = min(max(column / (dots_w - 1) * x_top, data.curve[0][0]), data.curve[-1][0])
+            y = along.at(x)
+            if y is None:
+                continue
+            here = (column, py(y))
+            for point in _segment(previous or here, here):
+                dot(*point)
+            previous = here
+
+    grid: list[list[Run]] = [[(chr(_BRAILLE + bits), "curve") if bits else (" ", "") for bits in row] for row in cells]
+    taken = [[False] * cols for _ in range(rows_h)]
+    # The live point first: a measured point in the same cell is drawn over it.
+    for marker in sorted(data.markers, key=lambda m: m.role != "live"):
+        cx, cy = px(marker.x) // 2, py(marker.y) // 4
+        grid[cy][cx] = (marker.glyph, marker.role)
+        taken[cy][cx] = True
+    if cols >= 30:
+        for marker in data.markers:
+            _tag(grid, taken, marker, px(marker.x) // 2, py(marker.y) // 4)
+    if not data.markers and not data.curve:
+        text = data.empty[:cols]
+        row, start_col = rows_h // 2, (cols - len(text)) // 2
+        for offset, char in enumerate(text):
+            grid[row][start_col + offset] = (char, "label")
+
+    # The y axis: a label at each tick's row, right-aligned against the axis line.
+    y_labels: dict[int, str] = {}
+    for tick in y_ticks:
+        y_labels.setdefault(py(tick) // 4, _tick_text(tick))
+    out: list[list[Run]] = []
+    for row in range(rows_h):
+        tick = row in y_labels
+        runs: list[Run] = [(y_labels.get(row, "").rjust(gutter - 1), "label"), ("┤" if tick else "│", "axis")]
+        runs += grid[row]
+        runs.append((" ", ""))
+        out.append(runs)
+
+    # The x axis: ticks at the tiers where enough of them fit, else at round numbers.
+    ticks = [t for t in data.x_ticks if 0 < t <= x_top]
+    placed = _place_x_labels(ticks, px, cols)
+    if len(placed) < 2:
+        placed = _place_x_labels([x_step * i for i in range(1, round(x_top / x_step) + 1)], px, cols)
+    axis = ["─"] * cols
+    labels = [" "] * (cols + 1)
+    for column, text in placed:
+        axis[column] = "┬"
+        start_col = column - (len(text) - 1) // 2
+        labels[start_col : start_col + len(text)] = list(text)
+    out.append([(" " * (gutter - 1) + "└" + "".join(axis) + " ", "axis")])
+    out.append([(" " * gutter + "".join(labels), "label")])
+    return out
+
+
+def _segment(a: tuple[int, int], b: tuple[int, int]) -> list[tuple[int, int]]:
+    """The dots from a to b, without gaps (Bresenham)."""
+    (x0, y0), (x1, y1) = a, b
+    dx, dy = abs(x1 - x0), -abs(y1 - y0)
+    sx, sy = (1 if x1 > x0 else -1), (1 if y1 > y0 else -1)
+    error = dx + dy
+    points = []
+    while True:
+        points.append((x0, y0))
+        if (x0, y0) == (x1, y1):
+            return points
+        double = 2 * error
+        if double >= dy:
+            error += dy
+            x0 += sx
+        if double <= dx:
+            error += dx
+            y0 += sy
+
+
+def _tag(grid: list[list[Run]], taken: list[list[bool]], marker: Marker, cx: int, cy: int) -> None:
+    """The marker's tag beside it, right if that is free (no marker, no curve), else left, else none."""
+    text = marker.tag
+    if not text:
+        return
+    row, cols = grid[cy], len(grid[cy])
+    for start in (cx + 1, cx - len(text)):
+        span = range(start, start + len(text))
+        if start >= 0 and span.stop <= cols and all(not taken[cy][c] and row[c][1] == "" for c in span):
+            for offset, column in enumerate(span):
+                row[column] = (text[offset], "label")
+                taken[cy][column] = True
+            return
+
+
+def _place_x_labels(ticks: Sequence[float], px: Callable[[float], int], cols: int) -> list[tuple[int, str]]:
+    """(column, text) for the ticks whose labels fit without touching the previous one."""
+    placed: list[tuple[int, str]] = []
+    end = -1
+    for tick in ticks:
+        text = _tick_text(tick)
+        column = px(tick) // 2
+        start = column - (len(text) - 1) // 2
+        if start <= end or start + len(text) > cols + 1 or start < 0:
+            continue
+        placed.append((column, text))
+        end = start + len(text)
+    return placed
+
+
+# --- the widget -----------------------------------------------------------------------------------
+
+
+class FrontierChart(Widget):
+    """The frontier chart; redraws only when its data or its size changed."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "frontier-chart--axis",
+        "frontier-chart--label",
+        "frontier-chart--curve",
+        "frontier-chart--point",
+        "frontier-chart--dominated",
+        "frontier-chart--live",
+    }
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.data = ChartData()
+        self._styles: dict[str, Style] = {}
+        self._drawn: tuple[ChartData, tuple[int, int], list[Strip]] | None = None
+
+    def plot(self, data: ChartData) -> None:
+        if data != self.data:
+            self.data = data
+            self.refresh()
+
+    def notify_style_update(self) -> None:
+        # A theme or CSS change: resolve the colours again and redraw.
+        super().notify_style_update()
+        self._styles = {}
+        self._drawn = None
+
+    def _style(self, role: str) -> Style:
+        if not self._styles:
+            base = self.rich_style
+            self._styles = {"": base}
+            for name in self.COMPONENT_CLASSES:
+                self._styles[name.removeprefix("frontier-chart--")] = base + self.get_component_rich_style(name)
+        return self._styles.get(role, self._styles[""])
+
+    def render_line(self, y: int) -> Strip:
+        width, height = self.size
+        drawn = self._drawn
+        if drawn is None or drawn[0] is not self.data or drawn[1] != (width, height):
+            strips = [
+                Strip([Segment(text, self._style(role)) for text, role in runs]).crop_extend(0, width, self.rich_style)
+                for runs in draw_chart(self.data, width, height)
+            ]
+            drawn = self._drawn = (self.data, (width, height), strips)
+        strips = drawn[2]
+        return strips[y] if 0 <= y < len(strips) else Strip.blank(width, self.rich_style)
+
+
+class FrontierPane(Pane):
+    KEY = 8
+    TITLE = "Frontier"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._active = False
+
+    @property
+    def allow_maximize(self) -> bool:
+        return self._active  # the key does nothing while there is no sweep to show
+
+    def compose(self) -> ComposeResult:
+        yield Figures(id="frontier-status")
+        with Horizontal(id="frontier-main"):
+            with Vertical(id="frontier-left"):
+                yield FrontierChart(id="frontier-chart")
+                yield Figures(id="frontier-legend")
+            with Vertical(id="frontier-right"):
+                yield Figures(id="frontier-tiers")
+                # Why tiers are n/a, under the table: the chart keeps the pane's rows.
+                yield Figures(id="frontier-notes")
+
+    def show(self, snap: Snapshot) -> None:
+        sweep = snap.sweep
+        self._activate(sweep is not None)
+        if sweep is None:
+            return
+        status = [line(label("sweep "), value(progress(sweep), "bold $accent"))]
+        if sweep.stop_reason:
+            status.append(line(label("ended "), value(sweep.stop_reason, "bold $text-warning")))
+        self.query_one("#frontier-status", Figures).show(Content("\n").join(status))
+        self.query_one("#frontier-chart", FrontierChart).plot(chart_data(snap, sweep))
+        legend = self.query_one("#frontier-legend", Figures)
+        legend.show(_legend(legend.size.width, live=_live_point(snap, sweep) is not None))
+        table, notes = tier_lines(sweep.tiers)
+        self.query_one("#frontier-tiers", Figures).show(Content("\n").join(table))
+        self.query_one("#frontier-notes", Figures).show(Content("\n").join(notes))
+        measured = len(sweep.points)
+        self.set_subtitle(f"{measured} measured · {len(sweep.frontier)} on the frontier")
+
+    def _activate(self, active: bool) -> None:
+        if active == self._active:
+            return
+        self._active = active
+        # The body's class shows this pane and gives it its row (app.tcss): one switch for both.
+        if isinstance(self.parent, Widget):
+            self.parent.set_class(active, "-sweep")
+        if not active and self.is_attached and self.screen.maximized is self:
+            self.screen.minimize()
+
+
+def progress(sweep: SweepState) -> str:
+    """Where the sweep stands, in words: 'point 3 of 6 · 64 users · measuring, 41 s left'."""
+    if sweep.current is None or sweep.phase == "done":
+        count = len(sweep.points)
+        return f"done · {count} point{'s' if count != 1 else ''} measured"
+    number = sweep.current + 1
+    if sweep.mode == "auto":
+        where = f"point {number} · auto"
+    else:
+        where = f"point {number} of {len(sweep.planned_users)}" if sweep.planned_users else f"point {number}"
+    parts = [where]
+    if sweep.current_users is not None:
+        parts.append(f"{sweep.current_users} users")
+    phase = _PHASE.get(sweep.phase, sweep.phase)
+    if sweep.phase_left_s is not None:
+        phase += f", {max(sweep.phase_left_s, 0.0):.0f} s left"
+    parts.append(phase)
+    return " · ".join(parts)
+
+
+def chart_data(snap: Snapshot, sweep: SweepState) -> ChartData:
+    on_frontier = set(sweep.frontier)
+    markers: list[Marker] = []
+    for index, point in enumerate(sweep.points):
+        x, y = point.interactivity_p90_tokens_per_s, point.total_tokens_per_s_per_gpu
+        if x is None or y is None or not _placeable(x, y):
+            continue  # a point whose figures are unknown cannot be placed
+        front = index in on_frontier
+        markers.append(
+            Marker(x, y, ON_FRONTIER if front else BELOW_FRONTIER, "point" if front else "dominated", str(point.users))
+        )
+    live = _live_point(snap, sweep)
+    if live is not None:
+        markers.append(Marker(live[0], live[1], LIVE, "live", str(sweep.current_users or "")))
+    frontier = [i for i in sweep.frontier if 0 <= i < len(sweep.points)]
+    curve = frontier_curve([point_xy(point) for point in sweep.points], frontier)
+    empty = "warming up for the first point" if sweep.phase == "warmup" else "no point measured yet"
+    return ChartData(
+        markers=tuple(markers),
+        curve=tuple(zip(curve.xs, curve.ys, strict=True)),
+        x_ticks=tuple(sorted(t.tier for t in sweep.tiers)),
+        empty=empty,
+    )
+
+
+def _live_point(snap: Snapshot, sweep: SweepState) -> tuple[float, float] | None:
+    """Where the point being measured stands now (window figures), once its warm-up is over."""
+    if sweep.current is None or sweep.phase != "measure" or snap.client is None:
+        return None
+    x = snap.client.interactivity_p90_tokens_per_s
+    total = rates(snap).total
+    gpus = snap.cost.gpus or next((p.gpus for p in reversed(sweep.points) if p.gpus), None)
+    if x is None or total is None or not gpus or not _placeable(x, total / gpus):
+        return None
+    return x, total / gpus
+
+
+def _placeable(x: float, y: float) -> bool:
+    return math.isfinite(x) and math.isfinite(y) and x >= 0 and y >= 0
+
+
+def _legend(width: int, *, live: bool) -> Content:
+    parts = [
+        line(Content.styled(ON_FRONTIER, "bold $accent"), label(" frontier")),
+        line(Content.styled(BELOW_FRONTIER, "$foreground"), label(" below it")),
+    ]
+    if live:
+        parts.append(line(Content.styled(LIVE, "bold $warning"), label(" now")))
+    parts += [label("y tok/s/GPU"), label("x p90 tok/s/user")]
+    return flow(parts, width)
+
+
+TIER_HEADING = f"{'tier':>4}  {'tok/s/GPU':>9}  {'tokens/$':>8}  {'$/Mtok':>8}"
+
+
+def tier_lines(tiers: Sequence[TierRead]) -> tuple[list[Content], list[Content]]:
+    """The tier table; then one line per reason some tiers are n/a (tiers often share one)."""
+    if not tiers:
+        return [label("no tiers to read")], []
+    lines = [label(TIER_HEADING)]
+    notes: dict[str, list[str]] = {}
+    for tier in tiers:
+        name = f"{tier.tier:g}"
+        cells = (
+            compact(tier.total_tokens_per_s_per_gpu),
+            compact(tier.tokens_per_dollar_total),
+            money(tier.usd_per_million_total_tokens),
+        )
+        style = "$text-muted" if tier.total_tokens_per_s_per_gpu is None else "bold"
+        lines.append(line(value(f"{name:>4}"), Content.styled(f"  {cells[0]:>9}  {cells[1]:>8}  {cells[2]:>8}", style)))
+        if tier.total_tokens_per_s_per_gpu is None:
+            notes.setdefault(tier.note or "outside the measured range", []).append(name)
+    return lines, [line(label(f"{NA} at {' '.join(names)}: "), Content(note)) for note, names in notes.items()]

@@ -1,0 +1,274 @@
+"""⁸ Frontier: words for where a sweep stands, the chart as drawn, the tier table, and the screens.
+
+Update the stored SVGs after an intended change with `pytest tests/ui --snapshot-update`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+
+import pytest
+from textual.pilot import Pilot
+
+from agentx_tui.telemetry.snapshot import Snapshot, TierRead
+from agentx_tui.ui import AgentXApp
+from agentx_tui.ui.panes.frontier import (
+    BELOW_FRONTIER,
+    LIVE,
+    ON_FRONTIER,
+    ChartData,
+    FrontierPane,
+    Marker,
+    chart_data,
+    draw_chart,
+    nice_scale,
+    progress,
+    tier_lines,
+)
+from tests.ui._helpers import shown
+from tests.ui.fakes import (
+    FakeLiveControls,
+    FakeSource,
+    make_fleet_snapshot,
+    make_snapshot,
+    make_sweep_snapshot,
+    make_sweep_state,
+)
+
+SnapCompare = Callable[..., bool]
+LAST = 20
+
+
+def sweep_app() -> AgentXApp:
+    return AgentXApp(FakeSource([make_sweep_snapshot(seq) for seq in range(1, LAST + 1)]), FakeLiveControls())
+
+
+def text(rows: list[list[tuple[str, str]]]) -> list[str]:
+    return ["".join(run for run, _ in row) for row in rows]
+
+
+# --- words ------------------------------------------------------------------------------------------
+
+
+def test_progress_says_which_point_how_many_users_and_time_left() -> None:
+    assert progress(make_sweep_state(2, phase="measure", phase_left_s=41.2)) == (
+        "point 3 of 6 · 32 users · measuring, 41 s left"
+    )
+    assert progress(make_sweep_state(2, phase="warmup", phase_left_s=12.0)) == (
+        "point 3 of 6 · 32 users · warm-up, 12 s left"
+    )
+
+
+def test_progress_in_auto_mode_has_no_planned_total() -> None:
+    assert progress(make_sweep_state(2, mode="auto", phase="warmup", phase_left_s=5)) == (
+        "point 3 · auto · 32 users · warm-up, 5 s left"
+    )
+
+
+def test_progress_when_done_counts_the_points() -> None:
+    assert progress(make_sweep_state(4, phase="done")) == "done · 4 points measured"
+    assert progress(make_sweep_state(1, phase="done")) == "done · 1 point measured"
+
+
+def test_tier_table_shows_n_a_and_groups_the_reasons() -> None:
+    table, notes = tier_lines(make_sweep_state().tiers)
+    rows = [line.plain for line in table]
+    assert rows[0].split() == ["tier", "tok/s/GPU", "tokens/$", "$/Mtok"]
+    assert rows[1].split() == ["30", "n/a", "n/a", "n/a"]
+    assert rows[4].split() == ["100", "100", "K", "124", "M", "$0.0080"]
+    # Every row is as wide as the heading: the columns line up.
+    assert {len(row) for row in rows} == {len(rows[0])}
+    assert [note.plain for note in notes] == [
+        "n/a at 30 50 75: below the slowest point measured (96 tok/s/user)",
+        "n/a at 200: above the fastest point measured (186 tok/s/user)",
+    ]
+
+
+def test_tier_without_a_note_still_says_why() -> None:
+    _, notes = tier_lines([TierRead(tier=30.0)])
+    assert [note.plain for note in notes] == ["n/a at 30: outside the measured range"]
+
+
+# --- the chart --------------------------------------------------------------------------------------
+
+
+def test_chart_data_marks_frontier_points_apart_from_the_others_and_the_live_one() -> None:
+    snap = make_sweep_snapshot()
+    assert snap.sweep is not None
+    data = chart_data(snap, snap.sweep)
+    glyphs = {marker.tag: marker.glyph for marker in data.markers}
+    assert glyphs == {"8": ON_FRONTIER, "16": BELOW_FRONTIER, "32": ON_FRONTIER, "64": ON_FRONTIER, "128": LIVE}
+    # The curve runs through the frontier's points only, by interactivity.
+    assert data.curve == ((96.0, 104_000.0), (142.0, 61_000.0), (186.0, 21_000.0))
+    assert data.x_ticks == (30.0, 50.0, 75.0, 100.0, 150.0, 200.0)
+
+
+def test_no_live_marker_during_warm_up() -> None:
+    snap = make_sweep_snapshot(sweep=make_sweep_state(phase="warmup", phase_left_s=12))
+    assert snap.sweep is not None
+    assert LIVE not in {marker.glyph for marker in chart_data(snap, snap.sweep).markers}
+
+
+def test_chart_puts_each_marker_in_its_cell_and_labels_both_axes() -> None:
+    data = ChartData(
+        markers=(
+            Marker(100.0, 50_000.0, ON_FRONTIER, "point", "64"),
+            Marker(50.0, 20_000.0, BELOW_FRONTIER, "dominated"),
+        ),
+        x_ticks=(50.0, 100.0),
+    )
+    rows = text(draw_chart(data, 40, 12))
+    assert len(rows) == 12 and {len(row) for row in rows} == {40}
+    assert rows[-2].lstrip().startswith("└") and "┬" in rows[-2]
+    assert rows[-1].split() == ["50", "100"]
+    # y labels on the left, from 0 at the bottom up to a round top above the highest point.
+    assert rows[-3].startswith("   0┤") and rows[0].startswith("60 K┤")
+    assert any(f"{ON_FRONTIER}64" in row for row in rows)
+    assert sum(row.count(BELOW_FRONTIER) for row in rows) == 1
+
+
+def test_curve_is_drawn_without_gaps_between_frontier_points() -> None:
+    curve = ((20.0, 90_000.0), (100.0, 50_000.0), (180.0, 10_000.0))
+    data = ChartData(markers=tuple(Marker(x, y, ON_FRONTIER, "point") for x, y in curve), curve=curve)
+    rows = draw_chart(data, 60, 16)
+    plot = [row[2:-1] for row in rows[:-2]]  # the plot's cells, without the y axis and the margin
+    columns = {
+        index for row in plot for index, (char, role) in enumerate(row) if role in ("curve", "point") and char != " "
+    }
+    first, last = min(columns), max(columns)
+    assert columns == set(range(first, last + 1))  # every column from the first point to the last
+
+
+def test_curve_falls_as_interactivity_rises_and_meets_its_points() -> None:
+    # The frontier's y only falls as x rises, and the monotone curve drawn through it never turns back up.
+    curve = ((30.0, 120_000.0), (60.0, 110_000.0), (140.0, 40_000.0), (180.0, 5_000.0))
+    data = ChartData(markers=tuple(Marker(x, y, ON_FRONTIER, "point") for x, y in curve), curve=curve)
+    rows = draw_chart(data, 70, 20)
+    plot = [row[2:-1] for row in rows[:-2]]
+    top_row: dict[int, int] = {}
+    for y, row in enumerate(plot):
+        for x, (_, role) in enumerate(row):
+            if role in ("curve", "point"):
+                top_row.setdefault(x, y)
+    columns = sorted(top_row)
+    assert all(top_row[a] <= top_row[b] for a, b in itertools.pairwise(columns))
+    marker_columns = [x for row in plot for x, (_, role) in enumerate(row) if role == "point"]
+    assert min(columns) == min(marker_columns) and max(columns) == max(marker_columns)
+
+
+def test_empty_chart_says_what_it_waits_for() -> None:
+    rows = text(draw_chart(ChartData(x_ticks=(30.0, 100.0), empty="warming up for the first point"), 50, 10))
+    assert any("warming up for the first point" in row for row in rows)
+
+
+def test_too_small_a_chart_draws_nothing_rather_than_garbage() -> None:
+    assert text(draw_chart(ChartData(), 10, 3)) == [" " * 10] * 3
+
+
+@pytest.mark.parametrize(
+    ("value", "most", "expected"),
+    [(135_000.0, 3, (150_000.0, 50_000.0)), (95_000.0, 3, (100_000.0, 50_000.0)), (195.0, 5, (200.0, 50.0))],
+)
+def test_nice_scale_picks_the_lowest_round_top(value: float, most: int, expected: tuple[float, float]) -> None:
+    assert nice_scale(value, most) == expected
+
+
+# --- in the dashboard -------------------------------------------------------------------------------
+
+
+async def test_an_ordinary_run_hides_frontier_and_fleet_and_their_keys_do_nothing() -> None:
+    app = AgentXApp(FakeSource([make_snapshot(seq) for seq in range(1, 4)]), FakeLiveControls())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await shown(pilot, 3)
+        body = app.query_one("#body")
+        assert not body.has_class("-sweep") and not body.has_class("-fleet")
+        for key in (8, 9):
+            assert not app.query_one(f"#pane-{key}").display
+            await pilot.press(str(key))
+            assert app.screen.maximized is None
+
+
+async def test_a_sweep_shows_the_frontier_and_key_8_maximises_it() -> None:
+    app = sweep_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await shown(pilot, LAST)
+        pane = app.query_one("#pane-8", FrontierPane)
+        assert pane.display and not app.query_one("#pane-9").display
+        await pilot.press("8")
+        assert app.screen.maximized is pane
+        await pilot.press("escape")
+        assert app.screen.maximized is None
+
+
+async def test_the_frontier_leaves_when_the_sweep_does() -> None:
+    snaps = [make_sweep_snapshot(1), make_snapshot(2)]
+    source = FakeSource(snaps, manual=True)
+    app = AgentXApp(source, FakeLiveControls(), refresh_s=0.25)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await shown(pilot, 1)
+        await pilot.press("8")
+        assert app.screen.maximized is app.query_one("#pane-8")
+        source.release()
+        await shown(pilot, 2)
+        assert not app.query_one("#pane-8").display and app.screen.maximized is None
+
+
+async def _scroll_to_frontier(pilot: Pilot[None]) -> None:
+    await shown(pilot, LAST)
+    app = pilot.app
+    app.query_one("#body").scroll_to_widget(app.query_one("#pane-8"), animate=False, top=True)
+    await pilot.pause()
+
+
+def test_frontier_mid_sweep_80x24(snap_compare: SnapCompare) -> None:
+    # The compact layout scrolls: this is the screen after scrolling down to the pane.
+    assert snap_compare(sweep_app(), terminal_size=(80, 24), run_before=_scroll_to_frontier)
+
+
+def test_frontier_mid_sweep_160x48(snap_compare: SnapCompare) -> None:
+    async def settle(pilot: Pilot[None]) -> None:
+        await shown(pilot, LAST)
+
+    assert snap_compare(sweep_app(), terminal_size=(160, 48), run_before=settle)
+
+
+def test_frontier_maximised_no_color(snap_compare: SnapCompare, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Without colour the markers still differ: ● on the frontier, ○ below it, × the point being measured.
+    monkeypatch.setenv("NO_COLOR", "1")
+
+    async def maximise(pilot: Pilot[None]) -> None:
+        await shown(pilot, LAST)
+        await pilot.press("8")
+        await pilot.pause()
+
+    assert snap_compare(sweep_app(), terminal_size=(80, 24), run_before=maximise)
+
+
+def _with_fleet(seq: int) -> Snapshot:
+    sweep = make_sweep_snapshot(seq)
+    return make_fleet_snapshot(seq).model_copy(update={"sweep": sweep.sweep, "client": sweep.client})
+
+
+@pytest.mark.parametrize("kind", ["sweep", "fleet", "both"])
+@pytest.mark.parametrize("size", [(80, 24), (120, 50), (150, 40), (160, 48), (200, 60)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_panes_never_overlap_with_a_frontier_or_fleet(kind: str, size: tuple[int, int]) -> None:
+    make = {"sweep": make_sweep_snapshot, "fleet": make_fleet_snapshot, "both": _with_fleet}[kind]
+    app = AgentXApp(FakeSource([make(seq) for seq in range(1, 4)]), FakeLiveControls())
+    async with app.run_test(size=size) as pilot:
+        await shown(pilot, 3)
+        shown_panes = [pane for pane in app.query(".pane") if pane.display]
+        assert len(shown_panes) == (9 if kind == "both" else 8)
+        regions = [pane.virtual_region for pane in shown_panes]
+        for i, first in enumerate(regions):
+            for second in regions[i + 1 :]:
+                assert not first.overlaps(second), (first, second)
+        # No pane is squeezed to its border. The full layout's fractions are tight only on the
+        # shortest terminals it is used for (150×40); from 160×48 up every pane has room.
+        roomy = size[1] >= 48 and kind != "both"
+        assert min(region.height for region in regions) >= 3, regions
+        for pane in shown_panes:
+            if pane.id in ("pane-5", "pane-8", "pane-9"):
+                assert pane.region.height >= (8 if roomy else 3), (pane.id, pane.region)
+        if kind != "fleet":
+            assert app.query_one("#frontier-chart").size.height >= (8 if roomy else 4)
