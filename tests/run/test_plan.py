@@ -93,7 +93,7 @@ def test_prometheus_credentials_stay_out_of_repr_and_recordings(monkeypatch: pyt
     [
         (["--prometheus", "http://p:9090", "--sim"], "cannot be used together"),
         (["--selector", '{a="b"}'], "only apply with --prometheus"),
-        (["--prometheus", "http://p:9090", "--selector", "namespace=llm"], "is not a PromQL label selector"),
+        (["--prometheus", "http://p:9090", "--selector", "namespace=llm"], "--selector is not a label selector"),
         (["--prometheus", "http://p:9090", "--prometheus-header", "novalue"], "must look like 'Name: value'"),
         (["--ray", "ray://head:10001"], "--ray needs a target the cluster's nodes can reach"),
         (["--attach", "ftp://x"], "is not an http\\(s\\) URL"),

@@ -9,9 +9,7 @@ REAL_BEFORE = DATA / "vllm-0.32.0-cpu-tiny.metrics.txt"
 REAL_AFTER = DATA / "vllm-0.32.0-cpu-tiny.after-4-more.metrics.txt"
 
 
-def old_vllm(
-    *, queries: float, hits: float, prompt: float, gen: float, itl: tuple[float, float, float]
-) -> str:
+def old_vllm(*, queries: float, hits: float, prompt: float, gen: float, itl: tuple[float, float, float]) -> str:
     """vLLM 0.8-style names: gpu_* gauges and block-counting prefix counters, the old ITL name."""
     le_10ms, le_50ms, inf = itl
     return f"""\
@@ -44,9 +42,7 @@ vllm:cache_config_info{{block_size="16",enable_prefix_caching="True",num_gpu_blo
 """
 
 
-def two_engines(
-    *, gen0: float, gen1: float, hits0: float, hits1: float, queries0: float, queries1: float
-) -> str:
+def two_engines(*, gen0: float, gen1: float, hits0: float, hits1: float, queries0: float, queries1: float) -> str:
     """Data parallelism: one series per `engine` label."""
     lines = [
         "# TYPE vllm:num_requests_running gauge",

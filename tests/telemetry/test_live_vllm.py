@@ -94,10 +94,7 @@ async def test_scraped_totals_match_what_the_client_sent(vllm_url: str) -> None:
         # One request warms the shared prefix, then a concurrent wave reuses it.
         usages = [await _chat(client, vllm_url, model, system, "step 0: list the files")]
         usages += await asyncio.gather(
-            *(
-                _chat(client, vllm_url, model, system, f"step {i}: read file {i} and fix it")
-                for i in range(1, 7)
-            )
+            *(_chat(client, vllm_url, model, system, f"step {i}: read file {i} and fix it") for i in range(1, 7))
         )
         sent = {key: sum(u[key] for u in usages) for key in ("prompt", "output", "cached")}
         # Counters are published by the engine a moment after the last token: poll briefly.

@@ -44,9 +44,7 @@ def test_reset_window_restarts_rates_but_not_totals() -> None:
 
 def test_a_series_that_appears_later_counts_from_zero() -> None:
     first = counters_only(0, 0)
-    later = first + (
-        '# TYPE vllm:request_success counter\nvllm:request_success_total{finished_reason="length"} 3\n'
-    )
+    later = first + ('# TYPE vllm:request_success counter\nvllm:request_success_total{finished_reason="length"} 3\n')
     reader = MetricsReader("http://r")
     reader.read(first, 0.0)
     figs = reader.read(later, 2.0)

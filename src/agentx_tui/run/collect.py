@@ -73,18 +73,25 @@ class Collectors:
         # A scrape must leave room in the tick for the others and for drawing.
         self._deadline_s = interval * 0.8
         self._http = httpx.AsyncClient(headers=headers, timeout=self._deadline_s)
-        self._scrapers = [
-            EndpointMonitor(
-                e.url,
-                client=self._http,
-                timeout_s=self._deadline_s,
-                model=e.model,
-                engine_version=e.engine_version,
-                max_model_len=e.max_model_len,
-                flavor=e.flavor,
-            )
-            for e in serving.endpoints
-        ]
+        # With --prometheus the fleet's telemetry comes from there: no server is scraped directly.
+        self._fleet = serving.fleet
+        self._fleet_status: str | None = None
+        self._scrapers = (
+            []
+            if self._fleet is not None
+            else [
+                EndpointMonitor(
+                    e.url,
+                    client=self._http,
+                    timeout_s=self._deadline_s,
+                    model=e.model,
+                    engine_version=e.engine_version,
+                    max_model_len=e.max_model_len,
+                    flavor=e.flavor,
+                )
+                for e in serving.endpoints
+            ]
+        )
         gpu_metrics = plan.target.gpu_metrics
         self._dcgm = DcgmMonitor(gpu_metrics, client=self._http, timeout_s=self._deadline_s) if gpu_metrics else None
         # NVML describes this machine's GPUs: meaningful only for servers that run here.
@@ -103,6 +110,8 @@ class Collectors:
     def reset_windows(self) -> None:
         for scraper in self._scrapers:
             scraper.reset_window()
+        if self._fleet is not None:
+            self._fleet.reset_window()
 
     def set_price(self, usd_per_gpu_hour: float | None, gpus: int | None) -> None:
         self._meter.set_price(usd_per_gpu_hour, gpus)
@@ -111,17 +120,26 @@ class Collectors:
     async def close(self) -> None:
         if self._nvml is not None:
             await asyncio.to_thread(self._nvml.close)
+        # (the fleet source belongs to the serving side, which closes it)
         await self._http.aclose()
 
     # -- one tick ------------------------------------------------------------------------------------
     async def collect(self) -> Collected:
         now = time.time()
-        endpoints, gpu, load = await asyncio.gather(
-            asyncio.gather(*(s.sample(now) for s in self._scrapers)),
-            self._gpu_state(now),
-            self.load.sample() if self.load is not None else _none(),
-        )
-        self._note_up_down(endpoints)
+        if self._fleet is not None:
+            fleet, load = await asyncio.gather(
+                self._fleet.sample(now), self.load.sample() if self.load is not None else _none()
+            )
+            endpoints, gpu = list(fleet.endpoints), fleet.gpu
+            self._note_fleet(fleet.up, fleet.status)
+        else:
+            scraped, gpu, load = await asyncio.gather(
+                asyncio.gather(*(s.sample(now) for s in self._scrapers)),
+                self._gpu_state(now),
+                self.load.sample() if self.load is not None else _none(),
+            )
+            endpoints = list(scraped)
+            self._note_up_down(endpoints)
         aggregate = aggregate_endpoints(endpoints)
         gpus, gpus_source = self._gpu_count(gpu)
         if not self._user_price and self._meter.price is None:
@@ -138,6 +156,14 @@ class Collectors:
             return ()
         lines, launched.log_cursor = launched.log.since(launched.log_cursor)
         return tuple(lines[-200:])
+
+    def _note_fleet(self, up: bool, status: str) -> None:
+        """One line when Prometheus stops answering (not one per replica), and one when it is back."""
+        if not up and status != self._fleet_status:
+            self.events.add(f"prometheus: {status}")
+        elif up and self._fleet_status is not None:
+            self.events.add(f"prometheus answers again: {status}")
+        self._fleet_status = None if up else status
 
     def _note_up_down(self, endpoints: Sequence[EndpointFigures]) -> None:
         for e in endpoints:
@@ -169,11 +195,15 @@ class Collectors:
         """GPUs behind the target, in docs/metrics.md's order, and where the count came from."""
         if self.plan.price.gpus is not None:
             return self.plan.price.gpus, "--gpus"
+        if self._fleet is not None and gpu.gpus:  # the fleet's GPUs, not the router's profile
+            return len(
+                {g.uuid or f"{g.host}:{g.index}" for g in gpu.gpus}
+            ), "DCGM series of Prometheus (distinct UUIDs)"
         if self.serving.sim_gpus is not None:
             return self.serving.sim_gpus, "simulated profile"
         if gpu.gpus and (self._dcgm is not None or any(g.source == "dcgm" for g in gpu.gpus)):
             uuids = {g.uuid or f"{g.host}:{g.index}" for g in gpu.gpus}
-            return len(uuids), "DCGM series of the target"
+            return len(uuids), "DCGM series of the target (distinct UUIDs)"
         if gpu.gpus and self.serving.launched is not None:
             mine = self._server_pids()
             used = [g for g in gpu.gpus if mine & set(g.pids)]

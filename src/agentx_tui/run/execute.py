@@ -64,7 +64,7 @@ async def _execute(plan: RunPlan) -> int:
     for sig in STOP_SIGNALS:
         loop.add_signal_handler(sig, early_stop, sig)
     try:
-        serving = await open_serving(plan.target, api_key=plan.api_key)
+        serving = await open_serving(plan.target, api_key=plan.api_key, interval_s=plan.output.interval_s)
     except asyncio.CancelledError:
         sig = stop_signal[0] if stop_signal else signal.SIGINT
         _safe_print(_err, f"stopped by {STOP_SIGNALS[sig]} during start-up")
@@ -72,7 +72,7 @@ async def _execute(plan: RunPlan) -> int:
     try:
         return await _run_on(plan, serving)
     finally:
-        await asyncio.to_thread(serving.stop)
+        await serving.aclose()
         launched = serving.launched
         if launched is not None and launched.process.group_alive():
             # stop() escalated to SIGKILL and waited; a process stuck in the kernel can outlive even

@@ -26,6 +26,7 @@ from agentx_tui.telemetry.snapshot import RunInfo, RunState, Snapshot
 
 _CRASH_LOG_LINES = 15  # as many as a failed start-up shows (engine/launcher.py)
 _INTERRUPTED_DRAIN_S = 2.0  # a user who pressed Ctrl-C wants out, not a full drain
+_FLEET_SETTLE_MAX_S = 45.0
 
 
 class Collecting(Protocol):
@@ -162,6 +163,11 @@ class LiveRun:
         timeout = self.plan.drain_timeout_s if self._partial_reason is None else _INTERRUPTED_DRAIN_S
         if not await self.load.drain(timeout):
             self.events.add(f"requests still in flight after {timeout:g} s were left unfinished")
+        fleet = self.serving.fleet
+        if fleet is not None and self._partial_reason is None:
+            # Prometheus holds the counters as of its last scrape: let it scrape once more, so the
+            # final figures count the requests that just finished.
+            await asyncio.sleep(min(fleet.scrape_interval_s * 1.5, _FLEET_SETTLE_MAX_S))
 
     async def close(self) -> None:
         """Stop the load and the collectors (the launched server is the serving's to stop)."""

@@ -16,7 +16,6 @@ from agentx_tui.report import Check
 
 TargetKind = Literal["attach", "serve", "sim", "prometheus"]
 API_KEY_ENV = ("AGENTX_API_KEY", "VLLM_API_KEY", "OPENAI_API_KEY")
-PROMETHEUS_TOKEN_ENV = "AGENTX_PROMETHEUS_TOKEN"
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,6 @@ from agentx_tui.numbers import MAX_USERS, number
 from agentx_tui.report import check_report_path, parse_check
 from agentx_tui.run.plan import (
     API_KEY_ENV,
-    PROMETHEUS_TOKEN_ENV,
     LoadPlan,
     OutputPlan,
     PricePlan,
@@ -33,6 +32,7 @@ from agentx_tui.run.plan import (
     TargetPlan,
 )
 from agentx_tui.sim.profiles import DEFAULT_PROFILE, load_profile
+from agentx_tui.telemetry.prometheus import PROMETHEUS_TOKEN_ENV, check_selector, parse_prometheus_header
 
 DEFAULT_USERS = 8
 # Users per load process before `--workers auto` adds another (docs/scale.md: one process streams
@@ -141,10 +141,10 @@ def _target(args: argparse.Namespace) -> TargetPlan:
     if args.prometheus:
         _check_url("--prometheus", args.prometheus)
         prometheus = PrometheusPlan(
-            url=args.prometheus,
-            selector=_selector(args.selector),
+            url=args.prometheus if "://" in args.prometheus else "http://" + args.prometheus,
+            selector=check_selector(args.selector),
             token=os.environ.get(PROMETHEUS_TOKEN_ENV) or None,
-            headers=tuple(_header(h) for h in args.prometheus_header),
+            headers=tuple(parse_prometheus_header(h) for h in args.prometheus_header),
         )
     if args.ray:
         import_ray()  # not installed: one sentence naming the extra, before anything starts
@@ -218,23 +218,6 @@ def _workers(text: str, users: int) -> int:
         return int(number("worker processes", 1, 1024, integer=True)(text))
     except argparse.ArgumentTypeError as exc:
         raise UsageError(f"--workers: {exc}.", "Give a number or `auto`.") from exc
-
-
-def _selector(text: str | None) -> str:
-    if not text:
-        return ""
-    text = text.strip()
-    if not (text.startswith("{") and text.endswith("}")):
-        raise UsageError(f"--selector {text!r} is not a PromQL label selector.", "Write it like '{namespace=\"llm\"}'.")
-    return text
-
-
-def _header(text: str) -> tuple[str, str]:
-    name, sep, value = text.partition(":")
-    if not sep or not name.strip() or not value.strip():
-        # The value may be a credential: never repeat it.
-        raise UsageError("--prometheus-header must look like 'Name: value'.", "For example 'X-Scope-OrgID: tenant'.")
-    return name.strip(), value.strip()
 
 
 def _check_url(flag: str, url: str) -> None:

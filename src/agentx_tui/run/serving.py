@@ -6,6 +6,7 @@ driver and the scrapers) and the launched process, if any, which `Serving.stop` 
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import time
 from dataclasses import dataclass
@@ -13,6 +14,7 @@ from urllib.parse import urlsplit
 
 from agentx_tui.engine import LaunchedServer, ServerInfo, probe_server, start_sim, start_vllm
 from agentx_tui.run.plan import TargetPlan
+from agentx_tui.telemetry.prometheus import PrometheusSource
 
 
 @dataclass
@@ -23,6 +25,7 @@ class Serving:
     launched: LaunchedServer | None = None
     sim_gpu: str | None = None
     sim_gpus: int | None = None
+    fleet: PrometheusSource | None = None  # --prometheus: every replica's telemetry, read from there
 
     @property
     def local(self) -> bool:
@@ -34,6 +37,12 @@ class Serving:
     def stop(self) -> None:
         if self.launched is not None:
             self.launched.stop()
+
+    async def aclose(self) -> None:
+        """Stop what this run started: the launched server (its whole tree), the fleet's client."""
+        await asyncio.to_thread(self.stop)
+        if self.fleet is not None:
+            await self.fleet.aclose()
 
 
 class StartupProgress:
@@ -59,16 +68,46 @@ class StartupProgress:
         print(f"{self.label} is healthy after {elapsed:.1f} s", file=sys.stderr, flush=True)
 
 
-async def open_serving(plan: TargetPlan, *, api_key: str | None) -> Serving:
+async def _open_fleet(plan: TargetPlan, interval_s: float) -> PrometheusSource:
+    """Reach the Prometheus that scrapes the fleet and find its replicas (a `TargetError` if not)."""
+    assert plan.prometheus is not None
+    source = PrometheusSource(
+        plan.prometheus.url,
+        selector=plan.prometheus.selector or None,
+        token=plan.prometheus.token,
+        headers=dict(plan.prometheus.headers),
+        query_timeout_s=0.7 * interval_s,
+        tick_budget_s=0.8 * interval_s,
+    )
+    try:
+        found = await source.start()
+    except BaseException:
+        await source.aclose()
+        raise
+    print(
+        f"prometheus {source.url}: {len(found.replicas)} replica(s), scrape interval "
+        f"{found.scrape_interval_s:g} s ({found.interval_source}), window {found.window_s:g} s",
+        file=sys.stderr,
+        flush=True,
+    )
+    return source
+
+
+async def open_serving(plan: TargetPlan, *, api_key: str | None, interval_s: float = 1.0) -> Serving:
     if plan.kind in ("attach", "prometheus"):
-        endpoints = [await probe_server(url, api_key=api_key) for url in plan.attach]
+        fleet = await _open_fleet(plan, interval_s) if plan.prometheus is not None else None
+        try:
+            endpoints = [await probe_server(url, api_key=api_key) for url in plan.attach]
+        except BaseException:
+            if fleet is not None:
+                await fleet.aclose()
+            raise
         sims = [e.sim for e in endpoints if e.sim]
         label = "attach " + ", ".join(e.url for e in endpoints)
-        if plan.prometheus is not None:
-            label = f"prometheus {plan.prometheus.url}" + (
-                f" · load to {', '.join(plan.attach)}" if plan.attach else ""
-            )
-        return Serving(label, bool(sims), endpoints, None, *_sim_gpu(sims[0] if sims else None))
+        if fleet is not None:
+            load_to = f" · load to {', '.join(e.url for e in endpoints)}" if endpoints else " · observing"
+            label = f"prometheus {fleet.url}{load_to}"
+        return Serving(label, bool(sims), endpoints, None, *_sim_gpu(sims[0] if sims else None), fleet=fleet)
     started = time.monotonic()
     if plan.kind == "serve":
         assert plan.serve is not None

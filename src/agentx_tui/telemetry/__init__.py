@@ -5,6 +5,7 @@ MetricsReader         the same without I/O: Prometheus text in, EndpointFigures 
 aggregate_endpoints   several EndpointFigures → one (url="aggregate")
 DcgmMonitor           a dcgm-exporter page → GpuState
 NvmlSampler           local GPUs via NVML in a worker thread → GpuState
+PrometheusSource      a fleet's vLLM/SGLang and DCGM series read from Prometheus → FleetSample per tick
 describe_page         the naming and KV block size of a /metrics page (the attach probe)
 quantile              Prometheus histogram_quantile over cumulative buckets
 """
@@ -14,15 +15,27 @@ from agentx_tui.telemetry.aggregate import aggregate_endpoints
 from agentx_tui.telemetry.dcgm import DcgmMonitor, gpus_from_samples
 from agentx_tui.telemetry.endpoint import EndpointMonitor, MetricsReader, PageSummary, describe_page
 from agentx_tui.telemetry.nvml import NvmlSampler
+from agentx_tui.telemetry.prometheus import (
+    PROMETHEUS_TOKEN_ENV,
+    FleetDiscovery,
+    FleetSample,
+    PrometheusSource,
+    parse_prometheus_header,
+)
 
 __all__ = [
+    "PROMETHEUS_TOKEN_ENV",
     "DcgmMonitor",
     "EndpointMonitor",
+    "FleetDiscovery",
+    "FleetSample",
     "MetricsReader",
     "NvmlSampler",
     "PageSummary",
+    "PrometheusSource",
     "aggregate_endpoints",
     "describe_page",
     "gpus_from_samples",
+    "parse_prometheus_header",
     "quantile",
 ]

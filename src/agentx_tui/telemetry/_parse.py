@@ -160,8 +160,7 @@ def _parse_gauges(raw: _Raw, page: Page) -> None:
             grouped[_split(labels)[0]].append(value)
         average = internal in ("kv_usage", "hit_rate_gauge")
         page.gauges[internal] = {
-            engine: (sum(values) / len(values) if average else sum(values))
-            for engine, values in grouped.items()
+            engine: (sum(values) / len(values) if average else sum(values)) for engine, values in grouped.items()
         }
 
 

@@ -63,12 +63,8 @@ def aggregate_endpoints(figs: Sequence[EndpointFigures]) -> EndpointFigures | No
             "kv_cache_usage": sum(kv) / len(kv) if kv else None,
             "block_size": _one([f.block_size for f in up]),
             "prefix_caching_enabled": _one([f.prefix_caching_enabled for f in up]),
-            "prefix_hit_rate_window": _weighted(
-                [(f.prefix_hit_rate_window, f.prompt_tokens_per_s) for f in up]
-            ),
-            "prefix_hit_rate_lifetime": _weighted(
-                [(f.prefix_hit_rate_lifetime, f.totals.prompt_tokens) for f in up]
-            ),
+            "prefix_hit_rate_window": _weighted([(f.prefix_hit_rate_window, f.prompt_tokens_per_s) for f in up]),
+            "prefix_hit_rate_lifetime": _weighted([(f.prefix_hit_rate_lifetime, f.totals.prompt_tokens) for f in up]),
             "totals": totals,
         }
     )

@@ -1,0 +1,298 @@
+"""Prometheus query answers → one `EndpointFigures` per replica (pure: no I/O, no clock).
+
+The instant read (every counter, gauge and cache-config series as it is now) says which replicas
+exist and gives their gauges, lifetime hit rate and, through `RunTotals`, their run totals. The
+window queries (grouped by replica and engine in PromQL) give rates, Δhits/Δqueries and latency
+percentiles. A replica is identified by its ``namespace``/``pod``/``instance`` labels (`ReplicaKey`).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from agentx_tui.telemetry import _names
+from agentx_tui.telemetry._promapi import Vector
+from agentx_tui.telemetry._promql import ENGINE_LABELS, FIGURE_LABEL, QUANTILE_LABEL, REPLICA_LABELS
+from agentx_tui.telemetry.snapshot import EndpointFigures, EndpointTotals, EngineFigures, Flavor, Percentiles
+
+ReplicaKey = tuple[str, ...]  # values of REPLICA_LABELS, "" where a series lacks the label
+Rest = tuple[tuple[str, str], ...]  # a series' other labels, sorted
+SeriesKey = tuple[str, str, Rest]  # (internal name, engine, rest): one counter series of one replica
+
+_IDENTITY = frozenset({"__name__", *REPLICA_LABELS, *ENGINE_LABELS})
+_AVERAGED = frozenset({"kv_usage", "hit_rate_gauge"})  # fractions: mean over series, not sum
+_TOTAL_FIELDS = {
+    "prompt_tokens": "prompt_tokens",
+    "generation_tokens": "generation_tokens",
+    "cached_prompt_tokens": "cached_prompt_tokens",
+    "prefix_cache_queries": "prefix_queries",
+    "prefix_cache_hits": "prefix_hits",
+    "preemptions": "preemptions",
+    "requests_finished": "requests_finished",
+}
+_RATE_FIELDS = {
+    "prompt_tokens_per_s": "prompt_tokens",
+    "generation_tokens_per_s": "generation_tokens",
+    "cached_prompt_tokens_per_s": "cached_prompt_tokens",
+    "preemptions_per_s": "preemptions",
+    "requests_per_s": "requests_finished",
+}
+
+
+def _sources(table: Mapping[str, tuple[str, ...]], suffix: str) -> dict[str, list[tuple[str, int]]]:
+    """series name → [(internal name, preference)]; lower preference wins when a series has both."""
+    out: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    for internal, candidates in table.items():
+        for rank, name in enumerate(candidates):
+            out[name + suffix].append((internal, rank))
+    return dict(out)
+
+
+_COUNTER_SOURCES = _sources(_names.COUNTERS, "_total")
+_GAUGE_SOURCES = _sources(_names.GAUGES, "")
+
+
+def replica_key(labels: Mapping[str, str]) -> ReplicaKey:
+    return tuple(labels.get(name, "") for name in REPLICA_LABELS)
+
+
+def replica_url(key: ReplicaKey) -> str:
+    """What the dashboard shows for a replica: ``namespace/pod`` where Kubernetes labels it, else
+    its scrape ``instance``."""
+    labels = dict(zip(REPLICA_LABELS, key, strict=True))
+    if labels["pod"]:
+        return f"{labels['namespace']}/{labels['pod']}" if labels["namespace"] else labels["pod"]
+    return labels["instance"] or "(unlabelled replica)"
+
+
+def engine_of(labels: Mapping[str, str]) -> str:
+    return next((labels[name] for name in ENGINE_LABELS if labels.get(name)), "0")
+
+
+def _engine_order(engine: str) -> tuple[int, str]:
+    return (int(engine), "") if engine.isascii() and engine.isdigit() else (1 << 30, engine)
+
+
+def _ratio(numerator: float | None, denominator: float | None) -> float | None:
+    if numerator is None or denominator is None or not denominator > 0:
+        return None
+    return numerator / denominator
+
+
+@dataclass
+class ReplicaRead:
+    """One replica's series in one instant read, in the internal vocabulary."""
+
+    labels: dict[str, str]  # the labels of one of its series (for mapping GPUs to it)
+    flavor: Flavor = "unknown"
+    models: set[str] = field(default_factory=set)
+    counters: dict[SeriesKey, float] = field(default_factory=dict)
+    gauges: dict[str, dict[str, list[float]]] = field(default_factory=dict)  # internal → engine → values
+    old_prefix_names: bool = False  # its prefix counters are the deprecated gpu_* ones
+    block_size: int | None = None
+    num_gpu_blocks: int | None = None
+    prefix_caching_enabled: bool | None = None
+
+    @property
+    def engines(self) -> list[str]:
+        seen = {key[1] for key in self.counters}
+        for per_engine in self.gauges.values():
+            seen.update(per_engine)
+        return sorted(seen, key=_engine_order)
+
+    def gauge(self, internal: str, engine: str | None = None) -> float | None:
+        per_engine = self.gauges.get(internal)
+        if not per_engine or (engine is not None and engine not in per_engine):
+            return None
+        engines = [engine] if engine is not None else list(per_engine)
+        if internal in _AVERAGED:  # mean within an engine, then over engines, like the direct scraper
+            means = [sum(per_engine[e]) / len(per_engine[e]) for e in engines]
+            return sum(means) / len(means)
+        return sum(sum(per_engine[e]) for e in engines)
+
+    def lifetime(self, internal: str) -> float | None:
+        values = [v for (name, _, _), v in self.counters.items() if name == internal]
+        return sum(values) if values else None
+
+
+def _label_int(labels: Mapping[str, str], name: str) -> int | None:
+    try:
+        return int(labels[name])
+    except (KeyError, ValueError):
+        return None
+
+
+def _cache_config(read: ReplicaRead, infos: list[dict[str, str]]) -> None:
+    if not infos:
+        return
+    read.block_size = _label_int(infos[0], "block_size")
+    blocks = [_label_int(labels, "num_gpu_blocks") for labels in infos]
+    read.num_gpu_blocks = None if any(b is None for b in blocks) else sum(b for b in blocks if b is not None)
+    read.prefix_caching_enabled = {"true": True, "false": False}.get(infos[0].get("enable_prefix_caching", "").lower())
+
+
+def read_instant(vector: Vector) -> dict[ReplicaKey, ReplicaRead]:
+    """The instant read, per replica. Where one series is exposed under two names of one figure (old
+    and new vLLM names, same labels), only the preferred name's value is kept: counted once."""
+    reads: dict[ReplicaKey, ReplicaRead] = {}
+    infos: dict[ReplicaKey, list[dict[str, str]]] = defaultdict(list)
+    # (replica, kind, internal, labels without name) → (preference, source name, value)
+    chosen: dict[tuple[ReplicaKey, str, str, Rest], tuple[int, str, float]] = {}
+    for labels, value in vector:
+        name = labels.get("__name__", "")
+        key = replica_key(labels)
+        read = reads.get(key)
+        if read is None:
+            read = reads[key] = ReplicaRead(labels=labels)
+        flavor = _names.flavor_of(name)
+        if flavor is not None and read.flavor != "vllm":
+            read.flavor = flavor
+        if labels.get("model_name"):
+            read.models.add(labels["model_name"])
+        if name == _names.CACHE_CONFIG_INFO:
+            infos[key].append(labels)
+            continue
+        unnamed = tuple(sorted((k, v) for k, v in labels.items() if k != "__name__"))
+        for kind, sources in (("counter", _COUNTER_SOURCES), ("gauge", _GAUGE_SOURCES)):
+            for internal, rank in sources.get(name, ()):
+                slot = (key, kind, internal, unnamed)
+                if slot not in chosen or rank < chosen[slot][0]:
+                    chosen[slot] = (rank, name, value)
+    for (key, kind, internal, unnamed), (_, name, value) in chosen.items():
+        read = reads[key]
+        labels = dict(unnamed)
+        engine = engine_of(labels)
+        if kind == "gauge":
+            read.gauges.setdefault(internal, {}).setdefault(engine, []).append(value)
+            continue
+        rest = tuple((k, v) for k, v in unnamed if k not in _IDENTITY)
+        read.counters[(internal, engine, rest)] = value
+        if internal in _names.PREFIX_COUNTERS and name.removesuffix("_total") in _names.BLOCK_COUNTING_CANDIDATES:
+            read.old_prefix_names = True
+    for key, labels_list in infos.items():
+        _cache_config(reads[key], labels_list)
+    return reads
+
+
+class RunTotals:
+    """Reset-aware run totals per counter series, from successive instant reads (as `_window` does
+    for pages): the first read is the run's start; each later read adds ``new - old``, or ``new``
+    where the counter went down (a restart); a series first seen later started at zero, so all of
+    its value counts. A series that vanishes (its target is down) keeps what it had added."""
+
+    def __init__(self) -> None:
+        self._started = False
+        self._last: dict[tuple[ReplicaKey, SeriesKey], float] = {}
+        self._added: dict[ReplicaKey, dict[str, float]] = defaultdict(dict)
+
+    @property
+    def started(self) -> bool:
+        return self._started
+
+    def add(self, reads: Mapping[ReplicaKey, ReplicaRead]) -> None:
+        for replica, read in reads.items():
+            added = self._added[replica]
+            for series, value in read.counters.items():
+                slot = (replica, series)
+                old = self._last.get(slot)
+                if not self._started:
+                    step = 0.0
+                elif old is None:
+                    step = value
+                else:
+                    step = value if value < old else value - old
+                added[series[0]] = added.get(series[0], 0.0) + step
+                self._last[slot] = value
+        self._started = True
+
+    def of(self, replica: ReplicaKey, internal: str) -> float | None:
+        return self._added.get(replica, {}).get(internal)
+
+
+class WindowAnswers:
+    """The two window queries' answers (`_promql.window_counters`, `window_quantiles`), indexed by
+    figure and replica once, so assembling N replicas stays linear. A query that failed this tick is
+    None: its figures are None."""
+
+    def __init__(self, counters: Vector | None = None, quantiles: Vector | None = None) -> None:
+        self._counters = _index(counters)
+        self._quantiles = _index(quantiles)
+
+    def counter(self, internal: str, replica: ReplicaKey, engine: str | None = None) -> float | None:
+        rows = self._counters.get((internal, replica)) if self._counters is not None else None
+        if rows is None:
+            return None
+        values = [v for labels, v in rows if engine is None or engine_of(labels) == engine]
+        return sum(values) if values else None
+
+    def percentiles(self, internal: str, replica: ReplicaKey) -> Percentiles:
+        rows = self._quantiles.get((internal, replica), []) if self._quantiles is not None else []
+        by_q = {labels.get(QUANTILE_LABEL): v for labels, v in rows}
+        return Percentiles(p50=by_q.get("0.5"), p90=by_q.get("0.9"), p99=by_q.get("0.99"))
+
+
+def _index(vector: Vector | None) -> dict[tuple[str, ReplicaKey], Vector] | None:
+    if vector is None:
+        return None
+    out: dict[tuple[str, ReplicaKey], Vector] = defaultdict(list)
+    for labels, value in vector:
+        out[(labels.get(FIGURE_LABEL, ""), replica_key(labels))].append((labels, value))
+    return dict(out)
+
+
+def _hit_rate(read: ReplicaRead, answers: WindowAnswers, replica: ReplicaKey, engine: str | None) -> float | None:
+    rate = _ratio(answers.counter("prefix_hits", replica, engine), answers.counter("prefix_queries", replica, engine))
+    if rate is None and read.lifetime("prefix_hits") is None:
+        rate = read.gauge("hit_rate_gauge", engine)  # SGLang without a cached-token counter
+    return rate
+
+
+def totals_of(replica: ReplicaKey, totals: RunTotals, block_size: int | None, *, blocks: bool) -> EndpointTotals:
+    values: dict[str, float | None] = {}
+    for field_name, internal in _TOTAL_FIELDS.items():
+        value = totals.of(replica, internal)
+        if value is not None and blocks and internal in _names.PREFIX_COUNTERS:
+            value = value * block_size if block_size else None
+        values[field_name] = value
+    return EndpointTotals(**values)
+
+
+def replica_figures(
+    replica: ReplicaKey, read: ReplicaRead, answers: WindowAnswers, totals: EndpointTotals
+) -> EndpointFigures:
+    model = next(iter(read.models)) if len(read.models) == 1 else None
+    engines = read.engines
+    rows: tuple[EngineFigures, ...] = ()
+    if len(engines) >= 2:
+        rows = tuple(
+            EngineFigures(
+                engine=engine,
+                running=read.gauge("running", engine),
+                waiting=read.gauge("waiting", engine),
+                kv_cache_usage=read.gauge("kv_usage", engine),
+                prefix_hit_rate_window=_hit_rate(read, answers, replica, engine),
+                generation_tokens_per_s=answers.counter("generation_tokens", replica, engine),
+            )
+            for engine in engines
+        )
+    update: dict[str, object] = {name: answers.counter(internal, replica) for name, internal in _RATE_FIELDS.items()}
+    update.update(
+        running=read.gauge("running"),
+        waiting=read.gauge("waiting"),
+        kv_cache_usage=read.gauge("kv_usage"),
+        block_size=read.block_size,
+        num_gpu_blocks=read.num_gpu_blocks,
+        prefix_caching_enabled=read.prefix_caching_enabled,
+        prefix_hit_rate_window=_hit_rate(read, answers, replica, None),
+        prefix_hit_rate_lifetime=_ratio(read.lifetime("prefix_hits"), read.lifetime("prefix_queries")),
+        ttft=answers.percentiles("ttft", replica),
+        itl=answers.percentiles("itl", replica),
+        e2e=answers.percentiles("e2e", replica),
+        queue_time=answers.percentiles("queue_time", replica),
+        totals=totals,
+        engines=rows,
+    )
+    identity = EndpointFigures(url=replica_url(replica), up=True, status="up", flavor=read.flavor, model=model)
+    return identity.model_copy(update=update)
