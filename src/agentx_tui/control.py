@@ -34,6 +34,15 @@ class LiveControls(Protocol):
 
     def set_users(self, users: int) -> None: ...
 
+    @property
+    def workload(self) -> str: ...
+
+    def workloads(self) -> list[tuple[str, str]]:
+        """(name, one-line description) of the workloads the run may switch to."""
+
+    def set_workload(self, name: str) -> str | None:
+        """Switch the load to workload `name` (by its next sessions); None, or why it cannot."""
+
     def set_price(self, usd_per_gpu_hour: float | None, gpus: int | None) -> None:
         """Override the cost meter's price (None keeps the current value)."""
 

@@ -92,8 +92,10 @@ async def test_live_controls_reach_every_worker(fake: FakeServer) -> None:
         assert len(fake.requests) == n  # both workers stopped sending
         pool.resume()
         await _until(lambda: len(fake.requests) > n)
-        pool.set_users(1)
-        await _until(lambda: _users(pool) == {0}, pool, timeout=10)
+        pool.set_workload(_workload(steps=200, output_tokens=77, tool_latency_s=0.05))
+        await _until(lambda: {r["max_tokens"] for r in fake.requests[-6:]} == {77}, pool, timeout=15)
+        pool.set_users(1)  # (users started by the switch have new ids: the old ones were finishing)
+        await _until(lambda: len(_users(pool)) == 1, pool, timeout=10)
     finally:
         await pool.stop()
     totals = pool.stats.totals()

@@ -385,6 +385,7 @@ class FakeLiveControls:
 
     users: int = 12
     paused: bool = False
+    workload: str = "coding-agent"
     calls: list[tuple[str, tuple[object, ...]]] = field(default_factory=list)
 
     def pause(self) -> None:
@@ -394,6 +395,14 @@ class FakeLiveControls:
     def resume(self) -> None:
         self.paused = False
         self.calls.append(("resume", ()))
+
+    def workloads(self) -> list[tuple[str, str]]:
+        return [("chat", "multi-turn chat"), ("coding-agent", "a coding agent"), ("deep-research", "long tools")]
+
+    def set_workload(self, name: str) -> str | None:
+        self.calls.append(("set_workload", (name,)))
+        self.workload = name
+        return None
 
     def set_users(self, users: int) -> None:
         self.users = users

@@ -11,7 +11,7 @@ from agentx_tui.ui import AgentXApp
 from agentx_tui.ui.header import RunHeader
 from agentx_tui.ui.panes import UsersPane
 from agentx_tui.ui.panes._table import KeyedTable
-from agentx_tui.ui.screens import CostScreen, HelpScreen
+from agentx_tui.ui.screens import CostScreen, HelpScreen, WorkloadScreen
 from tests.ui._helpers import shown
 from tests.ui.fakes import SECRET, FakeLiveControls, FakeReplayControls, FakeSource, make_snapshot
 
@@ -45,6 +45,20 @@ async def test_pause_and_resume_reach_the_controls(tmp_path: Path) -> None:
         await pilot.press("p")
         assert controls.calls[-1] == ("resume", ())
         assert "running" in header_text(app)
+
+
+async def test_w_switches_the_workload_from_a_list(tmp_path: Path) -> None:
+    controls = FakeLiveControls()
+    app = live_app(controls, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await shown(pilot, 2)
+        await pilot.press("w")
+        assert isinstance(app.screen, WorkloadScreen)
+        await pilot.press("up", "enter")  # from coding-agent (highlighted: the current one) up to chat
+        assert controls.calls[-1] == ("set_workload", ("chat",))
+        assert not isinstance(app.screen, WorkloadScreen)
+        await pilot.press("w", "escape")
+        assert controls.calls[-1] == ("set_workload", ("chat",))  # esc changed nothing
 
 
 async def test_plus_and_minus_change_users_and_show_the_target_at_once(tmp_path: Path) -> None:

@@ -16,7 +16,8 @@ import time
 from dataclasses import dataclass
 from typing import Protocol
 
-from agentx_tui.load import LoadGenerator
+from agentx_tui.errors import AgentXError
+from agentx_tui.load import LoadGenerator, list_presets, prepare_workload
 from agentx_tui.run.collect import Collected, Collectors, EventLog
 from agentx_tui.run.phases import Phases
 from agentx_tui.run.plan import RunPlan
@@ -71,6 +72,7 @@ class LiveRun:
         self.subscribers = subscribers
         self.events = events
         self.started_at = time.time()
+        self._workload = plan.load.workload
         self.collectors = collectors or Collectors(plan, serving, load, events, self.started_at)
         self._stop = asyncio.Event()
         self._stop_reason: str | None = None
@@ -104,6 +106,33 @@ class LiveRun:
             users = max(0, users)
             self.load.set_users(users)
             self.events.add(f"users set to {users}")
+
+    @property
+    def workload(self) -> str:
+        return self._workload.name
+
+    def workloads(self) -> list[tuple[str, str]]:
+        return list_presets() if self.load is not None else []
+
+    def set_workload(self, name: str) -> str | None:
+        """Switch to preset `name`, fitted to the servers' context like the run's first workload."""
+        if self.load is None:
+            return "this run sends no load"
+        try:
+            prepared = prepare_workload(name, scale=self.plan.load.scale)
+            lens = [s.max_model_len for s in self.serving.endpoints if s.max_model_len]
+            if lens and self.plan.load.scale is None:
+                prepared, _ = prepared.fitted(min(lens))
+            if lens:
+                prepared.check_fits(min(lens), self.plan.load.scale)
+        except AgentXError as exc:
+            return str(exc)
+        if prepared.spec.is_none:
+            return "`none` sends no load: pause (p) or take the users to 0 (-) instead"
+        self._workload = prepared
+        self.load.set_workload(prepared)
+        self.events.add(f"workload switched to {name}: sessions finish their request, then start {name}")
+        return None
 
     def set_price(self, usd_per_gpu_hour: float | None, gpus: int | None) -> None:
         self.collectors.set_price(usd_per_gpu_hour, gpus)
@@ -185,7 +214,7 @@ class LiveRun:
             run=RunInfo(
                 target=self.serving.label,
                 simulated=self.serving.simulated,
-                workload=self.plan.load.workload.name,
+                workload=self._workload.name,
                 users=self.users,
                 state=self._state(c),
                 started_at=self.started_at,

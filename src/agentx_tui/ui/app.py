@@ -29,7 +29,7 @@ from agentx_tui.ui._themes import BUNDLED_DIR, choose_theme, load_themes, user_t
 from agentx_tui.ui.header import RunHeader
 from agentx_tui.ui.messages import SnapshotArrived, SourceEnded
 from agentx_tui.ui.panes import PANES, LogPane, Pane, UsersPane
-from agentx_tui.ui.screens import CostScreen, HelpScreen, PriceEdit
+from agentx_tui.ui.screens import CostScreen, HelpScreen, PriceEdit, WorkloadScreen
 
 MIN_SIZE = (80, 24)
 # Below this the two-column compact layout is used (and scrolls); above it, the full grid.
@@ -38,7 +38,7 @@ WIDE_SIZE = (150, 40)
 ROOMY_HEIGHT = 48
 MIN_REFRESH_S = 0.25  # the UI never draws more than 4 times a second
 
-LIVE_ONLY = {"pause", "users_up", "users_down", "edit_cost", "reset"}
+LIVE_ONLY = {"pause", "users_up", "users_down", "edit_cost", "reset", "switch_workload"}
 REPLAY_ONLY = {"step_fwd", "step_back", "slower", "faster", "first", "last"}
 
 
@@ -57,6 +57,7 @@ class AgentXApp(App[None]):
         Binding("escape", "restore", "back", show=False),
         Binding("t", "next_theme", "theme"),
         Binding("c", "edit_cost", "cost"),
+        Binding("w", "switch_workload", "workload"),
         Binding("s", "save_svg", "svg"),
         Binding("r", "reset", "reset"),
         Binding("o", "sort", "sort", show=False),
@@ -78,6 +79,7 @@ class AgentXApp(App[None]):
         "restore": "restore the maximised pane",
         "next_theme": "next theme",
         "edit_cost": "edit cost: USD per GPU-hour and GPUs",
+        "switch_workload": "switch the workload (running sessions finish their request first)",
         "save_svg": "save an SVG screenshot (API keys masked)",
         "reset": "reset windows and histories",
         "sort": "sort users by the next column",
@@ -266,6 +268,21 @@ class AgentXApp(App[None]):
             CostScreen(cost.usd_per_gpu_hour if cost else None, cost.gpus if cost else None),
             self._price_edited,
         )
+
+    def action_switch_workload(self) -> None:
+        if not isinstance(self.controls, LiveControls):
+            return
+        self.push_screen(WorkloadScreen(self.controls.workloads(), self.controls.workload), self._workload_chosen)
+
+    def _workload_chosen(self, name: str | None) -> None:
+        if name is None or not isinstance(self.controls, LiveControls):
+            return
+        problem = self.controls.set_workload(name)
+        if problem:
+            self.notify(problem, title="workload", severity="warning", timeout=6)
+        else:
+            self.notify(f"switching to {name}: sessions finish their request first", timeout=4)
+        self.query_one(RunHeader).refresh_view()
 
     def _price_edited(self, edit: PriceEdit | None) -> None:
         if edit is None or not isinstance(self.controls, LiveControls):
