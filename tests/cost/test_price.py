@@ -12,9 +12,7 @@ def _no_user_file(tmp_path: object, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_user_price_wins() -> None:
-    choice = resolve_price(
-        gpu_price=2.3, cost_profile=None, gpu_names=["NVIDIA H200"], sim_gpu="h100", gpus=None
-    )
+    choice = resolve_price(gpu_price=2.3, cost_profile=None, gpu_names=["NVIDIA H200"], sim_gpu="h100", gpus=None)
     assert choice is not None
     assert (choice.mode, choice.usd_per_gpu_hour, choice.gpus, choice.source) == (
         "rental",
@@ -26,12 +24,7 @@ def test_user_price_wins() -> None:
 
 def test_profile_names_and_unknown_profile() -> None:
     rental = resolve_price(gpu_price=None, cost_profile="h200", gpu_names=[], sim_gpu=None, gpus=8)
-    assert (
-        rental is not None
-        and rental.mode == "rental"
-        and rental.usd_per_gpu_hour == 2.90
-        and rental.gpus == 8
-    )
+    assert rental is not None and rental.mode == "rental" and rental.usd_per_gpu_hour == 2.90 and rental.gpus == 8
     also = resolve_price(gpu_price=None, cost_profile="H200-rental", gpu_names=[], sim_gpu=None, gpus=8)
     assert also is not None and also.usd_per_gpu_hour == 2.90
     with pytest.raises(UsageError) as info:

@@ -61,9 +61,10 @@ async def test_events_split_across_reads_are_reassembled() -> None:
     async def handler(request: web.Request) -> web.StreamResponse:
         resp = web.StreamResponse()
         await resp.prepare(request)
-        data = b"".join(
-            b'data: {"choices":[{"delta":{"content":"x%d"}}]}\n\n' % i for i in range(5)
-        ) + b'data: {"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":5}}\n\ndata: [DONE]\n\n'
+        data = (
+            b"".join(b'data: {"choices":[{"delta":{"content":"x%d"}}]}\n\n' % i for i in range(5))
+            + b'data: {"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":5}}\n\ndata: [DONE]\n\n'
+        )
         for i in range(0, len(data), 7):
             await resp.write(data[i : i + 7])
         await resp.write_eof()
@@ -80,7 +81,6 @@ async def test_events_split_across_reads_are_reassembled() -> None:
         await server.close()
     assert res.events == 5 and res.output_tokens == 5 and res.malformed == 0
     assert res.text == "x0x1x2x3x4"
-
 
 
 async def test_a_silent_stream_is_ended_by_the_stall_watch_as_a_timeout() -> None:

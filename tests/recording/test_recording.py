@@ -103,9 +103,7 @@ def test_redact_masks_raw_and_json_escaped_forms_but_not_short_strings() -> None
         (b'{"agentx_recording": 1}\n', "holds no snapshots"),
     ],
 )
-def test_files_that_are_not_recordings_give_a_clear_error(
-    tmp_path: Path, content: bytes, message: str
-) -> None:
+def test_files_that_are_not_recordings_give_a_clear_error(tmp_path: Path, content: bytes, message: str) -> None:
     path = tmp_path / "x.jsonl"
     path.write_bytes(content)
     with pytest.raises(RecordingError, match=message) as err:

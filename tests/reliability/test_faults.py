@@ -172,4 +172,3 @@ def test_attach_server_killed_then_back_on_the_same_url(tmp_path: Path) -> None:
     gen = [s.endpoints[0].totals.generation_tokens or 0.0 for s in snaps]
     assert all(b >= a for a, b in itertools.pairwise(gen)), "run totals went down after the restart"
     assert gen[-1] > (before[-1].endpoints[0].totals.generation_tokens or 0.0)
-

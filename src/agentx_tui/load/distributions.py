@@ -127,9 +127,7 @@ class Normal(_Dist):
         return self.mean + 3 * self.std
 
     def scaled(self, factor: float) -> Normal:
-        return Normal(
-            dist="normal", mean=self.mean * factor, std=self.std * factor, **self._scaled_bounds(factor)
-        )
+        return Normal(dist="normal", mean=self.mean * factor, std=self.std * factor, **self._scaled_bounds(factor))
 
 
 class LogNormal(_Dist):
@@ -165,9 +163,7 @@ def _coerce(value: Any) -> Any:
     return value
 
 
-Dist = Annotated[
-    Constant | Uniform | Normal | LogNormal, BeforeValidator(_coerce), Field(discriminator="dist")
-]
+Dist = Annotated[Constant | Uniform | Normal | LogNormal, BeforeValidator(_coerce), Field(discriminator="dist")]
 
 DIST_HELP = (
     "a number, or a mapping with dist: constant (value), uniform (min, max), "

@@ -139,9 +139,7 @@ def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     return n
 
 
-async def calibrate(
-    post: PostJson, model: str, roles: Sequence[str] = ("system", "user", "assistant")
-) -> TokenModel:
+async def calibrate(post: PostJson, model: str, roles: Sequence[str] = ("system", "user", "assistant")) -> TokenModel:
     """Measure word costs and the chat template of `model` through `post` (the server's JSON API)."""
     sem = asyncio.Semaphore(_CONCURRENCY)
 
@@ -202,9 +200,7 @@ async def calibrate(
         header[role] = _common_prefix(ids_a, ids_b) - len(ids_prev)
     overhead.setdefault("system", overhead["user"])
     header.setdefault("system", header["user"])
-    tm = TokenModel(
-        kept_words, kept_costs, first_overhead, overhead, first_header, header, gen_n - base_n, exact
-    )
+    tm = TokenModel(kept_words, kept_costs, first_overhead, overhead, first_header, header, gen_n - base_n, exact)
     # One prediction of a whole conversation, checked against the server, keeps the model honest.
     maker = TextMaker(tm, seed=11)
     texts = [maker.text(k, 40 + 13 * k) for k in range(4)]
@@ -243,6 +239,4 @@ async def _calibrate_by_completion(post: PostJson, model: str, roles: Sequence[s
         note = "the server has no /tokenize endpoint: prompt lengths are approximate"
     cost = max(1, round(per_word))
     table = {r: over for r in ("system", "user", "assistant", *roles)}
-    return TokenModel(
-        words, (cost,) * len(words), table, dict(table), dict(table), dict(table), 0, False, note
-    )
+    return TokenModel(words, (cost,) * len(words), table, dict(table), dict(table), dict(table), 0, False, note)
