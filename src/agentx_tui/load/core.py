@@ -18,6 +18,7 @@ import aiohttp
 from agentx_tui.engine.info import ServerInfo
 from agentx_tui.load.client import RETRIABLE, RequestRecord, StallWatch, stream_chat
 from agentx_tui.load.conversation import CeilingTracker, Conversation
+from agentx_tui.load.gates import FairLimit, Gate
 from agentx_tui.load.slot import Slot
 from agentx_tui.load.stats import Completed, Failed, StatsSink, bucketed
 from agentx_tui.load.textgen import TextMaker, TokenModel
@@ -64,30 +65,12 @@ class ServerConnection:
 TAIL = b"]}"
 
 
-class ConnectionLimit:
+class ConnectionLimit(FairLimit):
     """At most `limit` requests on the wire; the rest wait here, counted, before their clock starts.
 
     The limit comes from what the machine allows (file descriptors, ephemeral ports): a request that
     waits for a slot waits on the client, so the wait is kept out of TTFT and reported as client
     saturation instead (load/health.py)."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = max(1, limit)
-        self._free = asyncio.Semaphore(self.limit)
-        self.waiting = 0
-
-    async def __aenter__(self) -> None:
-        if self._free.locked():
-            self.waiting += 1
-            try:
-                await self._free.acquire()
-            finally:
-                self.waiting -= 1
-        else:
-            await self._free.acquire()
-
-    async def __aexit__(self, *exc: object) -> None:
-        self._free.release()
 
 
 class Core:
@@ -102,8 +85,7 @@ class Core:
         self.on_event: Callable[[str], None] | None = None
         self.limit = ConnectionLimit(connections)
         self.max_think_s: float | None = None  # --max-think: every think time is capped at this
-        self._resume = asyncio.Event()
-        self._resume.set()
+        self._resume = Gate()
         self.in_flight = 0  # requests on the wire, of every loop (retired users' too)
         self.watch = StallWatch()  # ends streams whose body went silent (`sock_read` covers only headers)
         self._rr = 0
@@ -115,16 +97,16 @@ class Core:
     # -- small services for the loops --------------------------------------------------------
     @property
     def paused(self) -> bool:
-        return not self._resume.is_set()
+        return not self._resume.is_open
 
     def set_paused(self, paused: bool) -> None:
         if paused:
-            self._resume.clear()
+            self._resume.shut()
         else:
-            self._resume.set()
+            self._resume.open()
 
     async def gate(self, slot: Slot) -> None:
-        if not self._resume.is_set():
+        if not self._resume.is_open:
             previous, slot.state = slot.state, "paused"
             await self._resume.wait()
             slot.state = previous

@@ -32,6 +32,7 @@ from agentx_tui.load.agent import run_session
 from agentx_tui.load.client import STREAM_IDLE_TIMEOUT_S, RequestRecord
 from agentx_tui.load.conversation import Conversation
 from agentx_tui.load.core import Core, ServerConnection
+from agentx_tui.load.gates import FairQueue
 from agentx_tui.load.limits import connection_budget
 from agentx_tui.load.session_loop import run_tree
 from agentx_tui.load.slot import Slot
@@ -117,8 +118,8 @@ class Driver:
         self._session_seq = 0  # local counter of session ids handed out
         self._stopped = False
         self._started = False
-        self._queue: asyncio.Queue[TraceRequest | None] = asyncio.Queue()
-        self._arrivals: asyncio.Queue[None] = asyncio.Queue()
+        self._queue: FairQueue[TraceRequest | None] = FairQueue()
+        self._arrivals: FairQueue[None] = FairQueue()
         self._feeder: asyncio.Task[None] | None = None
         self._trace_exhausted = False
         self.on_event: Callable[[str], None] | None = None
@@ -316,8 +317,8 @@ class Driver:
         if self._feeder is not None:
             self._feeder.cancel()
             self._feeder = None
-        self._queue = asyncio.Queue()
-        self._arrivals = asyncio.Queue()
+        self._queue = FairQueue()
+        self._arrivals = FairQueue()
         self._trace_exhausted = False
         if w.kind == "trace":
             self._feeder = asyncio.create_task(self._feed_trace(self._queue))
@@ -452,7 +453,7 @@ class Driver:
         record, _ = await self._core.send(server, slot, conv, out, 1, w)
         self._core.session_ended("done" if record.error is None else "error", server)
 
-    async def _feed_trace(self, queue: asyncio.Queue[TraceRequest | None]) -> None:
+    async def _feed_trace(self, queue: FairQueue[TraceRequest | None]) -> None:
         w = self._core.workload
         reqs = self._prepared.trace or ()
         # A worker takes every stride-th request of the trace, so the workers share it without overlap.
@@ -475,7 +476,7 @@ class Driver:
         for _ in range(max(self._want, 1) * 4):
             queue.put_nowait(None)
 
-    async def _feed_arrivals(self, w: Workload, queue: asyncio.Queue[None]) -> None:
+    async def _feed_arrivals(self, w: Workload, queue: FairQueue[None]) -> None:
         rng = random.Random(self._seed ^ 0xA441 ^ self._ids.offset)
         rate = (w.arrival.rate_per_s or 1.0) / self._ids.stride  # each worker takes its share
         while True:
