@@ -109,3 +109,24 @@ def test_kill_9_while_recording_leaves_a_replayable_file_and_no_server(serve_lau
     rec = read_recording(folder / "killed.jsonl")
     assert len(rec.snapshots) >= 3
     assert [s.seq for s in rec.snapshots] == list(range(1, len(rec.snapshots) + 1))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", ["1", "auto"])
+def test_sigterm_while_50000_users_start_exits_within_seconds_with_no_orphan(tmp_path: Path, workers: str) -> None:
+    # `--workers 1` keeps the users in agentx-tui's own event loop; `auto` puts them in a worker process.
+    report = tmp_path / "r.json"
+    args = ("-w", "chat", "-u", "50000", "--workers", workers, "--headless", "--report", str(report))
+    with CliRun(*args, stderr_path=tmp_path / "err.txt") as run:
+        run.wait_ticks(2, 60)  # the simulator is up and the users are starting (and sending)
+        tree = run.remember_tree()
+        sent = time.monotonic()
+        run.signal(signal.SIGTERM)
+        rc = run.wait(30)
+        took = time.monotonic() - sent
+    assert rc == 143, run.stderr[-2000:]
+    assert took < 10, f"SIGTERM took {took:.1f} s to end a run of 50,000 users"
+    assert "Traceback" not in run.stderr
+    assert_gone(tree, 15, "the simulator or a load worker survived SIGTERM")
+    data = json.loads(report.read_text())
+    assert data["partial"] is True and "SIGTERM" in data["partial_reason"]
