@@ -40,12 +40,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentx_tui.config import RunConfig
+from agentx_tui.cli import parse_args
 from agentx_tui.engine import start_sim
-from agentx_tui.load import Driver, EndpointTarget, fit_to_context, load_workload
+from agentx_tui.load import Driver, LocalLoad
 from agentx_tui.report import HeadlessPrinter, ReportBuilder
-from agentx_tui.runtime import Runtime
-from agentx_tui.target import open_target
+from agentx_tui.run import build_plan
+from agentx_tui.run.collect import EventLog
+from agentx_tui.run.live import LiveRun
+from agentx_tui.run.phases import TimedRun
+from agentx_tui.run.serving import open_serving
+from agentx_tui.run.subscribers import Fanout
+from agentx_tui.telemetry.snapshot import Snapshot
 
 LAG_PERIOD_S = 0.05
 RSS_EVERY_S = 5.0
@@ -90,63 +95,73 @@ async def rss_monitor(samples: Samples, t0: float, sim_pid: int) -> None:
         await asyncio.sleep(RSS_EVERY_S)
 
 
+class SoakWatcher:
+    """A subscriber of the run's tick loop (like the dashboard): records ticks, finds the warm-up's
+    end, prints progress once a minute, and formats a headless line each tick (the UI's work)."""
+
+    def __init__(self, args: argparse.Namespace, samples: Samples, t0: float, warmup_s: float | None) -> None:
+        self.args, self.samples, self.t0, self.warmup_s = args, samples, t0, warmup_s
+        self.printer = HeadlessPrinter(io.StringIO(), color=False)
+        self.last_print = 0.0
+
+    def publish(self, snap: Snapshot) -> None:
+        elapsed = time.perf_counter() - self.t0
+        self.samples.ticks.append(elapsed)
+        client = snap.client
+        if self.warmup_s is None and client is not None:
+            ended = client.totals.sessions_completed + client.totals.sessions_ended_by_context
+            if ended >= self.args.users:  # every user's state has turned over once, on average
+                self.warmup_s = elapsed
+        self.printer.line(snap)
+        self.printer.stream = io.StringIO()  # write to nowhere, but do the formatting work
+        if elapsed - self.last_print >= 60:
+            self.last_print = elapsed
+            done = client.totals.requests_completed if client else 0
+            print(
+                f"{elapsed / 60:5.1f} min  RSS {rss_mib():6.1f} MiB  requests {done}  "
+                f"lag p99 (last min) {1000 * _recent_lag_p99(self.samples, elapsed):.1f} ms",
+                flush=True,
+            )
+
+    def close(self) -> None:
+        pass
+
+
 async def soak(args: argparse.Namespace) -> dict[str, Any]:
     duration_s = args.minutes * 60
     warmup_s: float | None = args.warmup_minutes * 60 if args.warmup_minutes is not None else None
     server = await start_sim(args.profile, time_scale=args.time_scale)
     try:
-        config = RunConfig(target="attach", attach=(server.url,), workload=args.workload, users=args.users)
-        target = await open_target(config)
-        workload = load_workload(args.workload)
-        lens = [e.max_model_len for e in target.endpoints if e.max_model_len]
+        argv = ["--attach", server.url, "-w", args.workload, "-u", str(args.users), "--seed", str(args.seed)]
+        plan = build_plan(parse_args([*argv, "--duration", str(duration_s), "--workers", "1", "--headless"]))
+        serving = await open_serving(plan.target, api_key=None)
+        workload = plan.load.workload
+        lens = [e.max_model_len for e in serving.endpoints if e.max_model_len]
         if lens:
-            workload, _ = fit_to_context(workload, min(lens))
-        driver = Driver(
-            workload,
-            [EndpointTarget(e.url, e.model, e.max_model_len) for e in target.endpoints],
-            users=args.users,
-            seed=args.seed,
-        )
-        runtime = Runtime(target, driver=driver, workload=workload.name, duration_s=duration_s)
+            workload, _ = workload.fitted(min(lens))
+        load = LocalLoad(Driver(workload, serving.endpoints, users=args.users, seed=args.seed))
         builder = ReportBuilder()
-        runtime.sinks.append(builder.add)
-        printer = HeadlessPrinter(io.StringIO(), color=False)
         samples = Samples()
         t0 = time.perf_counter()
+        watcher = SoakWatcher(args, samples, t0, warmup_s)
+        events = EventLog(())
+        live = LiveRun(plan, serving, load, TimedRun(duration_s), Fanout([builder, watcher], events.add), events)
         monitors = [
             asyncio.create_task(lag_monitor(samples, t0)),
             asyncio.create_task(rss_monitor(samples, t0, server.process.pid)),
         ]
-        await driver.start()
-        last_print = 0.0
+        await load.start()
         try:
-            async for snap in runtime.snapshots():
-                elapsed = time.perf_counter() - t0
-                samples.ticks.append(elapsed)
-                client = snap.client
-                if warmup_s is None and client is not None:
-                    ended = client.totals.sessions_completed + client.totals.sessions_ended_by_context
-                    if ended >= args.users:  # every user's state has turned over once, on average
-                        warmup_s = elapsed
-                printer.line(snap)
-                printer.stream = io.StringIO()  # write to nowhere, but do the formatting work
-                if elapsed - last_print >= 60:
-                    last_print = elapsed
-                    done = client.totals.requests_completed if client else 0
-                    print(
-                        f"{elapsed / 60:5.1f} min  RSS {rss_mib():6.1f} MiB  requests {done}  "
-                        f"lag p99 (last min) {1000 * _recent_lag_p99(samples, elapsed):.1f} ms",
-                        flush=True,
-                    )
+            await live.run()
         finally:
             for task in monitors:
                 task.cancel()
             await asyncio.gather(*monitors, return_exceptions=True)
-            await runtime.close()
+            await live.close()
         report = builder.build()
     finally:
         await asyncio.to_thread(server.stop)
-    return summarise(args, samples, report, warmup_s)
+    return summarise(args, samples, report, watcher.warmup_s)
 
 
 def _recent_lag_p99(samples: Samples, now: float) -> float:

@@ -19,10 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agentx_tui.engine import ServerInfo  # noqa: E402
-from agentx_tui.load import Driver, load_workload  # noqa: E402
-from agentx_tui.load.health import HealthProbe  # noqa: E402
-from tests.load.fake_openai import FakeServer  # noqa: E402
+from agentx_tui.engine import ServerInfo
+from agentx_tui.load import Driver, load_workload
+from agentx_tui.load.health import HealthProbe
+from tests.load.fake_openai import FakeServer
 
 
 async def measure(fake: FakeServer, users: int) -> None:
