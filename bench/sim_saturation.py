@@ -3,6 +3,9 @@
     .venv/bin/python bench/sim_saturation.py [--sessions 32,64,128,256,512] [--warmup 15] [--window 30]
                                              [--time-scale 1] [--profile h200/llama-3.1-8b]
 
+``--time-scale N`` runs the simulated GPU N times faster than real time: the same sessions then send
+N-fold the tokens, which is how to find where the simulator itself (not the simulated GPU) saturates.
+
 The simulator runs in its own process pinned to one CPU (as bench/sim_throughput.py does); the load
 runs in this process, pinned to the other CPUs. The load is a raw aiohttp client (the parser of
 `agentx_tui.load.client` in spirit: one `readany()` per network read, byte searches, one regex and one
@@ -13,23 +16,27 @@ Session shape (the `coding-agent` preset): a 12 K-token system prompt shared by 
 200–800-token unique prefix and a ~600-token first message, then 30–45 steps of ~400 output tokens
 (normal, sd 150) followed by a 1–3 K-token tool result and 2–6 s of think time; every request resends
 the whole history (growing context, heavy prefix sharing within the session). A session that would pass
-``--max-context`` ends early and a new one starts. With ``--start-step random`` (the default) a new
-session starts at a random step with its history pre-built, so that contexts are spread as in a sweep
-that has been running for a while instead of all starting at 13 K; ``--start-step 0`` starts each
-session fresh.
+``--max-context`` ends early and a new one starts. Sessions start fresh (``--start-step 0``, as AgentX
+replays them) and their first requests are spread over one think time; with ``--start-step random`` a
+new session starts at a random step with its history pre-built, so that contexts are spread as in a
+sweep that has run for a long while (its first requests are then long prefills of cold histories).
 
 Like an AgentX sweep, sessions keep running from point to point (users are added, none restarted).
 Each point waits ``--warmup`` seconds, then measures ``--window`` seconds:
 - output tok/s and total tok/s (prompt incl. cached + output) from the server's counters;
-- streamed tok/s at the client, median per-user decode rate (tok/s of a stream after its first token);
-- server CPU (cores, from /proc), tokens per server CPU-second, client CPU;
+- streamed tok/s at the client (the usage of the streams that ended in the window), median per-user
+  decode rate (tok/s of a stream after its first token) and median TTFT;
+- server CPU (cores, from /proc), output and total tokens per server CPU-second, client CPU;
+- "starved": the share of the window the simulator was runnable but waited for a CPU (other work on
+  the host; from /proc/PID/task/*/schedstat), which makes it lag without being busy itself;
 - the simulator's lag (``agentx_sim:engine_lag_seconds``, worst over the window's scrapes) and the
   simulated-GPU time it gave up (``agentx_sim:engine_lost_seconds_total``), when the server exports them;
 - the simulated GPU's utilisation (DCGM), running/waiting requests, KV usage and prefix-hit rate.
 
 A point is "sim-saturated" when the simulator lost time or lagged more than 100 ms, or used more than
-90% of its core; "GPU-bound" when the simulated GPU is over 95% busy (then the GPU model, not the
-simulator, limits throughput, as it would on real hardware).
+90% of its core; "host-busy" when it was starved more than 10% of the window; "GPU-bound" when the
+simulated GPU was over 95% busy (then the GPU model, not the simulator, limits throughput, as it would
+on real hardware); "client-saturated" when the load used 90% of its CPUs.
 """
 
 from __future__ import annotations
@@ -54,6 +61,7 @@ import aiohttp
 from _serve import start_reporting_port
 
 _TICK = os.sysconf("SC_CLK_TCK")
+LOST = "agentx_sim:engine_lost_seconds_total"
 _CONTENT = re.compile(rb'"delta":\{"content":("(?:[^"\\]|\\.)*")')
 _SYLLABLES = ("ka", "lo", "mi", "ner", "po", "sta", "ven", "dor", "qui", "bel", "ra", "tis", "mun", "gal")
 
@@ -61,6 +69,17 @@ _SYLLABLES = ("ka", "lo", "mi", "ner", "po", "sta", "ven", "dor", "qui", "bel", 
 def cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / _TICK
+
+
+def runqueue_wait_seconds(pid: int) -> float:
+    """Time the process's threads spent runnable but not running (the host's other work had the CPU)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    return total / 1e9
 
 
 def start_server(args: argparse.Namespace, cpu: int | None) -> tuple[subprocess.Popen[bytes], str]:
@@ -111,7 +130,6 @@ class Record:
     prompt: int
     cached: int
     output: int
-    ok: bool
 
 
 @dataclass
@@ -126,6 +144,7 @@ class Load:
     records: list[Record] = field(default_factory=list)
     streamed_tokens: int = 0
     errors: int = 0
+    error_kinds: dict[str, int] = field(default_factory=dict)
     in_flight: int = 0
     users: list[asyncio.Task[None]] = field(default_factory=list)
     passes: int = 0
@@ -133,6 +152,10 @@ class Load:
     def __post_init__(self) -> None:
         system = {"role": "system", "content": self.words.text(self.shape.shared_prefix)}
         self.system_frag = json.dumps(system).encode()
+
+    def error(self, kind: str) -> None:
+        self.errors += 1
+        self.error_kinds[kind] = self.error_kinds.get(kind, 0) + 1
 
     def _message(self, role: str, content: str) -> bytes:
         return json.dumps({"role": role, "content": content}).encode()
@@ -152,18 +175,18 @@ class Load:
         while True:
             self.passes += 1
             marker = f"session {uid} pass {self.passes} "
-            unique = self.rng.randint(*s.unique_prefix)
-            frags = [self.system_frag, self._message("user", marker + self.words.text(unique + self._first_message()))]
-            context = s.shared_prefix + unique + 600
+            opening = self.rng.randint(*s.unique_prefix) + self._first_message()
+            frags = [self.system_frag, self._message("user", marker + self.words.text(opening))]
+            context = s.shared_prefix + opening
             steps = self.rng.randint(*s.steps)
             start = self.rng.randrange(steps) if self.start_random else 0
             for _ in range(start):  # history this session "already had": sent only from now on
-                grow = self._output_tokens() + self.rng.randint(*s.tool_result)
-                if context + grow > s.max_context:
+                out, tool = self._output_tokens(), self.rng.randint(*s.tool_result)
+                if context + out + tool > s.max_context:
                     break
-                frags.append(self._message("assistant", self.words.text(grow - 1000)))
-                frags.append(self._message("user", self.words.text(1000)))
-                context += grow
+                frags.append(self._message("assistant", self.words.text(out)))
+                frags.append(self._message("user", self.words.text(tool)))
+                context += out + tool
             for _ in range(start, steps):
                 out = self._output_tokens()
                 tool = self.rng.randint(*s.tool_result)
@@ -198,8 +221,7 @@ class Load:
                 f"{self.url}/v1/chat/completions", data=body, headers={"Content-Type": "application/json"}
             ) as resp:
                 if resp.status != 200:
-                    self.errors += 1
-                    await resp.read()
+                    self.error(f"HTTP {resp.status}: {(await resp.read())[:200]!r}")
                     return None
                 content = resp.content
                 while True:
@@ -209,8 +231,8 @@ class Load:
                     if first is None and b'"content":"' in data and b'"content":""' not in data[:200]:
                         first = time.monotonic()
                     chunks.append(data)
-        except aiohttp.ClientError:
-            self.errors += 1
+        except aiohttp.ClientError as exc:
+            self.error(type(exc).__name__)
             return None
         finally:
             self.in_flight -= 1
@@ -221,12 +243,12 @@ class Load:
         u = raw.rfind(b'data: {"id"')
         usage = json.loads(raw[u + 6 : raw.index(b"\n", u)]).get("usage") if u >= 0 else None
         if not usage:
-            self.errors += 1
+            self.error("stream without usage")
             return None
         n = int(usage["completion_tokens"])
         self.streamed_tokens += n
         cached = int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
-        self.records.append(Record(sent, first, end, int(usage["prompt_tokens"]), cached, n, True))
+        self.records.append(Record(sent, first, end, int(usage["prompt_tokens"]), cached, n))
         return text
 
 
@@ -266,8 +288,10 @@ class Point:
     user_tps: float | None
     ttft_p50: float | None
     server_cores: float
+    server_starved: float
     client_cores: float
     tokens_per_cpu_s: float
+    total_per_cpu_s: float
     lag_s: float | None
     lost_s: float | None
     gpu_util: float
@@ -282,6 +306,8 @@ class Point:
         flags = []
         if (self.lost_s or 0) > 0 or (self.lag_s or 0) > 0.1 or self.server_cores > 0.9:
             flags.append("sim-saturated")
+        if self.server_starved > 0.1:
+            flags.append("host-busy")
         if self.gpu_util > 95:
             flags.append("GPU-bound")
         if self.client_cores > 0.9 * client_cpus:
@@ -302,19 +328,23 @@ async def measure(args: argparse.Namespace, pid: int, url: str, client_cpus: int
                 load.users.append(asyncio.create_task(load.user(http, len(load.users))))
             await asyncio.sleep(args.warmup)
             m0 = await scrape(http, url)
-            s0, c0, w0 = cpu_seconds(pid), time.process_time(), time.monotonic()
+            s0, c0, w0, q0 = cpu_seconds(pid), time.process_time(), time.monotonic(), runqueue_wait_seconds(pid)
             k0, e0, r0 = load.streamed_tokens, load.errors, len(load.records)
             lags: list[float] = []
+            utils: list[float] = []
             while time.monotonic() - w0 < args.window:
                 await asyncio.sleep(min(2.0, args.window - (time.monotonic() - w0)))
-                lags.append((await scrape(http, url)).get("agentx_sim:engine_lag_seconds", float("nan")))
+                m = await scrape(http, url)
+                lags.append(m.get("agentx_sim:engine_lag_seconds", float("nan")))
+                utils.append(m.get("DCGM_FI_DEV_GPU_UTIL", 0.0))
             m1 = await scrape(http, url)
             wall = time.monotonic() - w0
             server_cpu, client_cpu = cpu_seconds(pid) - s0, time.process_time() - c0
+            starved = (runqueue_wait_seconds(pid) - q0) / wall
             d = {k: m1.get(k, 0.0) - m0.get(k, 0.0) for k in m1}
-            recs = [r for r in load.records[r0:] if r.first is not None]
-            rates = [(r.output - 1) / (r.end - r.first) for r in recs if r.output > 1 and r.end > r.first]  # type: ignore[operator]
-            ttfts = [r.first - r.sent for r in recs]  # type: ignore[operator]
+            started = [(r, r.first) for r in load.records[r0:] if r.first is not None]
+            rates = [(r.output - 1) / (r.end - first) for r, first in started if r.output > 1 and r.end > first]
+            ttfts = [first - r.sent for r, first in started]
             gen, prompt = d.get("vllm:generation_tokens_total", 0.0), d.get("vllm:prompt_tokens_total", 0.0)
             queries = d.get("vllm:prefix_cache_queries_total", 0.0)
             known_lags = [x for x in lags if x == x]
@@ -326,13 +356,15 @@ async def measure(args: argparse.Namespace, pid: int, url: str, client_cpus: int
                 user_tps=statistics.median(rates) if rates else None,
                 ttft_p50=statistics.median(ttfts) if ttfts else None,
                 server_cores=server_cpu / wall,
+                server_starved=starved,
                 client_cores=client_cpu / wall,
                 tokens_per_cpu_s=gen / max(server_cpu, 1e-9),
+                total_per_cpu_s=(gen + prompt) / max(server_cpu, 1e-9),
                 lag_s=max(known_lags) if known_lags else None,
                 lost_s=d.get("agentx_sim:engine_lost_seconds_total")
                 if "agentx_sim:engine_lost_seconds_total" in m1
                 else None,
-                gpu_util=m1.get("DCGM_FI_DEV_GPU_UTIL", 0.0),
+                gpu_util=statistics.fmean(utils) if utils else 0.0,
                 running=m1.get("vllm:num_requests_running", 0.0),
                 waiting=m1.get("vllm:num_requests_waiting", 0.0),
                 kv=m1.get("vllm:kv_cache_usage_perc", 0.0),
@@ -342,6 +374,8 @@ async def measure(args: argparse.Namespace, pid: int, url: str, client_cpus: int
             )
             points.append(p)
             print_point(p, client_cpus)
+            if load.error_kinds:
+                print(f"{'':>8} errors so far: {load.error_kinds}", flush=True)
         for task in load.users:
             task.cancel()
         await asyncio.gather(*load.users, return_exceptions=True)
@@ -349,9 +383,9 @@ async def measure(args: argparse.Namespace, pid: int, url: str, client_cpus: int
 
 
 HEADER = (
-    f"{'sessions':>8} {'out tok/s':>10} {'total tok/s':>12} {'user tok/s':>10} {'TTFT p50':>9} "
-    f"{'srv CPU':>8} {'tok/CPU-s':>10} {'lag':>7} {'lost s':>7} {'GPU %':>6} {'run':>5} {'wait':>5} "
-    f"{'KV':>5} {'hit':>5} {'cli CPU':>8}  verdict"
+    f"{'sessions':>8} {'out tok/s':>10} {'streamed':>9} {'total tok/s':>12} {'user tok/s':>10} {'TTFT p50':>9} "
+    f"{'srv CPU':>8} {'starved':>7} {'out/CPU-s':>10} {'tot/CPU-s':>10} {'lag':>7} {'lost s':>7} "
+    f"{'GPU %':>6} {'run':>5} {'wait':>5} {'KV':>5} {'hit':>5} {'cli CPU':>8}  verdict"
 )
 
 
@@ -360,12 +394,13 @@ def _f(x: float | None, fmt: str, width: int) -> str:
 
 
 def print_point(p: Point, client_cpus: int) -> None:
+    ttft = "-" if p.ttft_p50 is None else f"{p.ttft_p50:.2f}s"
     print(
-        f"{p.sessions:>8} {p.output_tps:>10,.0f} {p.total_tps:>12,.0f} {_f(p.user_tps, '.1f', 10)} "
-        f"{_f(p.ttft_p50, '.2f', 8)}s {p.server_cores:>8.0%} {p.tokens_per_cpu_s:>10,.0f} "
-        f"{_f(p.lag_s, '.3f', 7)} {_f(p.lost_s, '.2f', 7)} {p.gpu_util:>6.0f} {p.running:>5.0f} "
-        f"{p.waiting:>5.0f} {p.kv:>5.0%} {_f(p.hit_rate, '.0%', 5)} {p.client_cores:>8.0%}  "
-        f"{p.verdict(client_cpus)}" + (f" ({p.errors} errors)" if p.errors else ""),
+        f"{p.sessions:>8} {p.output_tps:>10,.0f} {p.streamed_tps:>9,.0f} {p.total_tps:>12,.0f} "
+        f"{_f(p.user_tps, '.1f', 10)} {ttft:>9} {p.server_cores:>8.0%} {p.server_starved:>7.0%} "
+        f"{p.tokens_per_cpu_s:>10,.0f} {p.total_per_cpu_s:>10,.0f} {_f(p.lag_s, '.3f', 7)} {_f(p.lost_s, '.2f', 7)} "
+        f"{p.gpu_util:>6.0f} {p.running:>5.0f} {p.waiting:>5.0f} {p.kv:>5.0%} {_f(p.hit_rate, '.0%', 5)} "
+        f"{p.client_cores:>8.0%}  {p.verdict(client_cpus)}" + (f" ({p.errors} errors)" if p.errors else ""),
         flush=True,
     )
 
@@ -378,7 +413,7 @@ def main() -> None:
     parser.add_argument("--time-scale", type=float, default=1.0, help="the simulated GPU runs N× real time")
     parser.add_argument("--profile", default="h200/llama-3.1-8b")
     parser.add_argument("--max-context", type=int, default=100_000)
-    parser.add_argument("--start-step", choices=("random", "0"), default="random")
+    parser.add_argument("--start-step", choices=("random", "0"), default="0")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--server-cpu", type=int, default=None, help="CPU to pin the simulator to")
     args = parser.parse_args()
@@ -397,25 +432,30 @@ def main() -> None:
     try:
         try:
             import uvloop
-
-            runner = uvloop.run
-        except ImportError:
-            runner = asyncio.run
-        points = runner(measure(args, proc.pid, url, len(client_cpus)))
+        except ImportError:  # (not built for every platform)
+            points = asyncio.run(measure(args, proc.pid, url, len(client_cpus)))
+        else:
+            points = uvloop.run(measure(args, proc.pid, url, len(client_cpus)))
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=10)
-    saturated = [p for p in points if "sim-saturated" in p.verdict(len(client_cpus))]
+    verdicts = [(p, p.verdict(len(client_cpus))) for p in points]
+    own = [p for p, v in verdicts if "sim-saturated" in v and "host-busy" not in v]
+    starved = [p for p, v in verdicts if "sim-saturated" in v and "host-busy" in v]
     best = max(points, key=lambda p: p.output_tps)
     print()
-    if saturated:
-        p = saturated[0]
+    if own:
+        p = own[0]
         print(
-            f"The simulator saturates at {p.sessions} sessions: {p.output_tps:,.0f} output tok/s, "
-            f"{p.server_cores:.0%} of its core, {p.tokens_per_cpu_s:,.0f} output tokens per CPU-second."
+            f"The simulator saturates at {p.sessions} sessions: {p.output_tps:,.0f} output tok/s "
+            f"({p.total_tps:,.0f} total), {p.server_cores:.0%} of its core, lag {p.lag_s or 0:.2f} s; "
+            f"{p.tokens_per_cpu_s:,.0f} output ({p.total_per_cpu_s:,.0f} total) tokens per CPU-second."
         )
     else:
         print(f"The simulator kept up at every point (up to {points[-1].sessions} sessions).")
+    if starved:
+        listed = ", ".join(f"{p.sessions} ({p.server_starved:.0%})" for p in starved)
+        print(f"It fell behind while the host kept it waiting for a CPU at: {listed}; rerun on a quieter host.")
     print(f"Highest output rate: {best.output_tps:,.0f} tok/s at {best.sessions} sessions.")
 
 

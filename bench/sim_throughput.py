@@ -78,9 +78,7 @@ async def load(url: str, clients: int, duration: float, tokens: int) -> tuple[in
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--clients", type=int, default=64)
     parser.add_argument("--duration", type=float, default=10.0)
     parser.add_argument("--tokens", type=int, default=512, help="output tokens per request")

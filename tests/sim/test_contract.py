@@ -86,9 +86,7 @@ def test_models_shape(target: Target) -> None:
     body = httpx.get(f"{target.url}/v1/models").json()
     assert body["object"] == "list"
     card = body["data"][0]
-    assert {"id", "object", "created", "owned_by", "root", "parent", "max_model_len", "permission"} <= set(
-        card
-    )
+    assert {"id", "object", "created", "owned_by", "root", "parent", "max_model_len", "permission"} <= set(card)
     assert card["object"] == "model" and card["owned_by"] == "vllm"
     assert isinstance(card["max_model_len"], int) and card["max_model_len"] > 0
 
@@ -147,9 +145,7 @@ def test_cached_tokens_on_a_shared_prefix(target: Target) -> None:
 
 
 def test_error_shape(target: Target) -> None:
-    resp = httpx.post(
-        f"{target.url}/v1/completions", json={"model": "no-such-model", "prompt": "x", "max_tokens": 1}
-    )
+    resp = httpx.post(f"{target.url}/v1/completions", json={"model": "no-such-model", "prompt": "x", "max_tokens": 1})
     assert resp.status_code == 404
     assert set(resp.json()["error"]) == {"message", "type", "param", "code"}
 
@@ -177,9 +173,7 @@ def test_core_metric_names_types_labels(target: Target) -> None:
         assert fams[name].type == kind, name
     assert label_names(fams["vllm:num_requests_running"]) == {"model_name", "engine"}
     assert label_names(fams["vllm:request_success"]) == {"model_name", "engine", "finished_reason"}
-    assert {"block_size", "num_gpu_blocks", "enable_prefix_caching"} <= label_names(
-        fams["vllm:cache_config_info"]
-    )
+    assert {"block_size", "num_gpu_blocks", "enable_prefix_caching"} <= label_names(fams["vllm:cache_config_info"])
 
 
 # --- sim against real: same names, types, labels, buckets; the documented differences ---------------
@@ -270,9 +264,7 @@ def test_response_keys_are_a_subset_of_real_vllm(sim_url: str, vllm_url: str) ->
             timeout=60,
             json={"model": t.model, "messages": [{"role": "user", "content": "hi"}], **EXACT},
         ).json()
-        chunks = stream(
-            t, "/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}], **EXACT, **USAGE}
-        )
+        chunks = stream(t, "/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}], **EXACT, **USAGE})
         return {
             "chat": set(chat),
             "choice": set(chat["choices"][0]),

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from agentx_tui.sim.kvcache import KVCacheManager, KVSeq
+from agentx_tui.sim.engine import MAX_LAG_S, LagMeter, SimEngine
+from agentx_tui.sim.kvcache import KVCacheManager, KVSeq, chain_hashes
+from agentx_tui.sim.profiles import load_profile
+from agentx_tui.sim.prompts import ChatPrompts
 from agentx_tui.sim.scheduler import Scheduler, SimRequest, Status
+from agentx_tui.sim.tokenizer import SimTokenizer
 
 
 def make_scheduler(blocks: int, *, max_num_seqs: int = 64, budget: int = 8192) -> Scheduler:
@@ -146,3 +150,106 @@ def test_exact_output_length_and_stop_reasons() -> None:
     assert (capped.num_output, capped.finish_reason) == (5, "length")
     assert (natural.num_output, natural.finish_reason) == (12, "stop")
     assert (floor.num_output, floor.finish_reason) == (40, "stop")
+
+
+# --- chat prompts carried over from turn to turn ------------------------------------------------------
+
+
+def _reference(tok: SimTokenizer, messages: list[dict[str, str]], **kw: bool) -> tuple[int, list[int], list[int]]:
+    ids = tok.encode_chat(messages, **kw)
+    hashes: list[int] = []
+    chain_hashes(0, ids, 16, hashes)
+    return len(ids), hashes, ids[len(hashes) * 16 :]
+
+
+def test_chat_prompts_equal_tokenising_and_hashing_the_whole_history() -> None:
+    tok = SimTokenizer(128256)
+    prompts = ChatPrompts(tok, 16)
+    system = {"role": "system", "content": "You are an agent. " * 300}
+    for session in range(3):
+        messages = [system, {"role": "user", "content": f"task {session}: fix the parser"}]
+        for step in range(6):
+            for kw in ({}, {"add_generation_prompt": False}):
+                got = prompts.encode(messages, **kw)
+                assert (got.num_tokens, got.hashes, got.tail) == _reference(tok, messages, **kw)
+            messages += [
+                {"role": "assistant", "content": f"calling tool {step} " * (step + 3)},
+                {"role": "tool", "content": "result line\n" * (7 * step + 1)},
+            ]
+    # Every turn after a session's first starts from the previous turn's state; new sessions from the
+    # shared system prompt's: only the new messages were tokenised.
+    assert prompts.hits > prompts.misses
+
+
+def test_chat_prompts_stay_exact_when_kept_states_are_dropped() -> None:
+    tok = SimTokenizer(128256)
+    prompts = ChatPrompts(tok, 16, max_kept_blocks=40)  # room for about one 600-token history
+    histories = [[{"role": "user", "content": f"session {i} " + "word " * 600}] for i in range(4)]
+    for _ in range(3):
+        for messages in histories:
+            messages.append({"role": "assistant", "content": "done " * 17})
+            got = prompts.encode(messages)
+            assert (got.num_tokens, got.hashes, got.tail) == _reference(tok, messages)
+    assert prompts._kept_blocks <= 40 or len(prompts._states) == 1  # (the newest state is always kept)
+
+
+def test_a_prompt_given_as_blocks_schedules_like_its_token_ids() -> None:
+    tok = SimTokenizer(128256)
+    messages = [{"role": "system", "content": "shared prefix " * 200}, {"role": "user", "content": "go"}]
+    blocks = ChatPrompts(tok, 16).encode(messages)
+    ids = tok.encode_chat(messages)
+    s = make_scheduler(1000)
+    first = SimRequest("a", ids, max_tokens=20, min_tokens=20, ignore_eos=True)
+    s.add(first)
+    run_to_end(s)
+    again = SimRequest("b", [], max_tokens=20, min_tokens=20, ignore_eos=True, prompt_blocks=blocks)
+    assert again.num_prompt == len(ids) and again.num_tokens == len(ids)
+    s.add(again)
+    run_to_end(s)
+    assert again.num_cached_prompt == (len(ids) - 1) // 16 * 16  # the same prompt hits all its full blocks
+    assert again.num_output == 20 and s.kv.usage == 0.0
+
+
+# --- the engine's own lag ------------------------------------------------------------------------------
+
+
+def test_lag_meter_reports_the_worst_recent_lag_and_the_time_lost() -> None:
+    meter = LagMeter(0.0)
+    meter.note(0.1, 0.02)
+    meter.note(0.5, 0.3)
+    assert meter.value(0.6) == 0.3
+    meter.note(1.2, 0.01)
+    assert meter.value(1.3) == 0.3  # still within the last 1-2 s
+    assert meter.value(2.4) == 0.01
+    assert meter.value(5.0) == 0.0  # idle: nothing noted
+    meter.note(5.1, 0.8)
+    assert meter.lost_s == pytest.approx(0.8 - MAX_LAG_S)
+
+
+def test_engine_that_falls_behind_reports_lag_and_lost_time() -> None:
+    now = [0.0]
+    engine = SimEngine(load_profile("h200"), clock=lambda: now[0])
+    engine.submit(list(range(1, 200)), max_tokens=50, min_tokens=50, ignore_eos=True)
+    end, _ = engine.run_window(now[0])
+    assert engine.lag.value(now[0]) == 0.0
+    now[0] = end + 0.2  # the loop woke 200 ms late
+    engine.run_window(now[0])
+    assert engine.lag.value(now[0]) == pytest.approx(0.2)
+    assert engine.lag.lost_s == 0.0
+    now[0] = engine._t + 1.5  # then 1.5 s late: 1 s of simulated GPU time is let go
+    engine.run_window(now[0])
+    assert engine.lag.lost_s == pytest.approx(1.5 - MAX_LAG_S)
+
+
+def test_every_token_after_the_first_is_one_inter_token_latency_observation() -> None:
+    now = [0.0]
+    engine = SimEngine(load_profile("h200"), clock=lambda: now[0])
+    outs = [5, 40, 77, 128]
+    for i, n in enumerate(outs):
+        engine.submit(list(range(1000 * i + 1, 1000 * i + 300)), max_tokens=n, min_tokens=n, ignore_eos=True)
+        now[0], _ = engine.run_window(now[0])  # requests join at different steps
+    while engine.scheduler.has_work():
+        now[0], _ = engine.run_window(now[0])
+    itl = engine.metrics.itl
+    assert sum(itl.counts) == sum(n - 1 for n in outs)
+    assert 0 < itl.sum / sum(itl.counts) < 0.05  # a decode step of the H200 model is a few ms

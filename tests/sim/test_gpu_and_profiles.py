@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from prometheus_client import CollectorRegistry, Histogram, generate_latest
 
 from agentx_tui.errors import UsageError
 from agentx_tui.sim import list_profiles, load_profile
 from agentx_tui.sim.calibration import calibration_rows
 from agentx_tui.sim.gpu import GpuTelemetry
+from agentx_tui.sim.metrics import ITL_BUCKETS, FastHistogram
 from agentx_tui.sim.timing import TimeModel
-from agentx_tui.sim.tokenizer import SimTokenizer
+from agentx_tui.sim.tokenizer import _PIECE, SimTokenizer
 
 
 def test_every_profile_loads_and_fits() -> None:
@@ -70,9 +76,7 @@ def test_tokenizer_is_deterministic_and_chat_adds_fixed_overhead() -> None:
     text = "Read the file, then call tool_42 with the result."
     assert a.encode(text) == b.encode(text)
     one = a.encode_chat([{"role": "user", "content": "hello world"}])
-    two = a.encode_chat(
-        [{"role": "user", "content": "hello world"}, {"role": "user", "content": "hello world"}]
-    )
+    two = a.encode_chat([{"role": "user", "content": "hello world"}, {"role": "user", "content": "hello world"}])
     assert len(two) - len(one) == len(one) - 5  # per message: content + 5; per conversation: 1 + 4
 
 
@@ -91,7 +95,7 @@ def test_cached_chat_encoding_equals_encoding_the_rendered_text() -> None:
         {"role": "assistant", "content": ""},
         {"role": "tool", "content": "   \n"},
     ]
-    for _ in range(2):  # the second pass is served from the segment cache
+    for _ in range(2):
         assert tok.encode_chat(messages) == tok.encode(tok.render_chat(messages))
         assert tok.encode_chat(messages, add_generation_prompt=False) == tok.encode(
             tok.render_chat(messages, add_generation_prompt=False)
@@ -108,3 +112,48 @@ def test_profile_aliases_resolve_to_the_canonical_name() -> None:
     assert load_profile("H200/llama-8b").name == "h200/llama-3.1-8b"
     assert load_profile("b200").name == "b200/llama-3.1-8b"
     assert load_profile("h100/qwen3-moe").model_id == "Qwen/Qwen3-30B-A3B"
+
+
+# The pre-tokenizer in the order docs/sim.md states its precedence; `tokenizer._PIECE` tries words first.
+_SPEC_ORDER = re.compile(
+    r"<\|[a-z_]+\|>"
+    r"|\s+(?=<\|[a-z_]+\|>)"
+    r"|[ \n]?[A-Za-z]{1,10}"
+    r"|[ \n]?[0-9]{1,3}"
+    r"|[ \n]?[^\sA-Za-z0-9]"
+    r"|\s+(?!\S)"
+    r"|\s+"
+)
+_PARTS = st.sampled_from(
+    [*"abcXYZ019 \n\t,.<|>_{\"\\é漢", "  ", "\r\n", "<|eot_id|>", "<|start_header_id|>", "<|a|>", " <|eot_id|>",
+     "\n\n<|end_header_id|>", "word", "abcdefghijklm", "12345"]
+)  # fmt: skip
+
+
+@given(st.lists(_PARTS, max_size=80).map("".join))
+@settings(max_examples=400, deadline=None)
+def test_pre_tokenizer_matches_its_documented_precedence(text: str) -> None:
+    assert _PIECE.findall(text) == _SPEC_ORDER.findall(text)
+
+
+def test_fast_histogram_is_exposed_exactly_like_prometheus_clients() -> None:
+    values = [0.004, 0.01, 0.011, 0.3, 2.0, 99.0, 0.0250001]
+    real_registry, fast_registry = CollectorRegistry(), CollectorRegistry()
+    real = Histogram("x:itl", "Doc.", ["model_name", "engine"], buckets=ITL_BUCKETS, registry=real_registry)
+    fast = FastHistogram("x:itl", "Doc.", {"model_name": "m", "engine": "0"}, ITL_BUCKETS)
+    fast_registry.register(fast)
+    for v in values:
+        real.labels("m", "0").observe(v)
+    for v in values[:3]:
+        fast.observe(v)
+    fast.observe_n(0.3, 1)
+    fast.observe_n(2.0, 1)
+    fast.observe_n(99.0, 1)
+    fast.observe(0.0250001)
+
+    def lines(registry: CollectorRegistry) -> list[str]:
+        return [ln for ln in generate_latest(registry).decode().splitlines() if "_created" not in ln]
+
+    assert lines(fast_registry) == lines(real_registry)
+    created = [ln for ln in generate_latest(fast_registry).decode().splitlines() if ln.startswith("x:itl_created")]
+    assert len(created) == 1

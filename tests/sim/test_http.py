@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import subprocess
 import sys
 from typing import Any
@@ -12,6 +13,7 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from agentx_tui import __version__
+from tests.sim.conftest import run_sim
 
 SIM_MODEL = "meta-llama/Llama-3.1-8B-Instruct"  # the served name of the default profile
 
@@ -71,9 +73,7 @@ def metrics(client: httpx.Client) -> dict[str, float]:
     out: dict[str, float] = {}
     for family in text_string_to_metric_families(text):
         for s in family.samples:
-            key = s.name + (
-                "" if not s.labels.get("finished_reason") else f"{{{s.labels['finished_reason']}}}"
-            )
+            key = s.name + ("" if not s.labels.get("finished_reason") else f"{{{s.labels['finished_reason']}}}")
             out[key] = out.get(key, 0.0) + s.value
     return out
 
@@ -187,6 +187,38 @@ def test_dcgm_gauges_have_dcgm_names_types_and_labels(sim_url: str) -> None:
     assert used + free == 143771
 
 
+def _gpu_labels(url: str) -> list[dict[str, str]]:
+    fams = {f.name: f for f in text_string_to_metric_families(httpx.get(f"{url}/metrics").text)}
+    return [s.labels for s in fams["DCGM_FI_DEV_GPU_UTIL"].samples]
+
+
+def test_each_simulator_is_its_own_gpu(sim_url: str) -> None:
+    first = _gpu_labels(sim_url)
+    with run_sim() as other_url:
+        second = _gpu_labels(other_url)
+        assert _gpu_labels(other_url) == second  # stable for the life of the instance
+    assert _gpu_labels(sim_url) == first
+    assert len(first) == len(second) == 1
+    assert first[0]["UUID"] != second[0]["UUID"]
+    for labels in (first[0], second[0]):
+        assert labels["UUID"].startswith("GPU-") and len(labels["UUID"]) == 40
+        assert labels["Hostname"] == socket.gethostname()
+
+
+def test_the_simulator_reports_its_own_lag(sim_url: str) -> None:
+    fams = {f.name: f for f in text_string_to_metric_families(httpx.get(f"{sim_url}/metrics").text)}
+    lag, lost, cpu = (
+        fams["agentx_sim:engine_lag_seconds"],
+        fams["agentx_sim:engine_lost_seconds"],
+        fams["agentx_sim:cpu_seconds"],
+    )
+    assert (lag.type, lost.type, cpu.type) == ("gauge", "counter", "counter")
+    assert lag.samples[0].labels == {"model_name": SIM_MODEL, "engine": "0"}
+    assert 0.0 <= lag.samples[0].value < 0.5  # an idle simulator keeps up
+    assert [s.name for s in lost.samples] == ["agentx_sim:engine_lost_seconds_total"]
+    assert cpu.samples[0].value > 0
+
+
 def test_list_profiles_cli() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "agentx_tui.sim", "--list-profiles"],
@@ -195,9 +227,7 @@ def test_list_profiles_cli() -> None:
         check=True,
     ).stdout.split()
     assert {"h100/llama-3.1-8b", "h200/qwen3-32b", "b200/qwen3-30b-a3b"} <= set(out)
-    bad = subprocess.run(
-        [sys.executable, "-m", "agentx_tui.sim", "--profile", "x/y"], capture_output=True, text=True
-    )
+    bad = subprocess.run([sys.executable, "-m", "agentx_tui.sim", "--profile", "x/y"], capture_output=True, text=True)
     assert bad.returncode == 2
     assert "h200/llama-3.1-8b" in bad.stderr
 

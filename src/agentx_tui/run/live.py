@@ -23,6 +23,7 @@ from agentx_tui.run.phases import Phases
 from agentx_tui.run.plan import RunPlan
 from agentx_tui.run.serving import Serving
 from agentx_tui.run.subscribers import Fanout
+from agentx_tui.telemetry.bottleneck import simulator_behind
 from agentx_tui.telemetry.snapshot import RunInfo, RunState, Snapshot
 
 _CRASH_LOG_LINES = 15  # as many as a failed start-up shows (engine/launcher.py)
@@ -80,6 +81,7 @@ class LiveRun:
         self._server_exit: tuple[int | None, list[str]] | None = None
         self._seq = 0
         self._client_saturated = False
+        self._sim_behind = False
         self._first = asyncio.Event()
 
     # ---- LiveControls ----------------------------------------------------------------------------
@@ -237,7 +239,7 @@ class LiveRun:
         return snap.model_copy(update={"events": self.events.take()})
 
     def _note_client(self, snap: Snapshot) -> None:
-        """Say in words when the client starts (and stops) limiting the figures."""
+        """Say in words when the client or the simulator starts (and stops) limiting the figures."""
         health = snap.client_health
         saturated = health is not None and health.saturated
         if saturated and not self._client_saturated and health is not None:
@@ -245,6 +247,12 @@ class LiveRun:
         elif self._client_saturated and not saturated:
             self.events.add("the client keeps up again")
         self._client_saturated = saturated
+        behind = simulator_behind(snap)
+        if behind and not self._sim_behind:
+            self.events.add(behind)
+        elif self._sim_behind and not behind:
+            self.events.add("the simulated engine keeps up again")
+        self._sim_behind = behind is not None
 
     def _state(self, c: Collected) -> RunState:
         if self._stop.is_set():

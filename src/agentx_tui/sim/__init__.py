@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from agentx_tui.sim.engine import SimEngine
     from agentx_tui.sim.server import SimServer, serve
 
-# The server stack (starlette, uvicorn) loads only when used: `agentx-tui --help` and the profile
-# checks of a run's pre-flight import this package too.
+# The server stack (HTTP server, prometheus_client; starlette for `create_app`) loads only when used:
+# `agentx-tui --help` and the profile checks of a run's pre-flight import this package too.
 _LAZY = {"create_app": "api", "SimEngine": "engine", "SimServer": "server", "serve": "server"}
 
 

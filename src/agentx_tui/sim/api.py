@@ -1,4 +1,8 @@
-"""vLLM's OpenAI-compatible HTTP surface over a `SimEngine` (starlette).
+"""vLLM's OpenAI-compatible HTTP surface over a `SimEngine`, independent of the HTTP server.
+
+`SimApi` answers each route with a `Reply` (status, body, content type) or, for a streamed completion,
+an `SseStream`, which renders the request's SSE events as the engine publishes its tokens;
+`create_app` serves those answers as a starlette app (under uvicorn: sim/server.py).
 
 Response bodies copy vLLM 0.32's shapes (fields the simulator has no value for are ``null``, as vLLM
 sends them). Streamed chunks are assembled from pre-rendered JSON prefixes/suffixes per request: the
@@ -11,20 +15,21 @@ import json
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel, ConfigDict, ValidationError
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
 
 from agentx_tui import __version__
 from agentx_tui.sim.engine import RequestHandle, SimEngine
 
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
 _M = TypeVar("_M", bound=BaseModel)
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_DONE = b"data: [DONE]\n\n"
 
 
 class _ApiError(Exception):
@@ -70,10 +75,68 @@ class TokenizeRequest(BaseModel):
     return_token_strs: bool = False
 
 
-def _error(exc: _ApiError) -> JSONResponse:
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A whole answer. ``content_type`` None sends none (as for vLLM's empty /health answer)."""
+
+    status: int
+    body: bytes
+    content_type: str | None = "application/json"
+
+
+def json_reply(body: Any, status: int = 200) -> Reply:
+    return Reply(status, _dumps(body).encode())
+
+
+def _error(exc: _ApiError) -> Reply:
     kind = {400: "BadRequestError", 404: "NotFoundError"}.get(exc.status, "InternalServerError")
     body = {"error": {"message": exc.message, "type": kind, "param": exc.param, "code": exc.status}}
-    return JSONResponse(body, status_code=exc.status)
+    return json_reply(body, exc.status)
+
+
+class SseStream:
+    """The SSE events of one streamed completion, in vLLM's shape: for chat, a first event with the
+    assistant role; then one event per `render` with the tokens published since the last one (the
+    last of them with ``finish_reason``); then, if asked, the usage event; then ``[DONE]``."""
+
+    def __init__(self, api: SimApi, handle: RequestHandle, rid: str, obj: str, usage: bool, *, chat: bool) -> None:
+        self.api = api
+        self.handle = handle
+        self.usage = usage
+        self.chat = chat
+        model = _dumps(api.model)
+        self._head = f'{{"id":"{rid}","object":"{obj}","created":{api.created},"model":{model},"choices":'
+        if chat:
+            self._open = '[{"index":0,"delta":{"content":'
+            self._close = '},"logprobs":null,"finish_reason":'
+            self._tail = ',"token_ids":null}]}\n\n'
+            self._final_tail = ',"stop_reason":null,"token_ids":null}]}\n\n'
+        else:
+            self._open = '[{"index":0,"text":'
+            self._close = ',"logprobs":null,"finish_reason":'
+            self._tail = self._final_tail = ',"stop_reason":null,"prompt_token_ids":null,"token_ids":null}]}\n\n'
+
+    def opening(self) -> bytes:
+        """What is sent before any token: the role event for chat, nothing for completions."""
+        if not self.chat:
+            return b""
+        role = '[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}'
+        return f"data: {self._head}{role}\n\n".encode()
+
+    def render(self) -> tuple[bytes, bool]:
+        """The events for the tokens published since the last call; and whether the stream has ended."""
+        start, stop, done = self.handle.take()
+        text = _dumps(self.api.engine.output_text(self.handle, start, stop))
+        if not done:
+            return f"data: {self._head}{self._open}{text}{self._close}null{self._tail}".encode(), False
+        reason = _dumps(self.handle.request.finish_reason)
+        out = f"data: {self._head}{self._open}{text}{self._close}{reason}{self._final_tail}"
+        if self.usage:
+            out += f'data: {self._head}[],"usage":{_dumps(self.api.usage(self.handle))}}}\n\n'
+        return out.encode() + _DONE, True
+
+
+Answer = Reply | SseStream
 
 
 class SimApi:
@@ -87,13 +150,14 @@ class SimApi:
         if model is not None and model != self.model:
             raise _ApiError(404, f"The model `{model}` does not exist.", "model")
 
-    async def _parse(self, request: Request, cls: type[_M]) -> _M:
+    @staticmethod
+    def _parse(body: bytes, cls: type[_M]) -> _M:
         try:
-            body = await request.json()
+            data = json.loads(body)
         except ValueError as exc:
             raise _ApiError(400, f"Invalid JSON body: {exc}") from exc
         try:
-            return cls.model_validate(body)
+            return cls.model_validate(data)
         except ValidationError as exc:
             first = exc.errors()[0]
             loc = ".".join(str(p) for p in first["loc"])
@@ -126,7 +190,7 @@ class SimApi:
             raise _ApiError(400, "min_tokens must be less than or equal to max_tokens.", "min_tokens")
         return max_tokens
 
-    def _usage(self, handle: RequestHandle) -> dict[str, Any]:
+    def usage(self, handle: RequestHandle) -> dict[str, Any]:
         r = handle.request
         return {
             "prompt_tokens": r.num_prompt,
@@ -135,58 +199,59 @@ class SimApi:
             "prompt_tokens_details": {"cached_tokens": r.num_cached_prompt or 0},
         }
 
-    async def chat(self, request: Request) -> Response:
+    async def chat(self, body: bytes) -> Answer:
         try:
-            req = await self._parse(request, ChatRequest)
+            req = self._parse(body, ChatRequest)
             self._check_model(req.model)
-            ids = self.engine.tokenizer.encode_chat(req.messages)
-            max_tokens = self._limits(len(ids), req, req.max_completion_tokens or req.max_tokens)
+            prompt = self.engine.prompts.encode(req.messages)
+            max_tokens = self._limits(prompt.num_tokens, req, req.max_completion_tokens or req.max_tokens)
         except _ApiError as exc:
             return _error(exc)
         handle = self.engine.submit(
-            ids, max_tokens=max_tokens, min_tokens=req.min_tokens, ignore_eos=req.ignore_eos, seed=req.seed
+            prompt, max_tokens=max_tokens, min_tokens=req.min_tokens, ignore_eos=req.ignore_eos, seed=req.seed
         )
         rid = f"chatcmpl-{uuid.uuid4().hex[:16]}"
         if req.stream:
             opts = req.stream_options or StreamOptions()
-            return self._stream(handle, rid, "chat.completion.chunk", opts.include_usage, chat=True)
+            return SseStream(self, handle, rid, "chat.completion.chunk", opts.include_usage, chat=True)
         text = await self._collect(handle)
-        body = {
-            "id": rid,
-            "object": "chat.completion",
-            "created": self.created,
-            "model": self.model,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {
-                        "role": "assistant",
-                        "content": text,
-                        "refusal": None,
-                        "annotations": None,
-                        "audio": None,
-                        "function_call": None,
-                        "tool_calls": [],
-                        "reasoning": None,
-                    },
-                    "logprobs": None,
-                    "finish_reason": handle.request.finish_reason,
-                    "stop_reason": None,
-                    "token_ids": None,
-                }
-            ],
-            "service_tier": None,
-            "system_fingerprint": None,
-            "usage": self._usage(handle),
-            "prompt_logprobs": None,
-            "prompt_token_ids": None,
-            "kv_transfer_params": None,
-        }
-        return JSONResponse(body)
+        return json_reply(
+            {
+                "id": rid,
+                "object": "chat.completion",
+                "created": self.created,
+                "model": self.model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {
+                            "role": "assistant",
+                            "content": text,
+                            "refusal": None,
+                            "annotations": None,
+                            "audio": None,
+                            "function_call": None,
+                            "tool_calls": [],
+                            "reasoning": None,
+                        },
+                        "logprobs": None,
+                        "finish_reason": handle.request.finish_reason,
+                        "stop_reason": None,
+                        "token_ids": None,
+                    }
+                ],
+                "service_tier": None,
+                "system_fingerprint": None,
+                "usage": self.usage(handle),
+                "prompt_logprobs": None,
+                "prompt_token_ids": None,
+                "kv_transfer_params": None,
+            }
+        )
 
-    async def completions(self, request: Request) -> Response:
+    async def completions(self, body: bytes) -> Answer:
         try:
-            req = await self._parse(request, CompletionRequest)
+            req = self._parse(body, CompletionRequest)
             self._check_model(req.model)
             ids = self._prompt_ids(req.prompt)
             max_tokens = self._limits(len(ids), req, req.max_tokens)
@@ -201,31 +266,32 @@ class SimApi:
         rid = f"cmpl-{uuid.uuid4().hex[:16]}"
         if req.stream:
             opts = req.stream_options or StreamOptions()
-            return self._stream(handle, rid, "text_completion", opts.include_usage, chat=False)
+            return SseStream(self, handle, rid, "text_completion", opts.include_usage, chat=False)
         text = await self._collect(handle)
-        body = {
-            "id": rid,
-            "object": "text_completion",
-            "created": self.created,
-            "model": self.model,
-            "choices": [
-                {
-                    "index": 0,
-                    "text": text,
-                    "logprobs": None,
-                    "finish_reason": handle.request.finish_reason,
-                    "stop_reason": None,
-                    "token_ids": None,
-                    "prompt_logprobs": None,
-                    "prompt_token_ids": None,
-                }
-            ],
-            "service_tier": None,
-            "system_fingerprint": None,
-            "usage": self._usage(handle),
-            "kv_transfer_params": None,
-        }
-        return JSONResponse(body)
+        return json_reply(
+            {
+                "id": rid,
+                "object": "text_completion",
+                "created": self.created,
+                "model": self.model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "text": text,
+                        "logprobs": None,
+                        "finish_reason": handle.request.finish_reason,
+                        "stop_reason": None,
+                        "token_ids": None,
+                        "prompt_logprobs": None,
+                        "prompt_token_ids": None,
+                    }
+                ],
+                "service_tier": None,
+                "system_fingerprint": None,
+                "usage": self.usage(handle),
+                "kv_transfer_params": None,
+            }
+        )
 
     def _prompt_ids(self, prompt: str | list[int] | list[str] | list[list[int]] | None) -> list[int]:
         if prompt is None or prompt == "" or prompt == []:
@@ -242,56 +308,17 @@ class SimApi:
         return [int(t) for t in prompt if isinstance(t, int)]
 
     async def _collect(self, handle: RequestHandle) -> str:
-        parts: list[str] = []
         try:
-            while True:
-                text, _, done = await handle.next_chunk()
-                parts.append(text)
-                if done:
-                    return "".join(parts)
+            while not handle.done:
+                await handle.wait()
+                handle.take()
+            return self.engine.output_text(handle, 0, handle.visible)
         finally:
             self.engine.abort(handle)
 
-    def _stream(self, handle: RequestHandle, rid: str, obj: str, usage: bool, *, chat: bool) -> Response:
-        model = _dumps(self.model)
-        head = f'{{"id":"{rid}","object":"{obj}","created":{self.created},"model":{model},"choices":'
-        if chat:
-            role = '{"role":"assistant","content":""}'
-            first = f'{head}[{{"index":0,"delta":{role},"logprobs":null,"finish_reason":null}}]}}'
-            open_, close = '[{"index":0,"delta":{"content":', '},"logprobs":null,"finish_reason":'
-            extra = ',"token_ids":null'
-        else:
-            first = None
-            open_, close = '[{"index":0,"text":', ',"logprobs":null,"finish_reason":'
-            extra = ',"stop_reason":null,"prompt_token_ids":null,"token_ids":null'
-
-        async def events() -> AsyncIterator[bytes]:
-            try:
-                if first is not None:
-                    yield f"data: {first}\n\n".encode()
-                while True:
-                    text, _, done = await handle.next_chunk()
-                    if done:
-                        reason = _dumps(handle.request.finish_reason)
-                        tail = extra if not chat else ',"stop_reason":null' + extra
-                    else:
-                        reason, tail = "null", extra
-                    body = f"{head}{open_}{_dumps(text)}{close}{reason}{tail}}}]}}"
-                    yield f"data: {body}\n\n".encode()
-                    if done:
-                        break
-                if usage:
-                    tail = f'{head}[],"usage":{_dumps(self._usage(handle))}}}'
-                    yield f"data: {tail}\n\n".encode()
-                yield b"data: [DONE]\n\n"
-            finally:
-                self.engine.abort(handle)
-
-        return StreamingResponse(events(), media_type="text/event-stream")
-
-    async def tokenize(self, request: Request) -> Response:
+    async def tokenize(self, body: bytes) -> Answer:
         try:
-            req = await self._parse(request, TokenizeRequest)
+            req = self._parse(body, TokenizeRequest)
             self._check_model(req.model)
             tok = self.engine.tokenizer
             if req.messages is not None:
@@ -307,15 +334,11 @@ class SimApi:
         strs = None
         if req.return_token_strs:
             strs = (["<|begin_of_text|>"] if len(ids) > len(tok.pieces(text)) else []) + tok.pieces(text)
-        body = {
-            "count": len(ids),
-            "max_model_len": self.profile.max_model_len,
-            "tokens": ids,
-            "token_strs": strs,
-        }
-        return JSONResponse(body)
+        return json_reply(
+            {"count": len(ids), "max_model_len": self.profile.max_model_len, "tokens": ids, "token_strs": strs}
+        )
 
-    async def models(self, request: Request) -> Response:
+    async def models(self, body: bytes) -> Answer:
         perm = {
             "id": f"modelperm-{uuid.uuid5(uuid.NAMESPACE_URL, self.model).hex[:16]}",
             "object": "model_permission",
@@ -340,30 +363,65 @@ class SimApi:
             "max_model_len": self.profile.max_model_len,
             "permission": [perm],
         }
-        return JSONResponse({"object": "list", "data": [card]})
+        return json_reply({"object": "list", "data": [card]})
 
-    async def version(self, request: Request) -> Response:
+    async def version(self, body: bytes) -> Answer:
         p = self.profile
         sim = {"profile": p.name, "gpu": p.gpu_name, "gpus": p.gpus, "model": p.model_id}
-        return JSONResponse({"version": f"{__version__}-sim", "agentx_sim": sim})
+        return json_reply({"version": f"{__version__}-sim", "agentx_sim": sim})
 
-    async def health(self, request: Request) -> Response:
-        return Response(status_code=200)
+    async def health(self, body: bytes) -> Answer:
+        return Reply(200, b"", None)
 
-    async def metrics(self, request: Request) -> Response:
-        return Response(generate_latest(self.engine.registry), media_type=CONTENT_TYPE_LATEST)
+    async def metrics(self, body: bytes) -> Answer:
+        return Reply(200, generate_latest(self.engine.registry), CONTENT_TYPE_LATEST)
+
+    def routes(self) -> dict[str, tuple[str, Callable[[bytes], Awaitable[Answer]]]]:
+        """Path → (method, handler)."""
+        return {
+            "/v1/chat/completions": ("POST", self.chat),
+            "/v1/completions": ("POST", self.completions),
+            "/v1/models": ("GET", self.models),
+            "/tokenize": ("POST", self.tokenize),
+            "/version": ("GET", self.version),
+            "/health": ("GET", self.health),
+            "/metrics": ("GET", self.metrics),
+        }
 
 
 def create_app(engine: SimEngine, *, lifespan: Callable[[Starlette], Any] | None = None) -> Starlette:
-    """The starlette app serving ``engine`` (the caller runs ``engine.run()``; see `server`)."""
+    """The simulator's answers as a starlette app serving ``engine`` (the caller runs ``engine.run()``,
+    e.g. from ``lifespan``, as sim/server.py does)."""
+    # Imported here: the rest of the package (profiles, the engine model) needs no web framework.
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response, StreamingResponse
+    from starlette.routing import Route
+
     api = SimApi(engine)
-    routes: list[tuple[str, Callable[[Request], Awaitable[Response]], list[str]]] = [
-        ("/v1/chat/completions", api.chat, ["POST"]),
-        ("/v1/completions", api.completions, ["POST"]),
-        ("/v1/models", api.models, ["GET"]),
-        ("/tokenize", api.tokenize, ["POST"]),
-        ("/version", api.version, ["GET"]),
-        ("/health", api.health, ["GET"]),
-        ("/metrics", api.metrics, ["GET"]),
-    ]
-    return Starlette(routes=[Route(p, h, methods=m) for p, h, m in routes], lifespan=lifespan)
+
+    def endpoint(handler: Callable[[bytes], Awaitable[Answer]]) -> Callable[[Request], Awaitable[Response]]:
+        async def run(request: Request) -> Response:
+            answer = await handler(await request.body())
+            if isinstance(answer, Reply):
+                return Response(answer.body, answer.status, media_type=answer.content_type)
+            return StreamingResponse(_events(engine, answer), media_type="text/event-stream")
+
+        return run
+
+    routes = [Route(path, endpoint(handler), methods=[method]) for path, (method, handler) in api.routes().items()]
+    return Starlette(routes=routes, lifespan=lifespan)
+
+
+async def _events(engine: SimEngine, stream: SseStream) -> AsyncIterator[bytes]:
+    try:
+        if opening := stream.opening():
+            yield opening
+        while True:
+            await stream.handle.wait()
+            data, done = stream.render()
+            yield data
+            if done:
+                return
+    finally:
+        engine.abort(stream.handle)

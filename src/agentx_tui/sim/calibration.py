@@ -67,9 +67,7 @@ def peak_output_throughput(profile: SimProfile, input_len: int = 1024, output_le
     return run.output_tokens / run.duration_s
 
 
-def sharegpt_like(
-    n: int, mean_in: float, mean_out: float, sigma: float, seed: int = 0
-) -> list[tuple[int, int]]:
+def sharegpt_like(n: int, mean_in: float, mean_out: float, sigma: float, seed: int = 0) -> list[tuple[int, int]]:
     """Lognormal lengths with the given means, within vLLM's ShareGPT filter (≥ 4 tokens, prompt ≤ 1024,
     prompt + output ≤ 2048)."""
     rng = random.Random(seed)
@@ -104,9 +102,7 @@ def calibration_rows() -> list[CalibrationRow]:
             lengths = [(case.input_len, case.output_len)] * case.batch
             value = run_batch(profile, lengths, budget=OFFLINE_MAX_BATCHED_TOKENS).duration_s
         elif case.kind == "throughput":
-            lengths = sharegpt_like(
-                case.batch, case.input_len, case.output_len, sigma=case.length_sigma or 1.0
-            )
+            lengths = sharegpt_like(case.batch, case.input_len, case.output_len, sigma=case.length_sigma or 1.0)
             value = case.batch / run_batch(profile, lengths, budget=OFFLINE_MAX_BATCHED_TOKENS).duration_s
         else:
             raise ValueError(f"unknown calibration kind {case.kind!r}")

@@ -8,8 +8,15 @@ of tokens per second. A step that produced a request's *first* token ends the wi
 not rounded up to the interval. Requests that arrive while the loop sleeps join at the next step
 boundary, as they would in vLLM.
 
+Tokens are handed over by `RequestHandle.publish`: a consumer may set a sink that is called right
+there (no task wake-up), or wait on the handle, as the HTTP app's streaming responses and
+non-streaming requests do (api.py).
+
 When the process is busy (handlers wake late), the interval stretches up to 50 ms and shrinks back
-once the loop keeps up again, so the simulated GPU keeps real time and chunks get fatter instead.
+once the loop keeps up again, so the simulated GPU keeps real time and chunks get fatter instead, as
+vLLM's output processor merges deltas when its consumer falls behind. How far the engine still runs
+behind wall time is on /metrics (`agentx_sim:engine_lag_seconds`, see `LagMeter`), so that a client can
+tell when the simulator, not the simulated GPU, is the bottleneck.
 
 ``time_scale`` > 1 runs the simulated GPU that many times faster than real time (for benchmarks of the
 serving path itself); the figures on /metrics are then in scaled time.
@@ -19,20 +26,25 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import time
+import uuid
 import zlib
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry
 
 from agentx_tui.sim.gpu import GpuTelemetry
-from agentx_tui.sim.kvcache import KVCacheManager
-from agentx_tui.sim.metrics import DcgmCollector, VllmMetrics
+from agentx_tui.sim.kvcache import KVCacheManager, PromptBlocks
+from agentx_tui.sim.metrics import DcgmCollector, SimCollector, VllmMetrics
 from agentx_tui.sim.profiles import SimProfile
+from agentx_tui.sim.prompts import ChatPrompts
 from agentx_tui.sim.scheduler import Scheduler, SimRequest, Status
 from agentx_tui.sim.timing import TimeModel
 from agentx_tui.sim.tokenizer import SimTokenizer
+
+_log = logging.getLogger(__name__)
 
 DEFAULT_STREAM_INTERVAL_S = 0.01
 # Under load the interval stretches up to this, so that each chunk carries more tokens instead of the
@@ -41,28 +53,73 @@ MAX_STREAM_INTERVAL_S = 0.05
 # When the host is busy the step loop runs behind wall time and catches up (the simulated GPU does not
 # slow down, only delivery is late) — but by at most this much, beyond which time is let go.
 MAX_LAG_S = 0.5
+# The lag gauge reports the worst lag of the last one to two seconds (two one-second buckets), so a
+# scrape every second or two never misses a late window and an idle engine reads 0 within 2 s.
+_LAG_BUCKET_S = 1.0
 
 
-@dataclass(eq=False)
+class LagMeter:
+    """How far the engine's simulated clock runs behind wall time when the step loop resumes: the worst
+    recent lag (`value`), and the time given up for good (`lost_s`: the simulated GPU slowed down) when
+    the lag passed `MAX_LAG_S`."""
+
+    def __init__(self, now: float) -> None:
+        self._start = now
+        self._cur = 0.0
+        self._prev = 0.0
+        self.lost_s = 0.0
+
+    def _roll(self, now: float) -> None:
+        if now - self._start >= _LAG_BUCKET_S:
+            self._prev = self._cur if now - self._start < 2 * _LAG_BUCKET_S else 0.0
+            self._cur = 0.0
+            self._start = now
+
+    def note(self, now: float, lag: float) -> None:
+        self._roll(now)
+        if lag > self._cur:
+            self._cur = lag
+        if lag > MAX_LAG_S:
+            self.lost_s += lag - MAX_LAG_S
+
+    def value(self, now: float) -> float:
+        self._roll(now)
+        return max(self._cur, self._prev)
+
+
+@dataclass(eq=False, slots=True)
 class RequestHandle:
-    """What an API handler holds for one request: wait for chunks, take their text."""
+    """What an API handler holds for one request.
+
+    The engine publishes the tokens whose simulated time has passed by raising `visible` (and setting
+    `done` with the last ones), then calls `publish`: that runs the `sink` if one is set (synchronously,
+    inside the engine's step loop) and otherwise wakes whoever waits in `wait`."""
 
     request: SimRequest
-    tokenizer: SimTokenizer
-    ready: asyncio.Event = field(default_factory=asyncio.Event)
-    visible: int = 0  # tokens the engine has published (their simulated time has passed)
+    visible: int = 0  # tokens the engine has published
     done: bool = False
-    taken: int = 0
+    taken: int = 0  # tokens the consumer has taken
+    sink: Callable[[RequestHandle], None] | None = None
+    _ready: asyncio.Event | None = None
 
-    async def next_chunk(self) -> tuple[str, int, bool]:
-        """Wait for new tokens; returns (their text, how many, whether the request is finished)."""
+    def publish(self) -> None:
+        if self.sink is not None:
+            self.sink(self)
+        elif self._ready is not None:
+            self._ready.set()
+
+    async def wait(self) -> None:
+        """Until there are tokens not yet taken, or the request has finished."""
         while self.taken >= self.visible and not self.done:
-            await self.ready.wait()
-            self.ready.clear()
+            if self._ready is None:
+                self._ready = asyncio.Event()
+            await self._ready.wait()
+            self._ready.clear()
+
+    def take(self) -> tuple[int, int, bool]:
+        """Take the new tokens: (first index, end index, whether the request is finished with them)."""
         start, self.taken = self.taken, self.visible
-        seed = self.request.seed
-        text = "".join(self.tokenizer.output_token(seed, i)[1] for i in range(start, self.taken))
-        return text, self.taken - start, self.done and self.taken >= self.visible
+        return start, self.taken, self.done
 
 
 class SimEngine:
@@ -73,6 +130,7 @@ class SimEngine:
         time_scale: float = 1.0,
         stream_interval_s: float = DEFAULT_STREAM_INTERVAL_S,
         clock: Callable[[], float] = time.monotonic,
+        gpu_uuids: Sequence[str] | None = None,
     ) -> None:
         if time_scale <= 0:
             raise ValueError("time_scale must be positive")
@@ -82,6 +140,7 @@ class SimEngine:
         self._interval = stream_interval_s
         self.clock = clock
         self.tokenizer = SimTokenizer(profile.model.vocab_size)
+        self.prompts = ChatPrompts(self.tokenizer, profile.block_size)
         self.kv = KVCacheManager(profile.num_gpu_blocks, profile.block_size)
         self.scheduler = Scheduler(
             self.kv,
@@ -90,38 +149,56 @@ class SimEngine:
             max_model_len=profile.max_model_len,
         )
         self.time_model = TimeModel(profile)
+        # Each instance is its own GPU(s): DCGM UUIDs drawn at start, stable for the instance's life, so
+        # that simulators side by side count as distinct GPUs (a fleet counts GPUs by UUID).
+        self.gpu_uuids = list(gpu_uuids) if gpu_uuids is not None else new_gpu_uuids(profile.gpus)
+        if len(self.gpu_uuids) != profile.gpus:
+            raise ValueError(f"{profile.gpus} GPU UUID(s) needed, {len(self.gpu_uuids)} given")
         self.registry = CollectorRegistry()
         self.metrics = VllmMetrics(profile, self.registry)
         self.gpu = GpuTelemetry(profile, clock())
-        self.registry.register(DcgmCollector(profile, lambda: self.gpu.sample(self.clock())))
+        self.registry.register(DcgmCollector(profile, self.gpu_uuids, lambda: self.gpu.sample(self.clock())))
+        self._t = clock()
+        self.lag = LagMeter(self._t)
+        self.registry.register(SimCollector(profile, lambda: self.lag.value(self.clock()), lambda: self.lag.lost_s))
         self._handles: dict[SimRequest, RequestHandle] = {}
         self._ids = itertools.count()
         self._wake = asyncio.Event()
-        self._t = clock()
         self.steps = 0
+        out_ids = self.tokenizer.output_ids
+        n_out = len(out_ids)
+        # The sampler, inlined (a step samples one token per running sequence).
+        self._sample: Callable[[SimRequest], int] = lambda r: out_ids[(r.seed + r.num_output * 7919) % n_out]
 
     def submit(
         self,
-        prompt_ids: list[int],
+        prompt: list[int] | PromptBlocks,
         *,
         max_tokens: int,
         min_tokens: int = 0,
         ignore_eos: bool = False,
         seed: int | None = None,
     ) -> RequestHandle:
+        """Queue a request whose prompt is token ids or (for chat) `PromptBlocks`."""
         if seed is None:
-            seed = zlib.crc32(repr(prompt_ids[-64:]).encode()) ^ next(self._ids)
+            if isinstance(prompt, PromptBlocks):
+                base = hash((prompt.hashes[-1] if prompt.hashes else 0, *prompt.tail)) & 0xFFFFFFFF
+            else:
+                base = zlib.crc32(repr(prompt[-64:]).encode())
+            seed = base ^ next(self._ids)
+        blocks = prompt if isinstance(prompt, PromptBlocks) else None
         req = SimRequest(
             request_id=f"{next(self._ids):x}",
-            prompt_ids=prompt_ids,
+            prompt_ids=[] if isinstance(prompt, PromptBlocks) else prompt,
             max_tokens=max_tokens,
             min_tokens=min_tokens,
             ignore_eos=ignore_eos,
             natural_len=32 + seed % 481,
             seed=seed,
             arrival=self.clock(),
+            prompt_blocks=blocks,
         )
-        handle = RequestHandle(req, self.tokenizer)
+        handle = RequestHandle(req)
         self._handles[req] = handle
         self.scheduler.add(req)
         self.metrics.waiting.set(len(self.scheduler.waiting))
@@ -129,6 +206,7 @@ class SimEngine:
         return handle
 
     def abort(self, handle: RequestHandle) -> None:
+        """End a request its consumer no longer wants (a no-op once it has finished)."""
         req = handle.request
         if req.status is Status.FINISHED:
             return
@@ -137,10 +215,11 @@ class SimEngine:
         self.metrics.request_finished(req)
         self._handles.pop(req, None)
         handle.done = True
-        handle.ready.set()
+        handle.sink = None  # the consumer is gone or leaving: only a waiter may still need waking
+        handle.publish()
 
-    def _sample(self, req: SimRequest) -> int:
-        return self.tokenizer.output_token(req.seed, req.num_output)[0]
+    def output_text(self, handle: RequestHandle, start: int, stop: int) -> str:
+        return self.tokenizer.output_text(handle.request.seed, start, stop)
 
     def _publish_gauges(self) -> None:
         self.metrics.running.set(len(self.scheduler.running))
@@ -150,6 +229,9 @@ class SimEngine:
     def run_window(self, now: float) -> tuple[float, set[SimRequest]]:
         """Plan steps from the time cursor until they cover a stream interval; returns the end time of
         the last step and the requests that got tokens (or finished) in them."""
+        behind = now - self._t
+        if behind > 0:
+            self.lag.note(now, behind)
         t = max(self._t, now - MAX_LAG_S)
         horizon = now + self._interval
         touched: set[SimRequest] = set()
@@ -170,8 +252,8 @@ class SimEngine:
                     m.request_finished(req)
                     touched.add(req)
                 continue
-            cost = self.time_model.step((w.num_new, w.context) for w in result.work)
-            t += cost.duration_s / self.time_scale
+            cost = self.time_model.step([(w.num_new, w.context) for w in result.work])
+            prev, t = t, t + cost.duration_s / self.time_scale
             self.steps += 1
             self.gpu.record(t, cost.kernel_s / self.time_scale, cost.memory_s, cost.compute_s)
             sampled, finished = sched.complete(result, self._sample)
@@ -185,8 +267,12 @@ class SimEngine:
             m.iteration_tokens.observe(cost.tokens)
             m.generation_tokens.inc(len(sampled))
             first_token = False
+            # Every sequence that decoded in the previous step has the same inter-token latency (this
+            # step's duration): one histogram update for all of them instead of one per token.
+            steady = 0
             for req in sampled:
-                if req.first_token is None:
+                last = req.last_token
+                if last is None:
                     first_token = True
                     req.first_token = t
                     cached = req.num_cached_prompt or 0
@@ -195,9 +281,13 @@ class SimEngine:
                     m.prompt_cached.inc(cached)
                     m.prompt_cache_hit.inc(cached)
                     m.prompt_computed.inc(req.num_prompt - cached)
+                elif last == prev:
+                    steady += 1
                 else:
-                    m.itl.observe(t - (req.last_token or t))
+                    m.itl.observe(t - last)
                 req.last_token = t
+            if steady:
+                m.itl.observe_n(t - prev, steady)
             touched.update(sampled)
             for req in finished:
                 req.finished_at = t
@@ -209,18 +299,24 @@ class SimEngine:
         return t, touched
 
     def _deliver(self, touched: set[SimRequest]) -> None:
+        handles = self._handles
         for req in touched:
-            handle = self._handles.get(req)
+            handle = handles.get(req)
             if handle is None:
                 continue
             handle.visible = req.num_output
             if req.status is Status.FINISHED:
                 handle.done = True
-                del self._handles[req]
-            handle.ready.set()
+                del handles[req]
+            try:
+                handle.publish()
+            except Exception:  # a broken consumer must not stop the step loop (and every other stream)
+                _log.exception("delivering tokens of request %s failed", req.request_id)
+                self.abort(handle)
 
     async def run(self) -> None:
         """The step loop; runs until cancelled."""
+        self._t = max(self._t, self.clock())  # (requests may have been queued before the loop started)
         while True:
             if not self.scheduler.has_work():
                 self._publish_gauges()
@@ -237,3 +333,8 @@ class SimEngine:
             else:
                 self._interval = max(self.stream_interval_s, self._interval * 0.9)
             self._deliver(touched)
+
+
+def new_gpu_uuids(count: int) -> list[str]:
+    """DCGM-style GPU UUIDs (``GPU-`` + a random UUID), one per simulated GPU."""
+    return [f"GPU-{uuid.uuid4()}" for _ in range(count)]

@@ -30,9 +30,7 @@ class GpuTelemetry:
         used = profile.model.weight_bytes + profile.kv_cache_memory_bytes
         self.fb_used_mib = int(used / _MIB) + _CUDA_CONTEXT_MIB + 2048
         self.fb_free_mib = max(0, self._gpu.memory_mib - self.fb_used_mib)
-        self._steps: deque[tuple[float, float, float, float]] = (
-            deque()
-        )  # end, kernel, mem share, compute share
+        self._steps: deque[tuple[float, float, float, float]] = deque()  # end, kernel, mem share, compute share
         self._temp = self._gpu.temp_idle_c
         self._temp_at = start
 

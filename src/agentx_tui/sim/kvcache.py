@@ -13,7 +13,29 @@
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import cast
+
+
+def chain_hashes(parent: int, tokens: Sequence[int], block_size: int, out: list[int]) -> int:
+    """Append the chained hash of each full block of ``tokens`` to ``out``, the first one chained to
+    ``parent`` (0 at the start of a sequence); returns the last hash appended (``parent`` if none)."""
+    for start in range(0, len(tokens) - block_size + 1, block_size):
+        parent = hash((parent, *tokens[start : start + block_size]))
+        out.append(parent)
+    return parent
+
+
+@dataclass(frozen=True, slots=True)
+class PromptBlocks:
+    """A prompt as the cache sees it: its length, the chained hashes of its full blocks and the tokens
+    after them. Built incrementally for chat histories (`prompts.ChatPrompts`), so that a 100 K-token
+    history is not re-tokenised and re-hashed every turn."""
+
+    num_tokens: int
+    hashes: list[int]
+    tail: list[int]  # the last ``num_tokens % block_size`` tokens
 
 
 @dataclass(slots=True)
@@ -24,12 +46,24 @@ class _Block:
 
 @dataclass(slots=True)
 class KVSeq:
-    """The per-request cache state the manager keeps (embedded in the scheduler's request)."""
+    """The per-request cache state the manager keeps (embedded in the scheduler's request).
+
+    ``tokens`` holds the sequence from token ``offset`` on; the tokens before it are known only by
+    their block hashes (``offset`` is a multiple of the block size, and ``hashes`` covers it)."""
 
     tokens: list[int]
     blocks: list[int] = field(default_factory=list)
     hashes: list[int] = field(default_factory=list)
     num_cached_blocks: int = 0
+    offset: int = 0
+
+    @classmethod
+    def from_prompt(cls, prompt: PromptBlocks) -> KVSeq:
+        return cls(tokens=list(prompt.tail), hashes=list(prompt.hashes), offset=prompt.num_tokens - len(prompt.tail))
+
+    @property
+    def num_tokens(self) -> int:
+        return self.offset + len(self.tokens)
 
     def reset(self) -> None:
         self.blocks = []
@@ -62,28 +96,36 @@ class KVCacheManager:
 
     def _update_hashes(self, seq: KVSeq, upto_tokens: int) -> None:
         bs = self.block_size
-        tokens, hashes = seq.tokens, seq.hashes
-        for i in range(len(hashes), upto_tokens // bs):
-            parent = hashes[i - 1] if i else 0
-            hashes.append(hash((parent, *tokens[i * bs : (i + 1) * bs])))
+        hashes = seq.hashes
+        done = len(hashes)
+        if upto_tokens // bs <= done:
+            return
+        start = done * bs - seq.offset
+        chain_hashes(hashes[-1] if hashes else 0, seq.tokens[start : upto_tokens - seq.offset], bs, hashes)
 
     def find_cached_prefix(self, seq: KVSeq) -> list[int]:
         """Block ids of the longest cached prefix of ``seq`` (not yet referenced)."""
         if not self.enable_prefix_caching:
             return []
-        limit = (len(seq.tokens) - 1) // self.block_size
+        limit = (seq.num_tokens - 1) // self.block_size
         self._update_hashes(seq, limit * self.block_size)
+        # A request waiting for blocks is looked up again every step (as in vLLM), and a long context
+        # has thousands of blocks: the lookups run in C (`map`), in chunks that double in size so that
+        # an early miss stays cheap.
+        get, hashes = self._cached.get, seq.hashes
         hit: list[int] = []
-        for h in seq.hashes[:limit]:
-            block_id = self._cached.get(h)
-            if block_id is None:
+        start, size = 0, 64
+        while start < limit:
+            chunk = list(map(get, hashes[start : min(limit, start + size)]))
+            if None in chunk:
+                hit += cast(list[int], chunk[: chunk.index(None)])
                 break
-            hit.append(block_id)
+            hit += cast(list[int], chunk)
+            start += size
+            size *= 2
         return hit
 
-    def allocate(
-        self, seq: KVSeq, num_computed: int, num_new_tokens: int, computed: list[int] | None = None
-    ) -> bool:
+    def allocate(self, seq: KVSeq, num_computed: int, num_new_tokens: int, computed: list[int] | None = None) -> bool:
         """Reserve blocks so that ``seq`` holds ``num_computed + num_new_tokens`` tokens, where
         ``num_computed`` counts the prefix-cache hits ``computed`` of a request being admitted. False,
         and no change, when the pool cannot supply them."""
@@ -91,9 +133,14 @@ class KVCacheManager:
         have = len(seq.blocks) + len(computed)
         needed = -(-(num_computed + num_new_tokens) // self.block_size) - have
         # Hits sitting in the free queue are about to be taken out of it, so they cannot be evicted.
-        evictable_hits = sum(1 for b in computed if self._blocks[b].ref == 0)
-        if needed > len(self._free) - evictable_hits:
+        # (Counted only when it decides the answer: a request waiting for blocks comes back every step.)
+        free = len(self._free)
+        if needed > free:
             return False
+        if needed > free - len(computed):
+            blocks = self._blocks
+            if needed > free - sum(1 for b in computed if blocks[b].ref == 0):
+                return False
         for block_id in computed:
             block = self._blocks[block_id]
             if block.ref == 0:

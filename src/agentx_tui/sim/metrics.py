@@ -5,16 +5,25 @@ all in one private `CollectorRegistry` per server so that several simulators can
 
 from __future__ import annotations
 
+import bisect
+import itertools
+import math
 import socket
-import uuid
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import cast
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
+from prometheus_client.samples import Sample
+from prometheus_client.utils import floatToGoString
 
 from agentx_tui.sim.profiles import SimProfile
 from agentx_tui.sim.scheduler import SimRequest
+
+# prometheus_client's own formatting of bucket bounds (an untyped function).
+_go_float = cast(Callable[[float], str], floatToGoString)
 
 REQUEST_LATENCY_BUCKETS = (
     0.3,
@@ -122,9 +131,7 @@ class VllmMetrics:
         self.prefix_queries = counter(
             "vllm:prefix_cache_queries", "Prefix cache queries, in terms of number of queried tokens."
         )
-        self.prefix_hits = counter(
-            "vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens."
-        )
+        self.prefix_hits = counter("vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.")
         self.preemptions = counter("vllm:num_preemptions", "Cumulative number of preemption from the engine.")
         self.prompt_tokens = counter("vllm:prompt_tokens", "Number of prefill tokens processed.")
         by_source = Counter(
@@ -136,9 +143,7 @@ class VllmMetrics:
         self.prompt_computed = by_source.labels(*values, "local_compute")
         self.prompt_cache_hit = by_source.labels(*values, "local_cache_hit")
         by_source.labels(*values, "external_kv_transfer")
-        self.prompt_cached = counter(
-            "vllm:prompt_tokens_cached", "Number of cached prompt tokens (local + external)."
-        )
+        self.prompt_cached = counter("vllm:prompt_tokens_cached", "Number of cached prompt tokens (local + external).")
         self.generation_tokens = counter("vllm:generation_tokens", "Number of generation tokens processed.")
         success = Counter(
             "vllm:request_success",
@@ -148,9 +153,7 @@ class VllmMetrics:
         )
         self.success = {reason: success.labels(*values, reason) for reason in FINISH_REASONS}
         token_buckets = request_tokens_buckets(profile.max_model_len)
-        self.req_prompt = histogram(
-            "vllm:request_prompt_tokens", "Number of prefill tokens processed.", token_buckets
-        )
+        self.req_prompt = histogram("vllm:request_prompt_tokens", "Number of prefill tokens processed.", token_buckets)
         self.req_generation = histogram(
             "vllm:request_generation_tokens", "Number of generation tokens processed.", token_buckets
         )
@@ -170,9 +173,13 @@ class VllmMetrics:
         self.ttft = histogram(
             "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", TTFT_BUCKETS
         )
-        self.itl = histogram(
-            "vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", ITL_BUCKETS
+        self.itl = FastHistogram(
+            "vllm:inter_token_latency_seconds",
+            "Histogram of inter-token latency in seconds.",
+            dict(zip(labels, values, strict=True)),
+            ITL_BUCKETS,
         )
+        registry.register(self.itl)
         self.tpot = histogram(
             "vllm:request_time_per_output_token_seconds",
             "Histogram of time_per_output_token_seconds per request.",
@@ -241,8 +248,41 @@ class VllmMetrics:
             self.tpot.observe((req.finished_at - req.first_token) / (req.num_output - 1))
 
 
+class FastHistogram(Collector):
+    """A histogram observed once per generated token, exposed exactly as prometheus_client exposes one
+    (name, labels, ``le`` strings, ``_created``). prometheus_client's takes a lock and increments two
+    counters per observation; this is a bisect and two additions (the simulator runs on one thread, and
+    /metrics is answered on it too), and `observe_n` records a whole step's worth of equal latencies."""
+
+    def __init__(self, name: str, doc: str, labels: dict[str, str], buckets: Sequence[float]) -> None:
+        self.name, self.doc, self.labels = name, doc, labels
+        self.bounds = [float(b) for b in buckets]
+        if self.bounds[-1] != math.inf:
+            self.bounds.append(math.inf)
+        self._le = [_go_float(b) for b in self.bounds]
+        self.counts = [0] * len(self.bounds)
+        self.sum = 0.0
+        self.created = time.time()
+
+    def observe(self, value: float) -> None:
+        self.counts[bisect.bisect_left(self.bounds, value)] += 1
+        self.sum += value
+
+    def observe_n(self, value: float, n: int) -> None:
+        self.counts[bisect.bisect_left(self.bounds, value)] += n
+        self.sum += value * n
+
+    def collect(self) -> Iterator[HistogramMetricFamily]:
+        family = HistogramMetricFamily(self.name, self.doc, labels=list(self.labels))
+        cumulative = list(itertools.accumulate(self.counts))
+        family.add_metric(list(self.labels.values()), list(zip(self._le, cumulative, strict=True)), self.sum)
+        family.samples.append(Sample(f"{self.name}_created", dict(self.labels), self.created))
+        yield family
+
+
 class DcgmCollector(Collector):
-    """DCGM-exporter gauges for the one simulated GPU, computed at scrape time."""
+    """DCGM-exporter gauges for the simulated GPU(s), computed at scrape time. Each engine instance
+    has its own GPU UUIDs (`engine.new_gpu_uuids`); the ``Hostname`` label is this machine's."""
 
     _FIELDS = (
         ("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", "util_pct"),
@@ -255,14 +295,47 @@ class DcgmCollector(Collector):
     )
     _LABELS = ("gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname")
 
-    def __init__(self, profile: SimProfile, sample: Callable[[], dict[str, float]]) -> None:
+    def __init__(self, profile: SimProfile, gpu_uuids: Sequence[str], sample: Callable[[], dict[str, float]]) -> None:
         self._sample = sample
-        gpu_uuid = "GPU-" + str(uuid.uuid5(uuid.NAMESPACE_URL, f"agentx-sim/{profile.name}"))
-        self._values = ["0", gpu_uuid, "00000000:00:00.0", "nvidia0", profile.gpu.name, socket.gethostname()]
+        host = socket.gethostname()
+        # A tensor-parallel engine spreads its work evenly, so every GPU of it reads the same.
+        self._series = [
+            [str(i), gpu_uuid, f"00000000:{i:02X}:00.0", f"nvidia{i}", profile.gpu.name, host]
+            for i, gpu_uuid in enumerate(gpu_uuids)
+        ]
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         sample = self._sample()
         for name, doc, key in self._FIELDS:
             family = GaugeMetricFamily(name, doc, labels=self._LABELS)
-            family.add_metric(self._values, sample[key])
+            for values in self._series:
+                family.add_metric(values, sample[key])
             yield family
+
+
+class SimCollector(Collector):
+    """The simulator's own health, beside vLLM's families: whether it keeps up with its model time."""
+
+    def __init__(self, profile: SimProfile, lag: Callable[[], float], lost: Callable[[], float]) -> None:
+        self._lag, self._lost = lag, lost
+        self._values = [profile.model_id, "0"]
+
+    def collect(self) -> Iterator[GaugeMetricFamily | CounterMetricFamily]:
+        labels = ["model_name", "engine"]
+        lag = GaugeMetricFamily(
+            "agentx_sim:engine_lag_seconds",
+            "Worst lag of the simulated engine behind wall time over the last 1-2 s.",
+            labels=labels,
+        )
+        lag.add_metric(self._values, self._lag())
+        yield lag
+        lost = CounterMetricFamily(
+            "agentx_sim:engine_lost_seconds",
+            "Simulated-GPU time given up because the simulator fell too far behind wall time.",
+            labels=labels,
+        )
+        lost.add_metric(self._values, self._lost())
+        yield lost
+        cpu = CounterMetricFamily("agentx_sim:cpu_seconds", "CPU time used by the simulator process.", labels=labels)
+        cpu.add_metric(self._values, time.process_time())
+        yield cpu

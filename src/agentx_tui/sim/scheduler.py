@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from agentx_tui.sim.kvcache import KVCacheManager, KVSeq
+from agentx_tui.sim.kvcache import KVCacheManager, KVSeq, PromptBlocks
 
 
 class Status(enum.Enum):
@@ -29,7 +29,7 @@ class Status(enum.Enum):
 @dataclass(slots=True, eq=False)
 class SimRequest:
     request_id: str
-    prompt_ids: list[int]
+    prompt_ids: list[int]  # empty when the prompt is given as ``prompt_blocks``
     max_tokens: int
     min_tokens: int = 0
     ignore_eos: bool = False
@@ -37,7 +37,10 @@ class SimRequest:
     natural_len: int = 256
     seed: int = 0
     arrival: float = 0.0
+    # A chat prompt arrives as its block hashes (`prompts.ChatPrompts`), not as a 100 K-token list.
+    prompt_blocks: PromptBlocks | None = None
     kv: KVSeq = field(init=False)
+    num_prompt: int = field(init=False)
     num_output: int = 0
     num_computed: int = 0
     status: Status = Status.WAITING
@@ -50,15 +53,17 @@ class SimRequest:
     finished_at: float | None = None
 
     def __post_init__(self) -> None:
-        self.kv = KVSeq(tokens=list(self.prompt_ids))
-
-    @property
-    def num_prompt(self) -> int:
-        return len(self.prompt_ids)
+        if self.prompt_blocks is not None:
+            self.kv = KVSeq.from_prompt(self.prompt_blocks)
+            self.num_prompt = self.prompt_blocks.num_tokens
+            self.prompt_blocks = None  # the request's KVSeq has its own copy
+        else:
+            self.kv = KVSeq(tokens=list(self.prompt_ids))
+            self.num_prompt = len(self.prompt_ids)
 
     @property
     def num_tokens(self) -> int:
-        return len(self.kv.tokens)
+        return self.kv.offset + len(self.kv.tokens)
 
 
 @dataclass(slots=True)
@@ -127,13 +132,15 @@ class Scheduler:
         work: list[ScheduledWork] = []
         preempted: list[SimRequest] = []
         admitted: list[SimRequest] = []
+        bs = self.kv.block_size
         i = 0
         while i < len(self.running) and budget > 0:
             req = self.running[i]
-            n = min(req.num_tokens - req.num_computed, budget)
+            seq = req.kv
+            n = min(seq.offset + len(seq.tokens) - req.num_computed, budget)
             # Fast path: most decode steps fit in the request's last, partly filled block.
-            fits = req.num_computed + n <= len(req.kv.blocks) * self.kv.block_size
-            while not fits and not self.kv.allocate(req.kv, req.num_computed, n):
+            fits = req.num_computed + n <= len(seq.blocks) * bs
+            while not fits and not self.kv.allocate(seq, req.num_computed, n):
                 victim = self._preempt()
                 preempted.append(victim)
                 if victim is req:
@@ -147,6 +154,13 @@ class Scheduler:
                 req = self.waiting[0]
                 if req.arrival > now:
                     break  # the step loop runs behind wall time: this request has not arrived yet
+                # Even with every block it may hit, the first chunk needs this many new blocks: when the
+                # pool has fewer, skip the lookup (thousands of blocks for a long context, every step
+                # while the cache is full) — `allocate` would refuse anyway.
+                total = req.num_tokens
+                best = (total - 1) // bs * bs
+                if -(-min(total - best, budget) // bs) > self.kv.num_free_blocks:
+                    break
                 hits = self.kv.find_cached_prefix(req.kv)
                 computed = len(hits) * self.kv.block_size
                 n = min(req.num_tokens - computed, budget)
@@ -175,21 +189,25 @@ class Scheduler:
         Returns (requests that got a token, requests that finished)."""
         sampled: list[SimRequest] = []
         finished: list[SimRequest] = []
+        kv, bs = self.kv, self.kv.block_size
         for item in result.work:
             req = item.request
-            req.num_computed += item.num_new
-            if req.num_computed < req.num_tokens:
-                self.kv.cache_full_blocks(req.kv, req.num_computed)
+            seq = req.kv
+            req.num_computed = computed = req.num_computed + item.num_new
+            if computed < seq.offset + len(seq.tokens):
+                if computed // bs > seq.num_cached_blocks:  # (most steps fill no block: skip the call)
+                    kv.cache_full_blocks(seq, computed)
                 continue
-            req.kv.tokens.append(sample(req))
+            seq.tokens.append(sample(req))
             req.num_output += 1
             sampled.append(req)
-            self.kv.cache_full_blocks(req.kv, req.num_computed)
+            if computed // bs > seq.num_cached_blocks:
+                kv.cache_full_blocks(seq, computed)
             reason = self._stop_reason(req)
             if reason is not None:
                 req.finish_reason = reason
                 req.status = Status.FINISHED
-                self.kv.free(req.kv)
+                kv.free(seq)
                 finished.append(req)
         if finished:
             self.running = [r for r in self.running if r.status is Status.RUNNING]

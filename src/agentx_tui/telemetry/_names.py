@@ -111,4 +111,8 @@ def _wanted_names() -> frozenset[str]:
 
 # Sample and family names the scraper reads; other lines are dropped before parsing (see _parse).
 WANTED_NAMES: Final[frozenset[str]] = _wanted_names()
-WANTED_PREFIXES: Final[tuple[str, ...]] = ("DCGM_FI_",)
+# Read as raw samples by other readers of the page: DCGM GPU series, and the simulated engine's own
+# health (how far its engine loop is behind wall time: docs/sim.md).
+WANTED_PREFIXES: Final[tuple[str, ...]] = ("DCGM_FI_", "agentx_sim:")
+SIM_LAG: Final = "agentx_sim:engine_lag_seconds"
+SIM_LOST: Final = "agentx_sim:engine_lost_seconds_total"

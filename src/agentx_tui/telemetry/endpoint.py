@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import httpx
 
+from agentx_tui.telemetry import _names
 from agentx_tui.telemetry._fetch import FetchError, fetch_text
 from agentx_tui.telemetry._figures import page_figures
 from agentx_tui.telemetry._names import PageFlavor
@@ -56,6 +57,7 @@ class MetricsReader:
         self._state = WindowState(window_s)
         self._totals = EndpointTotals()
         self.dcgm_gpus: tuple[GpuFigures, ...] = ()
+        self._sim_lost: float | None = None
 
     def reset_window(self) -> None:
         self._state.reset_window()
@@ -102,7 +104,16 @@ class MetricsReader:
         self._state.add(page, now)
         figures = page_figures(page, self._state, self._identity(up=True, status="up", flavor=flavor))
         self._totals = figures.totals
+        if _names.SIM_LAG in page.samples:
+            figures = figures.model_copy(update=self._sim_health(page))
         return figures
+
+    def _sim_health(self, page: Page) -> dict[str, float | None]:
+        lag = max((value for _, value in page.samples.get(_names.SIM_LAG, [])), default=None)
+        lost_now = sum(value for _, value in page.samples.get(_names.SIM_LOST, []))
+        lost = None if self._sim_lost is None else max(0.0, lost_now - self._sim_lost)
+        self._sim_lost = lost_now
+        return {"sim_lag_s": lag, "sim_lost_s": lost}
 
 
 class EndpointMonitor:

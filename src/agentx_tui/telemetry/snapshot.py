@@ -95,6 +95,11 @@ class EndpointFigures(_Frozen):
     # simulator's own): their count and mean utilisation (0–1). None when not known.
     gpu_count: int | None = None
     gpu_utilization: float | None = None
+    # The simulated engine only: how far its engine loop is behind wall time (s), and simulated-GPU
+    # time it dropped since the previous scrape (s). Either high: the simulator, not the modelled GPU,
+    # limits the figures.
+    sim_lag_s: float | None = None
+    sim_lost_s: float | None = None
 
 
 class GpuFigures(_Frozen):

@@ -7,6 +7,7 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from agentx_tui.control import LiveControls, ReplayControls
+from agentx_tui.telemetry.bottleneck import simulator_behind
 from agentx_tui.telemetry.snapshot import Snapshot
 from agentx_tui.ui._format import duration
 from agentx_tui.ui.panes._base import pack
@@ -82,13 +83,16 @@ class RunHeader(Static):
 
     @staticmethod
     def _client(snap: Snapshot) -> list[Content]:
-        """Say when the load generator, not the server, limits the figures (the log says why)."""
+        """Say when the load generator or the simulator, not the server, limits the figures (the log
+        says why)."""
+        parts: list[Content] = []
         health = snap.client_health
-        if health is None:
-            return []
-        parts = [_pair("workers", str(health.workers))] if health.workers > 1 else []
-        if health.saturated:
+        if health is not None and health.workers > 1:
+            parts.append(_pair("workers", str(health.workers)))
+        if health is not None and health.saturated:
             parts.append(Content.styled(" CLIENT-BOUND ", "bold reverse $error"))
+        if simulator_behind(snap):
+            parts.append(Content.styled(" SIM SATURATED ", "bold reverse $warning"))
         return parts
 
     def _users(self, running: int) -> str:
