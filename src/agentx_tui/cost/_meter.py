@@ -28,6 +28,10 @@ class CostMeter:
     def price(self) -> PriceChoice | None:
         return self._price
 
+    @property
+    def gpus(self) -> int | None:
+        return self._gpus
+
     def set_price(self, usd_per_gpu_hour: float | None, gpus: int | None) -> None:
         """Override the price (a flat, rental-style price) and/or the GPU count; None keeps each."""
         if gpus is not None:

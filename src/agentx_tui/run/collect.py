@@ -100,7 +100,8 @@ class Collectors:
             self._nvml = NvmlSampler(interval_s=interval)
             self._nvml.start()
         self._user_price = plan.price.gpu_price is not None or plan.price.cost_profile is not None
-        self._meter = CostMeter(self._resolve_price((), None))
+        self._gpus_set_by_user = plan.price.gpus is not None
+        self._meter = CostMeter(self._resolve_price((), plan.price.gpus or serving.sim_gpus))
         self._down: set[str] = set()
         self._slow: set[str] = set()
         self._pids: set[int] = set()
@@ -116,6 +117,7 @@ class Collectors:
     def set_price(self, usd_per_gpu_hour: float | None, gpus: int | None) -> None:
         self._meter.set_price(usd_per_gpu_hour, gpus)
         self._user_price = True
+        self._gpus_set_by_user = self._gpus_set_by_user or gpus is not None
 
     async def close(self) -> None:
         if self._nvml is not None:
@@ -144,10 +146,11 @@ class Collectors:
         gpus, gpus_source = self._gpu_count(gpu)
         if not self._user_price and self._meter.price is None:
             self._meter = CostMeter(self._resolve_price(tuple(g.name for g in gpu.gpus), gpus))
+        elif not self._gpus_set_by_user and gpus is not None and gpus != self._meter.gpus:
+            self._meter.set_price(None, gpus)  # a fleet's GPUs show up (or change): price them all
         cost = self._cost(now, load.client if load else None, aggregate, gpu)
         if gpus is not None:  # known whether or not a price is: the per-GPU figures need only the count
-            priced = self._meter.price is not None
-            cost = cost.model_copy(update={"gpus": cost.gpus if priced else gpus, "gpus_source": gpus_source})
+            cost = cost.model_copy(update={"gpus": gpus, "gpus_source": gpus_source})
         return Collected(now, tuple(endpoints), aggregate, gpu, load, cost, self._server_log())
 
     def _server_log(self) -> tuple[str, ...]:
@@ -227,7 +230,7 @@ class Collectors:
             cost_profile=self.plan.price.cost_profile,
             gpu_names=gpu_names,
             sim_gpu=self.serving.sim_gpu,
-            gpus=self.plan.price.gpus or self.serving.sim_gpus or gpus,
+            gpus=gpus,  # in the order of `_gpu_count`: --gpus, the fleet's, the simulator's, NVML's
         )
 
     def _cost(
