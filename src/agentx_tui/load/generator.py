@@ -66,6 +66,9 @@ class LoadGenerator(Protocol):
     async def sample(self) -> LoadSample: ...
 
 
+STREAK_TICKS = 3
+
+
 class HealthBook:
     """Client health over the run: the window verdict per tick, and run-wide figures for the report."""
 
@@ -87,10 +90,12 @@ class HealthBook:
         if total is not None:
             self._cpu_sum += total
             self._cpu_n += 1
-        saturated, reason = judge(processes, queued)
-        # A passing hiccup (a GC pause, a burst) is not saturation: three ticks in a row are.
-        self._streak = self._streak + 1 if saturated else 0
-        if self._streak >= 3 and not self.saturated_ever:
+        limited, reason = judge(processes, queued)
+        # A passing hiccup (a GC pause, the dashboard starting) is not saturation: three ticks in a
+        # row are (the lag is judged over the last 2 s, so one stall ages out within them).
+        self._streak = self._streak + 1 if limited else 0
+        saturated = self._streak >= STREAK_TICKS
+        if saturated and not self.saturated_ever:
             self.saturated_ever, self.reason = True, reason
         lags = [p.loop_lag_p99_s for p in processes if p.loop_lag_p99_s is not None]
         waits = [p.run_queue_s_per_s for p in processes if p.run_queue_s_per_s is not None]
@@ -102,7 +107,7 @@ class HealthBook:
             run_queue_s_per_s=max(waits) if waits else None,
             queued_requests=queued,
             saturated=saturated,
-            reason=reason,
+            reason=reason if saturated else None,
             run_cpu_cores_mean=self.cpu_cores_mean,
             run_loop_lag_p99_s=self.lag.quantile(0.99),
             run_saturated=self.saturated_ever,

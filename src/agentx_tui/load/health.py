@@ -58,7 +58,7 @@ def _run_queue_seconds() -> float | None:
 class HealthProbe:
     """Samples this process's event-loop lag in a task; `look()` gives the figures since the last look."""
 
-    def __init__(self, window_s: float = 10.0, period_s: float = _PERIOD_S) -> None:
+    def __init__(self, window_s: float = 2.0, period_s: float = _PERIOD_S) -> None:
         self.window_s = window_s
         self.period_s = period_s
         self._lags: deque[tuple[float, float]] = deque()  # (time, lag) over the window
