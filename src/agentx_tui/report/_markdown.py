@@ -78,7 +78,7 @@ def _points_table(report: dict[str, Any]) -> list[str]:
             f"{_esc(tier.get('note') or '')} |"
         )
     if report.get("sweep_stop_reason"):
-        lines += ["", f"The sweep ended: {_esc(str(report['sweep_stop_reason']))}."]
+        lines += ["", f"The sweep ended: {_esc(str(report['sweep_stop_reason']).rstrip('.'))}."]
     return [*lines, ""]
 
 
