@@ -31,31 +31,10 @@ from agentx_tui.report._series import ReportSeries, SeriesBuffer
 from agentx_tui.sweep.frontier import tier_report_keys
 from agentx_tui.telemetry.rates import rates
 from agentx_tui.telemetry.snapshot import EndpointFigures, EndpointTotals, Snapshot
+from agentx_tui.telemetry.stat import RunningStat
 
 SERVER_HIT_RATE_SOURCE = "server prefix-cache counters over the run: Δhits / Δqueries (tokens)"
 POWER_SOURCE = "sum of the GPUs' power per tick, mean over the ticks with a reading"
-
-
-class _Stat:
-    """Running mean and max of the values seen (None values are skipped)."""
-
-    __slots__ = ("max", "n", "total")
-
-    def __init__(self) -> None:
-        self.total = 0.0
-        self.n = 0
-        self.max: float | None = None
-
-    def add(self, value: float | None) -> None:
-        if value is None:
-            return
-        self.total += value
-        self.n += 1
-        self.max = value if self.max is None else max(self.max, value)
-
-    @property
-    def mean(self) -> float | None:
-        return self.total / self.n if self.n else None
 
 
 def _ratio(num: float | None, den: float | None) -> float | None:
@@ -74,10 +53,10 @@ class ReportBuilder:
         self._last: Snapshot | None = None
         self._samples = 0
         self._users_max = 0
-        self._kv = _Stat()
-        self._endpoint_kv: dict[str, _Stat] = {}
-        self._gpu_util = _Stat()
-        self._gpu_power = _Stat()
+        self._kv = RunningStat()
+        self._endpoint_kv: dict[str, RunningStat] = {}
+        self._gpu_util = RunningStat()
+        self._gpu_power = RunningStat()
         self._series = SeriesBuffer(max_series_points)
 
     def add(self, snap: Snapshot) -> None:
@@ -89,7 +68,7 @@ class ReportBuilder:
         agg = snap.aggregate
         self._kv.add(agg.kv_cache_usage if agg else None)
         for e in snap.endpoints:
-            self._endpoint_kv.setdefault(e.url, _Stat()).add(e.kv_cache_usage)
+            self._endpoint_kv.setdefault(e.url, RunningStat()).add(e.kv_cache_usage)
         utils = [g.utilization for g in snap.gpu.gpus if g.utilization is not None]
         self._gpu_util.add(sum(utils) / len(utils) if utils else None)
         powers = [g.power_w for g in snap.gpu.gpus if g.power_w is not None]
@@ -158,7 +137,7 @@ class ReportBuilder:
         return report
 
     def _endpoint(self, e: EndpointFigures, duration: float) -> dict[str, Any]:
-        kv = self._endpoint_kv.get(e.url, _Stat())
+        kv = self._endpoint_kv.get(e.url, RunningStat())
         return {
             "url": e.url,
             "up": e.up,

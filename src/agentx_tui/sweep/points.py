@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from agentx_tui.load.stats import WindowFigures
 from agentx_tui.telemetry.snapshot import EndpointTotals, PointFigures, Snapshot
+from agentx_tui.telemetry.stat import RunningStat
 
 
 def _ratio(num: float | None, den: float | None) -> float | None:
@@ -26,24 +27,6 @@ def _delta(end: float | None, start: float | None) -> float | None:
 
 
 @dataclass
-class _Mean:
-    total: float = 0.0
-    n: int = 0
-    max: float | None = None
-
-    def add(self, value: float | None) -> None:
-        if value is None:
-            return
-        self.total += value
-        self.n += 1
-        self.max = value if self.max is None else max(self.max, value)
-
-    @property
-    def mean(self) -> float | None:
-        return self.total / self.n if self.n else None
-
-
-@dataclass
 class PointWindow:
     """One point being measured: the client window and what the ticks inside it showed."""
 
@@ -53,11 +36,11 @@ class PointWindow:
     start: Snapshot  # the tick at which the window opened
     client: WindowFigures
     last: Snapshot | None = None
-    kv: _Mean = field(default_factory=_Mean)
-    gpu_util: _Mean = field(default_factory=_Mean)
-    gpu_power: _Mean = field(default_factory=_Mean)
-    cpu: _Mean = field(default_factory=_Mean)
-    lag: _Mean = field(default_factory=_Mean)
+    kv: RunningStat = field(default_factory=RunningStat)
+    gpu_util: RunningStat = field(default_factory=RunningStat)
+    gpu_power: RunningStat = field(default_factory=RunningStat)
+    cpu: RunningStat = field(default_factory=RunningStat)
+    lag: RunningStat = field(default_factory=RunningStat)
     peak_in_flight: int = 0
     saturated_ticks: int = 0
     saturated_streak: int = 0

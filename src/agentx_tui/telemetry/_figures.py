@@ -2,20 +2,10 @@
 
 from __future__ import annotations
 
-from agentx_tui.telemetry._names import PREFIX_COUNTERS
+from agentx_tui.telemetry._names import PREFIX_COUNTERS, TOTAL_FIELDS
 from agentx_tui.telemetry._parse import Page
 from agentx_tui.telemetry._window import WindowState, quantile
 from agentx_tui.telemetry.snapshot import EndpointFigures, EndpointTotals, EngineFigures, Percentiles
-
-_TOTAL_FIELDS = {
-    "prompt_tokens": "prompt_tokens",
-    "generation_tokens": "generation_tokens",
-    "cached_prompt_tokens": "cached_prompt_tokens",
-    "prefix_cache_queries": "prefix_queries",
-    "prefix_cache_hits": "prefix_hits",
-    "preemptions": "preemptions",
-    "requests_finished": "requests_finished",
-}
 
 
 def ratio(numerator: float | None, denominator: float | None) -> float | None:
@@ -60,7 +50,7 @@ def percentiles(state: WindowState, name: str) -> Percentiles:
 
 def totals(page: Page, state: WindowState) -> EndpointTotals:
     values: dict[str, float | None] = {}
-    for field_name, internal in _TOTAL_FIELDS.items():
+    for field_name, internal in TOTAL_FIELDS.items():
         value = state.total(internal)
         if value is not None and internal in PREFIX_COUNTERS and internal in page.block_counted:
             value = value * page.block_size if page.block_size else None

@@ -116,3 +116,15 @@ WANTED_NAMES: Final[frozenset[str]] = _wanted_names()
 WANTED_PREFIXES: Final[tuple[str, ...]] = ("DCGM_FI_", "agentx_sim:")
 SIM_LAG: Final = "agentx_sim:engine_lag_seconds"
 SIM_LOST: Final = "agentx_sim:engine_lost_seconds_total"
+
+
+# EndpointTotals field → the internal counter it sums (the direct scraper and the Prometheus source).
+TOTAL_FIELDS: Final[dict[str, str]] = {
+    "prompt_tokens": "prompt_tokens",
+    "generation_tokens": "generation_tokens",
+    "cached_prompt_tokens": "cached_prompt_tokens",
+    "prefix_cache_queries": "prefix_queries",
+    "prefix_cache_hits": "prefix_hits",
+    "preemptions": "preemptions",
+    "requests_finished": "requests_finished",
+}

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from agentx_tui.telemetry import _names
+from agentx_tui.telemetry._names import TOTAL_FIELDS
 from agentx_tui.telemetry._promapi import Vector
 from agentx_tui.telemetry._promql import ENGINE_LABELS, FIGURE_LABEL, QUANTILE_LABEL, REPLICA_LABELS
 from agentx_tui.telemetry.snapshot import EndpointFigures, EndpointTotals, EngineFigures, Flavor, Percentiles
@@ -23,15 +24,6 @@ SeriesKey = tuple[str, str, Rest]  # (internal name, engine, rest): one counter 
 
 _IDENTITY = frozenset({"__name__", *REPLICA_LABELS, *ENGINE_LABELS})
 _AVERAGED = frozenset({"kv_usage", "hit_rate_gauge"})  # fractions: mean over series, not sum
-_TOTAL_FIELDS = {
-    "prompt_tokens": "prompt_tokens",
-    "generation_tokens": "generation_tokens",
-    "cached_prompt_tokens": "cached_prompt_tokens",
-    "prefix_cache_queries": "prefix_queries",
-    "prefix_cache_hits": "prefix_hits",
-    "preemptions": "preemptions",
-    "requests_finished": "requests_finished",
-}
 _RATE_FIELDS = {
     "prompt_tokens_per_s": "prompt_tokens",
     "generation_tokens_per_s": "generation_tokens",
@@ -251,7 +243,7 @@ def _hit_rate(read: ReplicaRead, answers: WindowAnswers, replica: ReplicaKey, en
 
 def totals_of(replica: ReplicaKey, totals: RunTotals, block_size: int | None, *, blocks: bool) -> EndpointTotals:
     values: dict[str, float | None] = {}
-    for field_name, internal in _TOTAL_FIELDS.items():
+    for field_name, internal in TOTAL_FIELDS.items():
         value = totals.of(replica, internal)
         if value is not None and blocks and internal in _names.PREFIX_COUNTERS:
             value = value * block_size if block_size else None
