@@ -62,7 +62,10 @@ def test_headless_serve_tiny_report_and_checks(tmp_path: Path) -> None:
     assert data["requests_completed"] > 0 and data["error_rate"] == 0
     assert data["output_tokens_per_s"] > 0
     hits = (data["prefix_cache_hit_rate_client"], data["prefix_cache_hit_rate_ceiling"], data["errors_by_kind"])
-    assert 0 < hits[0] <= hits[1] + 1e-9, hits
+    # Text drawn for two sessions can begin with the same word by chance: where their shared prefix
+    # ends one token short of a KV block, the server then serves that block too, which the ceiling
+    # (computed on whole segments of text) does not count. A block or two in a run: 0.2 points.
+    assert 0 < hits[0] <= hits[1] + 0.002, hits
     assert data["prefix_cache_hit_rate_server"] is not None
     assert data["gpu_util_mean"] is None  # a CPU-only machine: unknown, never 0
     (endpoint,) = data["endpoints"]

@@ -24,6 +24,7 @@ from agentx_tui.errors import LaunchError
 
 Progress = Callable[[float, str], None]  # (elapsed seconds, last log line)
 TINY = "tiny"
+SIM_STOP_TIMEOUT_S = 2.0
 
 
 @dataclass
@@ -34,6 +35,9 @@ class LaunchedServer:
     started_s: float = 0.0
     crashed: bool = False
     log_cursor: int = field(default=0)
+    # How long SIGTERM gets before SIGKILL: vLLM's tree shuts down in ~3 s (docs/vllm.md); the
+    # simulator holds nothing worth waiting for.
+    stop_timeout_s: float = 10.0
 
     @property
     def log(self) -> LogBuffer:
@@ -42,8 +46,8 @@ class LaunchedServer:
     def alive(self) -> bool:
         return self.process.poll() is None
 
-    def stop(self, timeout_s: float = 10.0) -> None:
-        self.process.stop(timeout_s)
+    def stop(self, timeout_s: float | None = None) -> None:
+        self.process.stop(self.stop_timeout_s if timeout_s is None else timeout_s)
 
 
 def _has_flag(args: Sequence[str], flag: str) -> bool:
@@ -130,7 +134,9 @@ async def start_sim(
     argv = [sys.executable, "-m", "agentx_tui.sim", "--host", host, "--port", str(port), "--profile", profile]
     if time_scale != 1.0:  # a faster simulated GPU, for benchmarks (bench/soak.py)
         argv += ["--time-scale", str(time_scale)]
-    return await _start(argv, dict(os.environ), f"http://{host}:{port}", f"sim {profile}", timeout_s, None, [])
+    server = await _start(argv, dict(os.environ), f"http://{host}:{port}", f"sim {profile}", timeout_s, None, [])
+    server.stop_timeout_s = SIM_STOP_TIMEOUT_S
+    return server
 
 
 async def _start(

@@ -27,7 +27,7 @@ from agentx_tui.telemetry.bottleneck import simulator_behind
 from agentx_tui.telemetry.snapshot import RunInfo, RunState, Snapshot
 
 _CRASH_LOG_LINES = 15  # as many as a failed start-up shows (engine/launcher.py)
-_INTERRUPTED_DRAIN_S = 2.0  # a user who pressed Ctrl-C wants out, not a full drain
+_INTERRUPTED_DRAIN_S = 1.0  # a user who pressed Ctrl-C wants out, not a full drain
 _FLEET_SETTLE_MAX_S = 45.0
 
 
@@ -170,7 +170,10 @@ class LiveRun:
         try:
             next_tick = time.monotonic()
             while not self._stop.is_set():
-                snap = self._snapshot(await self.collectors.collect())
+                collected = await self._collect_unless_stopped()
+                if collected is None:
+                    break  # a stop came while collecting: go straight to the drain
+                snap = self._snapshot(collected)
                 self.subscribers.publish(snap)
                 self._first.set()
                 self._check_server(snap)
@@ -187,6 +190,22 @@ class LiveRun:
             self._first.set()
             self.subscribers.close()
         return Outcome(self._stop_reason or "quit", self._partial_reason, self._server_exit, self._seq)
+
+    async def _collect_unless_stopped(self) -> Collected | None:
+        """One tick's collection, abandoned if the run is stopped meanwhile: on a machine the load
+        keeps busy a collection can take seconds, and a Ctrl-C must not wait for it."""
+        collecting = asyncio.ensure_future(self.collectors.collect())
+        stopping = asyncio.ensure_future(self._stop.wait())
+        try:
+            await asyncio.wait({collecting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopping.cancel()
+        if collecting.done() and not collecting.cancelled():
+            return collecting.result()
+        collecting.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await collecting
+        return None
 
     async def _drain(self) -> None:
         if self.load is None:

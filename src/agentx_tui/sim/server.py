@@ -19,7 +19,7 @@ from agentx_tui.sim.engine import DEFAULT_STREAM_INTERVAL_S, SimEngine
 from agentx_tui.sim.profiles import DEFAULT_PROFILE, SimProfile, load_profile
 
 # Open streams get this long to finish when the server stops.
-SHUTDOWN_GRACE_S = 2
+SHUTDOWN_GRACE_S = 1  # a simulator has nothing to save: stopping fast matters more (a Ctrl-C)
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
