@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from pathlib import Path
 
 import httpx
@@ -14,6 +13,7 @@ import pytest
 from agentx_tui.engine import ServerInfo, probe_server
 from agentx_tui.load import Driver, prepare_workload
 from agentx_tui.telemetry import EndpointMonitor
+from tests.helpers.waiting import until
 from tests.load.fake_openai import FakeServer
 
 TRACES = Path(__file__).resolve().parents[3] / "shared" / "traces" / "agentx-weka"
@@ -54,22 +54,13 @@ def _session(folder: Path) -> Path:
     return path
 
 
-async def _until(cond: object, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():  # type: ignore[operator]
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError("condition not reached")
-
-
 async def test_a_server_sees_the_replay_rules(fake: FakeServer, tmp_path: Path) -> None:
     fake.token_delay_s = 0.01  # a call of 11–22 tokens takes 0.1–0.2 s
     workload = prepare_workload(str(_session(tmp_path)))
     info = ServerInfo(fake.url, "fake", max_model_len=fake.max_model_len, block_size=4)
     driver = Driver(workload, [info], users=1, seed=3, sessions=1)
     await driver.start()
-    await _until(lambda: driver.finished)
+    await until(lambda: driver.finished, timeout=20)
     await driver.stop()
     by_out = {out: (start, end) for start, end, out in fake.timeline}
     assert sorted(by_out) == [11, 12, 13, 21, 22]
@@ -89,7 +80,7 @@ async def test_two_passes_of_one_file_share_nothing(fake: FakeServer, tmp_path: 
     info = ServerInfo(fake.url, "fake", max_model_len=fake.max_model_len, block_size=4)
     driver = Driver(workload, [info], users=2, seed=3, sessions=2, max_think_s=0.0)
     await driver.start()
-    await _until(lambda: driver.finished)
+    await until(lambda: driver.finished, timeout=20)
     await driver.stop()
     first_calls = [r for r in fake.requests if r["max_tokens"] == 11]
     assert len(first_calls) == 2
@@ -115,7 +106,7 @@ async def test_real_vllm_replays_sessions_with_subagents(vllm_url: str, tmp_path
         before = await monitor.sample(0.0)
         await driver.start()
         try:
-            await _until(lambda: driver.finished, timeout=240)
+            await until(lambda: driver.finished, timeout=240)
             assert await driver.drain(30)
         finally:
             await driver.stop()
