@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 
 from agentx_tui.report._charts import (
-    _text_width,
     chart_paths,
     markdown_images,
     render_frontier_svg,
     render_points_svg,
     write_sweep_charts,
 )
+from agentx_tui.report._svg import text_width
 from agentx_tui.sweep import pareto_front, read_tiers, tier_report_keys
 from agentx_tui.telemetry.snapshot import PointFigures
 
@@ -136,7 +136,7 @@ def test_twelve_point_labels_overlap_neither_each_other_nor_the_points(
     for t in root.iter(f"{SVG}text"):
         if t.get("text-anchor") == "start" and (t.text or "").isdigit():
             x, y, size = float(t.get("x", 0)), float(t.get("y", 0)), float(t.get("font-size", 0))
-            boxes.append((x, y - size * 0.8, x + _text_width(t.text or "", size), y))
+            boxes.append((x, y - size * 0.8, x + text_width(t.text or "", size), y))
     assert len(boxes) == 12
     dots = [
         (float(c.get("cx", 0)) - 5, float(c.get("cy", 0)) - 5, float(c.get("cx", 0)) + 5, float(c.get("cy", 0)) + 5)
