@@ -1,5 +1,6 @@
 """Shared fixtures. `vllm_url`: one real vLLM engine (CPU build, tiny model) for the whole session,
-started through the project's own launcher. Tests that use it carry `@pytest.mark.vllm`.
+started through the project's own launcher in the background as soon as the tests are collected.
+Tests that use it carry `@pytest.mark.vllm`.
 
 Set AGENTX_TEST_VLLM_URL to reuse a server you already run (it must serve the tiny model).
 """
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterator
+import threading
 
 import pytest
 from hypothesis import settings
@@ -26,17 +27,68 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 TINY_VLLM_ARGS = ["--max-num-seqs", "32"]
 
 
+class _SessionVllm:
+    """The session's vLLM, started in a thread as soon as collection shows that a selected test needs
+    it, so that its ~35 s start-up overlaps the tests that run before the first one using it.
+
+    The thread lives until the session ends and stops the server itself: the server's parent-death
+    signal (PR_SET_PDEATHSIG, engine/process.py) is tied to the thread that spawned it, not to the
+    process, so a thread that returned would take the server with it."""
+
+    def __init__(self) -> None:
+        self.server: LaunchedServer | None = None
+        self.error: AgentXError | None = None
+        self._ready = threading.Event()
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="session-vllm", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.server = asyncio.run(start_vllm("tiny", TINY_VLLM_ARGS, timeout_s=300))
+        except AgentXError as exc:
+            self.error = exc
+        finally:
+            self._ready.set()
+        self._done.wait()
+        if self.server is not None:
+            self.server.stop()
+
+    def wait(self) -> LaunchedServer:
+        self._ready.wait()
+        if self.server is None:
+            pytest.fail(f"could not start the real vLLM engine for tests: {self.error}")
+        return self.server
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join(timeout=120)
+
+
+_session_vllm: _SessionVllm | None = None
+_USES_VLLM = {"vllm_server", "vllm_url"}
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    global _session_vllm
+    wanted = any(_USES_VLLM & set(getattr(item, "fixturenames", ())) for item in session.items)
+    if wanted and not os.environ.get("AGENTX_TEST_VLLM_URL") and _session_vllm is None:
+        _session_vllm = _SessionVllm()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if _session_vllm is not None:
+        _session_vllm.stop()  # also after an interrupted or failed session: no vLLM outlives the tests
+
+
 @pytest.fixture(scope="session")
-def vllm_server() -> Iterator[LaunchedServer | None]:
+def vllm_server() -> LaunchedServer | None:
+    global _session_vllm
     if os.environ.get("AGENTX_TEST_VLLM_URL"):
-        yield None
-        return
-    try:
-        server = asyncio.run(start_vllm("tiny", TINY_VLLM_ARGS, timeout_s=300))
-    except AgentXError as exc:
-        pytest.fail(f"could not start the real vLLM engine for tests: {exc}")
-    yield server
-    server.stop()
+        return None
+    if _session_vllm is None:  # asked for by a fixture that collection could not see
+        _session_vllm = _SessionVllm()
+    return _session_vllm.wait()
 
 
 @pytest.fixture(scope="session")

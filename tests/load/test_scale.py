@@ -75,7 +75,7 @@ async def test_a_client_made_to_lag_says_it_is_saturated_and_an_idle_one_does_no
     load = LocalLoad(Driver(load_workload("chat"), [info], users=0, seed=1))
     await load.start()
     try:
-        for _ in range(4):  # idle: a second of nothing between looks
+        for _ in range(4):  # idle: nothing to do between looks
             await asyncio.sleep(0.3)
             idle = await load.sample()
         assert not idle.health.saturated and not idle.health.run_saturated

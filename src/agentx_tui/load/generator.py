@@ -92,7 +92,7 @@ class HealthBook:
             self._cpu_n += 1
         limited, reason = judge(processes, queued)
         # A passing hiccup (a GC pause, the dashboard starting) is not saturation: three ticks in a
-        # row are (the lag is judged over the last 2 s, so one stall ages out within them).
+        # row are (each tick's lag is judged over that tick alone, so one stall counts once).
         self._streak = self._streak + 1 if limited else 0
         saturated = self._streak >= STREAK_TICKS
         if saturated and not self.saturated_ever:

@@ -22,7 +22,6 @@ import asyncio
 import contextlib
 import os
 import time
-from collections import deque
 from dataclasses import dataclass
 
 CPU_LIMIT_CORES = 0.9
@@ -33,7 +32,7 @@ _PERIOD_S = 0.1  # lag probe period: ten looks a second are enough to see a 50 m
 
 @dataclass(frozen=True, slots=True)
 class ProcessHealth:
-    """One load process over its last window."""
+    """One load process since the previous look (one tick)."""
 
     cpu_cores: float | None
     loop_lag_p99_s: float | None
@@ -58,11 +57,9 @@ def _run_queue_seconds() -> float | None:
 class HealthProbe:
     """Samples this process's event-loop lag in a task; `look()` gives the figures since the last look."""
 
-    def __init__(self, window_s: float = 2.0, period_s: float = _PERIOD_S) -> None:
-        self.window_s = window_s
+    def __init__(self, period_s: float = _PERIOD_S) -> None:
         self.period_s = period_s
-        self._lags: deque[tuple[float, float]] = deque()  # (time, lag) over the window
-        self._fresh: list[float] = []
+        self._fresh: list[float] = []  # the lags since the previous look
         self._task: asyncio.Task[None] | None = None
         self._last_wall = time.monotonic()
         self._last_cpu = _cpu_seconds()
@@ -84,11 +81,7 @@ class HealthProbe:
             due = time.monotonic() + self.period_s
             await asyncio.sleep(self.period_s)
             now = time.monotonic()
-            lag = max(0.0, now - due)
-            self._lags.append((now, lag))
-            self._fresh.append(lag)
-            while self._lags and self._lags[0][0] < now - self.window_s:
-                self._lags.popleft()
+            self._fresh.append(max(0.0, now - due))
 
     def look(self) -> ProcessHealth:
         now, cpu, queue = time.monotonic(), _cpu_seconds(), _run_queue_seconds()
@@ -98,9 +91,12 @@ class HealthProbe:
         if queue is not None and self._last_queue is not None and wall > 0:
             waited = (queue - self._last_queue) / wall
         self._last_wall, self._last_cpu, self._last_queue = now, cpu, queue
-        lags = sorted(lag for _, lag in self._lags)
-        p99 = lags[min(len(lags) - 1, int(0.99 * len(lags)))] if lags else None
+        # The lag is judged over this look's samples only, never a window reaching back past the previous
+        # look: one stall then counts in one look, so ticks closer together than a window cannot make a
+        # single GC pause look like "three ticks in a row" (HealthBook).
         fresh, self._fresh = tuple(self._fresh), []
+        lags = sorted(fresh)
+        p99 = lags[min(len(lags) - 1, int(0.99 * len(lags)))] if lags else None
         return ProcessHealth(cores, p99, waited, fresh)
 
 
