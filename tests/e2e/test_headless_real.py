@@ -39,7 +39,7 @@ def test_headless_serve_tiny_report_and_checks(tmp_path: Path) -> None:
         "4",
         "--headless",
         "--duration",
-        "20",
+        "14",
         "--report",
         str(report),
         "--record",

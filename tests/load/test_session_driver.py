@@ -96,7 +96,7 @@ async def test_two_passes_of_one_file_share_nothing(fake: FakeServer, tmp_path: 
 async def test_real_vllm_replays_sessions_with_subagents(vllm_url: str, tmp_path: Path) -> None:
     folder = tmp_path / "sessions"
     folder.mkdir()
-    for name in ("trace_0277.json", "trace_0014.json"):  # 4 and 1 sub-agents, up to 93 K and 158 K tokens
+    for name in ("trace_0277.json", "trace_0291.json"):  # 4 and 2 sub-agents, up to 93 K and 101 K tokens
         (folder / name).symlink_to(TRACES / name)
     workload = prepare_workload(str(folder), scale=0.02)
     info = await probe_server(vllm_url)

@@ -34,10 +34,6 @@ LAUNCHES: dict[str, LaunchSpec] = {
         "test_sighup_after_the_terminal_is_gone_stops_everything_and_writes_the_report",
         ("--record", "{dir}/hup.jsonl", "--report", "{dir}/hup.json"),
     ),
-    "terminated": LaunchSpec(
-        "test_sigterm_mid_run_writes_a_complete_partial_report_and_stops_the_server",
-        ("--report", "{dir}/term.json"),
-    ),
     "killed": LaunchSpec(
         "test_kill_9_while_recording_leaves_a_replayable_file_and_no_server", ("--record", "{dir}/killed.jsonl")
     ),

@@ -7,8 +7,9 @@ With the real engine (`--serve tiny`):
 - kill -9 of agentx-tui while recording: nothing can run in the tool, so the server's parent-death
   signal must stop it (vLLM's API server then stops its engine core and worker), and the recording,
   flushed line by line, must replay.
-- SIGTERM mid-run: exit 143, a report with every key, marked partial, and no server left.
-The servers start together (see conftest.py); each test acts on its own agentx-tui.
+SIGTERM mid-run goes through the same handler (only the exit code differs); it is checked with the
+launched simulator below, during a 50,000-user start-up. The servers start together (see
+conftest.py); each test acts on its own agentx-tui.
 
 Ctrl-C goes through the same handler as SIGHUP and SIGTERM once the run is going; it is checked here
 mid-run with the launched simulator, and during start-up with a stand-in server (slow_server.py) that
@@ -80,7 +81,7 @@ def test_sighup_after_the_terminal_is_gone_stops_everything_and_writes_the_repor
     while completed_requests(folder / "hup.jsonl") == 0 and time.monotonic() < deadline:
         time.sleep(0.2)
     tree = run.remember_tree()
-    assert tree, "the launched vLLM should be below agentx-tui"
+    assert len(tree) >= 3, f"expected vLLM's API server, engine core and worker below agentx-tui, saw {tree}"
     run.hang_up_terminal()  # from now on every write to stdout fails (EPIPE), as after an SSH drop
     run.signal(signal.SIGHUP)
     rc = run.wait(60)
@@ -89,27 +90,11 @@ def test_sighup_after_the_terminal_is_gone_stops_everything_and_writes_the_repor
     assert_gone(tree, 30, "vLLM processes survived SIGHUP")
     data = json.loads((folder / "hup.json").read_text())
     assert data["partial"] is True and "SIGHUP" in data["partial_reason"]
+    assert all(k in data for k in REPORT_KEYS)  # a run cut short still has every key (null where unknown)
     assert data["requests_completed"] > 0
     rec = read_recording(folder / "hup.jsonl")
     assert rec.notice is None and len(rec.snapshots) >= 4
     assert rec.snapshots[-1].run.state == "stopping"  # stopped by the user's side, not a server fault
-
-
-@pytest.mark.vllm
-@pytest.mark.slow
-def test_sigterm_mid_run_writes_a_complete_partial_report_and_stops_the_server(serve_launches: Launches) -> None:
-    run, folder = serve_launches.start("terminated"), serve_launches.folder
-    run.wait_ticks(3, STARTUP_S)
-    tree = run.remember_tree()
-    assert tree, "the launched vLLM should be below agentx-tui"
-    run.signal(signal.SIGTERM)
-    rc = run.wait(60)
-    assert rc == 128 + signal.SIGTERM, run.stderr[-2000:]  # interrupted, not a success
-    assert "Traceback" not in run.stderr
-    assert_gone(tree, 30, "vLLM processes survived SIGTERM")
-    data = json.loads((folder / "term.json").read_text())
-    assert data["partial"] is True and "SIGTERM" in data["partial_reason"]
-    assert all(k in data for k in REPORT_KEYS)
 
 
 @pytest.mark.vllm
