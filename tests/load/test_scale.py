@@ -70,6 +70,25 @@ def test_the_verdict_names_each_limit() -> None:
         assert words in reason
 
 
+async def test_one_stall_counts_in_one_look_only_however_close_the_looks() -> None:
+    probe = HealthProbe()
+    probe.start()
+    try:
+        await asyncio.sleep(0.25)
+        probe.look()
+        time.sleep(0.3)  # one stall: the probe's next timer runs at least 200 ms late
+        await asyncio.sleep(0.15)
+        stalled = probe.look()
+        quiet = probe.look()  # no new sample yet: the last figure stands
+        await asyncio.sleep(0.25)
+        after = probe.look()
+    finally:
+        await probe.stop()
+    assert stalled.loop_lag_p99_s is not None and stalled.loop_lag_p99_s >= 0.2
+    assert quiet.lag_samples == () and quiet.loop_lag_p99_s == stalled.loop_lag_p99_s
+    assert after.loop_lag_p99_s is not None and after.loop_lag_p99_s < 0.2  # the stall is not seen again
+
+
 async def test_a_client_made_to_lag_says_it_is_saturated_and_an_idle_one_does_not(fake: FakeServer) -> None:
     info = ServerInfo(fake.url, "fake", max_model_len=fake.max_model_len, block_size=4)
     load = LocalLoad(Driver(load_workload("chat"), [info], users=0, seed=1))

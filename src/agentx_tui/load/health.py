@@ -60,6 +60,7 @@ class HealthProbe:
     def __init__(self, period_s: float = _PERIOD_S) -> None:
         self.period_s = period_s
         self._fresh: list[float] = []  # the lags since the previous look
+        self._p99: float | None = None
         self._task: asyncio.Task[None] | None = None
         self._last_wall = time.monotonic()
         self._last_cpu = _cpu_seconds()
@@ -94,10 +95,12 @@ class HealthProbe:
         # The lag is judged over this look's samples only, never a window reaching back past the previous
         # look: one stall then counts in one look, so ticks closer together than a window cannot make a
         # single GC pause look like "three ticks in a row" (HealthBook).
+        # Looks closer together than the probe's period may find no new sample: the last figure stands.
         fresh, self._fresh = tuple(self._fresh), []
-        lags = sorted(fresh)
-        p99 = lags[min(len(lags) - 1, int(0.99 * len(lags)))] if lags else None
-        return ProcessHealth(cores, p99, waited, fresh)
+        if fresh:
+            lags = sorted(fresh)
+            self._p99 = lags[min(len(lags) - 1, int(0.99 * len(lags)))]
+        return ProcessHealth(cores, self._p99, waited, fresh)
 
 
 def judge(processes: list[ProcessHealth], queued_requests: int) -> tuple[bool, str | None]:
