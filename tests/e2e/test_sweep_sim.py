@@ -27,8 +27,8 @@ def test_a_sweep_draws_a_frontier_on_the_simulated_engine(tmp_path: Path) -> Non
     report = tmp_path / "sweep.json"
     run = subprocess.run(
         [
-            sys.executable, "-m", "agentx_tui", "--sweep", "users=2,32,256", "--warmup", "3",
-            "--point-duration", "7", "--tiers", "50,100,1000", "-w", str(_workload(tmp_path)), "--headless",
+            sys.executable, "-m", "agentx_tui", "--sweep", "users=2,16,96", "--warmup", "4",
+            "--point-duration", "8", "--tiers", "50,100,1000", "-w", str(_workload(tmp_path)), "--headless",
             "--report", str(report), "--check", "total_tokens_per_s_per_gpu_at_100 > 0",
             "--check", "total_tokens_per_s_per_gpu_at_1000 > 0",
         ],
@@ -36,7 +36,7 @@ def test_a_sweep_draws_a_frontier_on_the_simulated_engine(tmp_path: Path) -> Non
     )  # fmt: skip
     data = json.loads(report.read_text())
     points = data["points"]
-    assert [p["users"] for p in points] == [2, 32, 256], run.stderr[-2000:]
+    assert [p["users"] for p in points] == [2, 16, 96], run.stderr[-2000:]
     tput = [p["total_tokens_per_s_per_gpu"] for p in points]
     speed = [p["interactivity_p90_tokens_per_s"] for p in points]
     assert tput[0] < tput[1] < tput[2], tput
