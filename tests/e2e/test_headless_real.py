@@ -1,4 +1,6 @@
-"""End to end with the real vLLM engine: the CI sanity-check use (docs/architecture.md, docs/metrics.md)."""
+"""End to end with the real vLLM engine: the CI sanity-check use (docs/architecture.md, docs/metrics.md),
+attached to a running server as after a deploy. Headless runs that launch their own server
+(`--serve tiny`) are checked by tests/reliability/, which stop them in every way they can end."""
 
 from __future__ import annotations
 
@@ -26,13 +28,13 @@ def _cli(*args: str, **kw: object) -> subprocess.Popen[str]:
     )
 
 
-def test_headless_serve_tiny_report_and_checks(tmp_path: Path) -> None:
+def test_headless_attach_report_and_checks(tmp_path: Path, vllm_url: str) -> None:
     workload = write_small_agent_workload(tmp_path, steps=4)
     report = tmp_path / "r.json"
     record = tmp_path / "rec.jsonl"
     proc = _cli(
-        "--serve",
-        "tiny",
+        "--attach",
+        vllm_url,
         "-w",
         str(workload),
         "-u",
@@ -66,9 +68,10 @@ def test_headless_serve_tiny_report_and_checks(tmp_path: Path) -> None:
     assert data["gpu_util_mean"] is None  # a CPU-only machine: unknown, never 0
     (endpoint,) = data["endpoints"]
     # The server's own counters over the run agree with what the client measured: the run ends by
-    # draining in-flight requests before the last sample, so the totals match exactly.
+    # draining in-flight requests before the last sample, and the counters are read as differences
+    # from the run's first sample (the server has served other tests), so the totals match exactly.
     assert data["output_tokens_per_s_server"] == pytest.approx(data["output_tokens_per_s"], rel=1e-9)
     assert data["prompt_tokens_per_s_server"] == pytest.approx(data["prompt_tokens_per_s"], rel=1e-9)
-    assert endpoint["url"].startswith("http://127.0.0.1:")
+    assert endpoint["url"] == vllm_url
     assert "PASS" in out
     assert record.read_text().count("\n") >= 10
