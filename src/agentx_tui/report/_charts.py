@@ -45,7 +45,6 @@ from agentx_tui.report._svg import (
     labelled,
     nice_ticks,
     place_labels,
-    tick_labels,
     y_title,
 )
 from agentx_tui.sweep.frontier import frontier_curve, pareto_front
@@ -145,7 +144,7 @@ def render_frontier_svg(report: dict[str, Any]) -> str:
     shown_tiers = [(t, read) for t, read in sweep.tiers if x_ticks[0] <= t <= x_ticks[-1]]
     sx = Linear(x_ticks[0], x_ticks[-1], box[0], box[2])
     sy = Linear(y_ticks[0], y_ticks[-1], box[3], box[1])
-    axes(svg, sx, sy, box, list(zip(x_ticks, tick_labels(x_ticks), strict=True)), labelled(y_ticks))
+    axes(svg, sx, sy, box, labelled(x_ticks), labelled(y_ticks))
     svg.text((box[0] + box[2]) / 2, box[3] + 44, "p90 interactivity (tokens/s per user)", size=13, anchor="middle")
     unit = "total tokens/s per GPU (cache + input + output)" if sweep.per_gpu else "total tokens/s (GPU count unknown)"
     y_title(svg, 24, (box[1] + box[3]) / 2, unit)
