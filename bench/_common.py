@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from _serve import MODEL, StreamServer
-from agentx_tui.load.workload import Workload, parse_workload
+from agentx_tui.load.workload.spec import Workload, parse_workload
 
 WINDOW = (0.15, 0.85)  # share of the run's tokens between which CPU is measured
 SAMPLE_S = 0.2

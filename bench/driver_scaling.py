@@ -88,9 +88,9 @@ from _common import (
     vllm_python_and_tokenizer,
 )
 from _serve import MODEL, StreamServer, run_fast, start_stream_server
-from agentx_tui.load.generator import HealthBook
-from agentx_tui.load.health import ProcessHealth
-from agentx_tui.telemetry.snapshot import ClientHealth
+from agentx_tui.load.sending.health import ProcessHealth
+from agentx_tui.load.spreading.generator import HealthBook
+from agentx_tui.snapshot import ClientHealth
 
 _TICK_S = 1.0  # the app's default tick: how often the main process asks its workers for their figures
 _MARK = "TICK "
@@ -121,8 +121,8 @@ async def agentx_client(
     """`workers` 0: `LocalLoad` (the driver in this process); N: a `WorkerPool` of N processes."""
     from agentx_tui.engine import ServerInfo
     from agentx_tui.load import Driver, LocalLoad, PreparedWorkload
-    from agentx_tui.load.generator import LoadGenerator
-    from agentx_tui.load.workers import WorkerPool
+    from agentx_tui.load.spreading.generator import LoadGenerator
+    from agentx_tui.load.spreading.pool import WorkerPool
 
     workload = PreparedWorkload(one_step_workload(input_tokens, output_tokens))
     info = ServerInfo(url, MODEL)

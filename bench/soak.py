@@ -50,7 +50,7 @@ from agentx_tui.run.live import LiveRun
 from agentx_tui.run.phases import TimedRun
 from agentx_tui.run.serving import open_serving
 from agentx_tui.run.subscribers import Fanout
-from agentx_tui.telemetry.snapshot import Snapshot
+from agentx_tui.snapshot import Snapshot
 
 LAG_PERIOD_S = 0.05
 RSS_EVERY_S = 5.0

@@ -35,7 +35,7 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from agentx_tui.telemetry.snapshot import Snapshot
+from agentx_tui.snapshot import Snapshot
 
 ROOT = Path(__file__).resolve().parents[1]
 WARMUP_TICKS = 3

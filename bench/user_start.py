@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agentx_tui.engine import ServerInfo
 from agentx_tui.load import Driver, load_workload
-from agentx_tui.load.health import HealthProbe
+from agentx_tui.load.sending.health import HealthProbe
 from tests.load.fake_openai import FakeServer
 
 

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agentx_tui import __version__
+from agentx_tui.args import MAX_SECONDS, MAX_USERS, number, seconds, whole
 from agentx_tui.errors import AgentXError, LaunchError, UsageError
-from agentx_tui.numbers import MAX_SECONDS, MAX_USERS, number, seconds, whole
 from agentx_tui.secrets import redact
 from agentx_tui.sim.profiles import DEFAULT_PROFILE as DEFAULT_SIM_PROFILE
 

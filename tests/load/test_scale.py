@@ -10,7 +10,7 @@ import pytest
 
 from agentx_tui.engine import ServerInfo
 from agentx_tui.load import Driver, LocalLoad, load_workload
-from agentx_tui.load.health import HealthProbe, ProcessHealth, judge
+from agentx_tui.load.sending.health import HealthProbe, ProcessHealth, judge
 from tests.load.fake_openai import FakeServer
 
 

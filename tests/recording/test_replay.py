@@ -11,7 +11,7 @@ import pytest
 
 from agentx_tui.control import ReplayControls, SnapshotSource
 from agentx_tui.recording import Recorder, ReplayPlayer, read_recording
-from agentx_tui.telemetry.snapshot import Snapshot
+from agentx_tui.snapshot import Snapshot
 from tests.report._snaps import stream
 
 pytestmark = pytest.mark.timeout(20)

@@ -6,8 +6,7 @@ driver, two GPUs and a rental price, each of which a test can switch off.
 
 from __future__ import annotations
 
-from agentx_tui.telemetry.aggregate import aggregate_endpoints
-from agentx_tui.telemetry.snapshot import (
+from agentx_tui.snapshot import (
     ClientFigures,
     ClientTotals,
     CostFigures,
@@ -17,9 +16,10 @@ from agentx_tui.telemetry.snapshot import (
     GpuState,
     Percentiles,
     RunInfo,
-    SessionRow,
     Snapshot,
+    UserRow,
 )
+from agentx_tui.telemetry.aggregate import aggregate_endpoints
 
 A = "http://10.0.0.1:8000"
 B = "http://10.0.0.2:8000"
@@ -124,9 +124,9 @@ def cost(i: int) -> CostFigures:
     )
 
 
-def sessions(i: int) -> tuple[SessionRow, ...]:
+def sessions(i: int) -> tuple[UserRow, ...]:
     return tuple(
-        SessionRow(
+        UserRow(
             user=u,
             session=1,
             state="decoding",

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from agentx_tui.report import CONTRACT_KEYS, REPORT_KEYS, ReportBuilder
 from agentx_tui.report._series import SeriesBuffer
-from agentx_tui.telemetry.snapshot import Snapshot
+from agentx_tui.snapshot import Snapshot
 from tests.report._snaps import A, B, stream
 
 # docs/metrics.md, in its order: the contract scripts rely on.

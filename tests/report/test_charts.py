@@ -18,8 +18,8 @@ from agentx_tui.report._charts import (
     write_sweep_charts,
 )
 from agentx_tui.report._svg import text_width
+from agentx_tui.snapshot import PointFigures
 from agentx_tui.sweep import pareto_front, read_tiers, tier_report_keys
-from agentx_tui.telemetry.snapshot import PointFigures
 
 SVG = "{http://www.w3.org/2000/svg}"
 USERS = (1, 2, 4, 8, 16, 32, 64, 96, 128, 160, 196, 256)

@@ -15,7 +15,7 @@ from agentx_tui.run.live import LiveRun
 from agentx_tui.run.phases import TimedRun
 from agentx_tui.run.serving import Serving
 from agentx_tui.run.subscribers import DashboardFeed, Fanout
-from agentx_tui.telemetry.snapshot import CostFigures, GpuState, Snapshot
+from agentx_tui.snapshot import CostFigures, GpuState, Snapshot
 
 
 class FakeCollectors:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from agentx_tui.load.stats import ClientStats, Completed
 from agentx_tui.run.collect import EventLog
 from agentx_tui.run.sweep import SweepPhases
-from agentx_tui.telemetry.snapshot import CostFigures, RunInfo, Snapshot
+from agentx_tui.snapshot import CostFigures, RunInfo, Snapshot
 
 
 class Clock:

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from agentx_tui.snapshot import PointFigures, TierRead
 from agentx_tui.sweep.frontier import (
     MonotoneCurve,
     auto_stop_reason,
@@ -22,7 +23,6 @@ from agentx_tui.sweep.frontier import (
     read_tiers,
     tier_report_keys,
 )
-from agentx_tui.telemetry.snapshot import PointFigures, TierRead
 
 
 def point(index: int, users: int, x: float | None, y: float | None, **figures: Any) -> PointFigures:

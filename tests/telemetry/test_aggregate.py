@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
+from agentx_tui.snapshot import EndpointFigures, EndpointTotals, Percentiles
 from agentx_tui.telemetry import aggregate_endpoints
-from agentx_tui.telemetry.snapshot import EndpointFigures, EndpointTotals, Percentiles
 
 
 def _fig(url: str, **kw: object) -> EndpointFigures:

@@ -23,9 +23,9 @@ import pytest
 
 from agentx_tui.engine import LaunchedServer, start_sim
 from agentx_tui.errors import TargetError
+from agentx_tui.snapshot import EndpointFigures
 from agentx_tui.telemetry import EndpointMonitor, MetricsReader, aggregate_endpoints
 from agentx_tui.telemetry.prometheus import FleetSample, PrometheusSource
-from agentx_tui.telemetry.snapshot import EndpointFigures
 
 from . import pages
 from .fleet import TTFT_P50, FakeFleet, PageServer, ReplicaSpec, fleet_process, vllm_page

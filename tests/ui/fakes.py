@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agentx_tui.telemetry.snapshot import (
+from agentx_tui.snapshot import (
     ClientFigures,
     ClientHealth,
     ClientTotals,
@@ -22,17 +22,17 @@ from agentx_tui.telemetry.snapshot import (
     PointFigures,
     RunInfo,
     RunState,
-    SessionRow,
-    SessionState,
     Snapshot,
     SweepPhase,
     SweepState,
     TierRead,
+    UserRow,
+    UserState,
 )
 
 URL = "http://10.0.0.7:8000"
 SECRET = "sk-test-Zq9X8c7V6b5N4m3"
-_STATES: tuple[SessionState, ...] = ("decoding", "prefill", "tool", "waiting", "decoding", "tool")
+_STATES: tuple[UserState, ...] = ("decoding", "prefill", "tool", "waiting", "decoding", "tool")
 GIB = 1024**3
 
 
@@ -97,7 +97,7 @@ def make_snapshot(
         for i in range(gpus)
     )
     rows = tuple(
-        SessionRow(
+        UserRow(
             user=u,
             session=1 + (seq + u) // 30,
             state=_STATES[(seq + u) % len(_STATES)],

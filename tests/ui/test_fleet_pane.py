@@ -10,7 +10,7 @@ from collections.abc import Callable
 import pytest
 from textual.pilot import Pilot
 
-from agentx_tui.telemetry.snapshot import EndpointFigures, Snapshot
+from agentx_tui.snapshot import EndpointFigures, Snapshot
 from agentx_tui.ui import AgentXApp
 from agentx_tui.ui.panes import fleet
 from agentx_tui.ui.panes._table import Cell, KeyedTable

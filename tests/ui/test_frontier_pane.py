@@ -11,7 +11,7 @@ from collections.abc import Callable
 import pytest
 from textual.pilot import Pilot
 
-from agentx_tui.telemetry.snapshot import Snapshot, TierRead
+from agentx_tui.snapshot import Snapshot, TierRead
 from agentx_tui.ui import AgentXApp
 from agentx_tui.ui.panes.frontier import (
     BELOW_FRONTIER,

@@ -8,7 +8,7 @@ from textual.color import Color
 from textual.content import Content
 from textual.widgets import RichLog, Sparkline
 
-from agentx_tui.telemetry.snapshot import SessionRow
+from agentx_tui.snapshot import UserRow
 from agentx_tui.ui import AgentXApp
 from agentx_tui.ui.header import RunHeader
 from agentx_tui.ui.panes._base import flow, pack
@@ -186,7 +186,7 @@ async def test_users_table_formats_only_the_rows_on_screen(monkeypatch: pytest.M
     formatted: list[int] = []
     real = users._cells
 
-    def counting(session: SessionRow) -> tuple[Cell, ...]:
+    def counting(session: UserRow) -> tuple[Cell, ...]:
         formatted.append(session.user)
         return real(session)
 

@@ -8,7 +8,7 @@ energy of the measured power integrated tick by tick (board power for ticks with
 from __future__ import annotations
 
 from agentx_tui.cost._price import PriceChoice
-from agentx_tui.telemetry.snapshot import CostFigures
+from agentx_tui.snapshot import CostFigures
 
 
 def _per_dollar(tokens: float | None, usd: float | None) -> float | None:

@@ -15,8 +15,8 @@ import httpx
 
 from agentx_tui.engine.info import ServerInfo
 from agentx_tui.errors import NotVllmError, TargetError, UsageError
+from agentx_tui.snapshot import Flavor
 from agentx_tui.telemetry import describe_page
-from agentx_tui.telemetry.snapshot import Flavor
 
 
 def normalize_url(url: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from agentx_tui.telemetry.snapshot import Flavor
+from agentx_tui.snapshot import Flavor
 
 
 @dataclass(frozen=True)

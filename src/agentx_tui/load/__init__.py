@@ -11,12 +11,12 @@ Public:
     WORKLOADS_DIR                                   — where the shipped presets live
 """
 
-from agentx_tui.load.client import RequestRecord
-from agentx_tui.load.driver import Driver, IdStride
-from agentx_tui.load.generator import LoadGenerator, LoadSample, LocalLoad
-from agentx_tui.load.source import PreparedWorkload, prepare_workload
+from agentx_tui.load.sending.driver import Driver, IdStride
+from agentx_tui.load.sending.sse import RequestRecord
+from agentx_tui.load.spreading.generator import LoadGenerator, LoadSample, LocalLoad
 from agentx_tui.load.stats import ClientStats, Completed, LogHistogram
-from agentx_tui.load.workload import (
+from agentx_tui.load.workload.prepared import PreparedWorkload, prepare_workload
+from agentx_tui.load.workload.spec import (
     Workload,
     check_first_request_fits,
     fit_to_context,

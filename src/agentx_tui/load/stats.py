@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from agentx_tui.telemetry.snapshot import ClientFigures, ClientTotals, Percentiles
+from agentx_tui.snapshot import ClientFigures, ClientTotals, Percentiles
 
 _GROWTH = math.log(1.02)
 _FLOOR = 1e-7

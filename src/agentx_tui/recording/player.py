@@ -15,7 +15,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Sequence
 
 from agentx_tui.recording.reader import Recording
-from agentx_tui.telemetry.snapshot import Snapshot
+from agentx_tui.snapshot import Snapshot
 
 MIN_SPEED = 1 / 64
 MAX_SPEED = 64.0

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from agentx_tui import __version__
 from agentx_tui.errors import RecordingError
 from agentx_tui.recording.recorder import RECORDING_FORMAT
-from agentx_tui.telemetry.snapshot import Snapshot
+from agentx_tui.snapshot import Snapshot
 
 
 @dataclass(frozen=True)

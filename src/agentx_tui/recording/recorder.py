@@ -17,7 +17,7 @@ from typing import IO, Any
 from agentx_tui import __version__
 from agentx_tui.errors import RecordingError
 from agentx_tui.secrets import redact
-from agentx_tui.telemetry.snapshot import SCHEMA_VERSION, Snapshot
+from agentx_tui.snapshot import SCHEMA_VERSION, Snapshot
 
 RECORDING_FORMAT = 1
 _CREDENTIAL_WORDS = ("api_key", "apikey", "api-key", "authorization", "password", "secret", "bearer")

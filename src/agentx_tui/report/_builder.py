@@ -28,10 +28,10 @@ from typing import Any
 from agentx_tui import __version__
 from agentx_tui.report._keys import REPORT_KEYS
 from agentx_tui.report._series import ReportSeries, SeriesBuffer
+from agentx_tui.snapshot import EndpointFigures, EndpointTotals, Snapshot
+from agentx_tui.snapshot.rates import rates
+from agentx_tui.snapshot.stat import RunningStat
 from agentx_tui.sweep.frontier import tier_report_keys
-from agentx_tui.telemetry.rates import rates
-from agentx_tui.telemetry.snapshot import EndpointFigures, EndpointTotals, Snapshot
-from agentx_tui.telemetry.stat import RunningStat
 
 SERVER_HIT_RATE_SOURCE = "server prefix-cache counters over the run: Δhits / Δqueries (tokens)"
 POWER_SOURCE = "sum of the GPUs' power per tick, mean over the ticks with a reading"

@@ -16,8 +16,8 @@ from typing import Any, TextIO
 from agentx_tui.report._checks import CheckResult
 from agentx_tui.report._format import NA, cell, elapsed, percent, si
 from agentx_tui.report._keys import unit
-from agentx_tui.telemetry.rates import rates
-from agentx_tui.telemetry.snapshot import Snapshot
+from agentx_tui.snapshot import Snapshot
+from agentx_tui.snapshot.rates import rates
 
 _COLUMNS = (
     ("elapsed", 8),

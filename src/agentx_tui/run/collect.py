@@ -20,14 +20,14 @@ from agentx_tui.load import LoadGenerator, LoadSample
 from agentx_tui.run.plan import RunPlan
 from agentx_tui.run.serving import Serving
 from agentx_tui.secrets import redact
-from agentx_tui.telemetry import DcgmMonitor, EndpointMonitor, NvmlSampler, aggregate_endpoints
-from agentx_tui.telemetry.rates import run_tokens, window_rates
-from agentx_tui.telemetry.snapshot import (
+from agentx_tui.snapshot import (
     ClientFigures,
     CostFigures,
     EndpointFigures,
     GpuState,
 )
+from agentx_tui.snapshot.rates import run_tokens, window_rates
+from agentx_tui.telemetry import DcgmMonitor, EndpointMonitor, NvmlSampler, aggregate_endpoints
 
 
 class EventLog:

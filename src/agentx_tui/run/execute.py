@@ -18,8 +18,9 @@ from typing import Any, TextIO
 from agentx_tui import __version__
 from agentx_tui.engine import stopped_on_exit
 from agentx_tui.errors import EXIT_CHECK_FAILED, EXIT_OK, EXIT_TARGET
-from agentx_tui.load import Driver, LoadGenerator, LocalLoad, PreparedWorkload, ray_workers
-from agentx_tui.load.workers import WorkerHandle, WorkerPool, WorkerSpec
+from agentx_tui.load import Driver, LoadGenerator, LocalLoad, PreparedWorkload
+from agentx_tui.load.spreading import ray_actors
+from agentx_tui.load.spreading.pool import WorkerHandle, WorkerPool, WorkerSpec
 from agentx_tui.recording import Recorder, ReplayPlayer, read_recording
 from agentx_tui.report import HeadlessPrinter, ReportBuilder, evaluate_checks, write_report
 from agentx_tui.run.collect import EventLog
@@ -107,13 +108,13 @@ def _load(plan: RunPlan, serving: Serving, workload: PreparedWorkload) -> LoadGe
     spawn = None
     workers = plan.load.workers
     if plan.load.ray_address is not None:
-        ray = ray_workers.connect(plan.load.ray_address, [e.url for e in serving.endpoints])
+        ray = ray_actors.connect(plan.load.ray_address, [e.url for e in serving.endpoints])
         if plan.load.workers_auto:  # one actor per node at least, more for many users, within the CPUs
-            wanted = max(ray_workers.cluster_nodes(ray), -(-plan.load.users // USERS_PER_WORKER))
-            workers = max(1, min(wanted, ray_workers.cluster_cpus(ray)))
+            wanted = max(ray_actors.cluster_nodes(ray), -(-plan.load.users // USERS_PER_WORKER))
+            workers = max(1, min(wanted, ray_actors.cluster_cpus(ray)))
 
         def spawn(spec: WorkerSpec) -> WorkerHandle:
-            return ray_workers.RayWorker(ray, spec)
+            return ray_actors.RayWorker(ray, spec)
 
     if workers > 1 or spawn is not None or not plan.load.in_process:
         return WorkerPool(
@@ -211,7 +212,7 @@ async def _run_on(plan: RunPlan, serving: Serving) -> int:
     finally:
         await live.close()
         if plan.load.ray_address is not None:
-            ray_workers.disconnect()
+            ray_actors.disconnect()
         if recorder is not None:
             recorder.close()
     if recorder is not None and recorder.error:

@@ -23,8 +23,8 @@ from agentx_tui.run.phases import Phases
 from agentx_tui.run.plan import RunPlan
 from agentx_tui.run.serving import Serving
 from agentx_tui.run.subscribers import Fanout
-from agentx_tui.telemetry.bottleneck import simulator_behind
-from agentx_tui.telemetry.snapshot import RunInfo, RunState, Snapshot
+from agentx_tui.snapshot import RunInfo, RunState, Snapshot
+from agentx_tui.snapshot.bottleneck import simulator_behind
 
 _CRASH_LOG_LINES = 15  # as many as a failed start-up shows (engine/launcher.py)
 _INTERRUPTED_DRAIN_S = 1.0  # a user who pressed Ctrl-C wants out, not a full drain

@@ -11,7 +11,7 @@ from typing import Protocol
 
 from agentx_tui.load import LoadGenerator
 from agentx_tui.run.collect import EventLog
-from agentx_tui.telemetry.snapshot import Snapshot
+from agentx_tui.snapshot import Snapshot
 
 
 class RunHandle(Protocol):

@@ -14,11 +14,11 @@ from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from agentx_tui.args import MAX_USERS, number
 from agentx_tui.cost import load_presets, resolve_price
 from agentx_tui.errors import UsageError
 from agentx_tui.load import prepare_workload
-from agentx_tui.load.ray_workers import import_ray
-from agentx_tui.numbers import MAX_USERS, number
+from agentx_tui.load.spreading.ray_actors import import_ray
 from agentx_tui.report import check_report_path, parse_check
 from agentx_tui.run.plan import (
     API_KEY_ENV,

@@ -12,7 +12,7 @@ import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Protocol
 
-from agentx_tui.telemetry.snapshot import Snapshot
+from agentx_tui.snapshot import Snapshot
 
 
 class Subscriber(Protocol):

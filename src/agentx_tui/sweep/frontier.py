@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
-from agentx_tui.telemetry.snapshot import PointFigures, TierRead
+from agentx_tui.snapshot import PointFigures, TierRead
 
 GROWTH_MIN = 0.05  # --sweep auto: "total throughput grows less than 5% twice in a row"
 ERROR_RATE_MAX = 0.10  # --sweep auto: "error rate passes 10%"

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agentx_tui.load.stats import WindowFigures
-from agentx_tui.telemetry.snapshot import EndpointTotals, PointFigures, Snapshot
-from agentx_tui.telemetry.stat import RunningStat
+from agentx_tui.snapshot import EndpointTotals, PointFigures, Snapshot
+from agentx_tui.snapshot.stat import RunningStat
 
 
 def _ratio(num: float | None, den: float | None) -> float | None:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from agentx_tui.snapshot import EndpointFigures, EndpointTotals, EngineFigures, Percentiles
 from agentx_tui.telemetry._names import PREFIX_COUNTERS, TOTAL_FIELDS
 from agentx_tui.telemetry._parse import Page
 from agentx_tui.telemetry._window import WindowState, quantile
-from agentx_tui.telemetry.snapshot import EndpointFigures, EndpointTotals, EngineFigures, Percentiles
 
 
 def ratio(numerator: float | None, denominator: float | None) -> float | None:

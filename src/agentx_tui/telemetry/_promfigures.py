@@ -12,11 +12,11 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from agentx_tui.snapshot import EndpointFigures, EndpointTotals, EngineFigures, Flavor, Percentiles
 from agentx_tui.telemetry import _names
 from agentx_tui.telemetry._names import TOTAL_FIELDS
 from agentx_tui.telemetry._promapi import Vector
 from agentx_tui.telemetry._promql import ENGINE_LABELS, FIGURE_LABEL, QUANTILE_LABEL, REPLICA_LABELS
-from agentx_tui.telemetry.snapshot import EndpointFigures, EndpointTotals, EngineFigures, Flavor, Percentiles
 
 ReplicaKey = tuple[str, ...]  # values of REPLICA_LABELS, "" where a series lacks the label
 Rest = tuple[tuple[str, str], ...]  # a series' other labels, sorted

@@ -17,9 +17,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from agentx_tui.snapshot import GpuFigures
 from agentx_tui.telemetry._promapi import Vector
 from agentx_tui.telemetry._promfigures import ReplicaKey, replica_key
-from agentx_tui.telemetry.snapshot import GpuFigures
 
 _MIB = 1024 * 1024
 _NODE_LABELS = ("node", "kubernetes_node", "nodename")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agentx_tui.telemetry.snapshot import EndpointFigures, EndpointTotals, Percentiles
+from agentx_tui.snapshot import EndpointFigures, EndpointTotals, Percentiles
 
 _SUMMED = (
     "running",

@@ -11,9 +11,9 @@ from typing import Literal
 
 import httpx
 
+from agentx_tui.snapshot import GpuFigures, GpuState
 from agentx_tui.telemetry._fetch import FetchError, fetch_text
 from agentx_tui.telemetry._parse import PageError, parse_page
-from agentx_tui.telemetry.snapshot import GpuFigures, GpuState
 
 _MIB = 1024 * 1024
 Samples = dict[str, list[tuple[dict[str, str], float]]]

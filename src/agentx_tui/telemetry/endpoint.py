@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import httpx
 
+from agentx_tui.snapshot import EndpointFigures, EndpointTotals, Flavor, GpuFigures
 from agentx_tui.telemetry import _names
 from agentx_tui.telemetry._fetch import FetchError, fetch_text
 from agentx_tui.telemetry._figures import page_figures
@@ -14,7 +15,6 @@ from agentx_tui.telemetry._names import PageFlavor
 from agentx_tui.telemetry._parse import Page, PageError, parse_page
 from agentx_tui.telemetry._window import WindowState
 from agentx_tui.telemetry.dcgm import gpus_from_samples
-from agentx_tui.telemetry.snapshot import EndpointFigures, EndpointTotals, Flavor, GpuFigures
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any, TypeVar
 
-from agentx_tui.telemetry.snapshot import GpuFigures, GpuState
+from agentx_tui.snapshot import GpuFigures, GpuState
 
 T = TypeVar("T")
 _PREFIX = "no NVIDIA GPU visible"

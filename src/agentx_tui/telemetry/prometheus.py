@@ -33,6 +33,7 @@ from typing import Final
 import httpx
 
 from agentx_tui.errors import TargetError, UsageError
+from agentx_tui.snapshot import EndpointFigures, GpuFigures, GpuState
 from agentx_tui.telemetry import _promql, _promstart
 from agentx_tui.telemetry._promapi import PromApi, PromError, Vector, shown_url
 from agentx_tui.telemetry._promfigures import (
@@ -48,7 +49,6 @@ from agentx_tui.telemetry._promfigures import (
 )
 from agentx_tui.telemetry._promgpus import describe, map_gpus
 from agentx_tui.telemetry._promstart import DEFAULT_SCRAPE_INTERVAL_S, PROMETHEUS_TOKEN_ENV
-from agentx_tui.telemetry.snapshot import EndpointFigures, GpuFigures, GpuState
 
 __all__ = [
     "PROMETHEUS_TOKEN_ENV",

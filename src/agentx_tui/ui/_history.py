@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field, fields
 
-from agentx_tui.telemetry.rates import rates
-from agentx_tui.telemetry.snapshot import Snapshot
+from agentx_tui.snapshot import Snapshot
+from agentx_tui.snapshot.rates import rates
 
 # Enough for a 200-column chart at one sample per snapshot; older samples simply fall off.
 HISTORY_LEN = 240

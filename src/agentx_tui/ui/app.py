@@ -23,7 +23,7 @@ from textual.widgets import Footer, Static
 
 from agentx_tui.control import LiveControls, ReplayControls, SnapshotSource
 from agentx_tui.secrets import redact as scrub
-from agentx_tui.telemetry.snapshot import Snapshot
+from agentx_tui.snapshot import Snapshot
 from agentx_tui.ui._history import History
 from agentx_tui.ui._themes import BUNDLED_DIR, choose_theme, load_themes, user_theme_dir
 from agentx_tui.ui.header import RunHeader

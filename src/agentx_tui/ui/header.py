@@ -7,8 +7,8 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from agentx_tui.control import LiveControls, ReplayControls
-from agentx_tui.telemetry.bottleneck import simulator_behind
-from agentx_tui.telemetry.snapshot import Snapshot
+from agentx_tui.snapshot import Snapshot
+from agentx_tui.snapshot.bottleneck import simulator_behind
 from agentx_tui.ui._format import duration
 from agentx_tui.ui.panes._base import pack
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.message import Message
 
-from agentx_tui.telemetry.snapshot import Snapshot
+from agentx_tui.snapshot import Snapshot
 
 
 class SnapshotArrived(Message):

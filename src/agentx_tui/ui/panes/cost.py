@@ -7,7 +7,7 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Digits
 
-from agentx_tui.telemetry.snapshot import Snapshot
+from agentx_tui.snapshot import Snapshot
 from agentx_tui.ui._format import NA, money, split_compact
 from agentx_tui.ui.panes._base import Figures, Pane, flow, label, line, value
 

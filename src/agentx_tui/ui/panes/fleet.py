@@ -24,7 +24,7 @@ from textual.app import ComposeResult
 from textual.color import Color
 from textual.widget import Widget
 
-from agentx_tui.telemetry.snapshot import EndpointFigures, Snapshot
+from agentx_tui.snapshot import EndpointFigures, Snapshot
 from agentx_tui.ui._format import compact, level, number, percent
 from agentx_tui.ui.panes._base import Pane
 from agentx_tui.ui.panes._table import Cell, Column, KeyedTable

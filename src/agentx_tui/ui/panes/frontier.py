@@ -27,9 +27,9 @@ from textual.content import Content
 from textual.strip import Strip
 from textual.widget import Widget
 
+from agentx_tui.snapshot import Snapshot, SweepState, TierRead
+from agentx_tui.snapshot.rates import rates
 from agentx_tui.sweep.frontier import MonotoneCurve, frontier_curve, point_xy
-from agentx_tui.telemetry.rates import rates
-from agentx_tui.telemetry.snapshot import Snapshot, SweepState, TierRead
 from agentx_tui.ui._format import NA, compact, money
 from agentx_tui.ui.panes._base import Figures, Pane, flow, label, line, value
 

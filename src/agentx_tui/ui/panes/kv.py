@@ -6,7 +6,7 @@ from textual.app import ComposeResult
 from textual.content import Content
 from textual.widgets import Sparkline
 
-from agentx_tui.telemetry.snapshot import Snapshot
+from agentx_tui.snapshot import Snapshot
 from agentx_tui.ui._format import NA, bar, count, number, percent
 from agentx_tui.ui.panes._base import Figures, Pane, label, line, load_style, plot, value
 from agentx_tui.ui.panes._spark import HistoryChart

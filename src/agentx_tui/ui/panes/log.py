@@ -13,7 +13,7 @@ from textual.geometry import Size
 from textual.reactive import Reactive
 from textual.widgets import RichLog
 
-from agentx_tui.telemetry.snapshot import Snapshot
+from agentx_tui.snapshot import Snapshot
 from agentx_tui.ui.panes._base import Pane
 
 MAX_LINES = 1000

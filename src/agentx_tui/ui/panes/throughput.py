@@ -9,8 +9,8 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Sparkline
 
-from agentx_tui.telemetry.rates import rates as window_rates
-from agentx_tui.telemetry.snapshot import Percentiles, Snapshot
+from agentx_tui.snapshot import Percentiles, Snapshot
+from agentx_tui.snapshot.rates import rates as window_rates
 from agentx_tui.ui._format import compact, seconds
 from agentx_tui.ui.panes._base import Figures, Pane, label, line, plot, value
 from agentx_tui.ui.panes._spark import HistoryChart

@@ -10,7 +10,7 @@ from rich.style import Style
 from textual.app import ComposeResult
 from textual.color import Color
 
-from agentx_tui.telemetry.snapshot import CHILD_ID_BASE, SessionRow, Snapshot
+from agentx_tui.snapshot import CHILD_ID_BASE, Snapshot, UserRow
 from agentx_tui.ui._format import NA, compact, count, seconds
 from agentx_tui.ui.panes._base import Pane
 from agentx_tui.ui.panes._table import Cell, Column, KeyedTable
@@ -109,7 +109,7 @@ class UsersPane(Pane):
 
 
 # What each column sorts by, in COLUMNS order: raw values, so sorting formats nothing.
-_SORT_VALUES: tuple[Callable[[SessionRow], float | str | None], ...] = (
+_SORT_VALUES: tuple[Callable[[UserRow], float | str | None], ...] = (
     lambda s: s.user,
     lambda s: s.state,
     lambda s: s.step / s.steps_total if s.steps_total else None,
@@ -122,12 +122,12 @@ _SORT_VALUES: tuple[Callable[[SessionRow], float | str | None], ...] = (
 )
 
 
-def _sort_key(s: SessionRow, column: int) -> tuple[int, Any]:
+def _sort_key(s: UserRow, column: int) -> tuple[int, Any]:
     raw = _SORT_VALUES[column](s)
     return (1, 0) if raw is None else (0, raw)  # unknown values sort last
 
 
-def _cells(s: SessionRow) -> tuple[Cell, ...]:
+def _cells(s: UserRow) -> tuple[Cell, ...]:
     # A sub-agent shows as parent›n: its own id is a large number that would say nothing.
     who = f"{s.user}" if s.parent is None else f"{s.parent}›{s.user - CHILD_ID_BASE}"
     texts = (

@@ -1,0 +1,239 @@
+"""Replaying one agent-session tree (workloads/README.md, a contract): when each call goes, and its prompt text.
+
+Timing (`replay_tree`): the parent's calls go in order, each once its recorded `think_time` (capped
+by `max_think_s`) has passed since the end of the parent's previous call: never the gap between
+recorded `t`s, which holds the recorded server's latency. A sub-agent starts when the parent call
+before it has finished and runs its own calls the same way, in parallel with the parent and its
+siblings. Its join call (the first parent call recorded at or after its end) waits until it has
+finished *and* its own think time has passed; parent calls recorded during its span do not wait. A
+sub-agent with no join call runs in the background and the tree ends when it does. An agent counts
+as finished when its calls and all its own sub-agents are.
+
+Failures (`send` returned False): a failed parent call ends the tree, cancelling the sub-agents still
+running; a failed sub-agent call ends that sub-agent (and its own sub-agents) only, and the parent's
+join call stops waiting for it. `stop` (a retired user) lets the calls on the wire finish, then sends
+nothing more and ends every wait at once. Cancelling the task cancels everything, calls on the wire
+included; no task outlives `replay_tree` (one TaskGroup holds them all). `send` should not raise; if it
+does, the tree is cancelled and that exception propagates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from agentx_tui.load.sending.sender import Core
+from agentx_tui.load.sending.users import User
+from agentx_tui.load.stats import Failed
+from agentx_tui.load.workload.session_files import SessionCall, SessionTree, SubAgent
+from agentx_tui.load.workload.session_prompts import PassPrompts
+from agentx_tui.load.workload.spec import Workload
+
+Agent = SessionTree | SubAgent  # the parent is the tree itself
+CallSender = Callable[[Agent, SessionCall], Awaitable[bool]]  # one request; True when it succeeded
+Ended = Literal["done", "error", "stopped"]
+TOO_LONG = "session_call_too_long"
+
+
+@dataclass(frozen=True, slots=True)
+class TreeOutcome:
+    ended: Ended  # done: every parent call went well; error: a parent call failed; stopped: by `stop`
+    calls_ok: int
+    calls_failed: int
+    subagents_started: int
+    subagents_done: int  # ran all their calls; the others were cut short (a failure, or `stop`)
+    elapsed_s: float
+
+
+async def replay_tree(
+    tree: SessionTree,
+    send: CallSender,
+    *,
+    max_think_s: float | None = None,
+    stop: asyncio.Event | None = None,
+    on_subagent: Callable[[SubAgent, bool], None] | None = None,
+    sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> TreeOutcome:
+    """Replay `tree` through `send`; `on_subagent(sub, True/False)` marks each sub-agent's start/end."""
+    started = clock()
+    try:
+        async with asyncio.TaskGroup() as group:
+            run = _Run(group, send, max_think_s, stop, on_subagent, sleep, clock)
+            how = await run.agent(tree)
+    except BaseExceptionGroup as errors:
+        raise _first(errors) from None
+    return TreeOutcome(
+        ended="error" if how == "failed" else "stopped" if run.stopped else "done",
+        calls_ok=run.calls_ok,
+        calls_failed=run.calls_failed,
+        subagents_started=run.subagents_started,
+        subagents_done=run.subagents_done,
+        elapsed_s=clock() - started,
+    )
+
+
+class _Run:
+    def __init__(
+        self,
+        group: asyncio.TaskGroup,
+        send: CallSender,
+        max_think_s: float | None,
+        stop: asyncio.Event | None,
+        on_subagent: Callable[[SubAgent, bool], None] | None,
+        sleep: Callable[[float], Awaitable[object]],
+        clock: Callable[[], float],
+    ) -> None:
+        self.group, self.send, self.max_think_s, self.stop = group, send, max_think_s, stop
+        self.on_subagent, self.sleep, self.clock = on_subagent, sleep, clock
+        self.calls_ok = self.calls_failed = self.subagents_started = self.subagents_done = 0
+        self.stopped = False
+
+    async def agent(self, node: Agent) -> Literal["done", "failed", "stopped"]:
+        spawns: dict[int | None, list[SubAgent]] = {}
+        joins: dict[int, list[SubAgent]] = {}
+        for sub in node.subagents:
+            spawns.setdefault(sub.spawn_after, []).append(sub)
+            if sub.join_at is not None:
+                joins.setdefault(sub.join_at, []).append(sub)
+        children: dict[int, asyncio.Task[None]] = {}  # by id() of the sub-agent
+
+        def spawn(after: int | None) -> None:
+            for sub in spawns.get(after, ()):
+                children[id(sub)] = self.group.create_task(self.subagent(sub))
+
+        how: Literal["done", "failed", "stopped"] = "done"
+        try:
+            spawn(None)
+            last_end = self.clock()  # the first call's think time counts from the agent's start
+            for i, call in enumerate(node.calls):
+                waits = [children[id(sub)] for sub in joins.get(i, ())]
+                think = call.think_time if self.max_think_s is None else min(call.think_time, self.max_think_s)
+                if not await self._hold(waits, last_end + max(think, 0.0)):
+                    how = "stopped"
+                    break
+                sent = await self.send(node, call)
+                last_end = self.clock()
+                if not sent:
+                    self.calls_failed += 1
+                    how = "failed"
+                    break
+                self.calls_ok += 1
+                spawn(i)
+            if how == "failed":
+                for task in children.values():
+                    task.cancel()
+            if children:  # background sub-agents (and stopped ones finishing their calls) end the agent
+                await asyncio.wait(children.values())
+            return how
+        finally:
+            for task in children.values():  # only does something when this agent itself was cancelled
+                task.cancel()
+
+    async def subagent(self, sub: SubAgent) -> None:
+        self.subagents_started += 1
+        if self.on_subagent is not None:
+            self.on_subagent(sub, True)
+        try:
+            if await self.agent(sub) == "done":
+                self.subagents_done += 1
+        finally:
+            if self.on_subagent is not None:
+                self.on_subagent(sub, False)
+
+    async def _hold(self, waits: Sequence[asyncio.Task[None]], deadline: float) -> bool:
+        """Wait for `waits`, then until `deadline`; False when `stop` came first."""
+        if self.stop is not None and self.stop.is_set():
+            self.stopped = True
+            return False
+        if not waits and deadline <= self.clock():
+            return True
+        if self.stop is None:
+            await self._wait(waits, deadline)
+            return True
+        # Race the wait against `stop`; both tasks live in the group, which awaits the cancelled one.
+        wait = self.group.create_task(self._wait(waits, deadline))
+        halt = self.group.create_task(self.stop.wait())
+        try:
+            await asyncio.wait((wait, halt), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            wait.cancel()
+            halt.cancel()
+        if self.stop.is_set():
+            self.stopped = True
+            return False
+        return True
+
+    async def _wait(self, waits: Sequence[asyncio.Task[None]], deadline: float) -> None:
+        if waits:
+            await asyncio.wait(waits)
+        delay = deadline - self.clock()
+        if delay > 0:
+            await self.sleep(delay)
+
+
+def _first(errors: BaseExceptionGroup[BaseException]) -> BaseException:
+    error: BaseException = errors
+    while isinstance(error, BaseExceptionGroup):
+        error = error.exceptions[0]
+    return error
+
+
+# -- the driver's side: one user replaying one pass ------------------------------------------------
+
+
+async def run_tree(core: Core, slot: User, tree: SessionTree, pass_key: int, w: Workload, stop: asyncio.Event) -> str:
+    """Replay one pass of `tree` as `slot`; returns how it ended: done, context, error or retired."""
+    server = core.pick_server()  # the whole tree on one server: its sub-agents share the parent's cache
+    prompts = PassPrompts(tree, pass_key, server.maker)
+    children: dict[int, User] = {}  # sub-agent id → its row
+    too_long = False
+    slot.label, slot.step, slot.steps_total, slot.endpoint = tree.label, 0, len(tree.calls), server.url
+
+    async def send(agent: Agent, call: SessionCall) -> bool:
+        nonlocal too_long
+        row = slot if agent is tree else children[id(agent)]
+        conv, out = prompts.build(call)
+        row.step, row.context_tokens = call.index + 1, conv.prompt_tokens
+        if server.max_len is not None and conv.prompt_tokens + out > server.max_len:
+            too_long = True
+            now = time.monotonic()
+            core.sink.error(Failed(TOO_LONG, False, now, now))
+            limit = server.max_len
+            core.event(
+                TOO_LONG,
+                lambda n: (
+                    f"{n} session call(s) longer than the model's context ({limit} tokens) ended "
+                    "their session; lower --scale to fit them"
+                ),
+            )
+            return False
+        await core.gate(row)
+        record, _ = await core.send(server, row, conv, out, call.seq + 1, w)
+        if record.error is None:
+            row.state = "tool"  # the recorded think time until its next call
+        return record.error is None
+
+    def subagent(sub: SubAgent, started: bool) -> None:
+        if started:
+            child = User(user=core.new_child_id(), parent=slot.user, session=slot.session, endpoint=server.url)
+            child.label, child.steps_total = sub.label, len(sub.calls)
+            children[id(sub)] = child
+            core.children[child.user] = child
+        else:
+            child = children.pop(id(sub))
+            core.children.pop(child.user, None)
+
+    try:
+        outcome = await replay_tree(tree, send, max_think_s=core.max_think_s, stop=stop, on_subagent=subagent)
+    finally:
+        for child in children.values():
+            core.children.pop(child.user, None)
+    if outcome.ended == "stopped":
+        return "retired"
+    if outcome.ended == "error":
+        return "context" if too_long else "error"
+    return "done"

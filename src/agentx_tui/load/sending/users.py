@@ -1,0 +1,52 @@
+"""One simulated user's live state (a row of the users table), shared by every kind of loop."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from agentx_tui.snapshot import UserRow, UserState
+
+
+@dataclass(slots=True)
+class User:
+    user: int
+    parent: int | None = None
+    session: int = 0
+    state: UserState = "waiting"
+    step: int = 0
+    steps_total: int = 0
+    context_tokens: int = 0
+    last_ttft: float | None = None
+    decode_sum: float = 0.0
+    decode_n: int = 0
+    itl_sum: float = 0.0  # per-request ITL, summed for the session's mean interactivity
+    itl_n: int = 0
+    output_tokens: int = 0
+    requests: int = 0
+    errors: int = 0
+    endpoint: str = ""
+    label: str = ""
+    in_flight: bool = False
+    retire: bool = False
+    task: asyncio.Task[None] | None = None
+    stop: asyncio.Event | None = None  # set when retired: a replay lets its calls on the wire finish
+
+    def row(self) -> UserRow:
+        return UserRow(
+            user=self.user,
+            session=self.session,
+            state=self.state,
+            step=self.step,
+            steps_total=self.steps_total,
+            context_tokens=self.context_tokens,
+            last_ttft_s=self.last_ttft,
+            decode_tokens_per_s=self.decode_sum / self.decode_n if self.decode_n else None,
+            output_tokens=self.output_tokens,
+            requests=self.requests,
+            errors=self.errors,
+            endpoint=self.endpoint,
+            parent=self.parent,
+            interactivity_tokens_per_s=self.itl_n / self.itl_sum if self.itl_sum > 0 else None,
+            label=self.label,
+        )

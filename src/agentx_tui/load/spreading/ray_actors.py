@@ -1,0 +1,168 @@
+"""Load workers as Ray actors on an existing Ray cluster (`--ray ADDRESS`, the optional extra `ray`).
+
+The same `WorkerCore` as a local worker process (load/workers.py), behind the methods of an async
+actor instead of a pipe; the `WorkerPool` in the main process merges their summaries exactly as it
+does for processes. Actors are spread over the cluster's nodes, one CPU each. Each node measures its
+requests on its own clock: the pool moves every summary onto the main process's clock by the offset
+it sees between the two (the smallest `received − sent` over the reports), so only durations
+measured on one node are ever compared.
+
+Everything Ray can get wrong is said in one sentence: Ray not installed (the extra), a cluster that
+cannot be reached or whose Ray or Python differs from this one (exit 3), a loopback target URL with
+a cluster of several nodes (their actors could not reach it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import sys
+from types import ModuleType
+from typing import Any
+from urllib.parse import urlsplit
+
+from agentx_tui.errors import TargetError, UsageError
+from agentx_tui.load.spreading.pool import WorkerCore, WorkerReport, WorkerSpec
+
+RAY_EXTRA_HINT = "Install it with `pip install 'agentx-tui[ray]'` (the same Ray version as the cluster)."
+
+
+def import_ray() -> ModuleType:
+    try:
+        return importlib.import_module("ray")
+    except ImportError as exc:
+        raise UsageError("--ray needs Ray, which is not installed.", RAY_EXTRA_HINT) from exc
+
+
+def connect(address: str, target_urls: list[str]) -> ModuleType:
+    """Join the cluster at `address` (`ray://HOST:10001`, `HOST:6379` or `auto`) and check it can
+    run our actors; returns the `ray` module. Raises `TargetError` (exit 3) or `UsageError` (exit 2)."""
+    ray = import_ray()
+    try:
+        ray.init(
+            address=address,
+            logging_level="ERROR",
+            log_to_driver=False,
+            ignore_reinit_error=True,
+            runtime_env={"env_vars": {"PYTHONUNBUFFERED": "1"}},
+        )
+    except Exception as exc:  # ConnectionError, RuntimeError (version mismatch), ValueError (address)
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if "version" in text.lower():
+            raise TargetError(
+                f"The Ray cluster at {address} runs another Ray or Python version than this one "
+                f"(Ray {ray.__version__}, Python {sys.version.split()[0]}): {text}",
+                "Install the cluster's versions here, or run agentx-tui on a cluster node.",
+            ) from exc
+        raise TargetError(f"Could not join the Ray cluster at {address}: {text}", "Check --ray ADDRESS.") from exc
+    nodes = [n for n in ray.nodes() if n.get("Alive")]
+    loopback = [u for u in target_urls if _is_loopback(u)]
+    if len(nodes) > 1 and loopback:
+        ray.shutdown()
+        raise UsageError(
+            f"--ray: the cluster has {len(nodes)} nodes, but the target {loopback[0]} is a loopback address "
+            "that actors on other nodes cannot reach.",
+            "Attach to the server by an address every node can reach.",
+        )
+    return ray
+
+
+def disconnect() -> None:
+    """Leave the cluster (our actors die with the connection), if we joined one."""
+    ray = sys.modules.get("ray")
+    if ray is not None and ray.is_initialized():
+        with contextlib.suppress(Exception):
+            ray.shutdown()
+
+
+def cluster_cpus(ray: ModuleType) -> int:
+    return int(ray.cluster_resources().get("CPU", 1))
+
+
+def cluster_nodes(ray: ModuleType) -> int:
+    return max(1, sum(1 for n in ray.nodes() if n.get("Alive")))
+
+
+def _is_loopback(url: str) -> bool:
+    host = urlsplit(url if "://" in url else "http://" + url).hostname or ""
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+class LoadActor:
+    """The actor (made remote by `RayWorker`): a `WorkerCore` in the actor's own event loop."""
+
+    def __init__(self, spec: WorkerSpec) -> None:
+        self.spec = spec
+        self.core: WorkerCore | None = None
+
+    async def start(self) -> str:
+        self.core = WorkerCore(self.spec)
+        await self.core.start()
+        return "started"
+
+    def _core(self) -> WorkerCore:
+        assert self.core is not None, "start() first"
+        return self.core
+
+    async def collect(self) -> WorkerReport:
+        return self._core().collect()
+
+    async def users(self, n: int) -> None:
+        self._core().set_users(n)
+
+    async def pause(self) -> None:
+        self._core().pause()
+
+    async def resume(self) -> None:
+        self._core().resume()
+
+    async def workload(self, workload: Any) -> None:
+        self._core().set_workload(workload)
+
+    async def drain(self, timeout_s: float) -> bool:
+        return await self._core().drain(timeout_s)
+
+    async def stop(self) -> WorkerReport:
+        core = self._core()
+        await core.stop()
+        return core.collect()
+
+
+class RayWorker:
+    """One Ray actor as the pool's `WorkerHandle`."""
+
+    remote_clock = True  # its times are another node's: the pool moves them onto its own clock
+
+    def __init__(self, ray: ModuleType, spec: WorkerSpec) -> None:
+        self.index = spec.index
+        self._ray = ray
+        remote = ray.remote(num_cpus=1, scheduling_strategy="SPREAD", max_restarts=0)(LoadActor)
+        self._actor = remote.remote(spec)
+        self._alive = True
+
+    async def started(self, timeout_s: float) -> None:
+        try:
+            await asyncio.wait_for(self._actor.start.remote(), timeout_s)
+        except Exception as exc:
+            self._alive = False
+            raise TargetError(f"Ray load worker {self.index} could not start: {exc}") from exc
+
+    async def call(self, command: str, *args: Any) -> Any:
+        try:
+            return await getattr(self._actor, command).remote(*args)
+        except Exception as exc:  # RayActorError, a lost node: the pool counts this worker as gone
+            self._alive = False
+            raise ConnectionError(f"Ray load worker {self.index}: {exc}") from exc
+
+    def tell(self, command: str, *args: Any) -> None:
+        if self._alive:
+            getattr(self._actor, command).remote(*args)
+
+    def alive(self) -> bool:
+        return self._alive
+
+    async def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._ray.kill(self._actor)
+        self._alive = False

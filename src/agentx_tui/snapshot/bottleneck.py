@@ -1,0 +1,23 @@
+"""Who limits the figures, when it is not the server under test: the load generator (its own health,
+load/health.py) or the built-in simulated engine running out of CPU (docs/sim.md)."""
+
+from __future__ import annotations
+
+from agentx_tui.snapshot.model import Snapshot
+
+# Tokens a simulator hands out this late are late for every user: its figures are its own limit.
+SIM_LAG_LIMIT_S = 0.1
+
+
+def simulator_behind(snap: Snapshot) -> str | None:
+    """Why the simulated engine is the bottleneck now, in words; None when it keeps up (or is real)."""
+    for e in snap.endpoints:
+        lost = e.sim_lost_s or 0.0
+        lag = e.sim_lag_s or 0.0
+        if lost > 0 or lag >= SIM_LAG_LIMIT_S:
+            what = f"dropped {lost:.2f} s of simulated GPU time" if lost > 0 else f"runs {lag * 1000:.0f} ms behind"
+            return (
+                f"simulated engine saturated: {e.url} {what} (it has too little CPU for this load); "
+                "the figures are limited by the simulator, not the modelled GPU"
+            )
+    return None

@@ -1,0 +1,354 @@
+"""The one immutable `Snapshot` per tick that every sink consumes (docs/architecture.md).
+
+The TUI, the headless printer, the JSONL recorder, the report builder and replay all see the same
+stream of these objects, so a recording replays exactly what was shown. A `Snapshot` serialises to one
+JSON line (`to_json`) and back (`Snapshot.from_json`) without loss.
+
+Conventions (docs/metrics.md): fractions are 0–1, rates are per second, times in seconds, power in watts,
+money in USD. A figure that cannot be known is ``None`` (shown as ``n/a``), never 0.
+
+Two kinds of figures live side by side:
+- *window* figures (rates, percentiles, hit rates) cover the last rate window (a few ticks);
+- *run totals* (``*_total`` fields of `EndpointTotals` and `ClientTotals`) are reset-aware sums of
+  counter deltas since the first sample of this run, so the report can be computed from the last
+  snapshot alone, and replaying a recording reproduces the report.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = 1
+# What kind of server an endpoint is: decided by the attach probe, refined by the metric names it serves.
+Flavor = Literal["vllm", "sglang", "sim", "unknown"]
+USERS_SHOWN = 500  # session rows a Snapshot carries; more users are counted, not listed
+CHILD_ID_BASE = 1 << 40  # sub-agent rows have ids from here: they never meet a user's id
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Percentiles(_Frozen):
+    """Latency percentiles in seconds; ``None`` when no sample fell in the window."""
+
+    p50: float | None = None
+    p90: float | None = None
+    p99: float | None = None
+
+
+class EndpointTotals(_Frozen):
+    """Server counters summed over the run (Δ since the first scrape, restarts handled like `rate()`)."""
+
+    prompt_tokens: float | None = None
+    generation_tokens: float | None = None
+    cached_prompt_tokens: float | None = None
+    prefix_cache_queries: float | None = None
+    prefix_cache_hits: float | None = None
+    preemptions: float | None = None
+    requests_finished: float | None = None
+
+
+class EngineFigures(_Frozen):
+    """One data-parallel engine (the `engine` label of vLLM's metrics) of one endpoint."""
+
+    engine: str
+    running: float | None = None
+    waiting: float | None = None
+    kv_cache_usage: float | None = None
+    prefix_hit_rate_window: float | None = None
+    generation_tokens_per_s: float | None = None
+
+
+class EndpointFigures(_Frozen):
+    """What the scraper read from one server's /metrics (and /health) this tick."""
+
+    url: str
+    up: bool = False
+    status: str = "starting"  # "up", "down: <reason>", "starting", "no metrics: <reason>"
+    flavor: Flavor = "unknown"
+    model: str | None = None
+    engine_version: str | None = None
+    max_model_len: int | None = None
+    running: float | None = None
+    waiting: float | None = None
+    kv_cache_usage: float | None = None
+    block_size: int | None = None
+    num_gpu_blocks: int | None = None
+    prefix_caching_enabled: bool | None = None
+    prefix_hit_rate_window: float | None = None
+    prefix_hit_rate_lifetime: float | None = None
+    prompt_tokens_per_s: float | None = None
+    generation_tokens_per_s: float | None = None
+    cached_prompt_tokens_per_s: float | None = None
+    preemptions_per_s: float | None = None
+    requests_per_s: float | None = None
+    ttft: Percentiles = Field(default_factory=Percentiles)
+    itl: Percentiles = Field(default_factory=Percentiles)
+    e2e: Percentiles = Field(default_factory=Percentiles)
+    queue_time: Percentiles = Field(default_factory=Percentiles)
+    totals: EndpointTotals = Field(default_factory=EndpointTotals)
+    engines: tuple[EngineFigures, ...] = ()
+    # The GPUs serving this endpoint, where they are known (DCGM series mapped to the replica, the
+    # simulator's own): their count and mean utilisation (0–1). None when not known.
+    gpu_count: int | None = None
+    gpu_utilization: float | None = None
+    # The simulated engine only: how far its engine loop is behind wall time (s), and simulated-GPU
+    # time it dropped since the previous scrape (s). Either high: the simulator, not the modelled GPU,
+    # limits the figures.
+    sim_lag_s: float | None = None
+    sim_lost_s: float | None = None
+
+
+class GpuFigures(_Frozen):
+    """One GPU, from NVML (local) or a DCGM exporter (remote or simulated)."""
+
+    index: int
+    name: str
+    uuid: str | None = None
+    source: Literal["nvml", "dcgm", "sim"] = "nvml"
+    utilization: float | None = None  # 0–1
+    memory_used_bytes: float | None = None
+    memory_total_bytes: float | None = None
+    power_w: float | None = None
+    power_limit_w: float | None = None
+    temperature_c: float | None = None
+    sm_clock_mhz: float | None = None
+    host: str | None = None  # the node the GPU is on (DCGM `Hostname`), when known
+    pids: tuple[int, ...] = ()  # processes with a compute context on it (NVML), to tell whose GPU it is
+
+
+class GpuState(_Frozen):
+    status: str = "no NVIDIA GPU visible: not sampled"
+    gpus: tuple[GpuFigures, ...] = ()
+
+
+class ClientTotals(_Frozen):
+    """Client-side totals over the run, from the driver's request records."""
+
+    requests_completed: int = 0
+    requests_failed: int = 0
+    prompt_tokens: int = 0
+    cached_prompt_tokens: int = 0
+    output_tokens: int = 0
+    sessions_completed: int = 0
+    sessions_ended_by_context: int = 0
+    # Tokens that a perfect, unbounded prefix cache would serve (block-aligned shared prefix): ceiling.
+    ceiling_cacheable_tokens: int = 0
+    # True once any response carried usage.prompt_tokens_details; False means the server omits it.
+    cached_tokens_reported: bool = False
+    errors_by_kind: dict[str, int] = Field(default_factory=dict)
+
+
+class ClientFigures(_Frozen):
+    """What the load driver measured: window rates, latency percentiles (window and run)."""
+
+    output_tokens_per_s: float | None = None
+    prompt_tokens_per_s: float | None = None
+    cached_prompt_tokens_per_s: float | None = None
+    total_tokens_per_s: float | None = None
+    requests_per_s: float | None = None
+    prefix_hit_rate: float | None = None  # window Σcached / Σprompt; None when the server omits it
+    prefix_hit_rate_ceiling: float | None = None  # window, same requests as `prefix_hit_rate`
+    per_user_output_tokens_per_s_p50: float | None = None  # window, decode speed per request
+    # AgentX interactivity (docs/metrics.md): 1 / percentile of per-request ITL, window.
+    interactivity_p50_tokens_per_s: float | None = None
+    interactivity_p90_tokens_per_s: float | None = None
+    ttft: Percentiles = Field(default_factory=Percentiles)
+    itl: Percentiles = Field(default_factory=Percentiles)
+    e2e: Percentiles = Field(default_factory=Percentiles)
+    run_ttft: Percentiles = Field(default_factory=Percentiles)
+    run_itl: Percentiles = Field(default_factory=Percentiles)
+    run_e2e: Percentiles = Field(default_factory=Percentiles)
+    run_per_user_output_tokens_per_s_p50: float | None = None
+    run_interactivity_p50_tokens_per_s: float | None = None
+    run_interactivity_p90_tokens_per_s: float | None = None
+    run_prefix_hit_rate_ceiling: float | None = None
+    in_flight: int = 0  # requests on the wire now (sub-agents push it above the user count)
+    totals: ClientTotals = Field(default_factory=ClientTotals)
+
+
+class ClientHealth(_Frozen):
+    """How hard the load generator itself works (docs/scale.md): is the client the bottleneck?
+
+    Window figures over every load process (the main process included). `saturated` is the verdict,
+    `reason` says why in words (docs/metrics.md gives the thresholds)."""
+
+    workers: int = 1
+    cpu_cores: float | None = None  # CPU time of all load processes / wall time (1.0 = one core busy)
+    cpu_cores_max_process: float | None = None  # the busiest single process (an event loop is one core)
+    loop_lag_p99_s: float | None = None  # the worst process's event-loop lag p99
+    run_queue_s_per_s: float | None = None  # time spent runnable but waiting for a CPU, per second
+    queued_requests: int = 0  # requests waiting for a connection slot (the machine's limit)
+    saturated: bool = False
+    reason: str | None = None
+    # Over the run so far, for the report: the mean CPU, the event-loop lag p99 of every process's
+    # samples, and whether the client was saturated for three ticks in a row at some point (and why).
+    run_cpu_cores_mean: float | None = None
+    run_loop_lag_p99_s: float | None = None
+    run_saturated: bool = False
+    run_reason: str | None = None
+
+
+UserState = Literal["prefill", "decoding", "tool", "waiting", "paused", "done", "error"]
+
+
+class UserRow(_Frozen):
+    """One simulated user (agent session slot) of the load driver."""
+
+    user: int
+    session: int  # how many sessions this user has started (1-based)
+    state: UserState
+    step: int
+    steps_total: int
+    context_tokens: int
+    last_ttft_s: float | None = None
+    decode_tokens_per_s: float | None = None  # rolling mean over this session's requests
+    output_tokens: int = 0  # over all sessions of this user
+    requests: int = 0
+    errors: int = 0
+    endpoint: str = ""
+    parent: int | None = None  # for sub-agents: the parent user id
+    interactivity_tokens_per_s: float | None = None  # 1 / mean per-request ITL over this session
+    label: str = ""  # what the session replays (a trace file name), if anything
+
+
+class CostFigures(_Frozen):
+    """The tokens-per-dollar meter (docs/metrics.md). All ``None`` when no price is known."""
+
+    usd_per_gpu_hour: float | None = None
+    gpus: int | None = None
+    price_source: str = "no price: pass --gpu-price USD or --cost-profile NAME"
+    mode: Literal["rental", "owned", "none"] = "none"
+    usd_spent: float | None = None
+    tokens_per_dollar_total: float | None = None  # run-wide
+    tokens_per_dollar_output: float | None = None  # run-wide
+    usd_per_million_output_tokens: float | None = None  # run-wide
+    tokens_per_dollar_total_window: float | None = None
+    tokens_per_dollar_output_window: float | None = None
+    # Where `gpus` came from (docs/metrics.md): "--gpus", "launched server (NVML processes)", "DCGM series of
+    # the attached replicas", "simulated profile"… None when no count is known.
+    gpus_source: str | None = None
+
+
+class TierRead(_Frozen):
+    """A sweep's throughput read at one interactivity tier (docs/sweeps.md). None outside the measured
+    range, and `note` says why."""
+
+    tier: float  # tokens/s/user, p90 interactivity
+    total_tokens_per_s_per_gpu: float | None = None
+    tokens_per_dollar_total: float | None = None
+    usd_per_million_total_tokens: float | None = None
+    note: str | None = None
+
+
+class PointFigures(_Frozen):
+    """One measured point of a sweep: the report's figures over the point's window (docs/metrics.md, docs/sweeps.md)."""
+
+    index: int
+    users: int
+    warmup_s: float
+    duration_s: float
+    window_start_s: float  # run-elapsed seconds at which the measured window began
+    requests_completed: int = 0
+    requests_failed: int = 0
+    error_rate: float | None = None
+    output_tokens_per_s: float | None = None
+    prompt_tokens_per_s: float | None = None
+    cached_prompt_tokens_per_s: float | None = None
+    total_tokens_per_s: float | None = None
+    total_tokens_per_s_per_gpu: float | None = None
+    output_tokens_per_s_per_gpu: float | None = None
+    interactivity_p50_tokens_per_s: float | None = None
+    interactivity_p90_tokens_per_s: float | None = None
+    per_user_output_tokens_per_s_p50: float | None = None
+    ttft_p50_s: float | None = None
+    ttft_p90_s: float | None = None
+    ttft_p99_s: float | None = None
+    itl_p50_s: float | None = None
+    itl_p90_s: float | None = None
+    itl_p99_s: float | None = None
+    e2e_p90_s: float | None = None
+    prefix_cache_hit_rate_server: float | None = None
+    prefix_cache_hit_rate_client: float | None = None
+    prefix_cache_hit_rate_ceiling: float | None = None
+    kv_cache_usage_mean: float | None = None
+    kv_cache_usage_max: float | None = None
+    preemptions: float | None = None
+    gpu_util_mean: float | None = None
+    gpu_power_w_mean: float | None = None
+    usd_per_gpu_hour: float | None = None
+    gpus: int | None = None
+    tokens_per_dollar_total: float | None = None
+    tokens_per_dollar_output: float | None = None
+    usd_per_million_output_tokens: float | None = None
+    usd_per_million_total_tokens: float | None = None
+    mean_prompt_tokens: float | None = None  # steadiness: did the contexts still grow?
+    peak_in_flight: int = 0  # steadiness: sub-agents push it above `users`
+    client_cpu_cores_mean: float | None = None
+    client_loop_lag_p99_s: float | None = None
+    client_saturated: bool = False
+
+
+SweepPhase = Literal["warmup", "measure", "done"]
+
+
+class SweepState(_Frozen):
+    """Where a sweep stands: measured points, the frontier, tier reads, the point in progress."""
+
+    mode: Literal["list", "auto"] = "list"
+    planned_users: tuple[int, ...] = ()  # list: all; auto: those measured and the next one
+    tiers: tuple[TierRead, ...] = ()
+    points: tuple[PointFigures, ...] = ()
+    frontier: tuple[int, ...] = ()  # indices into `points` of the Pareto-optimal ones, by interactivity
+    current: int | None = None  # index of the point being measured; None when done
+    current_users: int | None = None
+    phase: SweepPhase = "warmup"
+    phase_left_s: float | None = None
+    warmup_s: float = 0.0
+    point_duration_s: float = 0.0
+    stop_reason: str | None = None  # why the sweep ended (auto's rule, a list's end, an interruption)
+
+
+RunState = Literal["starting", "running", "paused", "server down", "stopping", "finished"]
+
+
+class RunInfo(_Frozen):
+    target: str  # "attach http://…", "serve Qwen/Qwen3-8B", "simulated h200/llama-3.1-8b"
+    simulated: bool = False
+    workload: str = "none"
+    users: int = 0
+    state: RunState = "starting"
+    started_at: float = 0.0  # unix time of the run's first tick
+    refresh_s: float = 1.0
+
+
+class Snapshot(_Frozen):
+    """Everything a sink needs for one tick."""
+
+    schema_version: int = SCHEMA_VERSION
+    seq: int
+    time: float  # unix time of this tick
+    elapsed_s: float
+    run: RunInfo
+    endpoints: tuple[EndpointFigures, ...] = ()
+    aggregate: EndpointFigures | None = None  # sum/mean over endpoints; None with no endpoint
+    gpu: GpuState = Field(default_factory=GpuState)
+    client: ClientFigures | None = None  # None when observing only (workload `none`)
+    client_health: ClientHealth | None = None  # None when observing only
+    # At most USERS_SHOWN rows (the users table's sample); `session_states` counts them all.
+    sessions: tuple[UserRow, ...] = ()
+    session_states: dict[str, int] = Field(default_factory=dict)
+    sweep: SweepState | None = None
+    cost: CostFigures = Field(default_factory=CostFigures)
+    events: tuple[str, ...] = ()  # app events new since the previous tick (already redacted)
+    server_log: tuple[str, ...] = ()  # launched-server log lines new since the previous tick
+
+    def to_json(self) -> str:
+        return self.model_dump_json()
+
+    @classmethod
+    def from_json(cls, line: str | bytes) -> Snapshot:
+        return cls.model_validate_json(line)

@@ -1,0 +1,86 @@
+"""Which rates a tick shows (docs/metrics.md): the one place that chooses client or server figures.
+
+When a load driver runs, token rates and latencies are what it measured (tokens it received, the
+requests it timed); when observing only, they are the servers' own counters and histograms. The
+dashboard, the headless lines, the report's charts and the cost meter all ask here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from agentx_tui.snapshot.model import ClientFigures, EndpointFigures, Percentiles, Snapshot
+
+RateSource = Literal["client", "server", "none"]
+
+
+@dataclass(frozen=True)
+class Rates:
+    source: RateSource
+    output: float | None = None
+    prompt: float | None = None
+    cached: float | None = None
+    total: float | None = None  # cache + input + output (cached tokens are part of the prompt)
+    requests: float | None = None
+    ttft: Percentiles = field(default_factory=Percentiles)
+    itl: Percentiles = field(default_factory=Percentiles)
+    prefix_hit_rate: float | None = None  # the servers' window rate; the client's when they have none
+
+
+def _sum(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a + b
+
+
+def window_rates(client: ClientFigures | None, aggregate: EndpointFigures | None) -> Rates:
+    hit = aggregate.prefix_hit_rate_window if aggregate else None
+    if hit is None and client is not None:
+        hit = client.prefix_hit_rate
+    if client is not None:
+        return Rates(
+            "client",
+            client.output_tokens_per_s,
+            client.prompt_tokens_per_s,
+            client.cached_prompt_tokens_per_s,
+            client.total_tokens_per_s,
+            client.requests_per_s,
+            client.ttft,
+            client.itl,
+            hit,
+        )
+    if aggregate is None:
+        return Rates("none")
+    return Rates(
+        "server",
+        aggregate.generation_tokens_per_s,
+        aggregate.prompt_tokens_per_s,
+        aggregate.cached_prompt_tokens_per_s,
+        _sum(aggregate.prompt_tokens_per_s, aggregate.generation_tokens_per_s),
+        aggregate.requests_per_s,
+        aggregate.ttft,
+        aggregate.itl,
+        hit,
+    )
+
+
+def rates(snap: Snapshot) -> Rates:
+    """The window rates of one tick."""
+    return window_rates(snap.client, snap.aggregate)
+
+
+@dataclass(frozen=True)
+class RunTokens:
+    """Tokens over the run so far, from the same source as the rates."""
+
+    total: float | None
+    output: float | None
+
+
+def run_tokens(client: ClientFigures | None, aggregate: EndpointFigures | None) -> RunTokens:
+    if client is not None:
+        ct = client.totals
+        return RunTokens(float(ct.prompt_tokens + ct.output_tokens), float(ct.output_tokens))
+    if aggregate is None:
+        return RunTokens(None, None)
+    st = aggregate.totals
+    return RunTokens(_sum(st.prompt_tokens, st.generation_tokens), st.generation_tokens)

@@ -1,0 +1,219 @@
+"""The driver against the fake streaming server: exactness, errors and retries, live controls."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from agentx_tui.engine import ServerInfo
+from agentx_tui.load import Driver, Workload, load_workload
+from agentx_tui.load.sending.sender import _BACKOFF_S
+from agentx_tui.load.workload.spec import parse_workload
+from tests.helpers.paths import MOONCAKE_TRACE
+from tests.helpers.waiting import until
+from tests.load.fake_openai import FakeServer
+
+TRACE = MOONCAKE_TRACE
+
+
+def _agent(**fields: object) -> Workload:
+    base: dict[str, object] = {
+        "shared_prefix_tokens": 200,
+        "unique_prefix_tokens": {"dist": "uniform", "min": 10, "max": 40},
+        "first_message_tokens": 30,
+        "steps": 4,
+        "output_tokens": {"dist": "uniform", "min": 5, "max": 15},
+        "tool_result_tokens": {"dist": "uniform", "min": 20, "max": 60},
+        "tool_latency_s": 0.01,
+    }
+    base.update(fields)
+    return parse_workload(base, source="test", default_name="test")
+
+
+def _driver(fake: FakeServer, w: Workload, users: int = 4, **kw: object) -> Driver:
+    info = ServerInfo(fake.url, "fake", max_model_len=fake.max_model_len)  # as the probe reads it
+    return Driver(w, [info], users=users, block_size=4, **kw)  # type: ignore[arg-type]
+
+
+async def test_prompts_are_token_exact_and_totals_match_the_server(fake: FakeServer) -> None:
+    d = _driver(fake, _agent(), api_key="sekret")
+    await d.start()
+    await until(lambda: d.figures(time.monotonic()).totals.sessions_completed >= 6)
+    await d.drain()
+    await d.stop()
+    records = d.records()
+    assert records and all(r.error is None for r in records)
+    assert all(r.prompt_tokens == r.expected_prompt_tokens for r in records)
+    assert all(r.output_tokens == r.expected_output_tokens for r in records)
+    totals = d.figures(time.monotonic()).totals
+    assert totals.prompt_tokens == fake.prompt_tokens_total
+    assert totals.output_tokens == fake.generation_tokens_total
+    assert 0 < totals.cached_prompt_tokens <= totals.ceiling_cacheable_tokens
+    assert set(fake.auth) == {"Bearer sekret"}
+    body = fake.requests[0]
+    assert body["stream"] and body["stream_options"] == {"include_usage": True} and body["ignore_eos"]
+    assert body["max_tokens"] == body["min_tokens"]
+
+
+async def test_same_seed_sends_the_same_text(fake: FakeServer) -> None:
+    async def first_prompts(seed: int) -> list[str]:
+        fake.requests.clear()
+        d = _driver(fake, _agent(steps=1), users=1, seed=seed)
+        await d.start()
+        await until(lambda: len(fake.requests) >= 2)
+        await d.stop()
+        return [str(r["messages"]) for r in fake.requests[:2]]
+
+    a, b, c = await first_prompts(1), await first_prompts(1), await first_prompts(2)
+    assert a == b and a != c
+    assert a[0] != a[1]  # sessions differ after the shared prefix
+
+
+async def test_retries_rate_limits_and_unavailable_then_succeeds(fake: FakeServer) -> None:
+    fake.plan = [429, 503, 429]
+    d = _driver(fake, _agent(steps=1), users=1)
+    await d.start()
+    await until(lambda: d.figures(time.monotonic()).totals.requests_completed >= 1, timeout=10)
+    await d.stop()
+    totals = d.figures(time.monotonic()).totals
+    assert totals.errors_by_kind["rate_limited"] == 2 and totals.errors_by_kind["unavailable"] == 1
+    assert totals.requests_failed == 0
+    assert d.records()[0].attempts == 4
+
+
+async def test_dropped_connection_is_counted_and_retried(fake: FakeServer) -> None:
+    fake.drop_after = 2
+    d = _driver(fake, _agent(steps=1), users=1)
+    await d.start()
+    await until(lambda: d.figures(time.monotonic()).totals.requests_completed >= 1)
+    await d.stop()
+    assert d.figures(time.monotonic()).totals.errors_by_kind["connection"] == 1
+
+
+async def test_context_overflow_ends_the_session_cleanly(fake: FakeServer) -> None:
+    events: list[str] = []
+    fake.max_model_len = 700  # the driver is told a larger context, so the server must refuse
+    d = Driver(_agent(steps=50), [ServerInfo(fake.url, "fake", max_model_len=100_000)], users=2, block_size=4)
+    d.on_event = events.append
+    await d.start()
+    await until(lambda: d.figures(time.monotonic()).totals.sessions_ended_by_context >= 2)
+    await d.stop()
+    totals = d.figures(time.monotonic()).totals
+    assert totals.requests_completed > 0
+    assert any("context" in e for e in events)
+
+
+async def test_sessions_end_before_the_next_step_would_not_fit(fake: FakeServer) -> None:
+    fake.max_model_len = 700  # the probe would have read it from /v1/models
+    d = Driver(_agent(steps=50), [ServerInfo(fake.url, "fake", max_model_len=700)], users=4, block_size=4)
+    await d.start()
+    await until(lambda: d.figures(time.monotonic()).totals.sessions_ended_by_context >= 4)
+    await d.stop()
+    assert not any(r.error for r in d.records())
+    assert all((r.prompt_tokens or 0) + r.expected_output_tokens <= 700 for r in d.records())
+
+
+async def test_users_follow_set_users_and_pause_stops_sending(fake: FakeServer) -> None:
+    fake.token_delay_s = 0.002
+    d = _driver(fake, _agent(steps=100, tool_latency_s=0.05), users=4)
+    await d.start()
+    await until(lambda: len(d.sessions()) == 4)
+    d.set_users(8)
+    await until(lambda: len(d.sessions()) == 8 and all(s.requests > 0 for s in d.sessions()))
+    d.set_users(2)
+    assert d.users == 2
+    await until(lambda: len({r.user for r in d.records()[-20:]}) <= 2, timeout=10)
+    assert {s.user for s in d.sessions()} == {0, 1}
+    d.pause()
+    assert d.paused
+    await d.drain()
+    n = len(fake.requests)
+    await asyncio.sleep(0.3)
+    assert len(fake.requests) == n
+    d.resume()
+    await until(lambda: len(fake.requests) > n)
+    await d.stop()
+    await d.stop()
+
+
+async def test_drain_waits_for_requests_of_removed_users(fake: FakeServer) -> None:
+    fake.token_delay_s = 0.01
+    d = _driver(fake, _agent(steps=100, output_tokens=30, tool_latency_s=0.0), users=4)
+    await d.start()
+    await until(lambda: len(d.sessions()) == 4 and all(s.state == "prefill" for s in d.sessions()))
+    d.set_users(0)  # every user leaves, each finishing the request it has on the wire
+    assert await d.drain(timeout_s=10)
+    totals = d.figures(time.monotonic()).totals
+    assert totals.prompt_tokens == fake.prompt_tokens_total
+    assert totals.output_tokens == fake.generation_tokens_total
+    await d.stop()
+
+
+async def test_a_retry_waits_while_paused(fake: FakeServer) -> None:
+    fake.plan = [503]
+    d = _driver(fake, _agent(steps=1), users=1)
+    await d.start()
+    await until(lambda: len(fake.requests) == 1)  # answered 503: the user is in its back-off
+    d.pause()
+    assert await d.drain(timeout_s=5)
+    await asyncio.sleep(_BACKOFF_S * 2)  # longer than the longest first back-off (1.5 x 0.25 s)
+    assert len(fake.requests) == 1
+    d.resume()
+    await until(lambda: d.figures(time.monotonic()).totals.requests_completed >= 1)
+    assert d.records()[0].attempts == 2
+    await d.stop()
+
+
+async def test_subagents_run_as_children_sharing_the_prefix(fake: FakeServer) -> None:
+    w = _agent(steps=3, subagents={"every_steps": 1, "children": 3, "steps": 2, "task_tokens": 20})
+    d = _driver(fake, w, users=1)
+    await d.start()
+    await until(lambda: any(s.parent == 0 for s in d.sessions()))
+    await until(lambda: d.figures(time.monotonic()).totals.sessions_completed >= 7, timeout=10)
+    await d.stop()
+    child_users = {r.user for r in d.records() if r.user != 0}
+    assert len(child_users) >= 6
+    first_child = next(r for r in d.records() if r.user != 0)
+    assert first_child.ceiling_tokens > 0
+
+
+async def test_stop_rule_and_poisson_arrival(fake: FakeServer) -> None:
+    w = _agent(steps=1, arrival={"mode": "poisson", "rate_per_s": 20}, stop={"sessions": 5})
+    d = _driver(fake, w, users=3)
+    await d.start()
+    await until(lambda: d.finished, timeout=10)
+    await d.stop()
+    assert len(d.records()) == 5
+
+
+async def test_workload_none_sends_nothing_and_set_workload_switches(fake: FakeServer) -> None:
+    d = _driver(fake, load_workload("none"), users=4)
+    await d.start()
+    await asyncio.sleep(0.2)
+    assert not fake.requests and d.sessions() == ()
+    d.set_workload(_agent())
+    await until(lambda: len(fake.requests) > 4)
+    await d.stop()
+
+
+@pytest.mark.skipif(not TRACE.exists(), reason="the shared Mooncake trace is not here")
+async def test_trace_replay_shares_equal_hash_blocks(fake: FakeServer, tmp_path: Path) -> None:
+    spec = tmp_path / "trace.yaml"
+    spec.write_text(f"kind: trace\ntrace: {{path: {TRACE}, mode: closed, limit: 40}}\n")
+    w = load_workload(str(spec), scale=1 / 16)
+    d = _driver(fake, w, users=4)
+    await d.start()
+    await until(lambda: d.finished, timeout=15)
+    await d.stop()
+    records = d.records()
+    assert d.finished
+    skipped = d.figures(time.monotonic()).totals.errors_by_kind.get("trace_skipped_too_long", 0)
+    assert len(records) + skipped == 40 and len(records) >= 30
+    assert all(r.prompt_tokens == r.expected_prompt_tokens for r in records)
+    # The first 40 requests of the trace share hash block 0 (32 tokens at 1/16 scale) and more.
+    totals = d.figures(time.monotonic()).totals
+    assert totals.ceiling_cacheable_tokens > 0 and totals.cached_prompt_tokens > 0
+    assert totals.cached_prompt_tokens <= totals.ceiling_cacheable_tokens

@@ -1,0 +1,127 @@
+"""AgentX session replay through the driver: the timing rules seen by a server, and a real vLLM's
+counters agreeing with the driver's (workloads/README.md, "Agent sessions")."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+
+from agentx_tui.engine import ServerInfo, probe_server
+from agentx_tui.load import Driver, prepare_workload
+from agentx_tui.telemetry import EndpointMonitor
+from tests.helpers.paths import AGENTX_WEKA
+from tests.helpers.waiting import until
+from tests.load.fake_openai import FakeServer
+
+TRACES = AGENTX_WEKA
+
+
+def _call(t: float, think: float, out: int, blocks: list[int], tokens: int) -> dict[str, object]:
+    return {"t": t, "type": "n", "in": tokens, "out": out, "hash_ids": blocks, "think_time": think, "api_time": 0.1}
+
+
+def _session(folder: Path) -> Path:
+    """A parent with a sub-agent whose recorded span covers the parent's second call.
+
+    P0 (out 11) → sub-agent S spawned after P0, recorded from t=1 to t=6: S0 (out 21), S1 (out 22)
+    P1 (out 12) recorded at t=2, inside S's span: does not wait for S; think 0.2 s after P0
+    P2 (out 13) recorded at t=7: the first parent call after S's end, so it joins S; think 0.1 s
+    """
+    parent_blocks = [1, 2, 3, 4]
+    data = {
+        "id": "hand_made",
+        "block_size": 64,
+        "hash_id_scope": "local",
+        "requests": [
+            _call(0.0, 0.0, 11, parent_blocks, 300),
+            {
+                "type": "subagent",
+                "t": 1.0,
+                "agent_id": "agent_001",
+                "subagent_type": "Explore",
+                "duration_ms": 5000,
+                "requests": [_call(0.0, 0.0, 21, [9, 10], 140), _call(1.0, 0.3, 22, [9, 10, 11], 200)],
+            },
+            _call(2.0, 0.2, 12, [*parent_blocks, 5], 340),
+            _call(7.0, 0.1, 13, [*parent_blocks, 5, 6], 400),
+        ],
+    }
+    path = folder / "hand_made.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+async def test_a_server_sees_the_replay_rules(fake: FakeServer, tmp_path: Path) -> None:
+    fake.token_delay_s = 0.01  # a call of 11–22 tokens takes 0.1–0.2 s
+    workload = prepare_workload(str(_session(tmp_path)))
+    info = ServerInfo(fake.url, "fake", max_model_len=fake.max_model_len, block_size=4)
+    driver = Driver(workload, [info], users=1, seed=3, sessions=1)
+    await driver.start()
+    await until(lambda: driver.finished, timeout=20)
+    await driver.stop()
+    by_out = {out: (start, end) for start, end, out in fake.timeline}
+    assert sorted(by_out) == [11, 12, 13, 21, 22]
+    p0, p1, p2, s0, s1 = (by_out[k] for k in (11, 12, 13, 21, 22))
+    assert s0[0] >= p0[1]  # the sub-agent starts after the parent call before it
+    assert p1[0] < s1[1]  # a parent call recorded during the span goes ahead concurrently
+    assert p1[0] - p0[1] == pytest.approx(0.2, abs=0.08)  # its think time, not the 2 s between `t`s
+    assert p2[0] >= s1[1] and p2[0] >= p1[1] + 0.1 - 0.02  # the join waits for the sub-agent and its think
+    assert s1[0] - s0[1] == pytest.approx(0.3, abs=0.08)
+    records = driver.records()
+    assert all(r.prompt_tokens == r.expected_prompt_tokens for r in records)
+    assert sorted(r.prompt_tokens for r in records) == [140, 200, 300, 340, 400]
+
+
+async def test_two_passes_of_one_file_share_nothing(fake: FakeServer, tmp_path: Path) -> None:
+    workload = prepare_workload(str(_session(tmp_path)))
+    info = ServerInfo(fake.url, "fake", max_model_len=fake.max_model_len, block_size=4)
+    driver = Driver(workload, [info], users=2, seed=3, sessions=2, max_think_s=0.0)
+    await driver.start()
+    await until(lambda: driver.finished, timeout=20)
+    await driver.stop()
+    first_calls = [r for r in fake.requests if r["max_tokens"] == 11]
+    assert len(first_calls) == 2
+    a, b = (str(r["messages"][0]["content"]) for r in first_calls)
+    assert a[:20] != b[:20]  # a fresh marker at the very start of each pass's text
+    totals = driver.stats.totals() if driver.stats else None
+    assert totals is not None and totals.sessions_completed == 2
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+@pytest.mark.skipif(not TRACES.is_dir(), reason="the shared AgentX traces are not here")
+async def test_real_vllm_replays_sessions_with_subagents(vllm_url: str, tmp_path: Path) -> None:
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    for name in ("trace_0277.json", "trace_0291.json"):  # 4 and 2 sub-agents, up to 93 K and 101 K tokens
+        (folder / name).symlink_to(TRACES / name)
+    workload = prepare_workload(str(folder), scale=0.02)
+    info = await probe_server(vllm_url)
+    driver = Driver(workload, [info], users=2, seed=5, sessions=2, max_think_s=0.2)
+    async with httpx.AsyncClient() as client:
+        monitor = EndpointMonitor(vllm_url, client=client, window_s=600, timeout_s=5)
+        before = await monitor.sample(0.0)
+        await driver.start()
+        try:
+            await until(lambda: driver.finished, timeout=240)
+            assert await driver.drain(30)
+        finally:
+            await driver.stop()
+        await asyncio.sleep(1.2)  # vLLM updates its counters on its own clock
+        after = await monitor.sample(1.0)
+    assert driver.stats is not None
+    totals = driver.stats.totals()
+    assert totals.requests_failed == 0 and totals.sessions_completed == 2
+    assert totals.requests_completed == len(driver.records())
+    assert any(r.user >= 1 << 40 for r in driver.records())  # sub-agents sent requests of their own
+    assert before.totals.prompt_tokens is not None and after.totals.prompt_tokens is not None
+    server = after.totals
+    assert server.prompt_tokens == pytest.approx(totals.prompt_tokens)
+    assert server.generation_tokens == pytest.approx(totals.output_tokens)
+    assert server.cached_prompt_tokens == pytest.approx(totals.cached_prompt_tokens)
+    assert totals.cached_prompt_tokens / totals.prompt_tokens > 0.5
+    assert totals.cached_prompt_tokens <= totals.ceiling_cacheable_tokens
