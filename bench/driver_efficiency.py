@@ -65,11 +65,11 @@ AIPERF_VERSION = "0.13.0"
 
 async def agentx_client(url: str, streams: int, requests: int, input_tokens: int, output_tokens: int) -> None:
     from agentx_tui.engine import ServerInfo
-    from agentx_tui.load import Driver
+    from agentx_tui.load import Driver, LoadSettings
 
     # One-step sessions: every request is a fresh prompt of `input_tokens`, like the peers' datasets.
     workload = one_step_workload(input_tokens, output_tokens, sessions=requests)
-    driver = Driver(workload, [ServerInfo(url, MODEL)], users=streams, seed=1)
+    driver = Driver(workload, [ServerInfo(url, MODEL)], LoadSettings(users=streams, seed=1))
     await driver.start()
     while not driver.finished:
         await asyncio.sleep(0.2)

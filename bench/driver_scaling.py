@@ -120,20 +120,21 @@ async def agentx_client(
 ) -> None:
     """`workers` 0: `LocalLoad` (the driver in this process); N: a `WorkerPool` of N processes."""
     from agentx_tui.engine import ServerInfo
-    from agentx_tui.load import Driver, LocalLoad, PreparedWorkload
+    from agentx_tui.load import Driver, LoadSettings, LocalLoad, prepare
     from agentx_tui.load.spreading.generator import LoadGenerator
     from agentx_tui.load.spreading.pool import WorkerPool
 
-    workload = PreparedWorkload(one_step_workload(input_tokens, output_tokens))
+    workload = prepare(one_step_workload(input_tokens, output_tokens))
+    settings = LoadSettings(users=streams, seed=1, sessions=requests)
     info = ServerInfo(url, MODEL)
     # `sessions` is the run's budget of global session ids, shared out over the workers.
     load: LoadGenerator
     if workers == 0:
-        local = LocalLoad(Driver(workload, [info], users=streams, seed=1, sessions=requests))
+        local = LocalLoad(Driver(workload, [info], settings))
         local.health = _LagBook(1)
         load = local
     else:
-        pool = WorkerPool(workload, (info,), users=streams, workers=workers, seed=1, sessions=requests)
+        pool = WorkerPool(workload, (info,), settings, workers=workers)
         pool.health = _LagBook(workers)
         load = pool
     await load.start()

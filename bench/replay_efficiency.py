@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from agentx_tui.engine import probe_server, start_sim
-from agentx_tui.load import Driver, prepare_workload
+from agentx_tui.load import Driver, LoadSettings, fit_to_servers, prepare_workload
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_TRACES = ROOT.parent / "shared" / "traces" / "agentx-weka"
@@ -44,11 +44,10 @@ async def _lag_probe(samples: list[float], stop: asyncio.Event) -> None:
 async def _measure(name: str, workload: str, url: str, users: int, seconds: float, scale: float | None) -> None:
     info = await probe_server(url)
     prepared = prepare_workload(workload, scale=scale)
-    if info.max_model_len is not None and scale is None:
-        prepared, note = prepared.fitted(info.max_model_len)
-        if note:
-            print(f"  ({note})", file=sys.stderr)
-    driver = Driver(prepared, [info], users=users, seed=1, max_think_s=1.0)
+    prepared, note = fit_to_servers(prepared, [info.max_model_len], scale)
+    if note:
+        print(f"  ({note})", file=sys.stderr)
+    driver = Driver(prepared, [info], LoadSettings(users=users, seed=1, max_think_s=1.0))
     lags: list[float] = []
     stop = asyncio.Event()
     await driver.start()

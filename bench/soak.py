@@ -42,7 +42,7 @@ from typing import Any
 
 from agentx_tui.cli import parse_args
 from agentx_tui.engine import start_sim
-from agentx_tui.load import Driver, LocalLoad
+from agentx_tui.load import Driver, LocalLoad, fit_to_servers
 from agentx_tui.report import HeadlessPrinter, ReportBuilder
 from agentx_tui.run import build_plan
 from agentx_tui.run.collect import EventLog
@@ -135,11 +135,8 @@ async def soak(args: argparse.Namespace) -> dict[str, Any]:
         argv = ["--attach", server.url, "-w", args.workload, "-u", str(args.users), "--seed", str(args.seed)]
         plan = build_plan(parse_args([*argv, "--duration", str(duration_s), "--workers", "1", "--headless"]))
         serving = await open_serving(plan.target, api_key=None)
-        workload = plan.load.workload
-        lens = [e.max_model_len for e in serving.endpoints if e.max_model_len]
-        if lens:
-            workload, _ = workload.fitted(min(lens))
-        load = LocalLoad(Driver(workload, serving.endpoints, users=args.users, seed=args.seed))
+        workload, _ = fit_to_servers(plan.load.workload, [e.max_model_len for e in serving.endpoints], None)
+        load = LocalLoad(Driver(workload, serving.endpoints, plan.load.settings))
         builder = ReportBuilder()
         samples = Samples()
         t0 = time.perf_counter()

@@ -20,21 +20,21 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agentx_tui.engine import ServerInfo
-from agentx_tui.load import Driver, load_workload
+from agentx_tui.load import Driver, LoadSettings, load_workload
 from agentx_tui.load.sending.health import HealthProbe
 from tests.load.fake_openai import FakeServer
 
 
 async def measure(fake: FakeServer, users: int) -> None:
     info = ServerInfo(fake.url, "fake", max_model_len=fake.max_model_len, block_size=16)
-    driver = Driver(load_workload("chat"), [info], users=0, seed=1)
+    driver = Driver(load_workload("chat"), [info], LoadSettings(users=0, seed=1))
     await driver.start()
     driver.pause()
     probe = HealthProbe(period_s=0.01)
     probe.start()
     wall, cpu = time.perf_counter(), time.process_time()
     driver.set_users(users)
-    while driver.starting or driver.session_states().get("paused", 0) < users:
+    while driver.starting or driver.states().get("paused", 0) < users:
         await asyncio.sleep(0.05)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     lag = max(probe.look().lag_samples, default=0.0)

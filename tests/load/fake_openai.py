@@ -52,6 +52,7 @@ class FakeServer:
     malformed: bool = False
     chunk_tokens: int = 1
     token_delay_s: float = 0.0
+    prefill_delay_s: float = 0.0  # before the first content token, as a real server computes the prompt
     cached_details: bool = True
     requests: list[dict[str, Any]] = field(default_factory=list)
     # (arrived, answered, max_tokens) of every streamed completion, in `time.monotonic()` seconds
@@ -122,6 +123,8 @@ class FakeServer:
         await resp.write(f"data: {json.dumps(first)}\n\n".encode())
         if self.malformed:
             await resp.write(b"data: not json at all\n\ngarbage line\n\n")
+        if self.prefill_delay_s:
+            await asyncio.sleep(self.prefill_delay_s)
         sent = 0
         while sent < out:
             k = min(self.chunk_tokens, out - sent)

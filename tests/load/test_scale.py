@@ -9,7 +9,7 @@ import time
 import pytest
 
 from agentx_tui.engine import ServerInfo
-from agentx_tui.load import Driver, LocalLoad, load_workload
+from agentx_tui.load import Driver, LoadSettings, LocalLoad, load_workload
 from agentx_tui.load.sending.health import HealthProbe, ProcessHealth, judge
 from tests.load.fake_openai import FakeServer
 
@@ -18,14 +18,14 @@ async def _start_paused(fake: FakeServer, users: int) -> tuple[float, float, Dri
     """CPU seconds to bring `users` users up (paused: they wait at the gate, nothing is sent), and
     the worst event-loop lag meanwhile."""
     info = ServerInfo(fake.url, "fake", max_model_len=fake.max_model_len, block_size=4)
-    driver = Driver(load_workload("chat"), [info], users=0, seed=1)
+    driver = Driver(load_workload("chat"), [info], LoadSettings(users=0, seed=1))
     await driver.start()
     driver.pause()
     probe = HealthProbe(period_s=0.01)
     probe.start()
     cpu = time.process_time()
     driver.set_users(users)
-    while driver.starting or driver.session_states().get("paused", 0) < users:
+    while driver.starting or driver.states().get("paused", 0) < users:
         await asyncio.sleep(0.05)  # (the check itself is O(users): not too often, or it is what we measure)
     spent = time.process_time() - cpu
     lag = max(probe.look().lag_samples, default=0.0)
@@ -46,7 +46,7 @@ async def test_starting_ten_times_the_users_costs_about_ten_times_as_much(fake: 
 
 async def test_retiring_and_adding_users_reuses_ids(fake: FakeServer) -> None:
     info = ServerInfo(fake.url, "fake", max_model_len=fake.max_model_len, block_size=4)
-    driver = Driver(load_workload("chat"), [info], users=0, seed=1)
+    driver = Driver(load_workload("chat"), [info], LoadSettings(users=0, seed=1))
     await driver.start()
     driver.pause()
     driver.set_users(50)
@@ -55,7 +55,7 @@ async def test_retiring_and_adding_users_reuses_ids(fake: FakeServer) -> None:
     await asyncio.sleep(0.1)
     driver.set_users(30)
     await asyncio.sleep(0.1)
-    users = sorted(row.user for row in driver.sessions())
+    users = sorted(row.user for row in driver.rows())
     await driver.stop()
     assert users == list(range(30))  # the lowest free ids, as before the change
 
@@ -91,7 +91,7 @@ async def test_one_stall_counts_in_one_look_only_however_close_the_looks() -> No
 
 async def test_a_client_made_to_lag_says_it_is_saturated_and_an_idle_one_does_not(fake: FakeServer) -> None:
     info = ServerInfo(fake.url, "fake", max_model_len=fake.max_model_len, block_size=4)
-    load = LocalLoad(Driver(load_workload("chat"), [info], users=0, seed=1))
+    load = LocalLoad(Driver(load_workload("chat"), [info], LoadSettings(users=0, seed=1)))
     await load.start()
     try:
         for _ in range(4):  # idle: nothing to do between looks

@@ -1,33 +1,45 @@
-"""The load side (workloads/README.md): workload specs and presets, the load loops, the load generators.
+"""The load side (workloads/README.md, docs/architecture.md), in three layers:
+
+    workload/    what is sent: workload specs and the data they replay, prompt text (no asyncio)
+    sending/     one process sending: the driver, its users, one loop per workload kind, the SSE client
+    spreading/   load spread over processes or Ray actors, merged into one `ClientStats`
+    stats.py     client-side figures from completed requests, mergeable exactly
 
 Public:
-    prepare_workload, PreparedWorkload              — a workload and its data, loaded once
-    load_workload, list_presets, Workload           — workload files and presets
-    fit_to_context, check_first_request_fits        — scale to the context; refuse what cannot fit
-    Driver, IdStride                                — simulated users against servers (one process)
-    LoadGenerator, LoadSample, LocalLoad            — the run's view of its load, in this process
-    ClientStats, Completed, LogHistogram            — client-side figures, mergeable exactly
-    RequestRecord                                   — one request as the driver saw it
-    WORKLOADS_DIR                                   — where the shipped presets live
+    prepare_workload, prepare, PreparedWorkload     a workload and its data, loaded once
+    load_workload, list_presets, Workload           workload files and presets
+    fit_to_context, fit_to_servers                  scale to the servers' context; refuse what cannot fit
+    Driver, LoadSettings, IdStride, DEFAULT_USERS   simulated users against servers (one process)
+    LoadGenerator, LoadSample, LocalLoad, WorkerPool, workers_for
+                                                    the run's view of its load, here or in workers
+    ClientStats, Completed, LogHistogram            client-side figures, mergeable exactly
+    RequestRecord                                   one request as the driver saw it
+    WORKLOADS_DIR                                   where the shipped presets live
 """
 
-from agentx_tui.load.sending.driver import Driver, IdStride
+from agentx_tui.load.sending import DEFAULT_USERS, Driver, IdStride, LoadSettings
 from agentx_tui.load.sending.sse import RequestRecord
-from agentx_tui.load.spreading.generator import LoadGenerator, LoadSample, LocalLoad
+from agentx_tui.load.spreading.generator import LoadGenerator, LoadSample
+from agentx_tui.load.spreading.local import LocalLoad
+from agentx_tui.load.spreading.pool import USERS_PER_WORKER, WorkerPool, workers_for
 from agentx_tui.load.stats import ClientStats, Completed, LogHistogram
-from agentx_tui.load.workload.prepared import PreparedWorkload, prepare_workload
-from agentx_tui.load.workload.spec import (
+from agentx_tui.load.workload import (
+    PreparedWorkload,
     Workload,
-    check_first_request_fits,
     fit_to_context,
+    fit_to_servers,
     list_presets,
     load_workload,
+    prepare,
+    prepare_workload,
     presets_dir,
 )
 
 WORKLOADS_DIR = presets_dir()
 
 __all__ = [
+    "DEFAULT_USERS",
+    "USERS_PER_WORKER",
     "WORKLOADS_DIR",
     "ClientStats",
     "Completed",
@@ -35,14 +47,18 @@ __all__ = [
     "IdStride",
     "LoadGenerator",
     "LoadSample",
+    "LoadSettings",
     "LocalLoad",
     "LogHistogram",
     "PreparedWorkload",
     "RequestRecord",
+    "WorkerPool",
     "Workload",
-    "check_first_request_fits",
     "fit_to_context",
+    "fit_to_servers",
     "list_presets",
     "load_workload",
+    "prepare",
     "prepare_workload",
+    "workers_for",
 ]

@@ -18,16 +18,23 @@ from typing import Any, TextIO
 from agentx_tui import __version__
 from agentx_tui.engine import stopped_on_exit
 from agentx_tui.errors import EXIT_CHECK_FAILED, EXIT_OK, EXIT_TARGET
-from agentx_tui.load import Driver, LoadGenerator, LocalLoad, PreparedWorkload
+from agentx_tui.load import (
+    Driver,
+    LoadGenerator,
+    LocalLoad,
+    PreparedWorkload,
+    WorkerPool,
+    fit_to_servers,
+    workers_for,
+)
 from agentx_tui.load.spreading import ray_actors
-from agentx_tui.load.spreading.pool import WorkerHandle, WorkerPool, WorkerSpec
+from agentx_tui.load.spreading.protocol import WorkerHandle, WorkerSpec
 from agentx_tui.recording import Recorder, ReplayPlayer, read_recording
 from agentx_tui.report import HeadlessPrinter, ReportBuilder, evaluate_checks, write_report
 from agentx_tui.run.collect import EventLog
 from agentx_tui.run.live import LiveRun, Outcome
 from agentx_tui.run.phases import Phases, TimedRun
 from agentx_tui.run.plan import RunPlan
-from agentx_tui.run.preflight import USERS_PER_WORKER
 from agentx_tui.run.serving import Serving, open_serving
 from agentx_tui.run.subscribers import DashboardFeed, Fanout, Subscriber
 from agentx_tui.run.sweep import SweepPhases
@@ -90,15 +97,9 @@ async def _execute(plan: RunPlan) -> int:
 
 def _fit(plan: RunPlan, serving: Serving, notes: list[str]) -> PreparedWorkload:
     """The workload at the scale that fits the servers' context (said in the notes when changed)."""
-    workload = plan.load.workload
-    lens = [s.max_model_len for s in serving.endpoints if s.max_model_len]
-    if not lens:
-        return workload
-    if plan.load.scale is None:
-        workload, note = workload.fitted(min(lens))
-        if note:
-            notes.append(note)
-    workload.check_fits(min(lens), plan.load.scale)
+    workload, note = fit_to_servers(plan.load.workload, [s.max_model_len for s in serving.endpoints], plan.load.scale)
+    if note:
+        notes.append(note)
     return workload
 
 
@@ -110,34 +111,16 @@ def _load(plan: RunPlan, serving: Serving, workload: PreparedWorkload) -> LoadGe
     if plan.load.ray_address is not None:
         ray = ray_actors.connect(plan.load.ray_address, [e.url for e in serving.endpoints])
         if plan.load.workers_auto:  # one actor per node at least, more for many users, within the CPUs
-            wanted = max(ray_actors.cluster_nodes(ray), -(-plan.load.users // USERS_PER_WORKER))
-            workers = max(1, min(wanted, ray_actors.cluster_cpus(ray)))
+            cpus, nodes = ray_actors.cluster_cpus(ray), ray_actors.cluster_nodes(ray)
+            workers = workers_for(plan.load.users, cores=cpus, at_least=nodes)
 
         def spawn(spec: WorkerSpec) -> WorkerHandle:
             return ray_actors.RayWorker(ray, spec)
 
+    settings = plan.load.settings
     if workers > 1 or spawn is not None or not plan.load.in_process:
-        return WorkerPool(
-            workload,
-            tuple(serving.endpoints),
-            users=plan.load.users,
-            workers=workers,
-            spawn=spawn,
-            seed=plan.load.seed,
-            api_key=plan.api_key,
-            sessions=plan.load.sessions,
-            max_think_s=plan.load.max_think_s,
-        )
-    driver = Driver(
-        workload,
-        serving.endpoints,
-        users=plan.load.users,
-        seed=plan.load.seed,
-        api_key=plan.api_key,
-        sessions=plan.load.sessions,
-        max_think_s=plan.load.max_think_s,
-    )
-    return LocalLoad(driver)
+        return WorkerPool(workload, tuple(serving.endpoints), settings, workers=workers, spawn=spawn)
+    return LocalLoad(Driver(workload, serving.endpoints, settings))
 
 
 def _phases(plan: RunPlan) -> Phases:

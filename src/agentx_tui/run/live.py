@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from agentx_tui.errors import AgentXError
-from agentx_tui.load import LoadGenerator, list_presets, prepare_workload
+from agentx_tui.load import LoadGenerator, fit_to_servers, list_presets, prepare_workload
 from agentx_tui.run.collect import Collected, Collectors, EventLog
 from agentx_tui.run.phases import Phases
 from agentx_tui.run.plan import RunPlan
@@ -120,13 +120,10 @@ class LiveRun:
         """Switch to preset `name`, fitted to the servers' context like the run's first workload."""
         if self.load is None:
             return "this run sends no load"
+        scale = self.plan.load.scale
         try:
-            prepared = prepare_workload(name, scale=self.plan.load.scale)
-            lens = [s.max_model_len for s in self.serving.endpoints if s.max_model_len]
-            if lens and self.plan.load.scale is None:
-                prepared, _ = prepared.fitted(min(lens))
-            if lens:
-                prepared.check_fits(min(lens), self.plan.load.scale)
+            lens = [s.max_model_len for s in self.serving.endpoints]
+            prepared, _ = fit_to_servers(prepare_workload(name, scale=scale), lens, scale)
         except AgentXError as exc:
             return str(exc)
         if prepared.spec.is_none:
@@ -246,8 +243,8 @@ class LiveRun:
             gpu=c.gpu,
             client=load.client if load else None,
             client_health=load.health if load else None,
-            sessions=load.sessions if load else (),
-            session_states=load.session_states if load else {},
+            sessions=load.rows if load else (),
+            session_states=load.states if load else {},
             cost=c.cost,
             events=(),
             server_log=c.server_log,

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from agentx_tui.load import PreparedWorkload
+from agentx_tui.load import LoadSettings, PreparedWorkload
 from agentx_tui.report import Check
 
 TargetKind = Literal["attach", "serve", "sim", "prometheus"]
@@ -45,11 +45,8 @@ class TargetPlan:
 @dataclass(frozen=True)
 class LoadPlan:
     workload: PreparedWorkload
-    users: int = 8
+    settings: LoadSettings = field(default_factory=LoadSettings)  # handed unchanged to every driver
     scale: float | None = None  # the user's --scale; None lets the run fit a preset to the context
-    seed: int = 0
-    sessions: int | None = None  # --sessions: session trees started in all, then the run ends
-    max_think_s: float | None = None
     workers: int = 1
     workers_auto: bool = True  # --workers auto: with --ray, the cluster's size decides
     # One load process: in the main one for small runs (or `--workers 1`); a run of many users on a
@@ -61,6 +58,11 @@ class LoadPlan:
     @property
     def sends_load(self) -> bool:
         return not self.workload.spec.is_none
+
+    @property
+    def users(self) -> int:
+        """The users at the start."""
+        return self.settings.users
 
 
 @dataclass(frozen=True)
@@ -127,9 +129,9 @@ class RunPlan:
             "workload": load.workload.spec.name,
             "users": load.users,
             "scale": load.scale,
-            "seed": load.seed,
-            "sessions": load.sessions,
-            "max_think_s": load.max_think_s,
+            "seed": load.settings.seed,
+            "sessions": load.settings.sessions,
+            "max_think_s": load.settings.max_think_s,
             "workers": load.workers,
             "duration_s": self.duration_s,
             "sweep": None

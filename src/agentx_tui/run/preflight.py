@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from agentx_tui.args import MAX_USERS, number
 from agentx_tui.cost import load_presets, resolve_price
 from agentx_tui.errors import UsageError
-from agentx_tui.load import prepare_workload
+from agentx_tui.load import DEFAULT_USERS, USERS_PER_WORKER, LoadSettings, prepare_workload, workers_for
 from agentx_tui.load.spreading.ray_actors import import_ray
 from agentx_tui.report import check_report_path, parse_check
 from agentx_tui.run.plan import (
@@ -32,12 +32,8 @@ from agentx_tui.run.plan import (
     TargetPlan,
 )
 from agentx_tui.sim.profiles import DEFAULT_PROFILE, load_profile
+from agentx_tui.sweep import peak_auto_users
 from agentx_tui.telemetry.prometheus import PROMETHEUS_TOKEN_ENV, check_selector, parse_prometheus_header
-
-DEFAULT_USERS = 8
-# Users per load process before `--workers auto` adds another (docs/scale.md: one process streams
-# ~40 K tok/s at best; a few hundred agent sessions at interactive speed stay under that).
-USERS_PER_WORKER = 512
 
 
 def api_key_from_env() -> str | None:
@@ -79,16 +75,18 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
         resolve_price(gpu_price=None, cost_profile=args.cost_profile, gpu_names=(), sim_gpu=None, gpus=args.gpus)
     else:  # the user's presets file is read at the first tick: a broken one is said up front too
         load_presets()
+    api_key = args.api_key or api_key_from_env()
+    settings = LoadSettings(
+        users=users, seed=args.seed, sessions=args.sessions, max_think_s=args.max_think, api_key=api_key
+    )
+    peak = _peak_users(users, sweep)
     load = LoadPlan(
         workload=prepared,
-        users=users,
+        settings=settings,
         scale=args.scale,
-        seed=args.seed,
-        sessions=args.sessions,
-        max_think_s=args.max_think,
-        workers=_workers(args.workers, _peak_users(users, sweep)),
+        workers=_workers(args.workers, peak),
         workers_auto=args.workers == "auto",
-        in_process=args.workers != "auto" or _peak_users(users, sweep) <= USERS_PER_WORKER,
+        in_process=args.workers != "auto" or peak <= USERS_PER_WORKER,
         ray_address=args.ray,
     )
     output = OutputPlan(
@@ -107,7 +105,7 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
         output=output,
         duration_s=args.duration,
         sweep=sweep,
-        api_key=args.api_key or api_key_from_env(),
+        api_key=api_key,
     )
 
 
@@ -206,14 +204,12 @@ def _peak_users(users: int, sweep: SweepPlan | None) -> int:
     """The most users the run will have (an auto sweep may double up to its last point)."""
     if sweep is None:
         return users
-    return max(sweep.users) if sweep.users else sweep.start_users * 2**11
+    return max(sweep.users) if sweep.users else peak_auto_users(sweep.start_users)
 
 
 def _workers(text: str, users: int) -> int:
     if text == "auto":
-        cores = os.cpu_count() or 1
-        # One core stays for the main process (ticks, the dashboard) and a co-located server.
-        return max(1, min(-(-users // USERS_PER_WORKER), max(1, cores - 1)))
+        return workers_for(users)
     try:
         return int(number("worker processes", 1, 1024, integer=True)(text))
     except argparse.ArgumentTypeError as exc:

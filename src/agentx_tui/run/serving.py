@@ -10,9 +10,9 @@ import asyncio
 import sys
 import time
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from agentx_tui.engine import LaunchedServer, ServerInfo, probe_server, start_sim, start_vllm
+from agentx_tui.net import is_loopback
 from agentx_tui.run.plan import TargetPlan
 from agentx_tui.telemetry.prometheus import PrometheusSource
 
@@ -32,7 +32,7 @@ class Serving:
         """Whether the servers run on this machine (so this machine's NVML describes their GPUs)."""
         if self.launched is not None:
             return True
-        return bool(self.endpoints) and all(_is_loopback(e.url) for e in self.endpoints)
+        return bool(self.endpoints) and all(is_loopback(e.url) for e in self.endpoints)
 
     def stop(self) -> None:
         if self.launched is not None:
@@ -139,8 +139,3 @@ def _sim_gpu(sim: dict[str, object] | None) -> tuple[str | None, int | None]:
         return None, None
     gpus = sim.get("gpus")
     return (str(sim["gpu"]) if sim.get("gpu") else None), (gpus if isinstance(gpus, int) else None)
-
-
-def _is_loopback(url: str) -> bool:
-    host = urlsplit(url).hostname or ""
-    return host == "localhost" or host.startswith("127.") or host == "::1"

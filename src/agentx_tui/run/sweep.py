@@ -17,8 +17,6 @@ from agentx_tui.snapshot import PointFigures, Snapshot, SweepPhase, SweepState
 from agentx_tui.sweep.frontier import auto_stop_reason, next_auto_users, pareto_front, read_tiers
 from agentx_tui.sweep.points import PointWindow
 
-MAX_AUTO_POINTS = 12
-
 
 class SweepPhases:
     def __init__(
@@ -106,7 +104,7 @@ class SweepPhases:
     def _next_reason(self) -> str | None:
         if not self.auto:
             return None if self._index + 1 < len(self.planned) else f"all {len(self.planned)} points measured"
-        return auto_stop_reason(self.points, lowest_tier=min(self.tiers), max_points=MAX_AUTO_POINTS)
+        return auto_stop_reason(self.points, lowest_tier=min(self.tiers))
 
     def _close_previous(self, stats: ClientStats) -> None:
         """Final token rates of the last point: requests it counted half have finished since."""

@@ -286,5 +286,10 @@ def auto_stop_reason(
 
 def next_auto_users(current: int) -> int:
     """`--sweep auto`'s next user count: double the current one (1 after 0). The 12-point rule bounds it:
-    from 1 user the last point has 2,048."""
+    from 1 user the last point has 2,048 (`peak_auto_users`)."""
     return max(1, 2 * current)
+
+
+def peak_auto_users(start: int) -> int:
+    """The most users `--sweep auto` from `start` users can reach: its last point's."""
+    return max(1, start) << (AUTO_MAX_POINTS - 1)

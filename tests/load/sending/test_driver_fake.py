@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentx_tui.engine import ServerInfo
-from agentx_tui.load import Driver, Workload, load_workload
+from agentx_tui.load import Driver, LoadSettings, Workload, load_workload
 from agentx_tui.load.sending.sender import _BACKOFF_S
 from agentx_tui.load.workload.spec import parse_workload
 from tests.helpers.paths import MOONCAKE_TRACE
@@ -35,7 +35,7 @@ def _agent(**fields: object) -> Workload:
 
 def _driver(fake: FakeServer, w: Workload, users: int = 4, **kw: object) -> Driver:
     info = ServerInfo(fake.url, "fake", max_model_len=fake.max_model_len)  # as the probe reads it
-    return Driver(w, [info], users=users, block_size=4, **kw)  # type: ignore[arg-type]
+    return Driver(w, [info], LoadSettings(users=users, block_size=4, **kw))  # type: ignore[arg-type]
 
 
 async def test_prompts_are_token_exact_and_totals_match_the_server(fake: FakeServer) -> None:
@@ -96,7 +96,9 @@ async def test_dropped_connection_is_counted_and_retried(fake: FakeServer) -> No
 async def test_context_overflow_ends_the_session_cleanly(fake: FakeServer) -> None:
     events: list[str] = []
     fake.max_model_len = 700  # the driver is told a larger context, so the server must refuse
-    d = Driver(_agent(steps=50), [ServerInfo(fake.url, "fake", max_model_len=100_000)], users=2, block_size=4)
+    d = Driver(
+        _agent(steps=50), [ServerInfo(fake.url, "fake", max_model_len=100_000)], LoadSettings(users=2, block_size=4)
+    )
     d.on_event = events.append
     await d.start()
     await until(lambda: d.figures(time.monotonic()).totals.sessions_ended_by_context >= 2)
@@ -108,7 +110,7 @@ async def test_context_overflow_ends_the_session_cleanly(fake: FakeServer) -> No
 
 async def test_sessions_end_before_the_next_step_would_not_fit(fake: FakeServer) -> None:
     fake.max_model_len = 700  # the probe would have read it from /v1/models
-    d = Driver(_agent(steps=50), [ServerInfo(fake.url, "fake", max_model_len=700)], users=4, block_size=4)
+    d = Driver(_agent(steps=50), [ServerInfo(fake.url, "fake", max_model_len=700)], LoadSettings(users=4, block_size=4))
     await d.start()
     await until(lambda: d.figures(time.monotonic()).totals.sessions_ended_by_context >= 4)
     await d.stop()
@@ -120,13 +122,13 @@ async def test_users_follow_set_users_and_pause_stops_sending(fake: FakeServer) 
     fake.token_delay_s = 0.002
     d = _driver(fake, _agent(steps=100, tool_latency_s=0.05), users=4)
     await d.start()
-    await until(lambda: len(d.sessions()) == 4)
+    await until(lambda: len(d.rows()) == 4)
     d.set_users(8)
-    await until(lambda: len(d.sessions()) == 8 and all(s.requests > 0 for s in d.sessions()))
+    await until(lambda: len(d.rows()) == 8 and all(s.requests > 0 for s in d.rows()))
     d.set_users(2)
     assert d.users == 2
     await until(lambda: len({r.user for r in d.records()[-20:]}) <= 2, timeout=10)
-    assert {s.user for s in d.sessions()} == {0, 1}
+    assert {s.user for s in d.rows()} == {0, 1}
     d.pause()
     assert d.paused
     await d.drain()
@@ -143,7 +145,7 @@ async def test_drain_waits_for_requests_of_removed_users(fake: FakeServer) -> No
     fake.token_delay_s = 0.01
     d = _driver(fake, _agent(steps=100, output_tokens=30, tool_latency_s=0.0), users=4)
     await d.start()
-    await until(lambda: len(d.sessions()) == 4 and all(s.state == "prefill" for s in d.sessions()))
+    await until(lambda: len(d.rows()) == 4 and all(s.state in ("prefill", "decoding") for s in d.rows()))
     d.set_users(0)  # every user leaves, each finishing the request it has on the wire
     assert await d.drain(timeout_s=10)
     totals = d.figures(time.monotonic()).totals
@@ -171,7 +173,7 @@ async def test_subagents_run_as_children_sharing_the_prefix(fake: FakeServer) ->
     w = _agent(steps=3, subagents={"every_steps": 1, "children": 3, "steps": 2, "task_tokens": 20})
     d = _driver(fake, w, users=1)
     await d.start()
-    await until(lambda: any(s.parent == 0 for s in d.sessions()))
+    await until(lambda: any(s.parent == 0 for s in d.rows()))
     await until(lambda: d.figures(time.monotonic()).totals.sessions_completed >= 7, timeout=10)
     await d.stop()
     child_users = {r.user for r in d.records() if r.user != 0}
@@ -193,7 +195,7 @@ async def test_workload_none_sends_nothing_and_set_workload_switches(fake: FakeS
     d = _driver(fake, load_workload("none"), users=4)
     await d.start()
     await asyncio.sleep(0.2)
-    assert not fake.requests and d.sessions() == ()
+    assert not fake.requests and d.rows() == ()
     d.set_workload(_agent())
     await until(lambda: len(fake.requests) > 4)
     await d.stop()
@@ -217,3 +219,25 @@ async def test_trace_replay_shares_equal_hash_blocks(fake: FakeServer, tmp_path:
     totals = d.figures(time.monotonic()).totals
     assert totals.ceiling_cacheable_tokens > 0 and totals.cached_prompt_tokens > 0
     assert totals.cached_prompt_tokens <= totals.ceiling_cacheable_tokens
+
+
+async def test_a_users_state_follows_its_stream(fake: FakeServer) -> None:
+    # Prefill until the first token, decoding while tokens stream, then the tool's time: what a demo
+    # audience must see in the users table (not "prefill" for a request's whole life).
+    fake.prefill_delay_s, fake.token_delay_s = 0.2, 0.02
+    d = _driver(fake, _agent(steps=2, output_tokens=25, tool_latency_s=0.3), users=1)
+    await d.start()
+    seen: list[str] = []
+
+    def watch() -> bool:
+        rows = d.rows()
+        if not rows:  # the user starts on the event loop's next turn
+            return False
+        state = rows[0].state
+        if not seen or seen[-1] != state:
+            seen.append(state)
+        return "tool" in seen
+
+    await until(watch)
+    await d.stop()
+    assert seen.index("prefill") < seen.index("decoding") < seen.index("tool"), seen

@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from agentx_tui.engine import probe_server
-from agentx_tui.load import Driver, RequestRecord, Workload
+from agentx_tui.load import Driver, LoadSettings, RequestRecord, Workload
 from agentx_tui.load.workload.spec import parse_workload
 from agentx_tui.snapshot import ClientFigures, EndpointTotals
 from agentx_tui.telemetry import EndpointMonitor
@@ -62,7 +62,7 @@ class Run:
 async def _run(url: str) -> Run:
     workload: Workload = parse_workload(WORKLOAD, source="test_driver_real", default_name="real-agent")
     driver = Driver(
-        workload, [await probe_server(url)], users=USERS, seed=time.time_ns() % (1 << 31)
+        workload, [await probe_server(url)], LoadSettings(users=USERS, seed=time.time_ns() % (1 << 31))
     )  # max_model_len and block size are read from the server
     async with httpx.AsyncClient() as client:
         monitor = EndpointMonitor(url, client=client, window_s=600, timeout_s=5)
@@ -165,7 +165,7 @@ async def _server_in_flight(monitor: EndpointMonitor) -> float:
 
 async def test_users_go_from_4_to_8_to_2_and_the_server_follows(vllm_url: str) -> None:
     workload = parse_workload(WORKLOAD, source="test_driver_real", default_name="real-agent")
-    driver = Driver(workload, [await probe_server(vllm_url)], users=4, seed=time.time_ns() % (1 << 31))
+    driver = Driver(workload, [await probe_server(vllm_url)], LoadSettings(users=4, seed=time.time_ns() % (1 << 31)))
     async with httpx.AsyncClient() as client:
         monitor = EndpointMonitor(vllm_url, client=client, window_s=600, timeout_s=5)
         await driver.start()
@@ -174,7 +174,7 @@ async def test_users_go_from_4_to_8_to_2_and_the_server_follows(vllm_url: str) -
 
             driver.set_users(8)
             await _until(lambda: len({r.user for r in driver.records()}) == 8, 20, "8 users answered")
-            assert [s.user for s in driver.sessions()] == list(range(8))
+            assert [s.user for s in driver.rows()] == list(range(8))
             busiest = 0.0
             deadline = time.monotonic() + 10
             while busiest <= 4 and time.monotonic() < deadline:
@@ -186,7 +186,7 @@ async def test_users_go_from_4_to_8_to_2_and_the_server_follows(vllm_url: str) -
             assert driver.users == 2
             # Users 2-7 leave after the request they have on the wire; then only 0 and 1 send.
             shrunk_at = time.monotonic()
-            await _until(lambda: {s.user for s in driver.sessions()} == {0, 1}, 20, "sessions 2-7 ended")
+            await _until(lambda: {s.user for s in driver.rows()} == {0, 1}, 20, "sessions 2-7 ended")
             settled = time.monotonic()
             await _until(lambda: sum(r.sent_at > settled for r in driver.records()) >= 6, 20, "2 users go on")
             assert {r.user for r in driver.records() if r.sent_at > shrunk_at} <= {0, 1}

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from agentx_tui.engine import ServerInfo, probe_server
-from agentx_tui.load import Driver, prepare_workload
+from agentx_tui.load import Driver, LoadSettings, prepare_workload
 from agentx_tui.telemetry import EndpointMonitor
 from tests.helpers.paths import AGENTX_WEKA
 from tests.helpers.waiting import until
@@ -59,7 +59,7 @@ async def test_a_server_sees_the_replay_rules(fake: FakeServer, tmp_path: Path) 
     fake.token_delay_s = 0.01  # a call of 11–22 tokens takes 0.1–0.2 s
     workload = prepare_workload(str(_session(tmp_path)))
     info = ServerInfo(fake.url, "fake", max_model_len=fake.max_model_len, block_size=4)
-    driver = Driver(workload, [info], users=1, seed=3, sessions=1)
+    driver = Driver(workload, [info], LoadSettings(users=1, seed=3, sessions=1))
     await driver.start()
     await until(lambda: driver.finished, timeout=20)
     await driver.stop()
@@ -79,7 +79,7 @@ async def test_a_server_sees_the_replay_rules(fake: FakeServer, tmp_path: Path) 
 async def test_two_passes_of_one_file_share_nothing(fake: FakeServer, tmp_path: Path) -> None:
     workload = prepare_workload(str(_session(tmp_path)))
     info = ServerInfo(fake.url, "fake", max_model_len=fake.max_model_len, block_size=4)
-    driver = Driver(workload, [info], users=2, seed=3, sessions=2, max_think_s=0.0)
+    driver = Driver(workload, [info], LoadSettings(users=2, seed=3, sessions=2, max_think_s=0.0))
     await driver.start()
     await until(lambda: driver.finished, timeout=20)
     await driver.stop()
@@ -101,7 +101,7 @@ async def test_real_vllm_replays_sessions_with_subagents(vllm_url: str, tmp_path
         (folder / name).symlink_to(TRACES / name)
     workload = prepare_workload(str(folder), scale=0.02)
     info = await probe_server(vllm_url)
-    driver = Driver(workload, [info], users=2, seed=5, sessions=2, max_think_s=0.2)
+    driver = Driver(workload, [info], LoadSettings(users=2, seed=5, sessions=2, max_think_s=0.2))
     async with httpx.AsyncClient() as client:
         monitor = EndpointMonitor(vllm_url, client=client, window_s=600, timeout_s=5)
         before = await monitor.sample(0.0)

@@ -9,9 +9,10 @@ from collections.abc import Callable
 import pytest
 
 from agentx_tui.engine import ServerInfo
-from agentx_tui.load import Driver, LocalLoad, PreparedWorkload, Workload
+from agentx_tui.load import Driver, LoadSettings, LocalLoad, PreparedWorkload, Workload, prepare
 from agentx_tui.load.spreading.generator import LoadGenerator
-from agentx_tui.load.spreading.pool import WorkerPool, share
+from agentx_tui.load.spreading.pool import WorkerPool
+from agentx_tui.load.spreading.worker import share
 from agentx_tui.load.workload.spec import parse_workload
 from tests.load.fake_openai import FakeServer
 
@@ -28,7 +29,7 @@ def _workload(**fields: object) -> PreparedWorkload:
     }
     base.update(fields)
     spec: Workload = parse_workload(base, source="test", default_name="test")
-    return PreparedWorkload(spec)
+    return prepare(spec)
 
 
 async def _until(cond: Callable[[], bool], load: LoadGenerator | None = None, timeout: float = 20.0) -> None:
@@ -61,10 +62,10 @@ def test_users_are_shared_by_id_modulo_the_workers() -> None:
 @pytest.mark.slow
 async def test_one_and_two_workers_give_equal_totals_on_the_same_sessions(fake: FakeServer) -> None:
     info = ServerInfo(fake.url, "fake", max_model_len=fake.max_model_len, block_size=4)
-    local = LocalLoad(Driver(_workload(), [info], users=3, seed=7, sessions=12))
+    local = LocalLoad(Driver(_workload(), [info], LoadSettings(users=3, seed=7, sessions=12)))
     one = await _totals(local)
     sent_by_one = (fake.prompt_tokens_total, fake.generation_tokens_total)
-    pool = WorkerPool(_workload(), (info,), users=3, workers=2, seed=7, sessions=12)
+    pool = WorkerPool(_workload(), (info,), LoadSettings(users=3, seed=7, sessions=12), workers=2)
     two = await _totals(pool)
     assert one[0] > 12 and one[3] == 12  # twelve sessions of several steps each
     assert one == two
@@ -76,7 +77,7 @@ async def test_one_and_two_workers_give_equal_totals_on_the_same_sessions(fake: 
 async def test_live_controls_reach_every_worker(fake: FakeServer) -> None:
     fake.token_delay_s = 0.002
     info = ServerInfo(fake.url, "fake", max_model_len=fake.max_model_len, block_size=4)
-    pool = WorkerPool(_workload(steps=200, tool_latency_s=0.05), (info,), users=4, workers=2, seed=1)
+    pool = WorkerPool(_workload(steps=200, tool_latency_s=0.05), (info,), LoadSettings(users=4, seed=1), workers=2)
     await pool.start()
     try:
         await _until(lambda: len({r["messages"][1]["content"][:40] for r in fake.requests}) >= 4)

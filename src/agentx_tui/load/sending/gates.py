@@ -1,4 +1,5 @@
-"""Waiting rooms for many users: a pause gate, a fair connection limit, a fair queue; O(1) per waiter.
+"""Waiting rooms for many users: a gate (and the load's pause), a fair connection limit, a fair queue;
+O(1) per waiter.
 
 asyncio's own `Event`, `Semaphore` and `Queue` keep their waiters in a deque and remove a cancelled waiter
 with `deque.remove`, O(waiters): cancelling 100,000 users paused at an `Event` took 32 s
@@ -12,6 +13,8 @@ import asyncio
 import collections
 import itertools
 from typing import Generic, TypeVar
+
+from agentx_tui.load.sending.users import User
 
 T = TypeVar("T")
 
@@ -122,3 +125,27 @@ class FairQueue(Generic[T]):
                 self._items.appendleft(fut.result())  # handed an item while being cancelled: keep it
             raise
         return item
+
+
+class PauseGate:
+    """The load's pause: a user about to send waits here while paused, its row saying so."""
+
+    def __init__(self) -> None:
+        self._gate = Gate()
+
+    @property
+    def paused(self) -> bool:
+        return not self._gate.is_open
+
+    def set_paused(self, paused: bool) -> None:
+        if paused:
+            self._gate.shut()
+        else:
+            self._gate.open()
+
+    async def hold(self, user: User) -> None:
+        if self._gate.is_open:
+            return
+        previous, user.state = user.state, "paused"
+        await self._gate.wait()
+        user.state = previous

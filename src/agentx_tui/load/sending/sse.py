@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import aiohttp
@@ -185,11 +186,13 @@ async def stream_chat(
     *,
     want_text: bool = False,
     watch: StallWatch | None = None,
+    on_first_token: Callable[[], None] | None = None,
 ) -> StreamResult:
     """POST one streaming chat completion; never raises for HTTP, connection or stream errors.
 
     With a `watch`, a body silent for the watch's idle time fails as a `timeout`; without one, the
-    session's own read timeout (if any) applies."""
+    session's own read timeout (if any) applies. `on_first_token` is called once, when the first
+    content arrives (a user's row then says "decoding")."""
     result = StreamResult(status=None, error=None, sent_at=time.monotonic())
     pieces: list[str] = []
     try:
@@ -244,6 +247,8 @@ async def stream_chat(
                         result.error = "stream_error"
                         result.detail = payload[:500].decode(errors="replace")
                 if n:
+                    if on_first_token is not None and not read_times:
+                        on_first_token()
                     read_times.append(now)
                     read_events.append(n)
                     result.events += n

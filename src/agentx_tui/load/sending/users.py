@@ -1,4 +1,11 @@
-"""One simulated user's live state (a row of the users table), shared by every kind of loop."""
+"""One user's live state: a row of the users table, whatever kind of loop the user runs.
+
+A *user* is one of the `-u N` concurrent slots of load; it runs one *session* after another (a
+synthetic agent session, one pass of a session file, one trace request). A sub-agent gets a row of
+its own while it runs. The state follows the stream: `prefill` from the request's send until its
+first token, `decoding` while tokens stream, then `tool` (the think or tool time before the next
+call, or waiting for sub-agents), `waiting` between sessions; `paused`, `done` and `error` say so.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +17,9 @@ from agentx_tui.snapshot import UserRow, UserState
 
 @dataclass(slots=True)
 class User:
-    user: int
+    user: int  # the global user id (a sub-agent's is CHILD_ID_BASE and up)
     parent: int | None = None
-    session: int = 0
+    session: int = 0  # sessions started by this user (1-based once it has started one)
     state: UserState = "waiting"
     step: int = 0
     steps_total: int = 0
@@ -31,6 +38,10 @@ class User:
     retire: bool = False
     task: asyncio.Task[None] | None = None
     stop: asyncio.Event | None = None  # set when retired: a replay lets its calls on the wire finish
+
+    def decoding(self) -> None:
+        """The first token of the request in flight arrived."""
+        self.state = "decoding"
 
     def row(self) -> UserRow:
         return UserRow(

@@ -1,6 +1,6 @@
 """Load workers as Ray actors on an existing Ray cluster (`--ray ADDRESS`, the optional extra `ray`).
 
-The same `WorkerCore` as a local worker process (load/workers.py), behind the methods of an async
+The same `WorkerCore` as a local worker process (load/spreading/process.py), behind the methods of an async
 actor instead of a pipe; the `WorkerPool` in the main process merges their summaries exactly as it
 does for processes. Actors are spread over the cluster's nodes, one CPU each. Each node measures its
 requests on its own clock: the pool moves every summary onto the main process's clock by the offset
@@ -20,10 +20,11 @@ import importlib
 import sys
 from types import ModuleType
 from typing import Any
-from urllib.parse import urlsplit
 
 from agentx_tui.errors import TargetError, UsageError
-from agentx_tui.load.spreading.pool import WorkerCore, WorkerReport, WorkerSpec
+from agentx_tui.load.spreading.protocol import Command, WorkerReport, WorkerSpec
+from agentx_tui.load.spreading.worker import WorkerCore
+from agentx_tui.net import is_loopback
 
 RAY_EXTRA_HINT = "Install it with `pip install 'agentx-tui[ray]'` (the same Ray version as the cluster)."
 
@@ -57,7 +58,7 @@ def connect(address: str, target_urls: list[str]) -> ModuleType:
             ) from exc
         raise TargetError(f"Could not join the Ray cluster at {address}: {text}", "Check --ray ADDRESS.") from exc
     nodes = [n for n in ray.nodes() if n.get("Alive")]
-    loopback = [u for u in target_urls if _is_loopback(u)]
+    loopback = [u for u in target_urls if is_loopback(u)]
     if len(nodes) > 1 and loopback:
         ray.shutdown()
         raise UsageError(
@@ -82,11 +83,6 @@ def cluster_cpus(ray: ModuleType) -> int:
 
 def cluster_nodes(ray: ModuleType) -> int:
     return max(1, sum(1 for n in ray.nodes() if n.get("Alive")))
-
-
-def _is_loopback(url: str) -> bool:
-    host = urlsplit(url if "://" in url else "http://" + url).hostname or ""
-    return host in ("localhost", "::1") or host.startswith("127.")
 
 
 class LoadActor:
@@ -148,16 +144,16 @@ class RayWorker:
             self._alive = False
             raise TargetError(f"Ray load worker {self.index} could not start: {exc}") from exc
 
-    async def call(self, command: str, *args: Any) -> Any:
+    async def call(self, command: Command, *args: Any) -> Any:
         try:
-            return await getattr(self._actor, command).remote(*args)
+            return await getattr(self._actor, command.value).remote(*args)
         except Exception as exc:  # RayActorError, a lost node: the pool counts this worker as gone
             self._alive = False
             raise ConnectionError(f"Ray load worker {self.index}: {exc}") from exc
 
-    def tell(self, command: str, *args: Any) -> None:
+    def tell(self, command: Command, *args: Any) -> None:
         if self._alive:
-            getattr(self._actor, command).remote(*args)
+            getattr(self._actor, command.value).remote(*args)
 
     def alive(self) -> bool:
         return self._alive

@@ -1,5 +1,37 @@
 """What is sent: workload specs and the data they replay, and the prompt text built from them.
 
 No asyncio and no network here: a workload is loaded, checked, scaled and turned into prompts as plain
-data, before any server starts (the sending layer, `load/sending/`, puts it on the wire).
+data, before any server starts (load/sending/ puts it on the wire). One module per kind:
+
+    synthetic       `kind: agent`: synthetic agent sessions (the presets)
+    mooncake        `kind: trace`: a Mooncake JSONL trace
+    session_files   `kind: sessions`: AgentX session files (session_prompts: their text, one pass at a time)
+    base            what every kind shares, and the one scaling rule
+    spec            a file or preset → its spec; prepared: the spec with its data, fitted to a context
+    text, conversation, distributions   token-exact text, a growing history, length distributions
 """
+
+from agentx_tui.load.workload.base import StopRule, WorkloadBase
+from agentx_tui.load.workload.prepared import (
+    PreparedWorkload,
+    fit_to_context,
+    fit_to_servers,
+    prepare,
+    prepare_workload,
+)
+from agentx_tui.load.workload.spec import Workload, list_presets, load_workload, parse_workload, presets_dir
+
+__all__ = [
+    "PreparedWorkload",
+    "StopRule",
+    "Workload",
+    "WorkloadBase",
+    "fit_to_context",
+    "fit_to_servers",
+    "list_presets",
+    "load_workload",
+    "parse_workload",
+    "prepare",
+    "prepare_workload",
+    "presets_dir",
+]

@@ -1,37 +1,62 @@
-"""Mooncake-format trace replay (workloads/README.md): one JSON object per line with `timestamp` (ms),
-`input_length`, `output_length` and `hash_ids` (one per 512-token block; equal ids, equal blocks).
+"""`kind: trace`: a Mooncake-format trace (workloads/README.md), one JSON object per line with `timestamp`
+(ms), `input_length`, `output_length` and `hash_ids` (one per `block_tokens`-token block; equal ids,
+equal blocks).
 
 Each request becomes one user message made of its blocks' text: equal hash ids give byte-identical
-text, so the server sees the trace's real prefix sharing. `scale` multiplies every length and the
-block size, so a trace of 12K-token prompts can run on a 4096-token model.
+text, so the server sees the trace's real prefix sharing. Lengths and the block size follow the one
+scaling rule (load/workload/base.py). The loop that sends them is load/sending/kinds/mooncake.py.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
 
 from agentx_tui.errors import WorkloadError
+from agentx_tui.load.workload.base import Spec, WorkloadBase, p95, scaled_length
 from agentx_tui.load.workload.conversation import Conversation, Segment
-from agentx_tui.load.workload.spec import Workload
 from agentx_tui.load.workload.text import TextMaker
 
 _TRACE_KEY = 1 << 62
 
 
+class TraceSpec(Spec):
+    """Where the trace is and how to replay it: `timed` (at its timestamps ÷ `speed`) or `closed`
+    (each user sends the next request when its last one ended)."""
+
+    path: str
+    mode: Literal["timed", "closed"] = "timed"
+    speed: float = Field(default=1.0, gt=0)
+    block_tokens: int = Field(default=512, ge=1)
+    skip: int = Field(default=0, ge=0)
+    limit: int | None = Field(default=None, ge=1)
+
+
+class TraceWorkload(WorkloadBase):
+    kind: Literal["trace"]
+    trace: TraceSpec
+
+
 @dataclass(frozen=True, slots=True)
 class TraceRequest:
-    index: int
+    index: int  # line number − 1: the request's place in the whole file
     timestamp_s: float
-    input_length: int
-    output_length: int
+    input_tokens: int  # at the workload's scale
+    output_tokens: int
     hash_ids: tuple[int, ...]
+    recorded_in: int
+    recorded_out: int
 
 
 @lru_cache(maxsize=4)
 def load_trace(path: str, skip: int = 0, limit: int | None = None) -> tuple[TraceRequest, ...]:
+    """The trace's requests as recorded (scale 1); every problem is one `WorkloadError`."""
     out: list[TraceRequest] = []
     try:
         with Path(path).open(encoding="utf-8") as fh:
@@ -42,13 +67,16 @@ def load_trace(path: str, skip: int = 0, limit: int | None = None) -> tuple[Trac
                     break
                 try:
                     row = json.loads(line)
+                    tokens_in, tokens_out = int(row["input_length"]), int(row["output_length"])
                     out.append(
                         TraceRequest(
                             index=number - 1,
                             timestamp_s=float(row.get("timestamp", 0)) / 1000.0,
-                            input_length=int(row["input_length"]),
-                            output_length=int(row["output_length"]),
+                            input_tokens=tokens_in,
+                            output_tokens=max(1, tokens_out),
                             hash_ids=tuple(int(h) for h in row.get("hash_ids", ())),
+                            recorded_in=tokens_in,
+                            recorded_out=tokens_out,
                         )
                     )
                 except (ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -63,29 +91,70 @@ def load_trace(path: str, skip: int = 0, limit: int | None = None) -> tuple[Trac
     return tuple(out)
 
 
-def trace_requests(w: Workload) -> tuple[TraceRequest, ...]:
-    if w.trace is None:
-        raise WorkloadError(f"Workload '{w.name}' is not a trace replay.")
-    return load_trace(w.trace.path, w.trace.skip, w.trace.limit)
+@dataclass(frozen=True)
+class PreparedTrace:
+    spec: TraceWorkload
+    requests: tuple[TraceRequest, ...]  # at `spec.scale`
+
+    @classmethod
+    def load(cls, spec: TraceWorkload) -> PreparedTrace:
+        recorded = load_trace(spec.trace.path, spec.trace.skip, spec.trace.limit)
+        return cls(spec, _at_scale(recorded, spec.scale))
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def kind(self) -> Literal["trace"]:
+        return "trace"
+
+    @property
+    def block_tokens(self) -> float:
+        """The scaled block size (not rounded: the scaling rule)."""
+        return self.spec.trace.block_tokens * self.spec.scale
+
+    def context_needed(self) -> int:
+        # A replay fits its 95th percentile: a few long outliers are skipped (and counted), not fitted,
+        # or one 450 K-token request would shrink all the others a hundredfold.
+        return p95([r.input_tokens + r.output_tokens for r in self.requests])
+
+    def scaled(self, factor: float) -> PreparedTrace:
+        spec = self.spec.scaled(factor)
+        return PreparedTrace(spec, _at_scale(self.requests, spec.scale))
+
+    def check_fits(self, max_model_len: int, scale: float | None) -> None:
+        """Nothing to refuse: a request too long for the model is skipped and counted, the rest run."""
 
 
-def build_request(conv: Conversation, req: TraceRequest, w: Workload, maker: TextMaker) -> int:
-    """Fill `conv` with `req`'s blocks; returns the output tokens to ask for."""
-    block_tokens = w.trace.block_tokens if w.trace is not None else 512
-    block = max(1, round(block_tokens * w.scale))
+def _at_scale(requests: tuple[TraceRequest, ...], scale: float) -> tuple[TraceRequest, ...]:
+    """The requests with their lengths at `scale`, always from the recorded ones (the scaling rule)."""
+    return tuple(
+        replace(r, input_tokens=scaled_length(r.recorded_in, scale), output_tokens=scaled_length(r.recorded_out, scale))
+        for r in requests
+    )
+
+
+def build_request(conv: Conversation, req: TraceRequest, block_tokens: float, maker: TextMaker) -> int:
+    """Fill `conv` with `req`'s blocks; returns the output tokens to ask for.
+
+    Block i covers content tokens ⌊i·b⌋ to ⌊(i+1)·b⌋ (b: the scaled block size, not rounded); the last
+    id's block ends where the prompt does."""
     tm = conv.tm
-    content = round(req.input_length * w.scale)
-    content -= tm.message_tokens("user", 0, first=True) + tm.generation_prompt
+    content = req.input_tokens - tm.message_tokens("user", 0, first=True) - tm.generation_prompt
     content = max(content, 1)
     segments = []
     ids = req.hash_ids or (req.index + (1 << 40),)
+    start = 0
     for i, hid in enumerate(ids):
-        if content <= 0:
+        if start >= content:
             break
-        tokens = content if i == len(ids) - 1 else min(block, content)
+        end = content if i == len(ids) - 1 else min(math.floor((i + 1) * block_tokens), content)
+        if end <= start:
+            continue
         key = _TRACE_KEY + hid
-        text, real = maker.text(key, tokens)
+        text, real = maker.text(key, end - start)
         segments.append(Segment(key, text, real))
-        content -= tokens
+        start = end
     conv.add("user", segments)
-    return max(1, round(req.output_length * w.scale))
+    return req.output_tokens

@@ -1,67 +1,110 @@
-"""A workload made ready to run: its spec plus the data it replays, loaded once (docs/architecture.md).
+"""A workload made ready to run: its spec plus the data it replays, loaded and scaled once.
 
-`prepare_workload` reads a preset, a YAML file or a Mooncake trace; every problem is a `WorkloadError`
-before any server starts. After the target is known, `fitted` scales a preset (or a trace) down to
-the model's context when the user did not choose a `--scale`, and `check_fits` refuses a workload
-whose first request can never fit.
+`prepare_workload` reads a preset, a YAML file, a Mooncake trace or AgentX session files; every
+problem is a `WorkloadError` before any server starts. After the servers are known, `fit_to_servers`
+is the one place that fits a workload to their context: scaled down when the user chose no `--scale`
+and its first steps (or 95% of its calls) do not fit, then refused if its first request never can.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from pathlib import Path
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, TypeVar
 
-from agentx_tui.load.workload.mooncake import TraceRequest, load_trace
-from agentx_tui.load.workload.session_files import SessionSet, load_session_set
-from agentx_tui.load.workload.spec import Workload, check_first_request_fits, fit_to_context, load_workload
+from agentx_tui.load.workload.base import NoneWorkload
+from agentx_tui.load.workload.mooncake import PreparedTrace, TraceWorkload
+from agentx_tui.load.workload.session_files import PreparedSessions, SessionsWorkload
+from agentx_tui.load.workload.spec import Workload, load_workload
+from agentx_tui.load.workload.synthetic import AgentWorkload, PreparedAgent
+
+_FIT_MARGIN = 0.95
 
 
 @dataclass(frozen=True)
-class PreparedWorkload:
-    spec: Workload
-    trace: tuple[TraceRequest, ...] | None = None  # a Mooncake trace's requests
-    sessions: SessionSet | None = None  # AgentX agent sessions, at the spec's scale
+class PreparedNone:
+    """`kind: none`: nothing to send, nothing to fit."""
+
+    spec: NoneWorkload
 
     @property
     def name(self) -> str:
         return self.spec.name
 
-    def context_needed(self) -> int:
-        """Tokens of context the workload's first steps need, at its current scale."""
-        # A replay fits its 95th percentile: a few long outliers are skipped (and counted), not fitted,
-        # or one 450 K-token session would shrink all the others a hundredfold.
-        if self.trace is not None:
-            return round(_p95([r.input_length + r.output_length for r in self.trace]) * self.spec.scale)
-        if self.sessions is not None:  # over calls, not sessions: two 450 K-token files are outliers
-            return _p95([c.input_tokens + c.output_tokens for t in self.sessions.trees for c in t.all_calls()])
-        return self.spec.context_needed()
+    @property
+    def kind(self) -> Literal["none"]:
+        return "none"
 
-    def fitted(self, max_model_len: int | None) -> tuple[PreparedWorkload, str | None]:
-        """Scaled down to fit `max_model_len` when it does not; the note says so."""
-        spec, note = fit_to_context(self.spec, max_model_len, needed=self.context_needed())
-        if spec is self.spec:
-            return self, None
-        sessions = self.sessions.with_scale(spec.scale) if self.sessions is not None else None
-        return replace(self, spec=spec, sessions=sessions), note
+    def context_needed(self) -> int:
+        return 0
+
+    def scaled(self, factor: float) -> PreparedNone:
+        return self
 
     def check_fits(self, max_model_len: int, scale: float | None) -> None:
-        check_first_request_fits(self.spec, max_model_len, scale)
+        return None
+
+
+PreparedWorkload = PreparedAgent | PreparedTrace | PreparedSessions | PreparedNone
+
+_PREPARE: dict[type[Any], Callable[[Any], PreparedWorkload]] = {
+    AgentWorkload: PreparedAgent,
+    TraceWorkload: PreparedTrace.load,
+    SessionsWorkload: PreparedSessions.load,
+    NoneWorkload: PreparedNone,
+}
+
+
+def prepare(spec: Workload) -> PreparedWorkload:
+    """`spec` with the data it replays loaded, at the spec's scale."""
+    return _PREPARE[type(spec)](spec)
 
 
 def prepare_workload(name_or_path: str, *, scale: float | None = None) -> PreparedWorkload:
-    """A preset name, a YAML file or a Mooncake `.jsonl` trace, with the data it replays."""
-    return prepared(load_workload(name_or_path, scale=scale))
+    """A preset name, a YAML file, a Mooncake `.jsonl` trace or AgentX session files, with their data."""
+    return prepare(load_workload(name_or_path, scale=scale))
 
 
-def prepared(spec: Workload) -> PreparedWorkload:
-    """`spec` with the data it replays loaded (a trace's requests)."""
-    if spec.kind == "trace" and spec.trace is not None:
-        return PreparedWorkload(spec, trace=load_trace(spec.trace.path, spec.trace.skip, spec.trace.limit))
-    if spec.kind == "sessions" and spec.sessions is not None:
-        return PreparedWorkload(spec, sessions=load_session_set(Path(spec.sessions.path), scale=spec.scale))
-    return PreparedWorkload(spec)
+class _Fittable(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    def context_needed(self) -> int: ...
+
+    def scaled(self, factor: float) -> Any: ...
 
 
-def _p95(sizes: list[int]) -> int:
-    ordered = sorted(sizes)
-    return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+F = TypeVar("F", bound=_Fittable)
+
+
+def fit_to_context(workload: F, max_model_len: int | None) -> tuple[F, str | None]:
+    """`workload` scaled down when what it needs (`context_needed`) does not fit `max_model_len`; the
+    note says so. Works on a prepared workload and on a synthetic spec alike."""
+    if max_model_len is None:
+        return workload, None
+    needed = workload.context_needed()
+    budget = max_model_len * _FIT_MARGIN
+    if needed <= budget:
+        return workload, None
+    factor = round(budget / needed, 4)
+    note = (
+        f"Workload '{workload.name}' needs about {needed} tokens of context; scaled every token length "
+        f"by {factor:g} to fit the model's {max_model_len}-token context (pass --scale to choose)."
+    )
+    fitted: F = workload.scaled(factor)
+    return fitted, note
+
+
+def fit_to_servers(
+    workload: PreparedWorkload, context_lengths: Sequence[int | None], scale: float | None
+) -> tuple[PreparedWorkload, str | None]:
+    """The workload fitted to the smallest context of the servers it is sent to (unless the user chose
+    `--scale`), then checked: a workload whose first request can never fit is refused (WorkloadError)."""
+    known = [n for n in context_lengths if n]
+    if not known:
+        return workload, None
+    note = None
+    if scale is None:
+        workload, note = fit_to_context(workload, min(known))
+    workload.check_fits(min(known), scale)
+    return workload, note

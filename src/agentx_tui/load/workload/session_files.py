@@ -1,5 +1,5 @@
-"""AgentX agent-session files (workloads/README.md; the format is in the traces README): loaded, checked and
-turned into immutable session trees once, before any server starts.
+"""`kind: sessions`: AgentX agent-session files (workloads/README.md; the format is in the traces README),
+loaded, checked and turned into immutable session trees once, before any server starts.
 
 A file is one JSON object with `block_size` and `requests`: calls (`t`, `in`, `out`, `hash_ids`,
 `think_time`, `api_time`) and `subagent` entries holding calls of their own, whose `t` counts from
@@ -30,15 +30,29 @@ from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, Literal, NoReturn
 
 from agentx_tui.errors import WorkloadError
+from agentx_tui.load.workload.base import Spec, WorkloadBase, checked_factor, p95, scaled_length
 
 _HINT = (
     "A session file is one JSON object with block_size and requests; each call needs t, in, out and "
     "hash_ids (think_time and api_time optional), each sub-agent t, duration_ms (or null) and requests."
 )
 _MISSING: Any = object()
+
+
+class SessionsSpec(Spec):
+    """Replay of AgentX agent sessions: a folder of session `.json` files, or one."""
+
+    path: str
+
+
+class SessionsWorkload(WorkloadBase):
+    kind: Literal["sessions"]
+    sessions: SessionsSpec
+
+
 _EPS = 1e-9  # recorded times are milliseconds: this only absorbs float rounding of t + duration
 
 
@@ -132,8 +146,7 @@ class SessionSet:
 
 def load_session_set(path: Path, *, scale: float = 1.0) -> SessionSet:
     """Every `*.json` of a folder (in name order) or one file; any problem is one `WorkloadError`."""
-    if not (scale > 0 and math.isfinite(scale)):
-        raise WorkloadError(f"--scale must be a positive number, not {scale}.")
+    checked_factor(scale)
     if path.is_dir():
         files = sorted(p for p in path.glob("*.json") if p.is_file())
         if not files:
@@ -378,11 +391,7 @@ def _make_set(source: Path, scale: float, trees: tuple[SessionTree, ...]) -> Ses
 
 def _rescaled_calls(calls: tuple[SessionCall, ...], scale: float) -> tuple[SessionCall, ...]:
     return tuple(
-        replace(
-            c,
-            input_tokens=max(1, round(c.recorded_in * scale)),
-            output_tokens=max(1, round(c.recorded_out * scale)),
-        )
+        replace(c, input_tokens=scaled_length(c.recorded_in, scale), output_tokens=scaled_length(c.recorded_out, scale))
         for c in calls
     )
 
@@ -405,3 +414,35 @@ def _rescaled_tree(tree: SessionTree, scale: float) -> SessionTree:
         calls=_rescaled_calls(tree.calls, scale),
         subagents=_rescaled_subagents(tree.subagents, scale),
     )
+
+
+# -- the prepared workload -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PreparedSessions:
+    spec: SessionsWorkload
+    sessions: SessionSet  # at `spec.scale`
+
+    @classmethod
+    def load(cls, spec: SessionsWorkload) -> PreparedSessions:
+        return cls(spec, load_session_set(Path(spec.sessions.path), scale=spec.scale))
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def kind(self) -> Literal["sessions"]:
+        return "sessions"
+
+    def context_needed(self) -> int:
+        # Over calls, not sessions: two 450 K-token files are outliers, skipped and counted, not fitted.
+        return p95([c.input_tokens + c.output_tokens for t in self.sessions.trees for c in t.all_calls()])
+
+    def scaled(self, factor: float) -> PreparedSessions:
+        spec = self.spec.scaled(factor)
+        return PreparedSessions(spec, self.sessions.with_scale(spec.scale))
+
+    def check_fits(self, max_model_len: int, scale: float | None) -> None:
+        """Nothing to refuse: a call too long for the model ends its session and is counted."""

@@ -1,4 +1,4 @@
-"""Replaying one agent-session tree (workloads/README.md, a contract): when each call goes, and its prompt text.
+"""The loop of `kind: sessions`: replaying AgentX session trees (workloads/README.md, a contract).
 
 Timing (`replay_tree`): the parent's calls go in order, each once its recorded `think_time` (capped
 by `max_think_s`) has passed since the end of the parent's previous call: never the gap between
@@ -25,12 +25,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from agentx_tui.load.sending.sender import Core
+from agentx_tui.load.sending.context import LoopContext
+from agentx_tui.load.sending.sender import ServerConnection
 from agentx_tui.load.sending.users import User
 from agentx_tui.load.stats import Failed
-from agentx_tui.load.workload.session_files import SessionCall, SessionTree, SubAgent
+from agentx_tui.load.workload.session_files import PreparedSessions, SessionCall, SessionTree, SubAgent
 from agentx_tui.load.workload.session_prompts import PassPrompts
-from agentx_tui.load.workload.spec import Workload
 
 Agent = SessionTree | SubAgent  # the parent is the tree itself
 CallSender = Callable[[Agent, SessionCall], Awaitable[bool]]  # one request; True when it succeeded
@@ -182,58 +182,96 @@ def _first(errors: BaseExceptionGroup[BaseException]) -> BaseException:
     return error
 
 
-# -- the driver's side: one user replaying one pass ------------------------------------------------
+# -- the loop: one user replaying one pass per `run` -------------------------------------------------
 
 
-async def run_tree(core: Core, slot: User, tree: SessionTree, pass_key: int, w: Workload, stop: asyncio.Event) -> str:
-    """Replay one pass of `tree` as `slot`; returns how it ended: done, context, error or retired."""
-    server = core.pick_server()  # the whole tree on one server: its sub-agents share the parent's cache
-    prompts = PassPrompts(tree, pass_key, server.maker)
-    children: dict[int, User] = {}  # sub-agent id → its row
-    too_long = False
-    slot.label, slot.step, slot.steps_total, slot.endpoint = tree.label, 0, len(tree.calls), server.url
+class SessionFileLoop:
+    """The loop of `kind: sessions`: each `run` replays one pass of the next session file.
 
-    async def send(agent: Agent, call: SessionCall) -> bool:
-        nonlocal too_long
-        row = slot if agent is tree else children[id(agent)]
-        conv, out = prompts.build(call)
-        row.step, row.context_tokens = call.index + 1, conv.prompt_tokens
-        if server.max_len is not None and conv.prompt_tokens + out > server.max_len:
-            too_long = True
-            now = time.monotonic()
-            core.sink.error(Failed(TOO_LONG, False, now, now))
-            limit = server.max_len
-            core.event(
-                TOO_LONG,
-                lambda n: (
-                    f"{n} session call(s) longer than the model's context ({limit} tokens) ended "
-                    "their session; lower --scale to fit them"
-                ),
-            )
+    Files are taken in order and recycled (session id modulo the files); each pass gets its own
+    marker (from the run's nonce and the session id), so no pass hits another's cache, in this run
+    or another, whichever worker replays it."""
+
+    exhausted = False
+
+    def __init__(self, workload: PreparedSessions, ctx: LoopContext) -> None:
+        self.workload = workload
+        self.ctx = ctx
+
+    def start(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        return None
+
+    async def run(self, user: User) -> bool:
+        ctx, trees = self.ctx, self.workload.sessions.trees
+        await ctx.pause.hold(user)
+        session_id = None if user.retire else ctx.take_session()
+        if session_id is None or not trees:
             return False
-        await core.gate(row)
-        record, _ = await core.send(server, row, conv, out, call.seq + 1, w)
-        if record.error is None:
-            row.state = "tool"  # the recorded think time until its next call
-        return record.error is None
+        user.session += 1
+        user.stop = asyncio.Event()
+        if user.retire:
+            user.stop.set()
+        server = ctx.pick_server()  # the whole tree on one server: its sub-agents share the parent's cache
+        tree = trees[session_id % len(trees)]
+        how = await self._pass(user, server, tree, hash((ctx.settings.nonce, session_id)), user.stop)
+        user.stop = None
+        ctx.session_ended(how, server)
+        if how == "error":
+            await ctx.error_pause(user)
+        return True
 
-    def subagent(sub: SubAgent, started: bool) -> None:
-        if started:
-            child = User(user=core.new_child_id(), parent=slot.user, session=slot.session, endpoint=server.url)
-            child.label, child.steps_total = sub.label, len(sub.calls)
-            children[id(sub)] = child
-            core.children[child.user] = child
-        else:
-            child = children.pop(id(sub))
-            core.children.pop(child.user, None)
+    async def _pass(
+        self, user: User, server: ServerConnection, tree: SessionTree, pass_key: int, stop: asyncio.Event
+    ) -> str:
+        """Replay one pass of `tree` as `user`; returns how it ended: done, context, error or retired."""
+        ctx = self.ctx
+        temperature = self.workload.spec.temperature
+        prompts = PassPrompts(tree, pass_key, server.maker)
+        children: dict[int, User] = {}  # id() of a sub-agent → its row
+        too_long = False
+        user.label, user.step, user.steps_total, user.endpoint = tree.label, 0, len(tree.calls), server.url
 
-    try:
-        outcome = await replay_tree(tree, send, max_think_s=core.max_think_s, stop=stop, on_subagent=subagent)
-    finally:
-        for child in children.values():
-            core.children.pop(child.user, None)
-    if outcome.ended == "stopped":
-        return "retired"
-    if outcome.ended == "error":
-        return "context" if too_long else "error"
-    return "done"
+        async def send(agent: Agent, call: SessionCall) -> bool:
+            nonlocal too_long
+            row = user if agent is tree else children[id(agent)]
+            conv, out = prompts.build(call)
+            row.step, row.context_tokens = call.index + 1, conv.prompt_tokens
+            if server.max_len is not None and conv.prompt_tokens + out > server.max_len:
+                too_long = True
+                now = time.monotonic()
+                ctx.sender.sink.error(Failed(TOO_LONG, False, now, now))
+                limit = server.max_len
+                ctx.events.count(
+                    TOO_LONG,
+                    lambda n: (
+                        f"{n} session call(s) longer than the model's context ({limit} tokens) ended "
+                        "their session; lower --scale to fit them"
+                    ),
+                )
+                return False
+            await ctx.pause.hold(row)
+            record, _ = await ctx.sender.send(server, row, conv, out, call.seq + 1, temperature=temperature)
+            if record.error is None:
+                row.state = "tool"  # the recorded think time until its next call
+            return record.error is None
+
+        def subagent(sub: SubAgent, started: bool) -> None:
+            if started:
+                children[id(sub)] = ctx.add_child(user, server, label=sub.label, steps=len(sub.calls))
+            else:
+                ctx.drop_child(children.pop(id(sub)))
+
+        try:
+            max_think = ctx.settings.max_think_s
+            outcome = await replay_tree(tree, send, max_think_s=max_think, stop=stop, on_subagent=subagent)
+        finally:
+            for child in children.values():
+                ctx.drop_child(child)
+        if outcome.ended == "stopped":
+            return "retired"
+        if outcome.ended == "error":
+            return "context" if too_long else "error"
+        return "done"

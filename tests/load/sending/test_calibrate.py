@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentx_tui.load.workload.text import TextMaker, TokenModel, calibrate
+from agentx_tui.load.sending.calibrate import calibrate
+from agentx_tui.load.workload.text import TextMaker, TokenModel
 from tests.load.fake_openai import GEN, HEADER, TRAILER, FakeServer, chat_ids, word_ids
 
 

@@ -1,0 +1,111 @@
+"""What every kind's loop may use (`LoopContext`): the servers, the sender, the pause, think time, the
+session ids and stop rules, sub-agents' rows, and the event log. The driver owns it; loops only call it.
+
+Sessions are spread round-robin over the servers and stay on theirs (each keeps its prefix cache on
+one server); sub-agents go where their parent is. Session ids are global: a driver in a worker takes
+every stride-th one (`IdStride`), so one and N workers start the very same sessions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+
+from agentx_tui.load.sending.gates import PauseGate
+from agentx_tui.load.sending.sender import EventThrottle, RequestSender, ServerConnection
+from agentx_tui.load.sending.settings import IdStride, LoadSettings
+from agentx_tui.load.sending.users import User
+from agentx_tui.load.workload.base import StopRule
+from agentx_tui.snapshot import CHILD_ID_BASE
+
+ERROR_PAUSE_S = 1.0
+
+
+@dataclass
+class LoopContext:
+    settings: LoadSettings
+    ids: IdStride
+    sender: RequestSender
+    pause: PauseGate
+    events: EventThrottle
+
+    def __post_init__(self) -> None:
+        self.servers: list[ServerConnection] = []
+        self.children: dict[int, User] = {}  # the rows of running sub-agents, by their id
+        self.stop_rule = StopRule()  # the current workload's own stop rule
+        self.started_at: float | None = None
+        self.users_wanted = 0  # the driver's users now (a closed-loop trace keeps this many queued)
+        self._rr = 0
+        self._next_child = CHILD_ID_BASE
+        self._session_seq = 0  # local counter of the session ids handed out
+        self._sessions_started = 0
+
+    # -- servers and sending ------------------------------------------------------------------
+    def pick_server(self) -> ServerConnection:
+        server = self.servers[self._rr % len(self.servers)]
+        self._rr += 1
+        return server
+
+    async def think(self, seconds: float) -> None:
+        """Wait a think (tool) time, capped by --max-think."""
+        cap = self.settings.max_think_s
+        if cap is not None:
+            seconds = min(seconds, cap)
+        if seconds > 0:
+            await asyncio.sleep(seconds)
+
+    # -- sessions -----------------------------------------------------------------------------
+    def next_session_id(self) -> int | None:
+        """The next global session id this driver may start; None when `--sessions` is used up."""
+        session_id = self.ids.id(self._session_seq)
+        budget = self.settings.sessions
+        return None if budget is not None and session_id >= budget else session_id
+
+    def stop_rule_hit(self) -> bool:
+        """No new session may start: `--sessions` is used up, or the workload's own stop rule holds."""
+        if self.next_session_id() is None:
+            return True
+        stop = self.stop_rule
+        if stop.sessions is not None and self._sessions_started >= stop.sessions:
+            return True
+        return (
+            stop.duration_s is not None
+            and self.started_at is not None
+            and time.monotonic() - self.started_at >= stop.duration_s
+        )
+
+    def take_session(self) -> int | None:
+        """The global id of a new session, or None when none may start (the stop rules)."""
+        if self.stop_rule_hit():
+            return None
+        session_id = self.next_session_id()
+        if session_id is not None:
+            self._session_seq += 1
+            self._sessions_started += 1
+        return session_id
+
+    async def error_pause(self, user: User) -> None:
+        """After a session that failed: show the error a moment, and do not hammer a failing server."""
+        user.state = "error"
+        await asyncio.sleep(ERROR_PAUSE_S)
+
+    def session_ended(self, how: str, server: ServerConnection) -> None:
+        self.sender.sink.session_ended(how)
+        if how == "context":
+            self.events.count(
+                "context",
+                lambda n: f"{n} session(s) ended cleanly at the model's context limit ({server.max_len} tokens)",
+            )
+
+    # -- sub-agents ---------------------------------------------------------------------------
+    def add_child(self, parent: User, server: ServerConnection, *, label: str = "", steps: int = 0) -> User:
+        """A row for a sub-agent of `parent`, shown while it runs (`drop_child` when it ends)."""
+        self._next_child += 1
+        child = User(user=self._next_child, parent=parent.user, session=parent.session, endpoint=server.url)
+        child.label, child.steps_total = label, steps
+        self.children[child.user] = child
+        return child
+
+    def drop_child(self, child: User) -> None:
+        self.children.pop(child.user, None)

@@ -1,0 +1,97 @@
+"""The loop of `kind: trace`: a Mooncake trace's requests, one per `run` (load/workload/mooncake.py).
+
+A feeder releases the requests into a queue, at their timestamps ÷ `speed` (`timed`) or as fast as the
+users take them (`closed`: at most one queued per user); each user sends the next one it gets. Each
+request is one session. A worker takes every stride-th request, so the workers share the trace
+without overlap. A request too long for the model's context is skipped and counted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+
+from agentx_tui.load.sending.context import LoopContext
+from agentx_tui.load.sending.gates import FairQueue
+from agentx_tui.load.sending.users import User
+from agentx_tui.load.stats import Failed
+from agentx_tui.load.workload.conversation import Conversation
+from agentx_tui.load.workload.mooncake import PreparedTrace, TraceRequest, build_request
+
+TOO_LONG = "trace_skipped_too_long"
+
+
+class TraceLoop:
+    def __init__(self, workload: PreparedTrace, ctx: LoopContext) -> None:
+        self.workload = workload
+        self.ctx = ctx
+        self.exhausted = False
+        self._queue: FairQueue[TraceRequest | None] = FairQueue()
+        self._feeder: asyncio.Task[None] | None = None
+        self._feeder_row = User(user=-1)  # the feeder waits at the pause gate like a user
+
+    def start(self) -> None:
+        self._feeder = asyncio.create_task(self._feed())
+
+    async def close(self) -> None:
+        if self._feeder is not None:
+            self._feeder.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._feeder
+
+    async def run(self, user: User) -> bool:
+        req = await self._queue.get()
+        if req is None:  # the trace is played to its end
+            return False
+        await self._send(user, req)
+        return True
+
+    async def _send(self, user: User, req: TraceRequest) -> None:
+        ctx = self.ctx
+        servers = ctx.servers
+        server = servers[(req.hash_ids[0] if req.hash_ids else req.index) % len(servers)]
+        conv = Conversation(server.tm)
+        out = build_request(conv, req, self.workload.block_tokens, server.maker)
+        user.session, user.step, user.steps_total = req.index, 1, 1
+        user.endpoint, user.context_tokens = server.url, conv.prompt_tokens
+        if server.max_len is not None and conv.prompt_tokens + out > server.max_len:
+            now = time.monotonic()
+            ctx.sender.sink.error(Failed(TOO_LONG, False, now, now))
+            limit = server.max_len
+            ctx.events.count(
+                TOO_LONG,
+                lambda n: (
+                    f"{n} trace request(s) skipped: longer than the model's context ({limit} tokens); "
+                    "lower --scale to fit them"
+                ),
+            )
+            return
+        await ctx.pause.hold(user)
+        record, _ = await ctx.sender.send(server, user, conv, out, 1, temperature=self.workload.spec.temperature)
+        ctx.session_ended("done" if record.error is None else "error", server)
+
+    async def _feed(self) -> None:
+        ctx, spec = self.ctx, self.workload.spec.trace
+        reqs = self.workload.requests
+        mine = reqs[ctx.ids.offset :: ctx.ids.stride]
+        timed = spec.mode == "timed"
+        t0, base = time.monotonic(), reqs[0].timestamp_s if reqs else 0.0
+        sent = 0
+        for req in mine:
+            if timed:
+                delay = t0 + (req.timestamp_s - base) / spec.speed - time.monotonic()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+            else:
+                while self._queue.qsize() > max(ctx.users_wanted, 1):
+                    await asyncio.sleep(0.01)
+            await ctx.pause.hold(self._feeder_row)
+            if ctx.take_session() is None:  # a stop rule: no more requests start
+                break
+            self._queue.put_nowait(req)
+            sent += 1
+        self.exhausted = True
+        ctx.events.say(f"trace replay finished: {sent} of {len(mine)} requests were sent")
+        for _ in range(max(ctx.users_wanted, 1) * 4):
+            self._queue.put_nowait(None)
