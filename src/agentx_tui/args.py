@@ -1,4 +1,5 @@
-"""Numbers a user types (flags of every subcommand): finite, in a sane range, or one sentence, exit 2.
+"""Parsing the command line of every subcommand: usage errors are one sentence (exit 2), never argparse's
+usage block, and the numbers a user types are finite and in a sane range.
 
 argparse's own `type=float` takes "nan", "inf" and "-5"; these parsers refuse them with a sentence that
 names the flag and the range, before anything starts.
@@ -10,10 +11,21 @@ import argparse
 import math
 from collections.abc import Callable
 
+from agentx_tui.errors import UsageError
+
 # A typo like `-u 1000000000` must be refused, not eat memory; 200,000 sessions is beyond what one
 # node can serve and what `--workers` on one machine can drive (docs/scale.md).
 MAX_USERS = 200_000
+DEFAULT_USERS = 8  # -u: concurrent users when none is asked for
 MAX_SECONDS = 30 * 24 * 3600.0  # a month: longer is a typo
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but usage errors raise (one sentence, exit 2) instead of printing the usage block."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        message = message.removeprefix("argument ")
+        raise UsageError(f"{message[0].upper()}{message[1:].rstrip('.')}.", f"See `{self.prog} --help`.")
 
 
 def _fmt(value: float) -> str:

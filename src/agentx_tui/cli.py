@@ -19,20 +19,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agentx_tui import __version__
-from agentx_tui.args import MAX_SECONDS, MAX_USERS, number, seconds, whole
+from agentx_tui.args import DEFAULT_USERS, MAX_SECONDS, MAX_USERS, Parser, number, seconds, whole
 from agentx_tui.errors import AgentXError, LaunchError, UsageError
 from agentx_tui.secrets import redact
-from agentx_tui.sim.profiles import DEFAULT_PROFILE as DEFAULT_SIM_PROFILE
+from agentx_tui.sim import DEFAULT_PROFILE as DEFAULT_SIM_PROFILE
+from agentx_tui.terminal import wants_color
 
 SUBCOMMANDS = ("replay", "compare", "workloads", "sim")
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse, but usage errors raise (one sentence, exit 2) instead of printing the usage block."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        message = message.removeprefix("argument ")
-        raise UsageError(f"{message[0].upper()}{message[1:].rstrip('.')}.", f"See `{self.prog} --help`.")
 
 
 def _port(text: str) -> int:
@@ -136,7 +129,7 @@ def _workload_flags(w: argparse._ArgumentGroup) -> None:
         type=whole("users", 0, MAX_USERS),
         default=None,
         metavar="N",
-        help=f"concurrent agent sessions, changeable live with +/- (default 8; at most {MAX_USERS:,})",
+        help=f"concurrent users, changeable live with +/- (default {DEFAULT_USERS}; at most {MAX_USERS:,})",
     )
     w.add_argument(
         "--scale",
@@ -349,7 +342,7 @@ def _known_secrets(argv: Sequence[str]) -> list[str]:
 
 def _print_error(exc: AgentXError, secrets: Sequence[str] = ()) -> None:
     # A server's answer can end up in a message (an error page that repeats the request's key).
-    color = sys.stderr.isatty() and not os.environ.get("NO_COLOR")
+    color = wants_color(sys.stderr)
     prefix = "\x1b[31merror:\x1b[0m" if color else "error:"
     if isinstance(exc, LaunchError) and exc.log_tail:
         print("last lines of the server's log:", file=sys.stderr)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.pilot import Pilot
 
 from agentx_tui.ui import AgentXApp
+from agentx_tui.ui.panes import Pane
 
 
 async def shown(pilot: Pilot[None], seq: int, *, tries: int = 200) -> AgentXApp:
@@ -19,3 +20,8 @@ async def shown(pilot: Pilot[None], seq: int, *, tries: int = 200) -> AgentXApp:
             return app
         await pilot.pause(0.02)
     raise AssertionError(f"the dashboard never showed snapshot {seq} (showing {app.snapshot and app.snapshot.seq})")
+
+
+def pane(app: AgentXApp, key: int) -> Pane:
+    """The pane that digit `key` maximises."""
+    return next(p for p in app.query(Pane) if key == p.KEY)

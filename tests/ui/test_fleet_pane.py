@@ -107,13 +107,13 @@ async def test_fleet_is_shown_from_four_endpoints_and_key_9_maximises_it() -> No
     app, source = fleet_app(snaps)
     async with app.run_test(size=(120, 40)) as pilot:
         await shown(pilot, 1)
-        pane = app.query_one("#pane-9", FleetPane)
+        pane = app.query_one("#pane-fleet", FleetPane)
         assert not pane.display
         await pilot.press("9")
         assert app.screen.maximized is None
         source.release()
         await shown(pilot, 2)
-        assert pane.display and not app.query_one("#pane-8").display
+        assert pane.display and not app.query_one("#pane-frontier").display
         await pilot.press("9")
         assert app.screen.maximized is pane
         await pilot.press("escape")
@@ -174,7 +174,7 @@ def test_fleet_64_replicas_80x24(snap_compare: SnapCompare) -> None:
     async def scroll_to_fleet(pilot: Pilot[None]) -> None:
         # The compact layout scrolls: this is the screen after scrolling down to the pane.
         await draw_each(pilot, source, TICKS)
-        app.query_one("#body").scroll_to_widget(app.query_one("#pane-9"), animate=False, top=True)
+        app.query_one("#body").scroll_to_widget(app.query_one("#pane-fleet"), animate=False, top=True)
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=scroll_to_fleet)

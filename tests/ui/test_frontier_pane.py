@@ -26,7 +26,7 @@ from agentx_tui.ui.panes.frontier import (
     progress,
     tier_lines,
 )
-from tests.ui._helpers import shown
+from tests.ui._helpers import pane, shown
 from tests.ui.fakes import (
     FakeLiveControls,
     FakeSource,
@@ -184,7 +184,7 @@ async def test_an_ordinary_run_hides_frontier_and_fleet_and_their_keys_do_nothin
         body = app.query_one("#body")
         assert not body.has_class("-sweep") and not body.has_class("-fleet")
         for key in (8, 9):
-            assert not app.query_one(f"#pane-{key}").display
+            assert not pane(app, key).display
             await pilot.press(str(key))
             assert app.screen.maximized is None
 
@@ -193,8 +193,8 @@ async def test_a_sweep_shows_the_frontier_and_key_8_maximises_it() -> None:
     app = sweep_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await shown(pilot, LAST)
-        pane = app.query_one("#pane-8", FrontierPane)
-        assert pane.display and not app.query_one("#pane-9").display
+        pane = app.query_one("#pane-frontier", FrontierPane)
+        assert pane.display and not app.query_one("#pane-fleet").display
         await pilot.press("8")
         assert app.screen.maximized is pane
         await pilot.press("escape")
@@ -208,16 +208,16 @@ async def test_the_frontier_leaves_when_the_sweep_does() -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await shown(pilot, 1)
         await pilot.press("8")
-        assert app.screen.maximized is app.query_one("#pane-8")
+        assert app.screen.maximized is app.query_one("#pane-frontier")
         source.release()
         await shown(pilot, 2)
-        assert not app.query_one("#pane-8").display and app.screen.maximized is None
+        assert not app.query_one("#pane-frontier").display and app.screen.maximized is None
 
 
 async def _scroll_to_frontier(pilot: Pilot[None]) -> None:
     await shown(pilot, LAST)
     app = pilot.app
-    app.query_one("#body").scroll_to_widget(app.query_one("#pane-8"), animate=False, top=True)
+    app.query_one("#body").scroll_to_widget(app.query_one("#pane-frontier"), animate=False, top=True)
     await pilot.pause()
 
 
@@ -268,7 +268,7 @@ async def test_panes_never_overlap_with_a_frontier_or_fleet(kind: str, size: tup
         roomy = size[1] >= 48 and kind != "both"
         assert min(region.height for region in regions) >= 3, regions
         for pane in shown_panes:
-            if pane.id in ("pane-5", "pane-8", "pane-9"):
+            if pane.id in ("pane-users", "pane-frontier", "pane-fleet"):
                 assert pane.region.height >= (8 if roomy else 3), (pane.id, pane.region)
         if kind != "fleet":
             assert app.query_one("#frontier-chart").size.height >= (8 if roomy else 4)

@@ -12,7 +12,7 @@ from agentx_tui.ui.header import RunHeader
 from agentx_tui.ui.panes import UsersPane
 from agentx_tui.ui.panes._table import KeyedTable
 from agentx_tui.ui.screens import CostScreen, HelpScreen, WorkloadScreen
-from tests.ui._helpers import shown
+from tests.ui._helpers import pane, shown
 from tests.ui.fakes import SECRET, FakeLiveControls, FakeReplayControls, FakeSource, make_snapshot
 
 SIZE = (120, 40)
@@ -89,7 +89,7 @@ async def test_digit_maximises_its_pane_and_escape_restores(tmp_path: Path, key:
     async with app.run_test(size=SIZE) as pilot:
         await shown(pilot, 2)
         await pilot.press(str(key))
-        assert app.screen.maximized is app.query_one(f"#pane-{key}")
+        assert app.screen.maximized is pane(app, key)
         await pilot.press("escape")
         assert app.screen.maximized is None
 

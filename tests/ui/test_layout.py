@@ -14,7 +14,7 @@ from agentx_tui.ui.header import RunHeader
 from agentx_tui.ui.panes._base import flow, pack
 from agentx_tui.ui.panes._spark import _Chart
 from agentx_tui.ui.panes._table import Cell, KeyedTable
-from tests.ui._helpers import shown
+from tests.ui._helpers import pane, shown
 from tests.ui.fakes import FakeLiveControls, FakeSource, make_snapshot
 
 EVENT = "18:00:00 attach http://10.0.0.7:8000 ready; driving 12 users of coding-agent (a long line to wrap)"
@@ -96,11 +96,11 @@ async def test_panes_never_overlap_and_the_cost_row_is_not_stretched(size: tuple
     app = live_app()
     async with app.run_test(size=size) as pilot:
         await shown(pilot, 3)
-        regions = [app.query_one(f"#pane-{key}").virtual_region for key in range(1, 8)]
+        regions = [pane(app, key).virtual_region for key in range(1, 8)]
         for i, first in enumerate(regions):
             for second in regions[i + 1 :]:
                 assert not first.overlaps(second), (first, second)
-        cost, log = app.query_one("#pane-6").region, app.query_one("#pane-7").region
+        cost, log = app.query_one("#pane-cost").region, app.query_one("#pane-log").region
         if size[0] < 150 or size[1] < 40:
             # Two abreast: the log is as tall as the cost pane beside it, not as tall as the screen.
             assert cost.height == log.height == 11
@@ -113,10 +113,10 @@ async def test_wide_history_charts_span_their_pane() -> None:
     async with app.run_test(size=(200, 60)) as pilot:
         await shown(pilot, 3)
         for chart_id, pane_id, label_width in (
-            ("#gpu-history", "#pane-1", 0),
-            ("#kv-history", "#pane-2", 0),
-            ("#prefix-history", "#pane-3", 0),
-            ("#tps-total-history", "#pane-4", 22),
+            ("#gpu-history", "#pane-gpu", 0),
+            ("#kv-history", "#pane-kv", 0),
+            ("#prefix-history", "#pane-prefix", 0),
+            ("#tps-total-history", "#pane-throughput", 22),
         ):
             chart = app.query_one(chart_id, Sparkline)
             pane = app.query_one(pane_id)

@@ -82,4 +82,4 @@ async def test_no_gpu_status_and_missing_figures_show_n_a() -> None:
         cost = str(app.query_one("#cost-figures", Static).render())
         assert "--gpu-price" in cost and "press c" in cost
         # No large "n/a" meters: the pane says how to set a price instead.
-        assert not any(meter.display for meter in app.query("#pane-6 .meter"))
+        assert not any(meter.display for meter in app.query("#pane-cost .meter"))

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from agentx_tui.snapshot import ClientFigures, ClientTotals, Percentiles
+from agentx_tui.snapshot.stat import ratio
 
 _GROWTH = math.log(1.02)
 _FLOOR = 1e-7
@@ -327,8 +328,8 @@ class ClientStats:
             cached_prompt_tokens_per_s=rate(merged.cached) if self.cached_reported else None,
             total_tokens_per_s=rate(merged.prompt + merged.output),
             requests_per_s=rate(merged.requests),
-            prefix_hit_rate=_ratio(merged.cached, merged.prompt_with_cached),
-            prefix_hit_rate_ceiling=_ratio(merged.ceiling, merged.prompt),
+            prefix_hit_rate=ratio(merged.cached, merged.prompt_with_cached),
+            prefix_hit_rate_ceiling=ratio(merged.ceiling, merged.prompt),
             per_user_output_tokens_per_s_p50=merged.decode.quantile(0.5),
             interactivity_p50_tokens_per_s=merged.request_itl.inverse_quantile(0.5),
             interactivity_p90_tokens_per_s=merged.request_itl.inverse_quantile(0.9),
@@ -341,7 +342,7 @@ class ClientStats:
             run_per_user_output_tokens_per_s_p50=run.decode.quantile(0.5),
             run_interactivity_p50_tokens_per_s=run.request_itl.inverse_quantile(0.5),
             run_interactivity_p90_tokens_per_s=run.request_itl.inverse_quantile(0.9),
-            run_prefix_hit_rate_ceiling=_ratio(run.ceiling, run.prompt),
+            run_prefix_hit_rate_ceiling=ratio(run.ceiling, run.prompt),
             in_flight=self.in_flight,
             totals=self.totals(),
         )
@@ -360,7 +361,3 @@ class ClientStats:
             cached_tokens_reported=self.cached_reported,
             errors_by_kind=dict(self.errors),
         )
-
-
-def _ratio(num: float, den: float) -> float | None:
-    return num / den if den else None

@@ -30,17 +30,11 @@ from agentx_tui.report._keys import REPORT_KEYS
 from agentx_tui.report._series import ReportSeries, SeriesBuffer
 from agentx_tui.snapshot import EndpointFigures, EndpointTotals, Snapshot
 from agentx_tui.snapshot.rates import rates
-from agentx_tui.snapshot.stat import RunningStat
+from agentx_tui.snapshot.stat import RunningStat, TickMeans, ratio
 from agentx_tui.sweep.frontier import tier_report_keys
 
 SERVER_HIT_RATE_SOURCE = "server prefix-cache counters over the run: Δhits / Δqueries (tokens)"
 POWER_SOURCE = "sum of the GPUs' power per tick, mean over the ticks with a reading"
-
-
-def _ratio(num: float | None, den: float | None) -> float | None:
-    if num is None or den is None or not den > 0:
-        return None
-    return num / den
 
 
 def _add(a: float | None, b: float | None) -> float | None:
@@ -53,10 +47,8 @@ class ReportBuilder:
         self._last: Snapshot | None = None
         self._samples = 0
         self._users_max = 0
-        self._kv = RunningStat()
+        self._hardware = TickMeans()
         self._endpoint_kv: dict[str, RunningStat] = {}
-        self._gpu_util = RunningStat()
-        self._gpu_power = RunningStat()
         self._series = SeriesBuffer(max_series_points)
 
     def add(self, snap: Snapshot) -> None:
@@ -65,14 +57,9 @@ class ReportBuilder:
         self._last = snap
         self._samples += 1
         self._users_max = max(self._users_max, snap.run.users)
-        agg = snap.aggregate
-        self._kv.add(agg.kv_cache_usage if agg else None)
+        self._hardware.add(snap)
         for e in snap.endpoints:
             self._endpoint_kv.setdefault(e.url, RunningStat()).add(e.kv_cache_usage)
-        utils = [g.utilization for g in snap.gpu.gpus if g.utilization is not None]
-        self._gpu_util.add(sum(utils) / len(utils) if utils else None)
-        powers = [g.power_w for g in snap.gpu.gpus if g.power_w is not None]
-        self._gpu_power.add(sum(powers) if powers else None)
         self._series.add(snap.elapsed_s, _tick_values(snap))
 
     def publish(self, snap: Snapshot) -> None:
@@ -114,10 +101,10 @@ class ReportBuilder:
             duration_s=duration,
             model=_joined(e.model for e in last.endpoints),
             engine_version=_joined(e.engine_version for e in last.endpoints),
-            kv_cache_usage_mean=self._kv.mean,
-            kv_cache_usage_max=self._kv.max,
-            gpu_util_mean=self._gpu_util.mean,
-            gpu_power_w_mean=self._gpu_power.mean,
+            kv_cache_usage_mean=self._hardware.kv.mean,
+            kv_cache_usage_max=self._hardware.kv.max,
+            gpu_util_mean=self._hardware.gpu_util.mean,
+            gpu_power_w_mean=self._hardware.gpu_power.mean,
         )
         server = _server_figures(agg.totals if agg else None, duration)
         report.update({f"{k}_server": server[k] for k in _RATE_KEYS})
@@ -164,7 +151,7 @@ _RATE_KEYS = (
 
 
 def _per_s(value: float | None, duration: float) -> float | None:
-    return _ratio(value, duration)
+    return ratio(value, duration)
 
 
 def _server_figures(t: EndpointTotals | None, duration: float) -> dict[str, Any]:
@@ -174,7 +161,7 @@ def _server_figures(t: EndpointTotals | None, duration: float) -> dict[str, Any]
         "prompt_tokens_per_s": _per_s(t.prompt_tokens, duration),
         "cached_prompt_tokens_per_s": _per_s(t.cached_prompt_tokens, duration),
         "total_tokens_per_s": _per_s(_add(t.prompt_tokens, t.generation_tokens), duration),
-        "prefix_cache_hit_rate_server": _ratio(t.prefix_cache_hits, t.prefix_cache_queries),
+        "prefix_cache_hit_rate_server": ratio(t.prefix_cache_hits, t.prefix_cache_queries),
         "preemptions": t.preemptions,
         "requests_finished": t.requests_finished,
     }
@@ -218,8 +205,8 @@ def _client_figures(last: Snapshot, duration: float, server: dict[str, Any]) -> 
         "itl_p50_s": client.run_itl.p50,
         "itl_p90_s": client.run_itl.p90,
         "itl_p99_s": client.run_itl.p99,
-        "prefix_cache_hit_rate_client": _ratio(cached, t.prompt_tokens),
-        "prefix_cache_hit_rate_ceiling": _ratio(t.ceiling_cacheable_tokens, t.prompt_tokens),
+        "prefix_cache_hit_rate_client": ratio(cached, t.prompt_tokens),
+        "prefix_cache_hit_rate_ceiling": ratio(t.ceiling_cacheable_tokens, t.prompt_tokens),
         "interactivity_p50_tokens_per_s": client.run_interactivity_p50_tokens_per_s,
         "interactivity_p90_tokens_per_s": client.run_interactivity_p90_tokens_per_s,
         "e2e_p90_s": client.run_e2e.p90,
@@ -245,8 +232,8 @@ def _per_gpu_figures(report: dict[str, Any], last: Snapshot) -> dict[str, Any]:
     """Throughput per GPU (docs/metrics.md): the run's figures over the GPUs behind the target."""
     gpus = last.cost.gpus if last.cost.gpus_source else None
     return {
-        "total_tokens_per_s_per_gpu": _ratio(report.get("total_tokens_per_s"), gpus),
-        "output_tokens_per_s_per_gpu": _ratio(report.get("output_tokens_per_s"), gpus),
+        "total_tokens_per_s_per_gpu": ratio(report.get("total_tokens_per_s"), gpus),
+        "output_tokens_per_s_per_gpu": ratio(report.get("output_tokens_per_s"), gpus),
         "gpus_source": last.cost.gpus_source,
     }
 

@@ -17,16 +17,18 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from agentx_tui.args import Parser
 from agentx_tui.errors import UsageError
 from agentx_tui.report._format import NA
 from agentx_tui.sweep.frontier import TIER_KEY_PREFIXES, tier_suffix
+from agentx_tui.terminal import wants_color
+from agentx_tui.units import compact
 
 EXIT_SAME = 0
 EXIT_REGRESSED = 1
@@ -71,14 +73,6 @@ _TIER_FIGURES: tuple[tuple[str, Better, Kind], ...] = (
 # --- the command line -------------------------------------------------------------------------------
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error raises (one sentence, exit 2) instead of printing the usage block."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        message = message.removeprefix("argument ")
-        raise UsageError(f"{message[0].upper()}{message[1:].rstrip('.')}.", f"See `{self.prog} --help`.")
-
-
 def _tolerance(text: str) -> float:
     try:
         value = float(text)
@@ -92,7 +86,7 @@ def _tolerance(text: str) -> float:
 
 
 def build_compare_parser() -> argparse.ArgumentParser:
-    p = _Parser(
+    p = Parser(
         prog="agentx-tui compare",
         description="Two reports (single runs or sweeps) side by side with B/A per figure and per tier. "
         "Exit 1 when B is worse than A by more than the tolerance on any throughput, interactivity or "
@@ -116,7 +110,7 @@ def compare_main(argv: Sequence[str]) -> int:
     args = build_compare_parser().parse_args(list(argv))
     a, b = load_report(args.a, "A"), load_report(args.b, "B")
     comparison = compare_reports(a, b, tolerance=args.tolerance)
-    colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    colour = wants_color(sys.stdout)
     print(render_comparison(comparison, a_name=str(args.a), b_name=str(args.b), colour=colour))
     return EXIT_REGRESSED if comparison.regressions else EXIT_SAME
 
@@ -272,9 +266,8 @@ def _fmt(value: float | None, kind: Kind) -> str:
         return f"{value:.3g} s"
     if kind == "usd":
         return f"{value:.4g} USD"
-    for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M")):
-        if abs(value) >= scale:
-            return f"{value / scale:.4g}{suffix}"
+    if abs(value) >= 1e6:
+        return compact(value, 4, sep="", trim=True)
     if abs(value) >= 10_000:
         return f"{value:,.0f}"
     return f"{value:,.1f}" if abs(value) >= 100 else f"{value:.4g}"

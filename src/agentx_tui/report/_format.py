@@ -6,7 +6,9 @@ import json
 import math
 from typing import Any
 
-NA = "n/a"
+from agentx_tui.units import NA, compact, percent
+
+__all__ = ["NA", "cell", "elapsed", "percent", "si"]
 
 
 def cell(value: Any) -> str:
@@ -28,18 +30,9 @@ def cell(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
-def si(value: float | None, digits: int = 3) -> str:
-    """A compact number for narrow columns: 1.23K, 4.5M, 1.3B."""
-    if value is None or not math.isfinite(value):
-        return NA
-    for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
-        if abs(value) >= scale:
-            return f"{value / scale:.{digits}g}{suffix}"
-    return f"{value:.{digits}g}"
-
-
-def percent(value: float | None) -> str:
-    return NA if value is None else f"{value * 100:.1f}%"
+def si(value: float | None) -> str:
+    """A compact number for narrow columns: 1.23K, 4.5M, 1.3B (agentx_tui/units.py)."""
+    return compact(value, sep="", trim=True)
 
 
 def elapsed(seconds: float) -> str:

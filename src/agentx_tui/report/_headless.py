@@ -9,7 +9,6 @@ when the servers expose none); tok/$ is total tokens per dollar at the window's 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any, TextIO
 
@@ -18,6 +17,7 @@ from agentx_tui.report._format import NA, cell, elapsed, percent, si
 from agentx_tui.report._keys import unit
 from agentx_tui.snapshot import Snapshot
 from agentx_tui.snapshot.rates import rates
+from agentx_tui.terminal import wants_color
 
 _COLUMNS = (
     ("elapsed", 8),
@@ -56,16 +56,6 @@ SUMMARY_KEYS = (
 _BOLD, _RED, _GREEN, _RESET = "\x1b[1m", "\x1b[31m", "\x1b[32m", "\x1b[0m"
 
 
-def _wants_color(stream: TextIO) -> bool:
-    if os.environ.get("NO_COLOR"):
-        return False
-    isatty = getattr(stream, "isatty", None)
-    try:
-        return bool(isatty and isatty())
-    except (OSError, ValueError):
-        return False
-
-
 def _seconds(value: float | None) -> str:
     return NA if value is None else f"{value:.3g}s"
 
@@ -73,7 +63,7 @@ def _seconds(value: float | None) -> str:
 class HeadlessPrinter:
     def __init__(self, stream: TextIO, *, color: bool | None = None) -> None:
         self.stream = stream
-        self.color = _wants_color(stream) if color is None else color
+        self.color = wants_color(stream) if color is None else color
         self._header_done = False
 
     def _style(self, text: str, code: str) -> str:

@@ -187,7 +187,12 @@ async def _run_on(plan: RunPlan, serving: Serving) -> int:
         # requests the client counts, from the first one on.
         await live.first_tick()
         if load is not None and not live.stopping:
-            await load.start()
+            try:
+                await load.start()
+            except BaseException:  # a worker that could not start (one sentence, exit 3), a signal
+                live.request_stop("the load could not start", partial=True)
+                await ticking  # the tick loop closes its subscribers before the error is said
+                raise
         if app is not None:
             await app.run_async()
             live.request_stop("quit from the dashboard")

@@ -31,7 +31,7 @@ from agentx_tui.run.plan import (
     TargetKind,
     TargetPlan,
 )
-from agentx_tui.sim.profiles import DEFAULT_PROFILE, load_profile
+from agentx_tui.sim import DEFAULT_PROFILE, load_profile
 from agentx_tui.sweep import peak_auto_users
 from agentx_tui.telemetry.prometheus import PROMETHEUS_TOKEN_ENV, check_selector, parse_prometheus_header
 

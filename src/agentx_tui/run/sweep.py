@@ -16,6 +16,7 @@ from agentx_tui.run.phases import RunHandle
 from agentx_tui.snapshot import PointFigures, Snapshot, SweepPhase, SweepState
 from agentx_tui.sweep.frontier import auto_stop_reason, next_auto_users, pareto_front, read_tiers
 from agentx_tui.sweep.points import PointWindow
+from agentx_tui.units import compact
 
 
 class SweepPhases:
@@ -83,8 +84,8 @@ class SweepPhases:
         point = self.points[-1]
         run.events.add(
             f"sweep point {self._index + 1} done: {point.users} users, "
-            f"{_fmt(point.total_tokens_per_s_per_gpu)} tok/s/GPU at p90 {_fmt(point.interactivity_p90_tokens_per_s)} "
-            "tok/s/user"
+            f"{compact(point.total_tokens_per_s_per_gpu, trim=True)} tok/s/GPU at p90 "
+            f"{compact(point.interactivity_p90_tokens_per_s, trim=True)} tok/s/user"
         )
         reason = self._next_reason()
         if reason is not None:
@@ -146,9 +147,3 @@ class SweepPhases:
             point_duration_s=self.point_duration_s,
             stop_reason=self._stop_reason,
         )
-
-
-def _fmt(value: float | None) -> str:
-    if value is None:
-        return "n/a"
-    return f"{value / 1000:.3g} K" if value >= 1000 else f"{value:.3g}"

@@ -14,16 +14,26 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from agentx_tui.sim.profiles import DEFAULT_PROFILE, SimProfile, list_profiles, load_profile
-
 if TYPE_CHECKING:
     from agentx_tui.sim.api import create_app
     from agentx_tui.sim.engine import SimEngine
+    from agentx_tui.sim.profiles import SimProfile, list_profiles, load_profile
     from agentx_tui.sim.server import SimServer, serve
 
-# The server stack (HTTP server, prometheus_client; starlette for `create_app`) loads only when used:
-# `agentx-tui --help` and the profile checks of a run's pre-flight import this package too.
-_LAZY = {"create_app": "api", "SimEngine": "engine", "SimServer": "server", "serve": "server"}
+DEFAULT_PROFILE = "h200/llama-3.1-8b"  # the built-in default target: what a demo shows
+
+# What this package holds loads only when used: `agentx-tui --help` reads DEFAULT_PROFILE, and the
+# profiles (YAML, pydantic) and the server stack (HTTP server, prometheus_client, starlette) cost
+# a quarter of a second to import.
+_LAZY = {
+    "create_app": "api",
+    "SimEngine": "engine",
+    "SimServer": "server",
+    "serve": "server",
+    "SimProfile": "profiles",
+    "list_profiles": "profiles",
+    "load_profile": "profiles",
+}
 
 
 def __getattr__(name: str) -> Any:

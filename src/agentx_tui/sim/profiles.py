@@ -20,8 +20,6 @@ from agentx_tui.errors import UsageError
 _GIB = 1024**3
 _MIB = 1024**2
 
-DEFAULT_PROFILE = "h200/llama-3.1-8b"  # the built-in default target: what a demo shows
-
 
 class _Spec(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")

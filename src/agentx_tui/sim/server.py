@@ -14,9 +14,10 @@ import uvicorn
 from starlette.applications import Starlette
 
 from agentx_tui.errors import TargetError
+from agentx_tui.sim import DEFAULT_PROFILE
 from agentx_tui.sim.api import create_app
 from agentx_tui.sim.engine import DEFAULT_STREAM_INTERVAL_S, SimEngine
-from agentx_tui.sim.profiles import DEFAULT_PROFILE, SimProfile, load_profile
+from agentx_tui.sim.profiles import SimProfile, load_profile
 
 # Open streams get this long to finish when the server stops.
 SHUTDOWN_GRACE_S = 1  # a simulator has nothing to save: stopping fast matters more (a Ctrl-C)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from agentx_tui.snapshot import PointFigures, TierRead
+from agentx_tui.units import figure
 
 GROWTH_MIN = 0.05  # --sweep auto: "total throughput grows less than 5% twice in a row"
 ERROR_RATE_MAX = 0.10  # --sweep auto: "error rate passes 10%"
@@ -156,11 +157,6 @@ def point_xy(point: PointFigures) -> XY:
     return (point.interactivity_p90_tokens_per_s, point.total_tokens_per_s_per_gpu)
 
 
-def _fmt(value: float) -> str:
-    """A figure in a sentence: 3 significant digits without an exponent (84.2, 184, 12,345)."""
-    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
-
-
 def read_tiers(
     points: Sequence[PointFigures],
     frontier: Sequence[int],
@@ -184,10 +180,10 @@ def _read_tier(curve: MonotoneCurve, tier: float, price: float | None) -> TierRe
     if not curve.xs:
         return TierRead(tier=tier, note="no measured point")
     if tier > curve.xs[-1]:
-        note = f"above the fastest measured point (p90 interactivity {_fmt(curve.xs[-1])} tok/s/user)"
+        note = f"above the fastest measured point (p90 interactivity {figure(curve.xs[-1])} tok/s/user)"
         return TierRead(tier=tier, note=note)
     if tier < curve.xs[0]:
-        note = f"below the slowest point on the frontier (p90 interactivity {_fmt(curve.xs[0])} tok/s/user)"
+        note = f"below the slowest point on the frontier (p90 interactivity {figure(curve.xs[0])} tok/s/user)"
         return TierRead(tier=tier, note=note)
     tput = curve.at(tier)
     if tput is None:  # NaN tier: not in any range
@@ -266,7 +262,7 @@ def auto_stop_reason(
     x = _finite(last.interactivity_p90_tokens_per_s)
     if lowest_tier is not None and x is not None and x < lowest_tier:
         return (
-            f"p90 interactivity {at} was {_fmt(x)} tok/s/user, below the lowest tier "
+            f"p90 interactivity {at} was {figure(x)} tok/s/user, below the lowest tier "
             f"({tier_suffix(lowest_tier)} tok/s/user)."
         )
     if len(points) >= 3:
@@ -277,7 +273,7 @@ def auto_stop_reason(
             users = ", ".join(str(p.users) for p in points[-3:])
             return (
                 f"Total throughput grew less than {GROWTH_MIN:.0%} twice in a row: "
-                f"{_fmt(a)} → {_fmt(b)} → {_fmt(c)} {unit} at {users} users."
+                f"{figure(a)} → {figure(b)} → {figure(c)} {unit} at {users} users."
             )
     if len(points) >= max_points:
         return f"{len(points)} points done, the most --sweep auto measures."

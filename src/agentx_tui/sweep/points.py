@@ -13,13 +13,7 @@ from dataclasses import dataclass, field
 
 from agentx_tui.load.stats import WindowFigures
 from agentx_tui.snapshot import EndpointTotals, PointFigures, Snapshot
-from agentx_tui.snapshot.stat import RunningStat
-
-
-def _ratio(num: float | None, den: float | None) -> float | None:
-    if num is None or den is None or not den > 0:
-        return None
-    return num / den
+from agentx_tui.snapshot.stat import RunningStat, TickMeans, ratio
 
 
 def _delta(end: float | None, start: float | None) -> float | None:
@@ -36,9 +30,7 @@ class PointWindow:
     start: Snapshot  # the tick at which the window opened
     client: WindowFigures
     last: Snapshot | None = None
-    kv: RunningStat = field(default_factory=RunningStat)
-    gpu_util: RunningStat = field(default_factory=RunningStat)
-    gpu_power: RunningStat = field(default_factory=RunningStat)
+    hardware: TickMeans = field(default_factory=TickMeans)
     cpu: RunningStat = field(default_factory=RunningStat)
     lag: RunningStat = field(default_factory=RunningStat)
     peak_in_flight: int = 0
@@ -50,12 +42,7 @@ class PointWindow:
     def tick(self, snap: Snapshot) -> None:
         self.last = snap
         self.ticks += 1
-        agg = snap.aggregate
-        self.kv.add(agg.kv_cache_usage if agg else None)
-        utils = [g.utilization for g in snap.gpu.gpus if g.utilization is not None]
-        self.gpu_util.add(sum(utils) / len(utils) if utils else None)
-        powers = [g.power_w for g in snap.gpu.gpus if g.power_w is not None]
-        self.gpu_power.add(sum(powers) if powers else None)
+        self.hardware.add(snap)
         if snap.client is not None:
             self.peak_in_flight = max(self.peak_in_flight, snap.client.in_flight)
         health = snap.client_health
@@ -82,8 +69,8 @@ class PointWindow:
         done = tally.requests + c.failed
         cost = end.cost
         gpus = cost.gpus
-        total_rate = _ratio(c.prompt_in_window + c.output_in_window, duration)
-        output_rate = _ratio(c.output_in_window, duration)
+        total_rate = ratio(c.prompt_in_window + c.output_in_window, duration)
+        output_rate = ratio(c.output_in_window, duration)
         price = cost.usd_per_gpu_hour
         usd_per_hour = price * gpus if price is not None and gpus else None
         ttft, itl, e2e = tally.ttft.percentiles(), tally.itl.percentiles(), tally.e2e.percentiles()
@@ -101,11 +88,11 @@ class PointWindow:
             requests_failed=c.failed,
             error_rate=c.failed / done if done else None,
             output_tokens_per_s=output_rate,
-            prompt_tokens_per_s=_ratio(c.prompt_in_window, duration),
-            cached_prompt_tokens_per_s=_ratio(tally.cached, duration) if c.cached_reported else None,
+            prompt_tokens_per_s=ratio(c.prompt_in_window, duration),
+            cached_prompt_tokens_per_s=ratio(tally.cached, duration) if c.cached_reported else None,
             total_tokens_per_s=total_rate,
-            total_tokens_per_s_per_gpu=_ratio(total_rate, gpus),
-            output_tokens_per_s_per_gpu=_ratio(output_rate, gpus),
+            total_tokens_per_s_per_gpu=ratio(total_rate, gpus),
+            output_tokens_per_s_per_gpu=ratio(output_rate, gpus),
             interactivity_p50_tokens_per_s=tally.request_itl.inverse_quantile(0.5),
             interactivity_p90_tokens_per_s=tally.request_itl.inverse_quantile(0.9),
             per_user_output_tokens_per_s_p50=tally.decode.quantile(0.5),
@@ -116,25 +103,25 @@ class PointWindow:
             itl_p90_s=itl.p90,
             itl_p99_s=itl.p99,
             e2e_p90_s=e2e.p90,
-            prefix_cache_hit_rate_server=_ratio(server.prefix_cache_hits, server.prefix_cache_queries),
-            prefix_cache_hit_rate_client=_ratio(tally.cached, tally.prompt_with_cached),
-            prefix_cache_hit_rate_ceiling=_ratio(tally.ceiling, tally.prompt),
-            kv_cache_usage_mean=self.kv.mean,
-            kv_cache_usage_max=self.kv.max,
+            prefix_cache_hit_rate_server=ratio(server.prefix_cache_hits, server.prefix_cache_queries),
+            prefix_cache_hit_rate_client=ratio(tally.cached, tally.prompt_with_cached),
+            prefix_cache_hit_rate_ceiling=ratio(tally.ceiling, tally.prompt),
+            kv_cache_usage_mean=self.hardware.kv.mean,
+            kv_cache_usage_max=self.hardware.kv.max,
             preemptions=server.preemptions,
-            gpu_util_mean=self.gpu_util.mean,
-            gpu_power_w_mean=self.gpu_power.mean,
+            gpu_util_mean=self.hardware.gpu_util.mean,
+            gpu_power_w_mean=self.hardware.gpu_power.mean,
             usd_per_gpu_hour=price,
             gpus=gpus,
-            tokens_per_dollar_total=_ratio(total_rate * 3600 if total_rate is not None else None, usd_per_hour),
-            tokens_per_dollar_output=_ratio(output_rate * 3600 if output_rate is not None else None, usd_per_hour),
-            usd_per_million_output_tokens=_ratio(
+            tokens_per_dollar_total=ratio(total_rate * 3600 if total_rate is not None else None, usd_per_hour),
+            tokens_per_dollar_output=ratio(output_rate * 3600 if output_rate is not None else None, usd_per_hour),
+            usd_per_million_output_tokens=ratio(
                 usd_per_hour * 1e6 if usd_per_hour else None, output_rate * 3600 if output_rate else None
             ),
-            usd_per_million_total_tokens=_ratio(
+            usd_per_million_total_tokens=ratio(
                 usd_per_hour * 1e6 if usd_per_hour else None, total_rate * 3600 if total_rate else None
             ),
-            mean_prompt_tokens=_ratio(c.prompt_tokens_sum, tally.requests),
+            mean_prompt_tokens=ratio(c.prompt_tokens_sum, tally.requests),
             peak_in_flight=self.peak_in_flight,
             client_cpu_cores_mean=self.cpu.mean,
             client_loop_lag_p99_s=self.lag.max,

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from agentx_tui.snapshot import EndpointFigures, EndpointTotals, EngineFigures, Flavor, Percentiles
+from agentx_tui.snapshot.stat import ratio
 from agentx_tui.telemetry import _names
 from agentx_tui.telemetry._names import TOTAL_FIELDS
 from agentx_tui.telemetry._promapi import Vector
@@ -65,12 +66,6 @@ def engine_of(labels: Mapping[str, str]) -> str:
 
 def _engine_order(engine: str) -> tuple[int, str]:
     return (int(engine), "") if engine.isascii() and engine.isdigit() else (1 << 30, engine)
-
-
-def _ratio(numerator: float | None, denominator: float | None) -> float | None:
-    if numerator is None or denominator is None or not denominator > 0:
-        return None
-    return numerator / denominator
 
 
 @dataclass
@@ -235,7 +230,7 @@ def _index(vector: Vector | None) -> dict[tuple[str, ReplicaKey], Vector] | None
 
 
 def _hit_rate(read: ReplicaRead, answers: WindowAnswers, replica: ReplicaKey, engine: str | None) -> float | None:
-    rate = _ratio(answers.counter("prefix_hits", replica, engine), answers.counter("prefix_queries", replica, engine))
+    rate = ratio(answers.counter("prefix_hits", replica, engine), answers.counter("prefix_queries", replica, engine))
     if rate is None and read.lifetime("prefix_hits") is None:
         rate = read.gauge("hit_rate_gauge", engine)  # SGLang without a cached-token counter
     return rate
@@ -278,7 +273,7 @@ def replica_figures(
         num_gpu_blocks=read.num_gpu_blocks,
         prefix_caching_enabled=read.prefix_caching_enabled,
         prefix_hit_rate_window=_hit_rate(read, answers, replica, None),
-        prefix_hit_rate_lifetime=_ratio(read.lifetime("prefix_hits"), read.lifetime("prefix_queries")),
+        prefix_hit_rate_lifetime=ratio(read.lifetime("prefix_hits"), read.lifetime("prefix_queries")),
         ttft=answers.percentiles("ttft", replica),
         itl=answers.percentiles("itl", replica),
         e2e=answers.percentiles("e2e", replica),

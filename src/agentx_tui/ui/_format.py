@@ -1,24 +1,15 @@
-"""Compact, n/a-aware formatting of the figures on screen (pure functions, no Textual)."""
+"""Compact, n/a-aware formatting of the figures on screen (pure functions, no Textual); the numbers
+themselves are written as everywhere else (agentx_tui/units.py)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
-NA = "n/a"
-_UNITS = ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K"))
+from agentx_tui.units import NA, compact, percent
+
+__all__ = ["NA", "bar", "compact", "count", "duration", "level", "money", "number", "percent", "seconds", "series"]
+
 _EIGHTHS = " ▏▎▍▌▋▊▉█"
-
-
-def compact(value: float | None, digits: int = 3) -> str:
-    """1234 → '1.23 K', 830000 → '830 K', 1.3e9 → '1.30 B'; three significant digits by default."""
-    if value is None:
-        return NA
-    magnitude = abs(value)
-    for scale, unit in _UNITS:
-        if magnitude >= scale:
-            return f"{_sig(value / scale, digits)} {unit}"
-    return _sig(value, digits)
 
 
 def count(value: float | None) -> str:
@@ -33,18 +24,6 @@ def split_compact(value: float | None, digits: int = 3) -> tuple[str, str]:
     text = compact(value, digits)
     number, _, unit = text.partition(" ")
     return number, unit
-
-
-def _sig(value: float, digits: int) -> str:
-    if value == 0:
-        return "0"
-    magnitude = abs(value)
-    decimals = max(0, min(digits - 1 - math.floor(math.log10(magnitude)), 6))
-    return f"{value:.{decimals}f}"
-
-
-def percent(fraction: float | None, decimals: int = 1) -> str:
-    return NA if fraction is None else f"{fraction * 100:.{decimals}f}%"
 
 
 def seconds(value: float | None) -> str:

@@ -7,7 +7,6 @@ is bound to. So the screen redraws at most once per `refresh_s`, whatever rate t
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,6 +23,7 @@ from textual.widgets import Footer, Static
 from agentx_tui.control import LiveControls, ReplayControls, SnapshotSource
 from agentx_tui.secrets import redact as scrub
 from agentx_tui.snapshot import Snapshot
+from agentx_tui.terminal import no_color
 from agentx_tui.ui._history import History
 from agentx_tui.ui._themes import BUNDLED_DIR, choose_theme, load_themes, user_theme_dir
 from agentx_tui.ui.header import RunHeader
@@ -108,7 +108,7 @@ class AgentXApp(App[None]):
         secrets: Sequence[str] = (),
     ) -> None:
         # Read before Textual's App.__init__, which consumes NO_COLOR for its own monochrome filter.
-        no_color = "NO_COLOR" in os.environ
+        monochrome = no_color()
         super().__init__()
         self.source = source
         self.controls = controls
@@ -126,7 +126,7 @@ class AgentXApp(App[None]):
             self.register_theme(item)
         self.theme_names = [item.name for item in loaded.themes]
         self._problems = list(loaded.problems)
-        chosen, problem = choose_theme(theme, self.theme_names, no_color)
+        chosen, problem = choose_theme(theme, self.theme_names, monochrome)
         if problem:
             self._problems.append(problem)
         self.theme = chosen
@@ -137,7 +137,7 @@ class AgentXApp(App[None]):
         yield RunHeader(self.title, self.controls, id="header").data_bind(snapshot=AgentXApp.snapshot)
         with VerticalScroll(id="body"):
             for pane_type in PANES:
-                yield pane_type(self.history, id=f"pane-{pane_type.KEY}").data_bind(snapshot=AgentXApp.snapshot)
+                yield pane_type(self.history, id=pane_type.pane_id()).data_bind(snapshot=AgentXApp.snapshot)
         yield Static("", id="too-small")
         yield Footer(compact=True)
 
@@ -247,7 +247,7 @@ class AgentXApp(App[None]):
         self._change_users(-1)
 
     def action_maximize(self, key: int) -> None:
-        pane = self.query_one(f"#pane-{key}", Pane)
+        pane = next(pane for pane in self.query(Pane) if key == pane.KEY)
         self.screen.maximize(pane, container=False)
 
     def action_restore(self) -> None:
@@ -372,11 +372,23 @@ class AgentXApp(App[None]):
                 continue
             shown = binding.key_display or binding.key
             rows.setdefault(action, []).append(shown)
-        result = [
-            ("1–7", "maximise a pane: 1 GPU · 2 KV cache · 3 prefix cache"),
-            ("", "4 throughput · 5 users · 6 cost · 7 log"),
-            ("8 9", "maximise 8 frontier (a sweep) · 9 fleet (over 3 endpoints)"),
-        ]
+        result = _pane_keys()
         result += [(" ".join(keys), self.KEY_HELP[action]) for action, keys in rows.items()]
         result.append(("tab", "move focus (the body scrolls with ↑ ↓ pgup pgdn)"))
         return result
+
+
+def _pane_keys(per_row: int = 4) -> list[tuple[str, str]]:
+    """The help's rows for the digit keys, from the panes themselves: those always shown, then those
+    shown only when the run has what they show."""
+    panes = sorted(PANES, key=lambda p: p.KEY)
+    always = [p for p in panes if not p.SHOWN_WHEN]
+    named = [f"{p.KEY} {p.TITLE}" for p in always]
+    rows = [" · ".join(named[i : i + per_row]) for i in range(0, len(named), per_row)]
+    keys = f"{always[0].KEY}–{always[-1].KEY}"
+    result = [(keys if i == 0 else "", ("maximise a pane: " if i == 0 else "") + row) for i, row in enumerate(rows)]
+    sometimes = [p for p in panes if p.SHOWN_WHEN]
+    if sometimes:
+        text = " · ".join(f"{p.KEY} {p.TITLE} ({p.SHOWN_WHEN})" for p in sometimes)
+        result.append((" ".join(str(p.KEY) for p in sometimes), f"maximise {text}"))
+    return result

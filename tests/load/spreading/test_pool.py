@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +19,7 @@ from agentx_tui.load.spreading.pool import WorkerPool
 from agentx_tui.load.spreading.worker import share
 from agentx_tui.load.workload.spec import parse_workload
 from tests.load.fake_openai import FakeServer
+from tests.reliability._run import clean_env
 
 
 def _workload(**fields: object) -> PreparedWorkload:
@@ -106,3 +111,25 @@ async def test_live_controls_reach_every_worker(fake: FakeServer) -> None:
 def _users(pool: WorkerPool) -> set[int]:
     """The users the workers listed in their latest reports (sampled by `_until`)."""
     return {row.user for r in pool._last.values() for row in r.rows if row.parent is None}
+
+
+def test_a_worker_that_cannot_start_is_one_sentence_and_exit_3(tmp_path: Path) -> None:
+    # Every spawned worker process dies as it starts (as one would on a broken environment or an OOM
+    # kill): the run must say so in one sentence and exit 3, with no traceback and nothing left behind.
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import os, sys\nif '--multiprocessing-fork' in sys.argv:\n    os._exit(7)\n"
+    )
+    env = clean_env(PYTHONPATH=os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    done = subprocess.run(
+        [sys.executable, "-m", "agentx_tui", "--workers", "2", "-u", "2", "--headless", "--duration", "20"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 3, done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "Load worker" in errors[0] and "could not start" in errors[0], done.stderr
+    assert "Traceback" not in done.stderr

@@ -8,8 +8,9 @@ Each workload kind has its loop in `kinds/`; everything else here is shared by e
     HealthProbe, ProcessHealth      this process's CPU, event-loop lag and CPU wait
 """
 
+from agentx_tui.args import DEFAULT_USERS
 from agentx_tui.load.sending.driver import Driver
 from agentx_tui.load.sending.health import HealthProbe, ProcessHealth, judge
-from agentx_tui.load.sending.settings import DEFAULT_USERS, IdStride, LoadSettings
+from agentx_tui.load.sending.settings import IdStride, LoadSettings
 
 __all__ = ["DEFAULT_USERS", "Driver", "HealthProbe", "IdStride", "LoadSettings", "ProcessHealth", "judge"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-DEFAULT_USERS = 8
+from agentx_tui.args import DEFAULT_USERS
 
 
 @dataclass(frozen=True)

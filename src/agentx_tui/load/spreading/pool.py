@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from agentx_tui.engine.info import ServerInfo
+from agentx_tui.errors import TargetError
 from agentx_tui.load.sending import Driver, HealthProbe, LoadSettings
 from agentx_tui.load.spreading.client_health import HealthBook
 from agentx_tui.load.spreading.generator import LoadSample
@@ -99,12 +100,19 @@ class WorkerPool:
             WorkerSpec(i, self.workers, self._workload, self._servers, models, settings) for i in range(self.workers)
         ]
         spawn = self._spawn or ProcessWorker
-        handles = [spawn(spec) for spec in specs]
+        handles: list[WorkerHandle] = []
         try:
+            handles.extend(spawn(spec) for spec in specs)
             await asyncio.gather(*(h.started(_START_TIMEOUT_S) for h in handles))
-        except BaseException:
+        except BaseException as exc:
             self._handles = handles
-            await self.stop()
+            await self.stop()  # the workers that did start
+            self._handles = []  # nothing left to ask: the run's drain and stop must not wait on them
+            if isinstance(exc, OSError):  # no process could be made (a limit on processes or memory)
+                raise TargetError(
+                    f"Could not start {self.workers} load worker processes ({exc.strerror or exc}).",
+                    "Use fewer --workers, or --workers 1 to load from this process.",
+                ) from exc
             raise
         # Only now do ticks see the workers: a question asked before a worker has started would be
         # answered out of turn (a process) or refused (an actor).

@@ -114,6 +114,8 @@ class ProcessWorker:
         except TimeoutError as exc:
             raise TargetError(f"Load worker {self.index} did not start within {timeout_s:g} s.", _START_HINT) from exc
         if kind != Answer.STARTED:
+            if kind == "gone":
+                self._answers.put_nowait(("gone",))  # every later question fails at once too
             why = str(rest[0]).rstrip(".") if rest and kind == Answer.FAILED else "its process exited"
             raise TargetError(f"Load worker {self.index} could not start: {why}.", _START_HINT)
 

@@ -34,6 +34,7 @@ from typing import Any, Literal, NoReturn
 
 from agentx_tui.errors import WorkloadError
 from agentx_tui.load.workload.base import Spec, WorkloadBase, checked_factor, p95, scaled_length
+from agentx_tui.units import compact
 
 _HINT = (
     "A session file is one JSON object with block_size and requests; each call needs t, in, out and "
@@ -134,8 +135,8 @@ class SessionSet:
         return (
             f"{len(self.trees)} agent session(s) from {self.source.name}: {self.calls:,} calls, "
             f"{self.subagents} sub-agent(s) in {self.with_subagents} session(s), "
-            f"{_si(self.input_tokens)} input / {_si(self.output_tokens)} output tokens, "
-            f"contexts up to {_si(self.max_context_tokens)} tokens"
+            f"{compact(self.input_tokens)} input / {compact(self.output_tokens)} output tokens, "
+            f"contexts up to {compact(self.max_context_tokens)} tokens"
             + (f" (scale {self.scale:g})" if self.scale != 1.0 else "")
         )
 
@@ -340,13 +341,6 @@ def _show(value: Any) -> str:
 def _kind(value: Any) -> str:
     kinds = {dict: "an object", list: "a list", str: "a string", type(None): "null", bool: "a boolean"}
     return kinds.get(type(value), "a number")
-
-
-def _si(n: float) -> str:
-    for size, unit in ((1e9, "G"), (1e6, "M"), (1e3, "K")):
-        if n >= size:
-            return f"{n / size:.1f} {unit}"
-    return f"{n:g}"
 
 
 # -- derived figures and scaling -----------------------------------------------------------------------

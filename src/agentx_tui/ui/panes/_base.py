@@ -23,9 +23,17 @@ class Pane(Vertical):
     ALLOW_MAXIMIZE = True
     KEY: ClassVar[int] = 0
     TITLE: ClassVar[str] = ""
+    # For a pane shown only when the run has what it shows: when that is, in a few words.
+    SHOWN_WHEN: ClassVar[str] = ""
 
     # repaint=False: a new Snapshot repaints only the widgets whose figures changed, not the whole screen.
     snapshot: reactive[Snapshot | None] = reactive(None, always_update=True, init=False, repaint=False)
+
+    @classmethod
+    def pane_id(cls) -> str:
+        """Its widget id, by name (`GpuPane` → `pane-gpu`): app.tcss places panes by these, so that
+        renumbering a key moves nothing."""
+        return "pane-" + cls.__name__.removesuffix("Pane").lower()
 
     def __init__(self, history: History, *, id: str | None = None) -> None:
         super().__init__(id=id, classes="pane")

@@ -74,6 +74,7 @@ class FleetRow:
 class FleetPane(Pane):
     KEY = 9
     TITLE = "Fleet"
+    SHOWN_WHEN = "over 3 endpoints"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

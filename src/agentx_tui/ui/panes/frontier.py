@@ -296,6 +296,7 @@ class FrontierChart(Widget):
 class FrontierPane(Pane):
     KEY = 8
     TITLE = "Frontier"
+    SHOWN_WHEN = "a sweep"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
