@@ -1,4 +1,6 @@
-"""The package rules of docs/architecture.md: the core never imports Textual, and no import cycles.
+"""The package rules of docs/architecture.md, as data: what each package may import, the load side's
+layers, which modules are a package's way in, and which imports must stay lazy; no import cycles;
+Textual only in ui/.
 
 Every import counts: module-level, type-only (`if TYPE_CHECKING:`) and lazy ones inside functions —
 they tie modules together just the same. Importing `a.b.c` also runs the `__init__` of `a.b`, so an
@@ -10,12 +12,68 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import agentx_tui
 
 ROOT = Path(agentx_tui.__file__).parent
 UI = "agentx_tui.ui"
+
+# What each package may import, besides the standard library, third parties and itself. The
+# small leaves first, then the core (which never imports the UI), then what wires it all.
+MAY_IMPORT: dict[str, frozenset[str]] = {
+    name: frozenset(allowed.split())
+    for name, allowed in {
+        "(root)": "",  # agentx_tui/__init__: the version
+        "errors": "",
+        "secrets": "",
+        "yamlfile": "",
+        "net": "",
+        "units": "",
+        "terminal": "",
+        "args": "errors",
+        "snapshot": "",
+        "control": "snapshot",
+        "telemetry": "snapshot errors secrets",
+        "engine": "snapshot telemetry errors secrets",
+        "cost": "snapshot errors yamlfile",
+        "sim": "errors",
+        "load": "snapshot engine errors args net units yamlfile",
+        "sweep": "snapshot load units",
+        "report": "snapshot sweep errors secrets args terminal units",
+        "recording": "snapshot errors secrets",
+        "ui": "snapshot control sweep secrets terminal units yamlfile",
+        "run": "snapshot telemetry engine cost load sweep report recording sim ui errors secrets args net units",
+        "cli": "run report load sim telemetry errors secrets args terminal",
+        "__main__": "cli",
+    }.items()
+}
+# Imports that must happen inside a function, never when the module loads: the dashboard only when
+# one is wanted, and everything heavy only after the command line is parsed (`--help` stays fast).
+LAZY_ONLY: frozenset[tuple[str, str]] = frozenset(
+    {("run", "ui"), ("cli", "run"), ("cli", "report"), ("cli", "load"), ("cli", "telemetry")}
+)
+# The load side's layers (load/__init__.py): each may import only those below it.
+LOAD_LAYERS: dict[str, frozenset[str]] = {
+    "load.workload": frozenset(),
+    "load.stats": frozenset(),
+    "load.sending": frozenset({"load.workload", "load.stats"}),
+    "load.spreading": frozenset({"load.sending", "load.workload", "load.stats"}),
+    "load": frozenset({"load.workload", "load.stats", "load.sending", "load.spreading"}),  # its __init__
+}
+# A package is entered through its curated `__init__`; these modules are ways in too.
+PUBLIC: dict[str, frozenset[str]] = {
+    "snapshot": frozenset({"snapshot.model", "snapshot.rates", "snapshot.stat", "snapshot.bottleneck"}),
+    "engine": frozenset({"engine.info"}),  # ServerInfo, without the launcher's imports (load workers)
+}
+
+
+@dataclass(frozen=True)
+class Import:
+    target: str  # a module or `module.name`, absolute
+    base: str  # the module named in the statement (what is entered)
+    lazy: bool  # inside a function body, or only for type checking: not run when the module loads
 
 
 def _module_name(path: Path) -> str:
@@ -29,20 +87,34 @@ def _modules() -> dict[str, Path]:
     return {_module_name(p): p for p in ROOT.rglob("*.py")}
 
 
-def _imports(path: Path, name: str) -> Iterator[str]:
+def _lazy_nodes(tree: ast.Module) -> set[ast.AST]:
+    """Import statements not run when the module loads: in a function, or under `if TYPE_CHECKING:`."""
+    lazy: set[ast.AST] = set()
+    for node in ast.walk(tree):
+        deferred = isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or (
+            isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+        )
+        if deferred:
+            lazy.update(n for n in ast.walk(node) if isinstance(n, ast.Import | ast.ImportFrom))
+    return lazy
+
+
+def _imports(path: Path, name: str) -> Iterator[Import]:
     """Every module `path` imports, resolved to absolute names."""
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    lazy = _lazy_nodes(tree)
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            yield from (alias.name for alias in node.names)
+            yield from (Import(alias.name, alias.name, node in lazy) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 anchor = package.split(".")
                 anchor = anchor[: len(anchor) - node.level + 1]
                 base = ".".join([*anchor, base] if base else anchor)
-            yield base
-            yield from (f"{base}.{alias.name}" for alias in node.names)
+            yield Import(base, base, node in lazy)
+            yield from (Import(f"{base}.{alias.name}", base, node in lazy) for alias in node.names)
 
 
 def _graph() -> dict[str, set[str]]:
@@ -50,7 +122,8 @@ def _graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
         own = {".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 2)}
-        for target in _imports(path, name):
+        for imp in _imports(path, name):
+            target = imp.target
             if target not in modules or target in own:
                 continue  # the importer's own packages are already being imported
             graph[name].add(target)
@@ -85,11 +158,95 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+def _package(module: str) -> str:
+    """`agentx_tui.load.sending.driver` → `load`."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "(root)"
+
+
+def _layer(module: str) -> str:
+    """The load side's layer of a module (`load.sending`), else its package."""
+    parts = module.split(".")
+    if len(parts) > 2 and parts[1] == "load":
+        return ".".join(parts[1:3])
+    return _package(module)
+
+
+@dataclass(frozen=True)
+class Edge:
+    importer: str
+    target: str
+    lazy: bool
+
+
+def _edges() -> Iterator[Edge]:
+    """Every import of one of our modules by another of ours (a module imported by its own package's
+    `__init__` aside), each with where it is imported from."""
+    modules = _modules()
+    for name, path in modules.items():
+        for imp in _imports(path, name):
+            if imp.target in modules:
+                yield Edge(name, imp.target, imp.lazy)
+
+
+def _table_breaches(edges: list[Edge]) -> list[str]:
+    out = []
+    for e in edges:
+        a, b = _package(e.importer), _package(e.target)
+        if a == b or b == "(root)":  # agentx_tui itself holds only the version
+            continue
+        if b not in MAY_IMPORT.get(a, frozenset()):
+            out.append(f"{e.importer} imports {e.target}: {a} may not import {b}")
+        elif (a, b) in LAZY_ONLY and not e.lazy:
+            out.append(f"{e.importer} imports {e.target} when it loads: {a} may import {b} only lazily")
+    return sorted(set(out))
+
+
+def test_every_import_between_packages_is_in_the_table() -> None:
+    assert set(MAY_IMPORT) >= {_package(m) for m in _modules()}, "a package the table does not know"
+    assert _table_breaches(list(_edges())) == []
+
+
+def test_the_table_check_finds_a_planted_edge() -> None:
+    planted = [
+        Edge("agentx_tui.telemetry.nvml", "agentx_tui.load.stats", False),  # telemetry → load: not in the table
+        Edge("agentx_tui.run.execute", "agentx_tui.ui.app", False),  # run → ui, but not lazily
+    ]
+    assert len(_table_breaches(planted)) == 2
+
+
+def test_the_load_layers_only_import_downwards() -> None:
+    wrong = sorted(
+        f"{e.importer} imports {e.target}"
+        for e in _edges()
+        if _package(e.importer) == "load"
+        and _package(e.target) == "load"
+        and _layer(e.importer) != _layer(e.target)
+        and _layer(e.target) not in LOAD_LAYERS[_layer(e.importer)]
+    )
+    assert wrong == []
+
+
+def test_packages_are_entered_through_their_public_modules() -> None:
+    modules = _modules()
+    wrong = set()
+    for name, path in modules.items():
+        for imp in _imports(path, name):
+            base, a, b = imp.base, _package(name), _package(imp.base)
+            if base not in modules or a == b or b == "(root)":
+                continue
+            public = {f"agentx_tui.{b}", *(f"agentx_tui.{m}" for m in PUBLIC.get(b, ()))}
+            if base not in public:
+                wrong.add(f"{name} enters {b} through {base}, not its __init__")
+    assert sorted(wrong) == []
+
+
 def test_core_packages_never_import_textual() -> None:
     offenders = [
         name
         for name, path in _modules().items()
-        if not name.startswith(UI) and any(t == "textual" or t.startswith("textual.") for t in _imports(path, name))
+        if not name.startswith(UI)
+        and any(i.target == "textual" or i.target.startswith("textual.") for i in _imports(path, name))
     ]
     assert offenders == []
 

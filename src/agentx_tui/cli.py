@@ -325,8 +325,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _known_secrets(argv: Sequence[str]) -> list[str]:
     """The credentials this run may use: from the environment and from the command line."""
-    from agentx_tui.run.plan import API_KEY_ENV
-    from agentx_tui.telemetry.prometheus import PROMETHEUS_TOKEN_ENV
+    from agentx_tui.run import API_KEY_ENV
+    from agentx_tui.telemetry import PROMETHEUS_TOKEN_ENV
 
     found = [value for name in (*API_KEY_ENV, PROMETHEUS_TOKEN_ENV) if (value := os.environ.get(name))]
     for i, arg in enumerate(argv):

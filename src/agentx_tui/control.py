@@ -50,7 +50,9 @@ class LiveControls(Protocol):
         """Forget windowed figures (rates, percentiles, histories) and start measuring afresh."""
 
     async def shutdown(self, reason: str | None = None) -> None:
-        """Stop load, collectors and any launched server; the snapshot stream then ends."""
+        """Ask the run to end (`reason` says why). It returns at once: the run then drains its load,
+        publishes a final snapshot and ends the snapshot stream, and whoever started the run stops
+        its servers."""
 
 
 @runtime_checkable

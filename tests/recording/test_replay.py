@@ -12,6 +12,7 @@ import pytest
 from agentx_tui.control import ReplayControls, SnapshotSource
 from agentx_tui.recording import Recorder, ReplayPlayer, read_recording
 from agentx_tui.snapshot import Snapshot
+from tests.helpers.waiting import until
 from tests.report._snaps import stream
 
 pytestmark = pytest.mark.timeout(20)
@@ -55,7 +56,9 @@ async def test_pacing_follows_the_recorded_gaps_divided_by_speed() -> None:
         times.append(time.monotonic())
     gaps = [b - a for a, b in itertools.pairwise(times)]
     assert len(times) == 5
-    assert all(0.05 <= g < 0.5 for g in gaps), gaps
+    # A timer never fires early, so each gap is at least 2 s ÷ 32; well under the unscaled 2 s it is
+    # scaled (a busy machine makes a gap late, not 20× late).
+    assert all(0.0625 <= g < 1.5 for g in gaps), gaps
 
 
 async def test_speed_change_takes_effect_during_a_wait() -> None:
@@ -68,8 +71,7 @@ async def test_speed_change_takes_effect_during_a_wait() -> None:
             got.append(s.seq)
 
     task = asyncio.create_task(consume())
-    await asyncio.sleep(0.05)
-    assert got == [1]
+    await until(lambda: got == [1])
     player.set_speed(1e9)  # clamped to the maximum, 64×: 10 s → ~0.16 s
     assert player.speed == 64
     await asyncio.wait_for(task, 10)
@@ -121,11 +123,11 @@ async def test_it_holds_at_the_end_and_resume_plays_again() -> None:
             seen.append(s.seq)
 
     task = asyncio.create_task(consume())
-    await asyncio.sleep(0.3)
-    assert player.paused and player.position == 2  # held on the last one, stream still open
+    await until(lambda: player.paused and player.position == 2)  # held on the last one, stream still open
+    assert not task.done()
     player.resume()
-    await asyncio.sleep(0.3)
-    assert seen[-3:] == [1, 2, 3] and not task.done()
+    await until(lambda: seen[-3:] == [1, 2, 3] and player.paused)  # played again, and held again
+    assert not task.done()
     player.close()
     await asyncio.wait_for(task, 2)
 
@@ -149,8 +151,11 @@ async def test_an_empty_player_ends_at_once() -> None:
 
 
 async def test_pause_mid_gap_holds_and_resume_finishes_the_gap() -> None:
-    snaps = [s.model_copy(update={"time": 1000.0 + 0.4 * i}) for i, s in enumerate(stream(2))]
-    player = ReplayPlayer(snaps, hold_at_end=False)
+    # The player reads how much of a gap passed from its clock: a fake one says 3.9 s of a 4 s gap
+    # went by before the pause, so after the resume only 0.1 s is left to wait, however busy the machine.
+    now = [0.0]
+    snaps = [s.model_copy(update={"time": 1000.0 + 4.0 * i}) for i, s in enumerate(stream(2))]
+    player = ReplayPlayer(snaps, hold_at_end=False, clock=lambda: now[0])
     seen: list[int] = []
 
     async def consume() -> None:
@@ -158,12 +163,14 @@ async def test_pause_mid_gap_holds_and_resume_finishes_the_gap() -> None:
             seen.append(s.seq)
 
     task = asyncio.create_task(consume())
-    await asyncio.sleep(0.2)
+    await until(lambda: seen == [1])
+    await asyncio.sleep(0)  # the player is now waiting out the gap
+    now[0] += 3.9
     player.pause()
-    await asyncio.sleep(0.5)  # longer than the whole gap: paused, so nothing comes
+    await asyncio.sleep(0.2)  # paused: nothing comes, whatever the time
     assert seen == [1]
     start = time.monotonic()
     player.resume()
-    await asyncio.wait_for(task, 2)
+    await asyncio.wait_for(task, 10)
     assert seen == [1, 2]
-    assert time.monotonic() - start < 0.35  # only the rest of the 0.4 s gap was waited
+    assert time.monotonic() - start < 2.0  # the rest of the gap (0.1 s), not the whole of it (4 s)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from dataclasses import dataclass, field
 
 import pytest
@@ -16,17 +15,23 @@ from agentx_tui.run.phases import TimedRun
 from agentx_tui.run.serving import Serving
 from agentx_tui.run.subscribers import DashboardFeed, Fanout
 from agentx_tui.snapshot import CostFigures, GpuState, Snapshot
+from tests.helpers.waiting import until
 
 
 class FakeCollectors:
-    def __init__(self) -> None:
+    """Each collection is one interval later than the one before, on its own clock: a run of N
+    seconds has N ÷ interval ticks however late a busy machine runs them."""
+
+    def __init__(self, start: float = 0.0, interval_s: float = 0.05) -> None:
         self.collected = 0
         self.closed = False
         self.price: tuple[float | None, int | None] | None = None
+        self.start, self.interval_s = start, interval_s
 
     async def collect(self) -> Collected:
         self.collected += 1
-        return Collected(time.time(), (), None, GpuState(), None, CostFigures(), ())
+        now = self.start + (self.collected - 1) * self.interval_s
+        return Collected(now, (), None, GpuState(), None, CostFigures(), ())
 
     def set_price(self, usd_per_gpu_hour: float | None, gpus: int | None) -> None:
         self.price = (usd_per_gpu_hour, gpus)
@@ -66,6 +71,7 @@ def _run(*argv: str, subscribers: list[object] | None = None) -> tuple[LiveRun, 
     collectors = FakeCollectors()
     serving = Serving("fake target", True, [])
     live = LiveRun(plan, serving, None, TimedRun(plan.duration_s), fanout, events, collectors)
+    collectors.start = live.started_at
     return live, recorded, collectors
 
 
@@ -83,7 +89,7 @@ async def test_ticks_until_the_duration_then_one_final_snapshot() -> None:
 async def test_a_stop_request_ends_the_run_partial_and_mid_tick() -> None:
     live, recorded, _ = _run()
     task = asyncio.create_task(live.run())
-    await asyncio.sleep(0.12)
+    await until(lambda: len(recorded.snaps) >= 1)
     live.request_stop("stopped by SIGTERM", partial=True)
     live.request_stop("a second reason is ignored")
     outcome = await asyncio.wait_for(task, 2)

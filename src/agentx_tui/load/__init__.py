@@ -12,17 +12,21 @@ Public:
     Driver, LoadSettings, IdStride, DEFAULT_USERS   simulated users against servers (one process)
     LoadGenerator, LoadSample, LocalLoad, WorkerPool, workers_for
                                                     the run's view of its load, here or in workers
-    ClientStats, Completed, LogHistogram            client-side figures, mergeable exactly
+    WorkerHandle, WorkerSpec, ray_actors            a worker as the pool sees it; Ray actors (extra `ray`)
+    ClientStats, Completed, LogHistogram, WindowFigures
+                                                    client-side figures, mergeable exactly
     RequestRecord                                   one request as the driver saw it
     WORKLOADS_DIR                                   where the shipped presets live
 """
 
 from agentx_tui.load.sending import DEFAULT_USERS, Driver, IdStride, LoadSettings
 from agentx_tui.load.sending.sse import RequestRecord
+from agentx_tui.load.spreading import ray_actors
 from agentx_tui.load.spreading.generator import LoadGenerator, LoadSample
 from agentx_tui.load.spreading.local import LocalLoad
 from agentx_tui.load.spreading.pool import USERS_PER_WORKER, WorkerPool, workers_for
-from agentx_tui.load.stats import ClientStats, Completed, LogHistogram
+from agentx_tui.load.spreading.protocol import WorkerHandle, WorkerSpec
+from agentx_tui.load.stats import ClientStats, Completed, LogHistogram, WindowFigures
 from agentx_tui.load.workload import (
     PreparedWorkload,
     Workload,
@@ -52,7 +56,10 @@ __all__ = [
     "LogHistogram",
     "PreparedWorkload",
     "RequestRecord",
+    "WindowFigures",
+    "WorkerHandle",
     "WorkerPool",
+    "WorkerSpec",
     "Workload",
     "fit_to_context",
     "fit_to_servers",
@@ -60,5 +67,6 @@ __all__ = [
     "load_workload",
     "prepare",
     "prepare_workload",
+    "ray_actors",
     "workers_for",
 ]

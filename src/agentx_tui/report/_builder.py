@@ -31,7 +31,7 @@ from agentx_tui.report._series import ReportSeries, SeriesBuffer
 from agentx_tui.snapshot import EndpointFigures, EndpointTotals, Snapshot
 from agentx_tui.snapshot.rates import rates
 from agentx_tui.snapshot.stat import RunningStat, TickMeans, ratio
-from agentx_tui.sweep.frontier import tier_report_keys
+from agentx_tui.sweep import tier_report_keys
 
 SERVER_HIT_RATE_SOURCE = "server prefix-cache counters over the run: Δhits / Δqueries (tokens)"
 POWER_SOURCE = "sum of the GPUs' power per tick, mean over the ticks with a reading"

@@ -47,7 +47,7 @@ from agentx_tui.report._svg import (
     place_labels,
     y_title,
 )
-from agentx_tui.sweep.frontier import frontier_curve, pareto_front
+from agentx_tui.sweep import frontier_curve, pareto_front
 
 TIER_KEY = "total_tokens_per_s_per_gpu_at_"
 FRONTIER_COLOUR = "#1f5fa8"

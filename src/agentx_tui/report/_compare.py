@@ -26,7 +26,7 @@ from typing import Any, Literal
 from agentx_tui.args import Parser
 from agentx_tui.errors import UsageError
 from agentx_tui.report._format import NA
-from agentx_tui.sweep.frontier import TIER_KEY_PREFIXES, tier_suffix
+from agentx_tui.sweep import TIER_KEY_PREFIXES, tier_suffix
 from agentx_tui.terminal import wants_color
 from agentx_tui.units import compact
 

@@ -7,7 +7,7 @@ docs/metrics.md: fractions 0–1, rates per second, seconds, watts, USD.
 
 from __future__ import annotations
 
-from agentx_tui.sweep.frontier import TIER_KEY_PREFIXES
+from agentx_tui.sweep import TIER_KEY_PREFIXES
 
 CONTRACT_KEYS: tuple[str, ...] = (
     "target",

@@ -6,7 +6,7 @@ replay(path) -> int             a recording played back in the dashboard
 """
 
 from agentx_tui.run.execute import execute, replay
-from agentx_tui.run.plan import RunPlan
+from agentx_tui.run.plan import API_KEY_ENV, RunPlan
 from agentx_tui.run.preflight import build_plan
 
-__all__ = ["RunPlan", "build_plan", "execute", "replay"]
+__all__ = ["API_KEY_ENV", "RunPlan", "build_plan", "execute", "replay"]

@@ -23,12 +23,13 @@ from agentx_tui.load import (
     LoadGenerator,
     LocalLoad,
     PreparedWorkload,
+    WorkerHandle,
     WorkerPool,
+    WorkerSpec,
     fit_to_servers,
+    ray_actors,
     workers_for,
 )
-from agentx_tui.load.spreading import ray_actors
-from agentx_tui.load.spreading.protocol import WorkerHandle, WorkerSpec
 from agentx_tui.recording import Recorder, ReplayPlayer, read_recording
 from agentx_tui.report import HeadlessPrinter, ReportBuilder, evaluate_checks, write_report
 from agentx_tui.run.collect import EventLog

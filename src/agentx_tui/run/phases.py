@@ -1,7 +1,7 @@
 """The phases of a run (docs/architecture.md): what happens from tick to tick besides collecting.
 
 A plain run measures until its `--duration` (or until `--sessions`/the workload's stop rule has run
-its course, or until quit). A sweep (sweep/controller.py) steps through its points. Both see each tick's
+its course, or until quit). A sweep (run/sweep.py) steps through its points. Both see each tick's
 Snapshot and may change the users, end the run, or add their state to the Snapshot.
 """
 

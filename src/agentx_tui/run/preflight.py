@@ -17,8 +17,7 @@ from urllib.parse import urlsplit
 from agentx_tui.args import MAX_USERS, number
 from agentx_tui.cost import load_presets, resolve_price
 from agentx_tui.errors import UsageError
-from agentx_tui.load import DEFAULT_USERS, USERS_PER_WORKER, LoadSettings, prepare_workload, workers_for
-from agentx_tui.load.spreading.ray_actors import import_ray
+from agentx_tui.load import DEFAULT_USERS, USERS_PER_WORKER, LoadSettings, prepare_workload, ray_actors, workers_for
 from agentx_tui.report import check_report_path, parse_check
 from agentx_tui.run.plan import (
     API_KEY_ENV,
@@ -33,7 +32,7 @@ from agentx_tui.run.plan import (
 )
 from agentx_tui.sim import DEFAULT_PROFILE, load_profile
 from agentx_tui.sweep import peak_auto_users
-from agentx_tui.telemetry.prometheus import PROMETHEUS_TOKEN_ENV, check_selector, parse_prometheus_header
+from agentx_tui.telemetry import PROMETHEUS_TOKEN_ENV, check_selector, parse_prometheus_header
 
 
 def api_key_from_env() -> str | None:
@@ -145,7 +144,7 @@ def _target(args: argparse.Namespace) -> TargetPlan:
             headers=tuple(parse_prometheus_header(h) for h in args.prometheus_header),
         )
     if args.ray:
-        import_ray()  # not installed: one sentence naming the extra, before anything starts
+        ray_actors.import_ray()  # not installed: one sentence naming the extra, before anything starts
     if (args.ray and kind == "sim") or (args.ray and kind == "serve"):
         raise UsageError(
             "--ray needs a target the cluster's nodes can reach: --attach URL (or --prometheus with --attach).",

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from agentx_tui.engine import LaunchedServer, ServerInfo, probe_server, start_sim, start_vllm
 from agentx_tui.net import is_loopback
 from agentx_tui.run.plan import TargetPlan
-from agentx_tui.telemetry.prometheus import PrometheusSource
+from agentx_tui.telemetry import PrometheusSource
 
 
 @dataclass

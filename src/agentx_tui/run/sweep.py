@@ -11,11 +11,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from agentx_tui.load.stats import ClientStats, WindowFigures
+from agentx_tui.load import ClientStats, WindowFigures
 from agentx_tui.run.phases import RunHandle
 from agentx_tui.snapshot import PointFigures, Snapshot, SweepPhase, SweepState
-from agentx_tui.sweep.frontier import auto_stop_reason, next_auto_users, pareto_front, read_tiers
-from agentx_tui.sweep.points import PointWindow
+from agentx_tui.sweep import PointWindow, auto_stop_reason, next_auto_users, pareto_front, read_tiers
 from agentx_tui.units import compact
 
 

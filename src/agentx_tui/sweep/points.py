@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agentx_tui.load.stats import WindowFigures
+from agentx_tui.load import WindowFigures
 from agentx_tui.snapshot import EndpointTotals, PointFigures, Snapshot
 from agentx_tui.snapshot.stat import RunningStat, TickMeans, ratio
 

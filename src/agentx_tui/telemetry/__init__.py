@@ -20,6 +20,7 @@ from agentx_tui.telemetry.prometheus import (
     FleetDiscovery,
     FleetSample,
     PrometheusSource,
+    check_selector,
     parse_prometheus_header,
 )
 
@@ -34,6 +35,7 @@ __all__ = [
     "PageSummary",
     "PrometheusSource",
     "aggregate_endpoints",
+    "check_selector",
     "describe_page",
     "gpus_from_samples",
     "parse_prometheus_header",

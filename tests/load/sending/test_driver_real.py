@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import httpx
@@ -23,6 +23,7 @@ from agentx_tui.load import Driver, LoadSettings, RequestRecord, Workload
 from agentx_tui.load.workload.spec import parse_workload
 from agentx_tui.snapshot import ClientFigures, EndpointTotals
 from agentx_tui.telemetry import EndpointMonitor
+from tests.helpers.waiting import until
 
 pytestmark = pytest.mark.vllm
 
@@ -150,13 +151,6 @@ def test_server_counters_match_the_driver_exactly(run: Run) -> None:
     assert server.cached_prompt_tokens == totals.cached_prompt_tokens
 
 
-async def _until(condition: Callable[[], bool], timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, f"not within {timeout_s:.0f} s: {what}"
-        await asyncio.sleep(0.05)
-
-
 async def _server_in_flight(monitor: EndpointMonitor) -> float:
     figures = await monitor.sample(time.monotonic())
     assert figures.running is not None and figures.waiting is not None, figures.status
@@ -170,10 +164,10 @@ async def test_users_go_from_4_to_8_to_2_and_the_server_follows(vllm_url: str) -
         monitor = EndpointMonitor(vllm_url, client=client, window_s=600, timeout_s=5)
         await driver.start()
         try:
-            await _until(lambda: len({r.user for r in driver.records()}) == 4, 20, "4 users answered")
+            await until(lambda: len({r.user for r in driver.records()}) == 4, 20, what="4 users answered", every_s=0.05)
 
             driver.set_users(8)
-            await _until(lambda: len({r.user for r in driver.records()}) == 8, 20, "8 users answered")
+            await until(lambda: len({r.user for r in driver.records()}) == 8, 20, what="8 users answered", every_s=0.05)
             assert [s.user for s in driver.rows()] == list(range(8))
             busiest = 0.0
             deadline = time.monotonic() + 10
@@ -186,9 +180,11 @@ async def test_users_go_from_4_to_8_to_2_and_the_server_follows(vllm_url: str) -
             assert driver.users == 2
             # Users 2-7 leave after the request they have on the wire; then only 0 and 1 send.
             shrunk_at = time.monotonic()
-            await _until(lambda: {s.user for s in driver.rows()} == {0, 1}, 20, "sessions 2-7 ended")
+            await until(lambda: {s.user for s in driver.rows()} == {0, 1}, 20, what="sessions 2-7 ended", every_s=0.05)
             settled = time.monotonic()
-            await _until(lambda: sum(r.sent_at > settled for r in driver.records()) >= 6, 20, "2 users go on")
+            await until(
+                lambda: sum(r.sent_at > settled for r in driver.records()) >= 6, 20, what="2 users go on", every_s=0.05
+            )
             assert {r.user for r in driver.records() if r.sent_at > shrunk_at} <= {0, 1}
             await asyncio.sleep(0.5)  # the engine publishes its gauges a step later
             assert max([await _server_in_flight(monitor) for _ in range(5)]) <= 2

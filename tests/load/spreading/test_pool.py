@@ -6,7 +6,6 @@ import asyncio
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from agentx_tui.load.spreading.generator import LoadGenerator
 from agentx_tui.load.spreading.pool import WorkerPool
 from agentx_tui.load.spreading.worker import share
 from agentx_tui.load.workload.spec import parse_workload
+from tests.helpers.waiting import until
 from tests.load.fake_openai import FakeServer
 from tests.reliability._run import clean_env
 
@@ -39,14 +39,7 @@ def _workload(**fields: object) -> PreparedWorkload:
 
 async def _until(cond: Callable[[], bool], load: LoadGenerator | None = None, timeout: float = 20.0) -> None:
     """Wait for `cond`; with a `load`, sample it as the run's tick loop does (workers report then)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if load is not None:
-            await load.sample()
-        if cond():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("condition not reached")
+    await until(cond, timeout, each=load.sample if load is not None else None, every_s=0.05)
 
 
 async def _totals(load: LoadGenerator) -> tuple[int, int, int, int]:

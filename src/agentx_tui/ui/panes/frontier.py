@@ -29,7 +29,7 @@ from textual.widget import Widget
 
 from agentx_tui.snapshot import Snapshot, SweepState, TierRead
 from agentx_tui.snapshot.rates import rates
-from agentx_tui.sweep.frontier import MonotoneCurve, frontier_curve, point_xy
+from agentx_tui.sweep import MonotoneCurve, frontier_curve, point_xy
 from agentx_tui.ui._format import NA, compact, money
 from agentx_tui.ui.panes._base import Figures, Pane, flow, label, line, value
 
