@@ -3,14 +3,13 @@ test's own folder: none reaches the internet or the user's cache, and none sees 
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
 import huggingface_hub.constants
 import pytest
 
-from tests.corpus.hub import FixtureHub
+from tests.corpus.hub import FixtureHub, closed_endpoint
 
 
 @pytest.fixture(autouse=True)
@@ -39,11 +38,3 @@ def hub(monkeypatch: pytest.MonkeyPatch) -> Iterator[FixtureHub]:
         yield server
     finally:
         server.stop()
-
-
-def closed_endpoint() -> str:
-    """A loopback URL nothing listens on: connections are refused at once."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    return f"http://127.0.0.1:{port}"

@@ -13,21 +13,20 @@ SESSION_IDS = ("009dfc4e83422be8d3daa41cfda78036b2cd", "00ac905ea15e7901d7e2e5e4
 
 
 def call(t: float, ids: list[int], *, kind: str = "n", api: float = 1.0, think: float = 0.5) -> dict[str, Any]:
-    return {"t": t, "type": kind, "model": "claude-opus-4-7", "in": 64 * len(ids) + 10, "out": 20, "hash_ids": ids,
-            "input_types": ["text"], "output_types": ["text"], "stop": "end_turn", "api_time": api,
-            "think_time": think}  # fmt: skip
+    # The captures' key order (the dataset viewer shows t, model, in, out, hash_ids, api_time, then the rest).
+    return {"t": t, "model": "claude-opus-4-7", "in": 64 * len(ids) - 30, "out": 20, "hash_ids": ids,
+            "api_time": api, "ttft": 0.4, "think_time": think, "type": kind}  # fmt: skip
 
 
 def session(session_id: str, requests: list[dict[str, Any]]) -> dict[str, Any]:
     return {"id": session_id, "models": ["claude-opus-4-7", "claude-haiku-4-5-20251001"], "block_size": 64,
-            "hash_id_scope": "local", "tool_tokens": 9000, "system_tokens": 3000, "requests": requests}  # fmt: skip
+            "hash_id_scope": "local", "requests": requests}  # fmt: skip
 
 
 def with_sub_agent() -> dict[str, Any]:
     """A sub-agent spawned at 3 s for 4 s, its calls at 3.1 s and 5 s on the session's clock."""
-    worker = {"t": 3.0, "type": "subagent", "agent_id": "agent_001", "subagent_type": "Explore", "duration_ms": 4000,
-              "total_tokens": 900, "tool_use_count": 2, "status": "completed", "models": ["claude-haiku-4-5-20251001"],
-              "tool_tokens": 0, "system_tokens": 0,
+    worker = {"type": "subagent", "t": 3.0, "agent_id": "agent_001", "subagent_type": "Explore", "status": "completed",
+              "duration_ms": 4000, "tool_use_count": 2, "total_tokens": 900, "models": ["claude-haiku-4-5-20251001"],
               "requests": [call(3.1, [0, 1, 90]), call(5.0, [0, 1, 90, 91])]}  # fmt: skip
     return session(SESSION_IDS[0], [call(0.0, [0, 1, 2], kind="s"), worker, call(9.0, [0, 1, 2, 3])])
 

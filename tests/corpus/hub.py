@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import socket
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -176,3 +177,11 @@ def _error(status: int, code: str, message: str, commit: str | None = None) -> t
 
 def _blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def closed_endpoint() -> str:
+    """A loopback URL nothing listens on: connections are refused at once."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
