@@ -119,7 +119,7 @@ def pull_corpus(ref: CorpusRef, *, progress: bool = False, settings: HubSettings
         files=tuple(files),
         size_bytes=size,
         endpoint=hub.endpoint,
-        offline_reason=reason,
+        offline_reason=None if reason is None else redact(reason, hub.secrets),  # it names the endpoint
     )
 
 
