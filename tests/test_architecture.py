@@ -39,20 +39,21 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
         "engine": "snapshot telemetry errors secrets",
         "cost": "snapshot errors yamlfile",
         "sim": "errors",
+        "corpus": "errors secrets",
         "load": "snapshot engine errors args net units yamlfile",
         "sweep": "snapshot load units",
         "report": "snapshot sweep errors secrets args terminal units",
         "recording": "snapshot errors secrets",
         "ui": "snapshot control sweep secrets terminal units yamlfile",
-        "run": "snapshot telemetry engine cost load sweep report recording sim ui errors secrets args net units",
-        "cli": "run report load sim telemetry errors secrets args terminal",
+        "run": "snapshot telemetry engine cost load sweep report recording sim corpus ui errors secrets args net units",
+        "cli": "run report load sim telemetry corpus errors secrets args terminal",
         "__main__": "cli",
     }.items()
 }
 # Imports that must happen inside a function, never when the module loads: the dashboard only when
 # one is wanted, and everything heavy only after the command line is parsed (`--help` stays fast).
 LAZY_ONLY: frozenset[tuple[str, str]] = frozenset(
-    {("run", "ui"), ("cli", "run"), ("cli", "report"), ("cli", "load"), ("cli", "telemetry")}
+    {("run", "ui"), ("cli", "run"), ("cli", "report"), ("cli", "load"), ("cli", "telemetry"), ("cli", "corpus")}
 )
 # The load side's layers (load/__init__.py): each may import only those below it.
 LOAD_LAYERS: dict[str, frozenset[str]] = {

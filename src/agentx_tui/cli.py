@@ -5,6 +5,7 @@ agentx-tui replay PATH                            play a recording back
 agentx-tui compare A.json B.json                  two reports side by side
 agentx-tui workloads                              list workload presets
 agentx-tui sim [--port P] [--profile GPU/MODEL]   the simulated engine alone
+agentx-tui sessions pull NAME|URL [--to DIR]      a public AgentX session corpus into the local cache
 
 Parsing only reads the flags (their numbers are checked here: finite, in range); everything that
 needs a file or a lookup is checked by `run.preflight`, still before any server starts.
@@ -25,7 +26,7 @@ from agentx_tui.secrets import redact
 from agentx_tui.sim import DEFAULT_PROFILE as DEFAULT_SIM_PROFILE
 from agentx_tui.terminal import wants_color
 
-SUBCOMMANDS = ("replay", "compare", "workloads", "sim")
+SUBCOMMANDS = ("replay", "compare", "workloads", "sim", "sessions")
 
 
 def _port(text: str) -> int:
@@ -37,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="agentx-tui",
         description="Live dashboard for agent-serving on vLLM: GPU, KV cache, prefix cache, tokens/s, "
         "tokens per dollar. Other commands: `agentx-tui replay PATH`, `agentx-tui compare A.json B.json`, "
-        "`agentx-tui workloads`, `agentx-tui sim`.",
+        "`agentx-tui workloads`, `agentx-tui sim`, `agentx-tui sessions pull NAME`.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"agentx-tui {__version__}")
@@ -121,7 +122,8 @@ def _workload_flags(w: argparse._ArgumentGroup) -> None:
         default="coding-agent",
         metavar="NAME|PATH",
         help="a preset (see `agentx-tui workloads`), a YAML file, a Mooncake .jsonl trace, a folder of "
-        "AgentX agent-session .json files (or one such file), or `none` to observe only (default coding-agent)",
+        "AgentX agent-session .json files (or one such file), a published session corpus `hf:OWNER/NAME[@REV]` "
+        "(pulled first), or `none` to observe only (default coding-agent)",
     )
     w.add_argument(
         "-u",
@@ -257,6 +259,43 @@ def _sim_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _sessions_parser() -> argparse.ArgumentParser:
+    p = Parser(prog="agentx-tui sessions", description="Published AgentX session corpora (docs/sessions.md).")
+    actions = p.add_subparsers(dest="action", metavar="pull", required=True, parser_class=Parser)
+    pull = actions.add_parser(
+        "pull",
+        help="fetch a public AgentX session corpus into the local cache and print its folder",
+        description="Fetch a public AgentX session corpus (a Hugging Face dataset) into the hub's local cache, "
+        "pinned to a commit, check that its sessions load, and print its folder (`-w FOLDER` replays it; "
+        "`-w hf:NAME` pulls and replays in one step). Offline, the cached copy is used. "
+        "Environment: HF_HOME (the cache), HF_ENDPOINT (a mirror), HF_TOKEN (a private dataset).",
+    )
+    pull.add_argument(
+        "name",
+        metavar="NAME|URL",
+        help="OWNER/NAME[@REVISION] or https://huggingface.co/datasets/OWNER/NAME[/tree/REVISION], "
+        "e.g. semianalysisai/cc-traces-weka-062126",
+    )
+    pull.add_argument("--to", type=Path, metavar="DIR", help="also put the files in DIR (to keep) and print DIR")
+    return p
+
+
+def _sessions(argv: Sequence[str]) -> int:
+    from agentx_tui.corpus import keep_files, parse_corpus_name, pull_corpus
+    from agentx_tui.load import load_session_set
+
+    args = _sessions_parser().parse_args(argv)
+    pulled = pull_corpus(parse_corpus_name(args.name), progress=sys.stderr.isatty())
+    if (notice := pulled.notice()) is not None:
+        print(notice, file=sys.stderr)
+    print(pulled.summary(), file=sys.stderr, flush=True)  # before the check: a 2 GB corpus takes minutes to read
+    sessions = load_session_set(pulled.folder)  # a file the replay cannot read: one sentence naming it, exit 2
+    folder = keep_files(pulled.folder, pulled.files, args.to) if args.to is not None else pulled.folder
+    print(sessions.describe(), file=sys.stderr)
+    print(folder)
+    return 0
+
+
 def _join_vllm_args(argv: Sequence[str]) -> list[str]:
     # `--vllm-arg --max-num-seqs` would read as two options; bind the value to the flag instead.
     out: list[str] = []
@@ -301,6 +340,8 @@ def _run_subcommand(name: str, argv: Sequence[str]) -> int:
         from agentx_tui.report import compare_main
 
         return compare_main(argv)
+    if name == "sessions":
+        return _sessions(argv)
     from agentx_tui.run import replay
 
     args = _replay_parser().parse_args(argv)

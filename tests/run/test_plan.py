@@ -35,13 +35,13 @@ def test_checks_are_parsed_once_into_the_plan() -> None:
 
 def test_the_workload_is_loaded_once(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
-    real = preflight.prepare_workload
+    real = preflight.load_workload
 
     def counting(name: str, *, scale: float | None = None):  # type: ignore[no-untyped-def]
         calls.append(name)
         return real(name, scale=scale)
 
-    monkeypatch.setattr(preflight, "prepare_workload", counting)
+    monkeypatch.setattr(preflight, "load_workload", counting)
     p = plan("-w", "chat", "--scale", "0.5")
     assert calls == ["chat"]
     assert p.load.workload.spec.scale == 0.5

@@ -8,6 +8,7 @@
 Public:
     prepare_workload, prepare, PreparedWorkload     a workload and its data, loaded once
     load_workload, list_presets, Workload           workload files and presets
+    load_session_set                                AgentX session files (a folder, a file, a corpus)
     fit_to_context, fit_to_servers                  scale to the servers' context; refuse what cannot fit
     Driver, LoadSettings, IdStride, DEFAULT_USERS   simulated users against servers (one process)
     LoadGenerator, LoadSample, LocalLoad, WorkerPool, workers_for
@@ -38,6 +39,7 @@ from agentx_tui.load.workload import (
     prepare_workload,
     presets_dir,
 )
+from agentx_tui.load.workload.session_files import load_session_set
 
 WORKLOADS_DIR = presets_dir()
 
@@ -64,6 +66,7 @@ __all__ = [
     "fit_to_context",
     "fit_to_servers",
     "list_presets",
+    "load_session_set",
     "load_workload",
     "prepare",
     "prepare_workload",

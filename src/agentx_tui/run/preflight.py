@@ -10,14 +10,24 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from agentx_tui.args import MAX_USERS, number
+from agentx_tui.corpus import PulledCorpus, is_hub_workload, parse_corpus_name, pull_corpus
 from agentx_tui.cost import load_presets, resolve_price
 from agentx_tui.errors import UsageError
-from agentx_tui.load import DEFAULT_USERS, USERS_PER_WORKER, LoadSettings, prepare_workload, ray_actors, workers_for
+from agentx_tui.load import (
+    DEFAULT_USERS,
+    USERS_PER_WORKER,
+    LoadSettings,
+    load_workload,
+    prepare,
+    ray_actors,
+    workers_for,
+)
 from agentx_tui.report import check_report_path, parse_check
 from agentx_tui.run.plan import (
     API_KEY_ENV,
@@ -63,7 +73,12 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
     if args.record is not None:
         _check_output_path(args.record, "--record")
     workload = "none" if target.kind == "prometheus" and not target.attach else args.workload
-    prepared = prepare_workload(workload, scale=args.scale)
+    pulled = _pull_hub_workload(workload)
+    spec = load_workload(str(pulled.folder) if pulled else workload, scale=args.scale)
+    if pulled is not None:  # the run names the dataset and the commit it replays, not a cache path
+        named = {"name": pulled.workload_name, "description": f"replay of the agent sessions of {pulled.pinned_label}"}
+        spec = spec.model_copy(update=named)
+    prepared = prepare(spec)
     if sweep is not None and prepared.spec.is_none:
         raise UsageError("--sweep needs load: it cannot run with `-w none`.", "Choose a workload.")
     if target.kind == "sim":
@@ -106,6 +121,16 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
         sweep=sweep,
         api_key=api_key,
     )
+
+
+def _pull_hub_workload(workload: str) -> PulledCorpus | None:
+    """`-w hf:REPO[@REV]`: the corpus pulled into the hub's cache (or found there) before it is loaded."""
+    if not is_hub_workload(workload):
+        return None
+    pulled = pull_corpus(parse_corpus_name(workload), progress=sys.stderr.isatty())
+    if (notice := pulled.notice()) is not None:
+        print(notice, file=sys.stderr, flush=True)
+    return pulled
 
 
 def _target(args: argparse.Namespace) -> TargetPlan:

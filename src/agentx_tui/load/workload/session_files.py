@@ -8,6 +8,12 @@ before it in `requests`, and the first later parent call whose `t` is at or afte
 waits for it (none: it runs in the background and the tree ends when it does). Sub-agents inside
 sub-agents are read the same way, one level down (the shipped files have none).
 
+Where sessions come from: every `*.json` (one session) and `*.jsonl` (one session per line, the
+layout of the published corpora on Hugging Face) of a folder, in path order, looking into its
+subfolders only when it has none at the top (a pulled corpus keeps its files where the publisher
+put them); or one file. The published corpora's variants (sub-agent clocks, hash-id forms, extra
+fields) are rewritten into this format by `session_variants.normalise` before anything is checked.
+
 Choices the format leaves open:
 - a missing or null `think_time` is 0 (two calls of the shipped files have none);
 - `hash_ids` may have one id per whole block (as recorded) or also one for a partial last block
@@ -34,6 +40,7 @@ from typing import Any, Literal, NoReturn
 
 from agentx_tui.errors import WorkloadError
 from agentx_tui.load.workload.base import Spec, WorkloadBase, checked_factor, p95, scaled_length
+from agentx_tui.load.workload.session_variants import normalise
 from agentx_tui.units import compact
 
 _HINT = (
@@ -146,48 +153,99 @@ class SessionSet:
 
 
 def load_session_set(path: Path, *, scale: float = 1.0) -> SessionSet:
-    """Every `*.json` of a folder (in name order) or one file; any problem is one `WorkloadError`."""
+    """The sessions of a folder's `*.json` and `*.jsonl` files (see the module docstring) or of one file;
+    any problem is one `WorkloadError`."""
     checked_factor(scale)
     if path.is_dir():
-        files = sorted(p for p in path.glob("*.json") if p.is_file())
+        files = _session_files(path)
         if not files:
-            raise WorkloadError(f"The folder {path} holds no agent-session files (*.json).", _HINT)
+            raise WorkloadError(
+                f"The folder {path} holds no agent-session files (*.json, or *.jsonl with one session a line).",
+                _HINT,
+            )
     elif path.is_file():
         files = [path]
     else:
         raise WorkloadError(f"No agent-session file or folder at {path}.")
-    trees = tuple(_Parser(p).tree() for p in files)
+    trees = tuple(tree for p in files for tree in _file_trees(p))
     loaded = _make_set(path, 1.0, trees)
     return loaded if scale == 1.0 else loaded.with_scale(scale)
+
+
+# -- corpus files: folders and JSONL -----------------------------------------------------------------------
+
+_SESSION_SUFFIXES = (".json", ".jsonl")
+
+
+def _session_files(folder: Path) -> list[Path]:
+    """The folder's session files; its subfolders' (hidden ones aside) only when it has none of its own."""
+    files = sorted(p for p in folder.iterdir() if p.suffix in _SESSION_SUFFIXES and p.is_file())
+    if files:
+        return files
+    found = (
+        p
+        for p in folder.rglob("*")
+        if p.suffix in _SESSION_SUFFIXES
+        and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+        and p.is_file()
+    )
+    return sorted(found, key=lambda p: p.relative_to(folder).as_posix())
+
+
+def _file_trees(path: Path) -> Iterator[SessionTree]:
+    if path.suffix != ".jsonl":
+        yield _Parser(path).tree()
+        return
+    count = 0
+    try:
+        with path.open("rb") as lines:  # line by line: a published corpus is one file of 2 GB
+            for number, line in enumerate(lines, 1):
+                if line.strip():
+                    count += 1
+                    yield _Parser(path, line=number).tree_of(_json(line, f"{path}, line {number},", one_line=True))
+    except OSError as exc:
+        raise WorkloadError(f"Cannot read the session file {path} ({exc.strerror or exc}).") from exc
+    if count == 0:
+        raise WorkloadError(f"The session file {path} holds no sessions (one JSON object a line).", _HINT)
+
+
+def _json(raw: bytes, place: str, *, one_line: bool = False) -> Any:
+    try:
+        return json.loads(raw)
+    except UnicodeDecodeError as exc:
+        raise WorkloadError(f"The session file {place} is not UTF-8 text ({exc.reason}).", _HINT) from exc
+    except json.JSONDecodeError as exc:
+        at = f"column {exc.colno}" if one_line else f"line {exc.lineno} column {exc.colno}"
+        raise WorkloadError(f"The session file {place} is not JSON ({exc.msg}, {at}).", _HINT) from exc
 
 
 # -- parsing ---------------------------------------------------------------------------------------
 
 
 class _Parser:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, line: int | None = None) -> None:
         self.path = path
+        self.line = line  # the session's line in a `.jsonl` file
         self.block_size = 1
         self.seq = 0
 
     def fail(self, where: str, problem: str) -> NoReturn:
-        place = f"Session file {self.path}" + (f", {where}" if where else "")
+        place = (
+            f"Session file {self.path}" + (f", line {self.line}" if self.line else "") + (f", {where}" if where else "")
+        )
         raise WorkloadError(f"{place}: {problem}.", _HINT)
 
     def tree(self) -> SessionTree:
         try:
-            data = json.loads(self.path.read_bytes())
+            raw = self.path.read_bytes()
         except OSError as exc:
             raise WorkloadError(f"Cannot read the session file {self.path} ({exc.strerror or exc}).") from exc
-        except UnicodeDecodeError as exc:
-            raise WorkloadError(f"The session file {self.path} is not UTF-8 text ({exc.reason}).", _HINT) from exc
-        except json.JSONDecodeError as exc:
-            raise WorkloadError(
-                f"The session file {self.path} is not JSON ({exc.msg}, line {exc.lineno} column {exc.colno}).",
-                _HINT,
-            ) from exc
+        return self.tree_of(_json(raw, str(self.path)))
+
+    def tree_of(self, data: Any) -> SessionTree:
         if not isinstance(data, dict):
             self.fail("", f"it must hold one JSON object, not {_kind(data)}")
+        data = normalise(data, self.fail)
         block = _integer(data.get("block_size", _MISSING))
         if block is None or block < 1:
             self._bad("", data, "block_size", "a positive integer (tokens per hash id)")
@@ -199,11 +257,12 @@ class _Parser:
         if self.seq == 0:
             self.fail("", "`requests` holds no calls")
         session_id = data.get("id")
+        suffix = f":{self.line}" if self.line else ""
         return _make_tree(
-            name=self.path.name,
+            name=self.path.name + suffix,
             path=self.path,
-            session_id=session_id if isinstance(session_id, str) and session_id else self.path.stem,
-            key=zlib.crc32(str(self.path).encode()),
+            session_id=session_id if isinstance(session_id, str) and session_id else self.path.stem + suffix,
+            key=zlib.crc32(f"{self.path}{suffix}".encode()),
             block_size=block,
             scale=1.0,
             calls=calls,
