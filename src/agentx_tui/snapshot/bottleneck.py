@@ -1,5 +1,5 @@
 """Who limits the figures, when it is not the server under test: the load generator (its own health,
-load/health.py) or the built-in simulated engine running out of CPU (docs/sim.md)."""
+load/sending/health.py) or the built-in simulated engine running out of CPU (docs/sim.md)."""
 
 from __future__ import annotations
 
