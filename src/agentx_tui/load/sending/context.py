@@ -9,6 +9,7 @@ every stride-th one (`IdStride`), so one and N workers start the very same sessi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from dataclasses import dataclass
 
@@ -16,6 +17,7 @@ from agentx_tui.load.sending.gates import PauseGate
 from agentx_tui.load.sending.sender import EventThrottle, RequestSender, ServerConnection
 from agentx_tui.load.sending.settings import IdStride, LoadSettings
 from agentx_tui.load.sending.users import User
+from agentx_tui.load.stats import Failed
 from agentx_tui.load.workload.base import StopRule
 from agentx_tui.snapshot import CHILD_ID_BASE
 
@@ -85,6 +87,19 @@ class LoopContext:
             self._sessions_started += 1
         return session_id
 
+    def too_long(self, server: ServerConnection, prompt_tokens: int, out: int, kind: str, what: str) -> bool:
+        """Whether a request of `prompt_tokens` + `out` cannot fit `server`'s context; if so it is not sent
+        but counted (as `kind`), and said every few seconds (`what`: what happens to such requests)."""
+        limit = server.max_len
+        if limit is None or prompt_tokens + out <= limit:
+            return False
+        now = time.monotonic()
+        self.sender.sink.error(Failed(kind, False, now, now))
+        self.events.count(
+            kind, lambda n: f"{n} {what}: longer than the model's context ({limit} tokens); lower --scale to fit them"
+        )
+        return True
+
     async def error_pause(self, user: User) -> None:
         """After a session that failed: show the error a moment, and do not hammer a failing server."""
         user.state = "error"
@@ -109,3 +124,11 @@ class LoopContext:
 
     def drop_child(self, child: User) -> None:
         self.children.pop(child.user, None)
+
+
+async def stop_task(task: asyncio.Task[None] | None) -> None:
+    """Cancel a loop's background task (a feeder) and wait until it has ended."""
+    if task is not None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

@@ -14,7 +14,8 @@ prompt survives any scale. Scaling twice composes (F × G), always from the reco
 from __future__ import annotations
 
 import math
-from typing import Literal, Protocol, Self
+from dataclasses import dataclass
+from typing import Generic, Literal, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -37,6 +38,7 @@ class StopRule(Spec):
 class WorkloadBase(Spec):
     """The fields every kind has."""
 
+    kind: KindName  # each kind narrows it to its own literal: the union's discriminator
     name: str = ""
     description: str = ""
     stop: StopRule = Field(default_factory=StopRule)
@@ -85,26 +87,23 @@ def p95(sizes: list[int]) -> int:
     return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))] if ordered else 0
 
 
-class Prepared(Protocol):
-    """A workload ready to run: its spec plus the data it replays, at one scale."""
+S = TypeVar("S", bound=WorkloadBase)
+
+
+@dataclass(frozen=True)
+class Prepared(Generic[S]):
+    """A workload ready to run: its spec plus the data it replays (in the subclass), at one scale.
+
+    Each kind's prepared form adds `context_needed()` (tokens of context its first steps, or 95% of its
+    calls, need at its scale), `scaled(factor)` (the same workload with every length multiplied: the
+    scaling rule) and `check_fits(max_model_len, scale)` (refuse a workload that could never send)."""
+
+    spec: S
 
     @property
-    def spec(self) -> WorkloadBase: ...
+    def name(self) -> str:
+        return self.spec.name
 
     @property
-    def name(self) -> str: ...
-
-    @property
-    def kind(self) -> KindName: ...
-
-    def context_needed(self) -> int:
-        """Tokens of context its first steps (or 95% of its calls) need, at its scale."""
-        ...
-
-    def scaled(self, factor: float) -> Self:
-        """The same workload with every token length multiplied by `factor` (the scaling rule)."""
-        ...
-
-    def check_fits(self, max_model_len: int, scale: float | None) -> None:
-        """Refuse (WorkloadError) a workload that could never send a request to this model."""
-        ...
+    def kind(self) -> KindName:
+        return self.spec.kind

@@ -19,7 +19,7 @@ from typing import Literal
 from pydantic import Field
 
 from agentx_tui.errors import WorkloadError
-from agentx_tui.load.workload.base import Spec, WorkloadBase, p95, scaled_length
+from agentx_tui.load.workload.base import Prepared, Spec, WorkloadBase, p95, scaled_length
 from agentx_tui.load.workload.conversation import Conversation, Segment
 from agentx_tui.load.workload.text import TextMaker
 
@@ -92,22 +92,13 @@ def load_trace(path: str, skip: int = 0, limit: int | None = None) -> tuple[Trac
 
 
 @dataclass(frozen=True)
-class PreparedTrace:
-    spec: TraceWorkload
+class PreparedTrace(Prepared[TraceWorkload]):
     requests: tuple[TraceRequest, ...]  # at `spec.scale`
 
     @classmethod
     def load(cls, spec: TraceWorkload) -> PreparedTrace:
         recorded = load_trace(spec.trace.path, spec.trace.skip, spec.trace.limit)
         return cls(spec, _at_scale(recorded, spec.scale))
-
-    @property
-    def name(self) -> str:
-        return self.spec.name
-
-    @property
-    def kind(self) -> Literal["trace"]:
-        return "trace"
 
     @property
     def block_tokens(self) -> float:

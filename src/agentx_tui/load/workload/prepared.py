@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
-from agentx_tui.load.workload.base import NoneWorkload
+from agentx_tui.load.workload.base import NoneWorkload, Prepared
 from agentx_tui.load.workload.mooncake import PreparedTrace, TraceWorkload
 from agentx_tui.load.workload.session_files import PreparedSessions, SessionsWorkload
 from agentx_tui.load.workload.spec import Workload, load_workload
@@ -22,18 +22,8 @@ _FIT_MARGIN = 0.95
 
 
 @dataclass(frozen=True)
-class PreparedNone:
+class PreparedNone(Prepared[NoneWorkload]):
     """`kind: none`: nothing to send, nothing to fit."""
-
-    spec: NoneWorkload
-
-    @property
-    def name(self) -> str:
-        return self.spec.name
-
-    @property
-    def kind(self) -> Literal["none"]:
-        return "none"
 
     def context_needed(self) -> int:
         return 0

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Literal, NoReturn
 
 from agentx_tui.errors import WorkloadError
-from agentx_tui.load.workload.base import Spec, WorkloadBase, checked_factor, p95, scaled_length
+from agentx_tui.load.workload.base import Prepared, Spec, WorkloadBase, checked_factor, p95, scaled_length
 from agentx_tui.load.workload.session_variants import normalise
 from agentx_tui.units import compact
 
@@ -473,21 +473,12 @@ def _rescaled_tree(tree: SessionTree, scale: float) -> SessionTree:
 
 
 @dataclass(frozen=True)
-class PreparedSessions:
-    spec: SessionsWorkload
+class PreparedSessions(Prepared[SessionsWorkload]):
     sessions: SessionSet  # at `spec.scale`
 
     @classmethod
     def load(cls, spec: SessionsWorkload) -> PreparedSessions:
         return cls(spec, load_session_set(Path(spec.sessions.path), scale=spec.scale))
-
-    @property
-    def name(self) -> str:
-        return self.spec.name
-
-    @property
-    def kind(self) -> Literal["sessions"]:
-        return "sessions"
 
     def context_needed(self) -> int:
         # Over calls, not sessions: two 450 K-token files are outliers, skipped and counted, not fitted.

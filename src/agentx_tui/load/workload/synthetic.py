@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from agentx_tui.errors import WorkloadError
-from agentx_tui.load.workload.base import Spec, WorkloadBase, checked_factor
+from agentx_tui.load.workload.base import Prepared, Spec, WorkloadBase, checked_factor
 from agentx_tui.load.workload.conversation import Conversation, Segment
 from agentx_tui.load.workload.distributions import Constant, Dist
 from agentx_tui.load.workload.text import TextMaker
@@ -117,18 +117,8 @@ class AgentWorkload(WorkloadBase):
 
 
 @dataclass(frozen=True)
-class PreparedAgent:
+class PreparedAgent(Prepared[AgentWorkload]):
     """A synthetic workload needs no data: its spec is all there is."""
-
-    spec: AgentWorkload
-
-    @property
-    def name(self) -> str:
-        return self.spec.name
-
-    @property
-    def kind(self) -> Literal["agent"]:
-        return "agent"
 
     def context_needed(self) -> int:
         return self.spec.context_needed()

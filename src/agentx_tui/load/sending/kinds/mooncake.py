@@ -9,13 +9,11 @@ without overlap. A request too long for the model's context is skipped and count
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 
-from agentx_tui.load.sending.context import LoopContext
+from agentx_tui.load.sending.context import LoopContext, stop_task
 from agentx_tui.load.sending.gates import FairQueue
 from agentx_tui.load.sending.users import User
-from agentx_tui.load.stats import Failed
 from agentx_tui.load.workload.conversation import Conversation
 from agentx_tui.load.workload.mooncake import PreparedTrace, TraceRequest, build_request
 
@@ -35,10 +33,7 @@ class TraceLoop:
         self._feeder = asyncio.create_task(self._feed())
 
     async def close(self) -> None:
-        if self._feeder is not None:
-            self._feeder.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._feeder
+        await stop_task(self._feeder)
 
     async def run(self, user: User) -> bool:
         req = await self._queue.get()
@@ -55,17 +50,7 @@ class TraceLoop:
         out = build_request(conv, req, self.workload.block_tokens, server.maker)
         user.session, user.step, user.steps_total = req.index, 1, 1
         user.endpoint, user.context_tokens = server.url, conv.prompt_tokens
-        if server.max_len is not None and conv.prompt_tokens + out > server.max_len:
-            now = time.monotonic()
-            ctx.sender.sink.error(Failed(TOO_LONG, False, now, now))
-            limit = server.max_len
-            ctx.events.count(
-                TOO_LONG,
-                lambda n: (
-                    f"{n} trace request(s) skipped: longer than the model's context ({limit} tokens); "
-                    "lower --scale to fit them"
-                ),
-            )
+        if ctx.too_long(server, conv.prompt_tokens, out, TOO_LONG, "trace request(s) skipped"):
             return
         await ctx.pause.hold(user)
         record, _ = await ctx.sender.send(server, user, conv, out, 1, temperature=self.workload.spec.temperature)

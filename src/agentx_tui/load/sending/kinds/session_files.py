@@ -28,7 +28,6 @@ from typing import Literal
 from agentx_tui.load.sending.context import LoopContext
 from agentx_tui.load.sending.sender import ServerConnection
 from agentx_tui.load.sending.users import User
-from agentx_tui.load.stats import Failed
 from agentx_tui.load.workload.session_files import PreparedSessions, SessionCall, SessionTree, SubAgent
 from agentx_tui.load.workload.session_prompts import PassPrompts
 
@@ -239,18 +238,8 @@ class SessionFileLoop:
             row = user if agent is tree else children[id(agent)]
             conv, out = prompts.build(call)
             row.step, row.context_tokens = call.index + 1, conv.prompt_tokens
-            if server.max_len is not None and conv.prompt_tokens + out > server.max_len:
+            if ctx.too_long(server, conv.prompt_tokens, out, TOO_LONG, "session call(s) ended their session"):
                 too_long = True
-                now = time.monotonic()
-                ctx.sender.sink.error(Failed(TOO_LONG, False, now, now))
-                limit = server.max_len
-                ctx.events.count(
-                    TOO_LONG,
-                    lambda n: (
-                        f"{n} session call(s) longer than the model's context ({limit} tokens) ended "
-                        "their session; lower --scale to fit them"
-                    ),
-                )
                 return False
             await ctx.pause.hold(row)
             record, _ = await ctx.sender.send(server, row, conv, out, call.seq + 1, temperature=temperature)

@@ -10,10 +10,9 @@ arrival before it starts a session.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import random
 
-from agentx_tui.load.sending.context import LoopContext
+from agentx_tui.load.sending.context import LoopContext, stop_task
 from agentx_tui.load.sending.gates import FairQueue
 from agentx_tui.load.sending.sender import ServerConnection
 from agentx_tui.load.sending.users import User
@@ -48,10 +47,7 @@ class SyntheticLoop:
             self._feeder = asyncio.create_task(self._feed_arrivals(self._arrivals))
 
     async def close(self) -> None:
-        if self._feeder is not None:
-            self._feeder.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._feeder
+        await stop_task(self._feeder)
 
     async def run(self, user: User) -> bool:
         if self._arrivals is not None:
