@@ -7,15 +7,15 @@ import os
 import shlex
 import socket
 import sys
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, ClassVar
 
 import pytest
 
 from agentx_tui.cli import _long_options, build_parser, main, parse_args
 from agentx_tui.run import build_plan
 from agentx_tui.web import serve as web_serve
-from agentx_tui.web.command import PAGE_MODULE, page_argv, page_command, page_title
-from agentx_tui.web.page import page_environment
+from agentx_tui.web.command import PAGE_MODULE, page_argv, page_command, page_environment, page_title
 
 OPTIONS = _long_options(build_parser())
 
@@ -55,16 +55,18 @@ def test_page_titles_say_what_runs() -> None:
     assert title("--attach", "http://gpu:8000") == "agentx-tui · attach http://gpu:8000 · coding-agent"
 
 
-def test_a_page_drops_no_color() -> None:
-    environ = {"NO_COLOR": "1", "TERM": "xterm", "AGENTX_API_KEY": "k"}
-    page_environment(environ)
-    assert environ == {"TERM": "xterm", "AGENTX_API_KEY": "k"}
+def test_the_pages_environment_drops_no_color_and_carries_the_key() -> None:
+    environ = {"NO_COLOR": "1", "TERM": "xterm", "AGENTX_API_KEY": "from-env"}
+    page_environment(environ, api_key=None, server_pid=42)
+    assert environ == {"TERM": "xterm", "AGENTX_API_KEY": "from-env", "AGENTX_WEB_SERVER_PID": "42"}
+    page_environment(environ, api_key="from-flag", server_pid=42)  # --api-key wins, as in a terminal run
+    assert environ["AGENTX_API_KEY"] == "from-flag"
 
 
 class _FakeServer:
     """Records what serve_web would serve, and serves nothing."""
 
-    made: list[_FakeServer] = []
+    made: ClassVar[list[_FakeServer]] = []
 
     def __init__(self, command: str, address: Any, title: str) -> None:
         self.command, self.address, self.title = command, address, title
@@ -77,13 +79,14 @@ class _FakeServer:
 
 
 @pytest.fixture
-def fake_server(monkeypatch: pytest.MonkeyPatch) -> type[_FakeServer]:
+def fake_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[type[_FakeServer]]:
     _FakeServer.made.clear()
     monkeypatch.setattr(web_serve, "DashboardServer", _FakeServer)
-    # serve_web sets these for the pages it starts: give them back after the test.
-    for name in ("AGENTX_API_KEY", "AGENTX_WEB_SERVER_PID", "NO_COLOR"):
-        monkeypatch.delenv(name, raising=False)
-    return _FakeServer
+    saved = dict(os.environ)  # serve_web sets the pages' environment in its own: give it back
+    monkeypatch.delenv("AGENTX_API_KEY", raising=False)
+    yield _FakeServer
+    os.environ.clear()
+    os.environ.update(saved)
 
 
 def _free_port() -> int:
@@ -93,8 +96,9 @@ def _free_port() -> int:
 
 
 def test_the_key_goes_to_the_pages_by_environment_never_on_their_command_line(
-    fake_server: type[_FakeServer],
+    fake_server: type[_FakeServer], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
     port = _free_port()
     assert main(["--web", str(port), "--api-key", "sk-secret-123", "-u", "3", "--interval", "0.5"]) == 0
     (server,) = fake_server.made
@@ -102,6 +106,7 @@ def test_the_key_goes_to_the_pages_by_environment_never_on_their_command_line(
     assert "--api-key" not in server.command
     assert server.environ["AGENTX_API_KEY"] == "sk-secret-123"
     assert server.environ["AGENTX_WEB_SERVER_PID"] == str(os.getpid())
+    assert "NO_COLOR" not in server.environ  # the pages get the server's environment: colour in the page
     assert shlex.split(server.command)[-4:] == ["-u", "3", "--interval", "0.5"]
     assert shlex.split(server.command)[1] == sys.executable
     assert server.title == "agentx-tui · simulated h200/llama-3.1-8b · coding-agent"

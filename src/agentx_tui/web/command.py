@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import shlex
 import sys
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, MutableMapping, Sequence
 
 from agentx_tui.run.plan import RunPlan
 from agentx_tui.secrets import redact
@@ -18,6 +18,7 @@ PAGE_MODULE = "agentx_tui.web.page"
 # Set by the serving process for its pages: its PID, for each page's run to check that it is still the
 # server's child when it asks for its parent-death signal (web/page.py).
 SERVER_PID_ENV = "AGENTX_WEB_SERVER_PID"
+API_KEY_ENV = "AGENTX_API_KEY"  # the first place a run looks for its key (run/plan.py API_KEY_ENV)
 # Flags (with their values) that stay with the serving process: `--web` is what it does, and the API
 # key goes to each page's run through the environment (AGENTX_API_KEY), never its command line, where
 # any user of the machine could read it in a process listing.
@@ -58,6 +59,16 @@ def page_command(argv: Sequence[str], python: str = sys.executable) -> str:
     server's own child (no shell in between), so the server can signal it, and the run's parent-death
     signal is tied to the server."""
     return "exec " + shlex.join([python, "-m", PAGE_MODULE, *argv])
+
+
+def page_environment(environ: MutableMapping[str, str], *, api_key: str | None, server_pid: int) -> None:
+    """Make the serving process's environment the one its pages need (textual-serve gives each page a
+    copy of it): NO_COLOR dropped, since it is meant for terminals and a monochrome page helps nobody;
+    the API key given on the command line set where a run reads it first; the server's PID."""
+    environ.pop("NO_COLOR", None)
+    if api_key:
+        environ[API_KEY_ENV] = api_key
+    environ[SERVER_PID_ENV] = str(server_pid)
 
 
 def page_title(plan: RunPlan) -> str:

@@ -1,14 +1,13 @@
 """The program behind one page: `agentx-tui` with its flags, set up for textual-serve's pipe.
 
 textual-serve runs it with Textual's web driver (TEXTUAL_DRIVER in the environment), which speaks a
-packet protocol on fd 1. Three things differ from a terminal run, all set up here before the run starts:
+packet protocol on fd 1. Two things differ from a terminal run, all set up here before the run starts:
 
 - fd 1 carries the app's packets and nothing else. The run prints to stdout too (its summary at the
   end) and its worker processes inherit fd 1; a stray line there would be read as a packet, or before
   the app starts would count against textual-serve's handshake. So the packets get a private,
   non-inheritable copy of fd 1, and fd 1 itself becomes stderr, which textual-serve relays to the
   serving process's console when the page's run ends.
-- NO_COLOR is dropped: it is meant for terminals, and a page drawn in monochrome helps nobody.
 - The run dies with the server: a parent-death signal (SIGTERM) stops it, the same way as `q`, even if
   the serving process is killed with SIGKILL; without it the run (and the server it launched) would
   live on with nobody to watch it.
@@ -25,7 +24,6 @@ import ctypes
 import os
 import signal
 import sys
-from collections.abc import MutableMapping
 
 from agentx_tui.web.command import SERVER_PID_ENV
 
@@ -52,15 +50,9 @@ def _private_packet_channel() -> None:
     sys.stdout = sys.stderr
 
 
-def page_environment(environ: MutableMapping[str, str]) -> None:
-    """The environment changes a page's run makes to itself (a test calls this on a copy)."""
-    environ.pop("NO_COLOR", None)
-
-
 def main() -> int:
     if not _die_with_server():
         return 143  # as if the parent-death signal had come: 128 + SIGTERM
-    page_environment(os.environ)
     _private_packet_channel()
     from agentx_tui.cli import main as cli_main
 

@@ -17,10 +17,8 @@ from collections.abc import Collection, Sequence
 from agentx_tui.errors import UsageError
 from agentx_tui.run import build_plan
 from agentx_tui.web.address import WebAddress
-from agentx_tui.web.command import SERVER_PID_ENV, page_argv, page_command, page_title
+from agentx_tui.web.command import page_argv, page_command, page_environment, page_title
 from agentx_tui.web.server import DashboardServer
-
-API_KEY_FOR_PAGES = "AGENTX_API_KEY"  # the first place a run looks for its key (run/plan.py API_KEY_ENV)
 
 
 def serve_web(args: argparse.Namespace, argv: Sequence[str], long_options: Collection[str]) -> int:
@@ -33,10 +31,8 @@ def serve_web(args: argparse.Namespace, argv: Sequence[str], long_options: Colle
     if (warning := address.warning()) is not None:
         print(warning, file=sys.stderr, flush=True)
     check_listenable(address)
-    if args.api_key:
-        # Each page's run reads it from its environment (inherited from this process), not its argv.
-        os.environ[API_KEY_FOR_PAGES] = args.api_key
-    os.environ[SERVER_PID_ENV] = str(os.getpid())
+    # The key reaches each page's run through its environment (a copy of this process's), not its argv.
+    page_environment(os.environ, api_key=args.api_key, server_pid=os.getpid())
     server = DashboardServer(page_command(page_argv(argv, long_options)), address, title)
     try:
         server.serve()

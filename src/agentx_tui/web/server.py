@@ -54,7 +54,7 @@ log = logging.getLogger("agentx_tui.web")
 
 def _terminal_text(*lines: str) -> bytes:
     """Lines for the page's terminal (xterm.js wants CR LF), shown until the dashboard draws."""
-    return ("\x1b[2J\x1b[H" + "".join(f"  {line}\r\n" for line in lines)).encode()
+    return ("\x1b[2J\x1b[H\r\n" + "".join(f"  {line}\r\n" for line in lines)).encode()
 
 
 async def _send_bytes(ws: web.WebSocketResponse, data: bytes) -> None:
