@@ -153,6 +153,19 @@ async def test_a_second_page_waits_for_the_first_to_close_then_runs_its_own(tmp_
             assert served.pages("quit") == {one, two}
 
 
+async def test_a_waiting_page_says_when_the_other_page_has_gone_and_its_run_is_stopping(tmp_path: Path) -> None:
+    # A reloaded page is this case too: its old page goes, and its old run must stop before the new one.
+    with serve(tmp_path, "stubborn", stop_timeout_s=1.0, kill_after_s=0.5) as served:
+        async with page(served) as first:
+            await read_until(first, b"fake page drawn")
+            async with page(served) as second:
+                await read_until(second, b"open in another page")
+                await first.close()
+                await read_until(second, b"The previous page's run is stopping")
+                await read_until(second, b"fake page drawn")
+                assert len(served.pages()) == 2
+
+
 async def test_a_page_that_leaves_while_waiting_starts_nothing(tmp_path: Path) -> None:
     with serve(tmp_path, "app") as served:
         async with page(served) as first:

@@ -28,7 +28,7 @@ import os
 import signal
 import sys
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -114,6 +114,7 @@ class Page:
     height: int
     service: PageService | None = None
     pid: int | None = None  # the page's run, once started
+    left: asyncio.Event = field(default_factory=asyncio.Event)  # the browser has gone
 
     def signal(self, sig: signal.Signals) -> None:
         if self.pid is not None and self.service is not None and not self.service.ended.is_set():
@@ -220,6 +221,12 @@ class DashboardServer(Server):
 
     async def _from_browser(self, page: Page) -> None:
         """Relay what the browser sends (textual-serve's protocol) until the page closes."""
+        try:
+            await self._relay(page)
+        finally:
+            page.left.set()
+
+    async def _relay(self, page: Page) -> None:
         async for message in page.ws:
             if message.type != WSMsgType.TEXT:
                 continue
@@ -251,19 +258,27 @@ class DashboardServer(Server):
         """Wait until no other page runs (True), or until this page closes first (False)."""
         acquire = asyncio.create_task(self._turn.acquire())
         await asyncio.sleep(0)  # a turn nobody holds or waits for is taken at once
-        if not acquire.done():
+        shown = ""
+        while not acquire.done() and not reader.done():
             holder = self._holder
-            if holder is not None and holder.ws.closed:
-                why = "The previous page's run is still stopping; this page starts its own run when it has."
+            if holder is None or holder.left.is_set():  # e.g. this page is that one, reloaded
+                why = "The previous page's run is stopping; this page starts its own run when it has."
             else:
                 why = (
                     "This dashboard is open in another page, and runs one page at a time: each page is a "
                     "run of its own, and a second one would double the load on the target (or start a "
                     "second server). This page starts its own run as soon as the other page is closed."
                 )
-            lines = textwrap.wrap(why, max(page.width - 4, 20))
-            await _send_bytes(page.ws, _terminal_text("agentx-tui: waiting.", "", *lines))
-            await asyncio.wait({acquire, reader}, return_when=asyncio.FIRST_COMPLETED)
+            if why != shown:
+                shown = why
+                lines = textwrap.wrap(why, max(page.width - 4, 20))
+                await _send_bytes(page.ws, _terminal_text("agentx-tui: waiting.", "", *lines))
+            watching = {acquire, reader}
+            if holder is not None and not holder.left.is_set():
+                watching.add(asyncio.create_task(holder.left.wait()))  # to say when it has gone
+            await asyncio.wait(watching, return_when=asyncio.FIRST_COMPLETED)
+            for task in watching - {acquire, reader}:
+                task.cancel()
         if not acquire.done():
             acquire.cancel()
             await asyncio.wait({acquire})
