@@ -228,6 +228,19 @@ async def test_a_signal_to_the_server_stops_every_page_then_exits_128_plus_n(
         assert f"{sig.name}: closing the pages" in output
 
 
+async def test_sighup_with_the_terminal_gone_still_stops_every_page(tmp_path: Path) -> None:
+    with serve(tmp_path, "app") as served:
+        async with page(served) as ws:
+            await read_until(ws, b"fake page drawn")
+            tree = descendants(served.proc.pid)
+            assert served.proc.stdout is not None
+            served.proc.stdout.close()  # the SSH session dropped: every write to it fails
+            served.proc.send_signal(signal.SIGHUP)
+            assert served.proc.wait(timeout=15) == 128 + int(signal.SIGHUP)
+        assert alive(tree) == set()
+        assert served.pages("quit") == served.pages()
+
+
 async def test_a_page_of_another_site_may_not_open_the_dashboard(tmp_path: Path) -> None:
     with serve(tmp_path, "app") as served:
         async with aiohttp.ClientSession() as session:

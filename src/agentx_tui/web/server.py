@@ -57,6 +57,13 @@ def _terminal_text(*lines: str) -> bytes:
     return ("\x1b[2J\x1b[H\r\n" + "".join(f"  {line}\r\n" for line in lines)).encode()
 
 
+def _say(text: str) -> None:
+    # After SIGHUP (an SSH session dropped) the terminal is gone: a line that cannot be written must
+    # not stop the server from stopping its pages.
+    with contextlib.suppress(OSError, ValueError):
+        print(text, file=sys.stderr, flush=True)
+
+
 async def _send_bytes(ws: web.WebSocketResponse, data: bytes) -> None:
     # A closed page drops what the run still draws: textual-serve must keep reading the run's output
     # (or the run would block writing it, and never exit), even with nobody left to show it to.
@@ -153,12 +160,10 @@ class DashboardServer(Server):
         loop = asyncio.get_running_loop()
         for sig in STOP_SIGNALS:  # replaces textual-serve's own, which would exit at once
             loop.add_signal_handler(sig, self._on_signal, sig)
-        print(
+        _say(
             f"agentx-tui: serving {self.title} at {self.address.url}\n"
             "  one page at a time, each running the dashboard as a run of its own; closing the page stops "
-            "its run. Ctrl-C stops the server.",
-            file=sys.stderr,
-            flush=True,
+            "its run. Ctrl-C stops the server."
         )
 
     async def on_shutdown(self, app: web.Application) -> None:
@@ -336,12 +341,12 @@ class DashboardServer(Server):
 
     def _on_signal(self, sig: signal.Signals) -> None:
         if self.stopped_by is not None:  # a second signal: stop waiting for the runs to end cleanly
-            print("agentx-tui: stopping now", file=sys.stderr, flush=True)
+            _say("agentx-tui: stopping now")
             self._kill_pages()
             self.request_exit()  # raises aiohttp's GracefulExit
             return
         self.stopped_by = sig
-        print(f"agentx-tui: {sig.name}: closing the pages and stopping their runs", file=sys.stderr, flush=True)
+        _say(f"agentx-tui: {sig.name}: closing the pages and stopping their runs")
         asyncio.get_running_loop().create_task(self._close_pages(), name="web-close-pages")
 
     async def _close_pages(self) -> None:
