@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import re
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +14,14 @@ from agentx_tui.ui import AgentXApp
 from agentx_tui.ui.header import RunHeader
 from tests.ui._helpers import shown
 from tests.ui.fakes import FakeLiveControls, FakeSource, make_snapshot
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # As tests/ui/conftest.py: no user themes and colour allowed, whatever the developer's shell has.
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    monkeypatch.delenv("NO_COLOR", raising=False)
+
 
 TITLES = ("GPU", "KV cache", "Prefix cache", "Throughput", "Cost", "Log", "Users")
 
