@@ -7,6 +7,8 @@ AGENTX_EXTRAS=test,ray source scripts/_venv.sh
 bash scripts/setup-vllm-env.sh
 # The fleet tests read telemetry through a real Prometheus (Debian's package).
 bash scripts/setup-prometheus.sh
+# The `--web` test opens the dashboard in Debian's chromium (through Playwright, which downloads nothing).
+bash scripts/setup-chromium.sh
 # The end-to-end dashboard test drives the real app in tmux.
 if ! command -v tmux >/dev/null && command -v apt-get >/dev/null && [[ $(id -u) == 0 ]]; then
     (apt-get update -qq && apt-get install -y -qq tmux) >/dev/null

@@ -46,14 +46,19 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
         "recording": "snapshot errors secrets",
         "ui": "snapshot control sweep secrets terminal units yamlfile",
         "run": "snapshot telemetry engine cost load sweep report recording sim corpus ui errors secrets args net units",
-        "cli": "run report load sim telemetry corpus errors secrets args terminal",
+        "web": "run errors secrets net cli",
+        "cli": "run report load sim telemetry corpus web errors secrets args terminal",
         "__main__": "cli",
     }.items()
 }
 # Imports that must happen inside a function, never when the module loads: the dashboard only when
 # one is wanted, and everything heavy only after the command line is parsed (`--help` stays fast).
 LAZY_ONLY: frozenset[tuple[str, str]] = frozenset(
-    {("run", "ui"), ("cli", "run"), ("cli", "report"), ("cli", "load"), ("cli", "telemetry"), ("cli", "corpus")}
+    {
+        ("run", "ui"),
+        *(("cli", heavy) for heavy in ("run", "report", "load", "telemetry", "corpus")),
+        ("web", "cli"),  # a page's program runs the dashboard's command line, which serves pages
+    }
 )
 # The load side's layers (load/__init__.py): each may import only those below it.
 LOAD_LAYERS: dict[str, frozenset[str]] = {
@@ -67,6 +72,8 @@ LOAD_LAYERS: dict[str, frozenset[str]] = {
 PUBLIC: dict[str, frozenset[str]] = {
     "snapshot": frozenset({"snapshot.model", "snapshot.rates", "snapshot.stat", "snapshot.bottleneck"}),
     "engine": frozenset({"engine.info"}),  # ServerInfo, without the launcher's imports (load workers)
+    # Its __init__ imports nothing: a page's run enters through `page` without the server's imports.
+    "web": frozenset({"web.address", "web.serve", "web.page"}),
 }
 
 

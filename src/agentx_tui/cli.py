@@ -6,6 +6,7 @@ agentx-tui compare A.json B.json                  two reports side by side
 agentx-tui workloads                              list workload presets
 agentx-tui sim [--port P] [--profile GPU/MODEL]   the simulated engine alone
 agentx-tui sessions pull NAME|URL [--to DIR]      a public AgentX session corpus into the local cache
+agentx-tui --web [HOST:]PORT …                    the same dashboard served to browsers (docs/web.md)
 
 Parsing only reads the flags (their numbers are checked here: finite, in range); everything that
 needs a file or a lookup is checked by `run.preflight`, still before any server starts.
@@ -25,6 +26,7 @@ from agentx_tui.errors import AgentXError, LaunchError, UsageError
 from agentx_tui.secrets import redact
 from agentx_tui.sim import DEFAULT_PROFILE as DEFAULT_SIM_PROFILE
 from agentx_tui.terminal import wants_color
+from agentx_tui.web.address import parse_web_address
 
 SUBCOMMANDS = ("replay", "compare", "workloads", "sim", "sessions")
 
@@ -61,6 +63,14 @@ def build_parser() -> argparse.ArgumentParser:
     _output_flags(p.add_argument_group("output"))
     _sweep_flags(p.add_argument_group("sweep (docs/sweeps.md: throughput vs interactivity)"))
     _scale_flags(p.add_argument_group("scale (docs/scale.md)"))
+    d = p.add_argument_group("demo (docs/web.md)")
+    d.add_argument(
+        "--web",
+        type=parse_web_address,
+        metavar="[HOST:]PORT",
+        help="serve this same dashboard to web browsers, one page at a time, each page a run of its own "
+        "(default host 127.0.0.1; another host is reachable by anyone, with no authentication)",
+    )
     return p
 
 
@@ -354,6 +364,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if argv and argv[0] in SUBCOMMANDS:
             return _run_subcommand(argv[0], argv[1:])
         args = parse_args(argv)
+        if args.web is not None:
+            from agentx_tui.web.serve import serve_web
+
+            return serve_web(args, _join_vllm_args(argv), _long_options(build_parser()))
         from agentx_tui.run import build_plan, execute  # imported after parsing: --help stays fast
 
         return execute(build_plan(args))
@@ -362,6 +376,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
+
+
+def _long_options(parser: argparse.ArgumentParser) -> list[str]:
+    """Every long option, as argparse matches them (abbreviations included) when it reads argv."""
+    return [option for action in parser._actions for option in action.option_strings if option.startswith("--")]
 
 
 def _known_secrets(argv: Sequence[str]) -> list[str]:
