@@ -94,6 +94,9 @@ class Completed:
     decode_tokens_per_s: float | None
     request_itl_s: float | None = None  # (last − first token) / (output tokens − 1): AgentX's per-request ITL
     itl: Mapping[int, float] = field(default_factory=dict)  # token gaps, bucketed (see `bucketed`)
+    # The global id of the session (tree) the request belongs to: requests of one tree are not
+    # independent, which a confidence interval must respect. -1 when unknown.
+    tree: int = -1
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,11 +25,12 @@ def _call(t: float, think: float, out: int, blocks: list[int], tokens: int) -> d
 
 
 def _session(folder: Path) -> Path:
-    """A parent with a sub-agent whose recorded span covers the parent's second call.
+    """A parent with a sub-agent, recorded as the AgentX files record one: the sub-agent's `t` is when
+    its result came back (its end), its span ends there, and the parent's next call comes after it.
 
-    P0 (out 11) → sub-agent S spawned after P0, recorded from t=1 to t=6: S0 (out 21), S1 (out 22)
-    P1 (out 12) recorded at t=2, inside S's span: does not wait for S; think 0.2 s after P0
-    P2 (out 13) recorded at t=7: the first parent call after S's end, so it joins S; think 0.1 s
+    P0 (out 11) at t=0 → sub-agent S spawned after P0, back at t=6 after 5 s: S0 (out 21), S1 (out 22)
+    P1 (out 12) at t=7: the first parent call after S's end, so it joins S; think 0.2 s after P0
+    P2 (out 13) at t=9; think 0.1 s after P1
     """
     parent_blocks = [1, 2, 3, 4]
     data = {
@@ -40,14 +41,14 @@ def _session(folder: Path) -> Path:
             _call(0.0, 0.0, 11, parent_blocks, 300),
             {
                 "type": "subagent",
-                "t": 1.0,
+                "t": 6.0,
                 "agent_id": "agent_001",
                 "subagent_type": "Explore",
                 "duration_ms": 5000,
                 "requests": [_call(0.0, 0.0, 21, [9, 10], 140), _call(1.0, 0.3, 22, [9, 10, 11], 200)],
             },
-            _call(2.0, 0.2, 12, [*parent_blocks, 5], 340),
-            _call(7.0, 0.1, 13, [*parent_blocks, 5, 6], 400),
+            _call(7.0, 0.2, 12, [*parent_blocks, 5], 340),
+            _call(9.0, 0.1, 13, [*parent_blocks, 5, 6], 400),
         ],
     }
     path = folder / "hand_made.json"
@@ -56,6 +57,9 @@ def _session(folder: Path) -> Path:
 
 
 async def test_a_server_sees_the_replay_rules(fake: FakeServer, tmp_path: Path) -> None:
+    # Arrival and end of every call, as a server stamps them. Read as a start (the rule before DESIGN
+    # §7 was corrected), S's `t` would put its end at 11 s, after every parent call: P1 would go 0.2 s
+    # after P0, while S still streams; this test fails then.
     fake.token_delay_s = 0.01  # a call of 11–22 tokens takes 0.1–0.2 s
     workload = prepare_workload(str(_session(tmp_path)))
     info = ServerInfo(fake.url, "fake", max_model_len=fake.max_model_len, block_size=4)
@@ -67,10 +71,10 @@ async def test_a_server_sees_the_replay_rules(fake: FakeServer, tmp_path: Path) 
     assert sorted(by_out) == [11, 12, 13, 21, 22]
     p0, p1, p2, s0, s1 = (by_out[k] for k in (11, 12, 13, 21, 22))
     assert s0[0] >= p0[1]  # the sub-agent starts after the parent call before it
-    assert p1[0] < s1[1]  # a parent call recorded during the span goes ahead concurrently
-    assert p1[0] - p0[1] == pytest.approx(0.2, abs=0.08)  # its think time, not the 2 s between `t`s
-    assert p2[0] >= s1[1] and p2[0] >= p1[1] + 0.1 - 0.02  # the join waits for the sub-agent and its think
-    assert s1[0] - s0[1] == pytest.approx(0.3, abs=0.08)
+    assert s1[0] - s0[1] == pytest.approx(0.3, abs=0.08)  # its own think time
+    assert p1[0] >= s1[1]  # the parent is blocked while the sub-agent runs: its next call joins it
+    assert p1[0] - s1[1] < 0.1  # ... and goes as soon as it has ended (its 0.2 s think had passed)
+    assert p2[0] - p1[1] == pytest.approx(0.1, abs=0.08)  # its think time, not the 2 s between `t`s
     records = driver.records()
     assert all(r.prompt_tokens == r.expected_prompt_tokens for r in records)
     assert sorted(r.prompt_tokens for r in records) == [140, 200, 300, 340, 400]

@@ -121,50 +121,66 @@ def test_think_times_go_through_the_injected_sleep(tmp_path: Path) -> None:
     assert asked == [12.0]  # a think time of 0 (or one already over) sleeps not at all
 
 
-def test_sub_agents_spawn_after_the_call_before_them_run_in_parallel_and_join_where_recorded(tmp_path: Path) -> None:
+def test_sub_agents_spawn_after_the_call_before_them_and_the_parent_waits_for_them(tmp_path: Path) -> None:
+    # As the recorded files are: a sub-agent's `t` is when its result came back (its end), so the
+    # parent's next call, recorded after it, is its join.
     tree = tree_of(tmp_path, [
         call(0, api=2),
-        sub(2.5, [call(0, api=4), call(5, think=1, api=4)], 10_000, agent_id="A"),  # recorded end 12.5
-        sub(3, [call(0, api=6)], 4000, agent_id="B"),  # recorded end 7
-        call(5, think=1, api=1),  # recorded during both spans: does not wait
-        call(8, think=1, api=1),  # first at or after B's end: waits for B
-        call(13, think=0.5, api=1),  # first at or after A's end: waits for A
+        sub(7.6, [call(0, api=6)], 5000, agent_id="B"),  # spawned after the parent's first call; back at 7.6
+        sub(12.9, [call(0, api=4), call(5, think=1, api=4)], 10_000, agent_id="A"),  # spawned with B; back at 12.9
+        call(13, think=1, api=1),  # the first parent call at or after both ends: waits for both
+        call(15, think=0.5, api=1),
     ])  # fmt: skip
     outcome, sender = replay(tree)
     assert sender.starts("A Explore") == [2, 7]  # after the parent's first call; 1 s think between
-    assert sender.starts("B Explore") == [2]  # alongside A and the parent
-    # Parent: 0-2, then 3-4 (no wait), then B ends at 8 -> 8-9, then A ends at 11 -> 11-12.
-    assert sender.starts("s") == [0, 3, 8, 11]
-    assert outcome == TreeOutcome("done", 7, 0, 2, 2, 12.0)
+    assert sender.starts("B Explore") == [2]  # alongside A
+    # Parent: 0-2, blocked while A (2-11) and B (2-8) run, then 11-12 and 12.5-13.5.
+    assert sender.starts("s") == [0, 11, 12.5]
+    assert outcome == TreeOutcome("done", 6, 0, 2, 2, 13.5)
+
+
+def test_a_parent_call_recorded_before_a_sub_agents_end_goes_ahead(tmp_path: Path) -> None:
+    # A file whose clocks disagree (one pair in the shipped files): a parent call recorded before the
+    # sub-agent's end is not its join, so it does not wait; the join is the first call after its end.
+    tree = tree_of(tmp_path, [
+        call(0, api=2),
+        sub(12.5, [call(0, api=4), call(5, think=1, api=4)], 10_000, agent_id="A"),
+        call(5, think=1, api=1),  # recorded during A's span: goes ahead
+        call(13, think=0.5, api=1),  # the first at or after A's end: waits for A
+    ])  # fmt: skip
+    _, sender = replay(tree)
+    assert sender.starts("s") == [0, 3, 11]
 
 
 def test_a_join_call_also_waits_its_own_think_time(tmp_path: Path) -> None:
-    tree = tree_of(tmp_path, [call(0, api=1), sub(1, [call(0, api=1)], 1000), call(3, think=8, api=1)])
+    tree = tree_of(tmp_path, [call(0, api=1), sub(2.1, [call(0, api=1)], 1000), call(3, think=8, api=1)])
     assert replay(tree)[1].starts("s") == [0, 9]  # the sub-agent ended at 2; the think ends at 1 + 8
 
 
-def test_a_sub_agent_with_no_parent_call_after_it_runs_in_the_background_to_the_end(tmp_path: Path) -> None:
-    tree = tree_of(tmp_path, [call(0, api=1), sub(1, [call(0, api=20), call(30, think=5, api=2)], 40_000)])
+def test_a_sub_agent_with_no_parent_call_after_it_ends_the_tree_when_it_finishes(tmp_path: Path) -> None:
+    tree = tree_of(tmp_path, [call(0, api=1), sub(41, [call(0, api=20), call(30, think=5, api=2)], 40_000)])
     outcome, sender = replay(tree)
     assert sender.starts("agent_001 Explore") == [1, 26]
     assert outcome.ended == "done" and outcome.elapsed_s == 28.0
 
 
 def test_a_sub_agent_before_any_parent_call_starts_with_the_tree(tmp_path: Path) -> None:
-    tree = tree_of(tmp_path, [sub(0, [call(0, api=3)], 3000), call(1, think=1, api=1), call(4, think=0, api=1)])
+    tree = tree_of(tmp_path, [sub(3, [call(0, api=3)], 3000), call(4, think=1, api=1), call(6, think=0, api=1)])
     _, sender = replay(tree)
     assert sender.starts("agent_001 Explore") == [0]
-    assert sender.starts("s") == [1, 3]  # the second call joins the sub-agent (ended at 3)
+    assert sender.starts("s") == [3, 4]  # the first parent call joins the sub-agent (ended at 3)
 
 
 def test_nested_sub_agents_follow_the_same_rules_one_level_down(tmp_path: Path) -> None:
-    inner = sub(1, [call(0, api=5)], 2000, agent_id="inner")
-    outer = sub(1, [call(0, api=1), inner, call(2, think=0, api=1), call(4, think=0, api=1)], 10_000, agent_id="outer")
-    tree = tree_of(tmp_path, [call(0, api=1), outer, call(20, think=0, api=1)])
+    inner = sub(8, [call(0, api=5)], 5000, agent_id="inner")  # its end, on the outer sub-agent's clock
+    outer = sub(
+        20, [call(0, api=1), inner, call(9, think=0, api=1), call(11, think=0, api=1)], 20_000, agent_id="outer"
+    )
+    tree = tree_of(tmp_path, [call(0, api=1), outer, call(21, think=0, api=1)])
     outcome, sender = replay(tree)
     assert sender.starts("inner Explore") == [2]  # after outer's first call (1-2)
-    assert sender.starts("outer Explore") == [1, 2, 7]  # its second call joins inner (ends at 7)
-    assert sender.starts("s") == [0, 8]
+    assert sender.starts("outer Explore") == [1, 7, 8]  # its second call joins inner (ends at 7)
+    assert sender.starts("s") == [0, 9]  # the parent's second call joins outer (ends at 9)
     assert outcome.subagents_started == outcome.subagents_done == 2
 
 
@@ -179,7 +195,8 @@ def test_on_subagent_marks_each_start_and_end(tmp_path: Path) -> None:
 
 
 def test_a_failed_parent_call_ends_the_tree_and_cancels_its_sub_agents(tmp_path: Path) -> None:
-    tree = tree_of(tmp_path, [call(0, api=1), sub(1, [call(0, api=10)], 10_000), call(2, api=2), call(30, api=1)])
+    # The failing call is recorded before the sub-agent's end (clocks that disagree), so both run at once.
+    tree = tree_of(tmp_path, [call(0, api=1), sub(11, [call(0, api=10)], 10_000), call(2, api=2), call(30, api=1)])
     outcome, sender = replay(tree, sender_fail={("s", 1)})
     assert sender.starts("s") == [0, 1]  # the third call is never sent
     assert sender.cancelled == [("agent_001 Explore", 0, 3.0)]  # the sub-agent's call, cut at once
@@ -189,8 +206,8 @@ def test_a_failed_parent_call_ends_the_tree_and_cancels_its_sub_agents(tmp_path:
 def test_a_failed_sub_agent_call_ends_that_sub_agent_only(tmp_path: Path) -> None:
     tree = tree_of(tmp_path, [
         call(0, api=1),
-        sub(1, [call(0, api=2), call(3, api=2)], 20_000),  # would run to 6; fails at 3
-        sub(1, [call(0, api=4)], 20_000, agent_id="b"),
+        sub(21, [call(0, api=2), call(3, api=2)], 20_000),  # would run to 6; fails at 3
+        sub(21, [call(0, api=4)], 20_000, agent_id="b"),
         call(30, think=0, api=1),  # joins both
     ])  # fmt: skip
     outcome, sender = replay(tree, sender_fail={("agent_001 Explore", 0)})
@@ -202,8 +219,8 @@ def test_a_failed_sub_agent_call_ends_that_sub_agent_only(tmp_path: Path) -> Non
 def test_stop_lets_calls_on_the_wire_finish_and_ends_every_wait(tmp_path: Path) -> None:
     tree = tree_of(tmp_path, [
         call(0, api=1),
-        sub(1, [call(0, api=1), call(100, think=500, api=1)], 600_000),  # thinking when stopped
-        call(2, think=1, api=10),  # on the wire when stopped (2-12)
+        sub(601, [call(0, api=1), call(100, think=500, api=1)], 600_000),  # thinking when stopped
+        call(2, think=1, api=10),  # recorded before its end (clocks that disagree): on the wire when stopped
         call(700, think=50, api=1),
     ])  # fmt: skip
 
@@ -220,7 +237,7 @@ def test_stop_lets_calls_on_the_wire_finish_and_ends_every_wait(tmp_path: Path) 
 
 
 def test_cancelling_the_replay_cancels_every_call_and_leaves_no_task(tmp_path: Path) -> None:
-    tree = tree_of(tmp_path, [call(0, api=1), sub(1, [call(0, api=50)], 50_000), call(2, think=1, api=50)])
+    tree = tree_of(tmp_path, [call(0, api=1), sub(51, [call(0, api=50)], 50_000), call(2, think=1, api=50)])
 
     async def main(loop: VirtualLoop) -> FakeSender:
         sender = FakeSender(loop)
@@ -237,7 +254,7 @@ def test_cancelling_the_replay_cancels_every_call_and_leaves_no_task(tmp_path: P
 
 
 def test_an_exception_in_send_cancels_the_tree_and_propagates_as_itself(tmp_path: Path) -> None:
-    tree = tree_of(tmp_path, [call(0, api=1), sub(1, [call(0, api=1)], 10_000), call(2, api=30)])
+    tree = tree_of(tmp_path, [call(0, api=1), sub(11, [call(0, api=1)], 10_000), call(2, api=30)])
 
     async def main(loop: VirtualLoop) -> FakeSender:
         sender = FakeSender(loop)

@@ -42,7 +42,7 @@ def shape(tree: SessionTree) -> Any:
         return [(c.index, c.t, c.think_time, c.api_time, c.input_tokens, c.output_tokens, list(c.hash_ids)) for c in cs]
 
     def subs(ss: tuple[SubAgent, ...]) -> list[Any]:
-        return [(s.agent_id, s.t, s.end, s.spawn_after, s.join_at, calls(s.calls), subs(s.subagents)) for s in ss]
+        return [(s.agent_id, s.t, s.start, s.spawn_after, s.join_at, calls(s.calls), subs(s.subagents)) for s in ss]
 
     return (tree.block_size, calls(tree.calls), subs(tree.subagents))
 

@@ -117,7 +117,9 @@ class LoopContext:
     def add_child(self, parent: User, server: ServerConnection, *, label: str = "", steps: int = 0) -> User:
         """A row for a sub-agent of `parent`, shown while it runs (`drop_child` when it ends)."""
         self._next_child += 1
-        child = User(user=self._next_child, parent=parent.user, session=parent.session, endpoint=server.url)
+        child = User(
+            user=self._next_child, parent=parent.user, session=parent.session, tree=parent.tree, endpoint=server.url
+        )
         child.label, child.steps_total = label, steps
         self.children[child.user] = child
         return child

@@ -20,6 +20,7 @@ class User:
     user: int  # the global user id (a sub-agent's is CHILD_ID_BASE and up)
     parent: int | None = None
     session: int = 0  # sessions started by this user (1-based once it has started one)
+    tree: int = -1  # the global id of the session (tree) running now; a sub-agent's is its parent's
     state: UserState = "waiting"
     step: int = 0
     steps_total: int = 0

@@ -3,10 +3,14 @@ loaded, checked and turned into immutable session trees once, before any server 
 
 A file is one JSON object with `block_size` and `requests`: calls (`t`, `in`, `out`, `hash_ids`,
 `think_time`, `api_time`) and `subagent` entries holding calls of their own, whose `t` counts from
-the sub-agent's spawn. Each sub-agent gets its schedule here: it spawns after the parent call just
-before it in `requests`, and the first later parent call whose `t` is at or after its recorded end
-waits for it (none: it runs in the background and the tree ends when it does). Sub-agents inside
-sub-agents are read the same way, one level down (the shipped files have none).
+the sub-agent's spawn. A sub-agent's own `t` is when its result came back to the parent — its end,
+not its start (DESIGN §7, measured on the shipped files: read so, every sub-agent with a duration
+but one pair of clock outliers starts 0.1–1.0 s after the parent call before it ended, and no parent
+call falls inside its span). Each sub-agent gets its schedule here: it spawns after the parent call
+just before it in `requests`; the first later parent call whose `t` is at or after the sub-agent's
+`t` (its join) waits for it (none: the tree ends when it does). A null `duration_ms` changes nothing
+about that order (only the span is unknown). Sub-agents inside sub-agents are read the same way, one
+level down (the shipped files have none).
 
 Where sessions come from: every `*.json` (one session) and `*.jsonl` (one session per line, the
 layout of the published corpora on Hugging Face) of a folder, in path order, looking into its
@@ -61,7 +65,7 @@ class SessionsWorkload(WorkloadBase):
     sessions: SessionsSpec
 
 
-_EPS = 1e-9  # recorded times are milliseconds: this only absorbs float rounding of t + duration
+_EPS = 1e-6  # recorded times are milliseconds: this only absorbs float rounding (a rewritten clock)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -84,10 +88,10 @@ class SubAgent:
     where: str  # "requests[40]"
     agent_id: str
     subagent_type: str
-    t: float  # spawn, recorded, on the parent's clock
-    end: float  # recorded end on the parent's clock: t + duration_ms/1000, or its last call's end
+    t: float  # its end, recorded on the parent's clock: when its result came back
+    start: float | None  # t − duration_ms/1000 on the parent's clock; None when duration_ms is null
     spawn_after: int | None  # index of the parent call after which it starts; None: at the start
-    join_at: int | None  # index of the parent call that waits for it; None: runs in the background
+    join_at: int | None  # index of the parent call that waits for it; None: the tree ends with it
     calls: tuple[SessionCall, ...]
     subagents: tuple[SubAgent, ...]  # nested ones, scheduled against this sub-agent's calls
 
@@ -284,7 +288,7 @@ class _Parser:
         subagents = []
         for sub, after in found:
             first = 0 if after is None else after + 1
-            join = next((j for j in range(first, len(calls)) if calls[j].t >= sub.end - _EPS), None)
+            join = next((j for j in range(first, len(calls)) if calls[j].t >= sub.t - _EPS), None)
             subagents.append(replace(sub, spawn_after=after, join_at=join))
         return tuple(calls), tuple(subagents)
 
@@ -324,20 +328,11 @@ class _Parser:
             self._bad(where, item, "requests", "a list of the sub-agent's calls")
         calls, nested = self.agent(requests, where + ".")
         duration = self._optional_seconds(item, where, "duration_ms")
-        if duration is None:
-            if not calls:
-                self.fail(where, "`duration_ms` is null and the sub-agent has no calls, so its end is unknown")
-            last = calls[-1]
-            if last.api_time is None:
-                self.fail(
-                    last.where, "`api_time` is missing, and the sub-agent's duration_ms is null: its end is unknown"
-                )
-            duration = (last.t + last.api_time) * 1000.0  # its calls' t count from its spawn
-        end = t + duration / 1000.0
         agent_id, kind = item.get("agent_id"), item.get("subagent_type")
         return SubAgent(
             where=where, agent_id=agent_id if isinstance(agent_id, str) else where,
-            subagent_type=kind if isinstance(kind, str) else "", t=t, end=end,
+            subagent_type=kind if isinstance(kind, str) else "", t=t,
+            start=None if duration is None else t - duration / 1000.0,
             spawn_after=None, join_at=None, calls=calls, subagents=nested,
         )  # fmt: skip
 

@@ -48,7 +48,7 @@ class TraceLoop:
         server = servers[(req.hash_ids[0] if req.hash_ids else req.index) % len(servers)]
         conv = Conversation(server.tm)
         out = build_request(conv, req, self.workload.block_tokens, server.maker)
-        user.session, user.step, user.steps_total = req.index, 1, 1
+        user.session, user.tree, user.step, user.steps_total = req.index, req.index, 1, 1
         user.endpoint, user.context_tokens = server.url, conv.prompt_tokens
         if ctx.too_long(server, conv.prompt_tokens, out, TOO_LONG, "trace request(s) skipped"):
             return

@@ -3,11 +3,11 @@
 Timing (`replay_tree`): the parent's calls go in order, each once its recorded `think_time` (capped
 by `max_think_s`) has passed since the end of the parent's previous call: never the gap between
 recorded `t`s, which holds the recorded server's latency. A sub-agent starts when the parent call
-before it has finished and runs its own calls the same way, in parallel with the parent and its
-siblings. Its join call (the first parent call recorded at or after its end) waits until it has
-finished *and* its own think time has passed; parent calls recorded during its span do not wait. A
-sub-agent with no join call runs in the background and the tree ends when it does. An agent counts
-as finished when its calls and all its own sub-agents are.
+before it has finished and runs its own calls the same way, in parallel with its siblings (the ones
+spawned by the same call). The parent is blocked while it runs: its join call (the first parent call
+recorded at or after the sub-agent's `t`, which is the sub-agent's end) waits until every sub-agent
+joined there has finished *and* its own think time has passed. A sub-agent with no join call ends
+the tree when it finishes. An agent counts as finished when its calls and all its own sub-agents are.
 
 Failures (`send` returned False): a failed parent call ends the tree, cancelling the sub-agents still
 running; a failed sub-agent call ends that sub-agent (and its own sub-agents) only, and the parent's
@@ -209,7 +209,7 @@ class SessionFileLoop:
         session_id = None if user.retire else ctx.take_session()
         if session_id is None or not trees:
             return False
-        user.session += 1
+        user.session, user.tree = user.session + 1, session_id
         user.stop = asyncio.Event()
         if user.retire:
             user.stop.set()

@@ -56,7 +56,7 @@ class SyntheticLoop:
         session_id = None if user.retire else self.ctx.take_session()
         if session_id is None:  # the stop rule may have been reached while waiting
             return False
-        user.session += 1
+        user.session, user.tree = user.session + 1, session_id
         server = self.ctx.pick_server()
         rng = random.Random(hash((self.ctx.settings.seed, session_id)))
         how = await self._session(user, server, rng)
