@@ -10,7 +10,7 @@ from pathlib import Path
 from agentx_tui.errors import UsageError
 from agentx_tui.load.stats import StatsSink
 from agentx_tui.proxy._capture import Capture
-from agentx_tui.proxy._server import DEFAULT_SESSION_HEADER, ProxyServer
+from agentx_tui.proxy._server import DEFAULT_SESSION_HEADER, SHUTDOWN_GRACE_S, ProxyServer
 from agentx_tui.proxy._sessions import IDLE_S, LiveSessions
 from agentx_tui.proxy._tokenize import Tokenizer
 from agentx_tui.snapshot import USERS_SHOWN, Percentiles, UserRow
@@ -98,11 +98,14 @@ class LiveProxy:
         api_key: str | None = None,
         idle_s: float = IDLE_S,
         tokenizer_url: str | None = None,
+        shutdown_grace_s: float = SHUTDOWN_GRACE_S,
     ) -> None:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.tokenizer = Tokenizer(tokenizer_url or upstream_url, headers=headers)
         self.capture = Capture(capture_dir, tokenizer_name=model) if capture_dir is not None else None
-        self.server = ProxyServer(upstream_url, host, port, session_header=session_header)
+        self.server = ProxyServer(
+            upstream_url, host, port, session_header=session_header, shutdown_grace_s=shutdown_grace_s
+        )
         self.sessions = LiveSessions(
             sink=sink, capture=self.capture, tokenizer=self.tokenizer, endpoint=self.server.upstream, idle_s=idle_s
         )
