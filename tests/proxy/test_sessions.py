@@ -173,3 +173,11 @@ async def test_the_sweeper_runs_and_close_is_safe_twice() -> None:
     await asyncio.sleep(0)
     await sessions.close()
     await sessions.close()
+
+
+def test_a_flood_of_sessions_keeps_the_live_table_bounded() -> None:
+    sessions = LiveSessions(max_live_trees=10)
+    for i in range(100):
+        run(sessions, make_call([user(f"one-off call {i}")], at=float(i)))
+    figures = sessions.figures()
+    assert figures.proxied_sessions == 100 and figures.live_sessions == 10

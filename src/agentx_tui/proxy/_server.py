@@ -259,8 +259,8 @@ class ProxyServer:
             auth=tuple((k, v) for k, v in headers.items() if k.lower() in _AUTH_HEADERS),
         )
         # Read before it is sent: about half a millisecond for a 200 KB agent history. Sending first (a
-        # task, read while it goes) would cost the request an extra turn of the event loop instead,
-        # which under load (every other stream's chunks in that turn) takes longer than the reading.
+        # task, read while it goes) would cost the request an extra turn of the event loop instead, and
+        # under load a turn (every other stream's chunks) can take longer than the reading.
         call.request = read_call(kind, body)
         self._notify("call_started", call)
         return await self._relay(request, opening, call)
@@ -307,9 +307,9 @@ class ProxyServer:
                 try:
                     data = await content.readany()
                 except _UPSTREAM_ERRORS as exc:
-                    self._upstream_failed(_describe(exc, self.upstream, self.idle_timeout_s), call)
+                    message = self._upstream_failed(exc)
                     if call is not None:
-                        call.finish(time.monotonic(), _kind(exc), _describe(exc, self.upstream, self.idle_timeout_s))
+                        call.finish(time.monotonic(), _kind(exc), message)
                     return _cut(request, resp)
                 if not data:
                     break
@@ -345,18 +345,20 @@ class ProxyServer:
         return resp
 
     def _bad_gateway(self, exc: BaseException, call: ProxiedCall | None) -> web.Response:
-        message = _describe(exc, self.upstream, self.idle_timeout_s)
-        self._upstream_failed(message, call)
+        message = self._upstream_failed(exc)
         if call is not None:
             call.status = 502
             call.finish(time.monotonic(), _kind(exc), message)
         body = json.dumps({"error": {"message": message, "type": "proxy_upstream_error"}})
         return web.Response(status=502, text=body, content_type="application/json")
 
-    def _upstream_failed(self, message: str, call: ProxiedCall | None) -> None:
+    def _upstream_failed(self, exc: BaseException) -> str:
+        """Count an upstream failure and say it; its one-sentence description."""
+        message = _describe(exc, self.upstream, self.idle_timeout_s)
         self._upstream_errors += 1
         self._last_error = message
         self._event("upstream", f"proxy: {message}")
+        return message
 
     def _notify(self, what: str, call: ProxiedCall) -> None:
         if self.observer is None:

@@ -35,6 +35,9 @@ REAL_ID_BASE = 1 << 50  # rows of proxied sessions have ids from here: they neve
 IDLE_S = 600.0  # a session tree with no call for this long is over: captured, then dropped
 SPAWN_WINDOW_S = 10.0  # an inferred sub-agent's parent tree made a call at most this long before
 MAX_CANDIDATES = 16  # waiting sessions looked at for an inferred sub-agent's parent
+# Live trees kept at most: past this, the least recently active tree with no call on the wire is
+# captured and dropped early (a flood of one-call sessions must not grow memory for 10 minutes).
+MAX_LIVE_TREES = 50_000
 CLOSE_TOKENIZE_S = 3.0  # at close, how long prompts still being tokenized are waited for
 _SWEEP_S = 5.0
 How = Literal["header", "user", "inferred"]
@@ -133,6 +136,7 @@ class LiveSessions:
         endpoint: str = "",
         idle_s: float = IDLE_S,
         spawn_window_s: float = SPAWN_WINDOW_S,
+        max_live_trees: int = MAX_LIVE_TREES,
     ) -> None:
         self.sink = sink
         self.capture = capture
@@ -140,6 +144,7 @@ class LiveSessions:
         self.endpoint = endpoint
         self.idle_s = idle_s
         self.spawn_window_s = spawn_window_s
+        self.max_live_trees = max_live_trees
         self._next_id = REAL_ID_BASE
         self._sessions: OrderedDict[int, LiveSession] = OrderedDict()  # least recently active first
         self._trees: OrderedDict[str, _Tree] = OrderedDict()  # least recently active first
@@ -200,6 +205,18 @@ class LiveSessions:
             self._drop(tree)
             done += 1
         return done
+
+    def _drop_oldest(self) -> None:
+        """Capture and drop the least recently active tree with no call on the wire nor prompt being
+        tokenized (looking at a few: busy trees are also the most recently active ones)."""
+        for looked, tree in enumerate(self._trees.values()):
+            if looked >= MAX_CANDIDATES:
+                return
+            if not tree.in_flight and not (tree.capture is not None and tree.capture.pending):
+                if self.capture is not None and tree.capture is not None:
+                    self.capture.write(tree.capture)
+                self._drop(tree)
+                return
 
     def _drop(self, tree: _Tree) -> None:
         del self._trees[tree.id]
@@ -408,6 +425,8 @@ class LiveSessions:
         self._next_id += 1
         self._how[how] += 1
         if parent is None:
+            if len(self._trees) >= self.max_live_trees:
+                self._drop_oldest()
             tree_capture = self.capture.open_tree() if self.capture is not None else None
             tree_id = tree_capture.id if tree_capture is not None else secrets.token_hex(8)
             tree = _Tree(id=tree_id, label=tree_id[:6], capture=tree_capture, last_activity=call.received_at)
