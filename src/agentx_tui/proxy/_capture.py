@@ -270,11 +270,11 @@ class Capture:
         items: list[tuple[float, int, dict[str, Any]]] = []
         previous_end = agent.spawned_after
         for call in sorted(agent.calls, key=lambda c: c.start):
+            think = max(0.0, call.start - previous_end) if previous_end is not None else 0.0
+            previous_end = call.end
             tokens_in = call.input_tokens
             if tokens_in is None or tokens_in < 1:
                 continue  # no count from the server nor from /tokenize: nothing to replay
-            think = max(0.0, call.start - previous_end) if previous_end is not None else 0.0
-            previous_end = call.end
             entry: dict[str, Any] = {
                 "t": _r(call.start - clock),
                 "type": "s" if call.streamed else "n",
