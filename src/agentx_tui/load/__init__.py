@@ -14,20 +14,21 @@ Public:
     LoadGenerator, LoadSample, LocalLoad, WorkerPool, workers_for
                                                     the run's view of its load, here or in workers
     WorkerHandle, WorkerSpec, ray_actors            a worker as the pool sees it; Ray actors (extra `ray`)
-    ClientStats, Completed, LogHistogram, WindowFigures
+    ClientStats, Completed, Failed, StatsSink, LogHistogram, WindowFigures, bucketed
                                                     client-side figures, mergeable exactly
+    SseScanner, classify                            reading an SSE stream (the client's, and a proxy's)
     RequestRecord                                   one request as the driver saw it
     WORKLOADS_DIR                                   where the shipped presets live
 """
 
 from agentx_tui.load.sending import DEFAULT_USERS, Driver, IdStride, LoadSettings
-from agentx_tui.load.sending.sse import RequestRecord
+from agentx_tui.load.sending.sse import RequestRecord, SseScanner, classify
 from agentx_tui.load.spreading import ray_actors
 from agentx_tui.load.spreading.generator import LoadGenerator, LoadSample
 from agentx_tui.load.spreading.local import LocalLoad
 from agentx_tui.load.spreading.pool import USERS_PER_WORKER, WorkerPool, workers_for
 from agentx_tui.load.spreading.protocol import WorkerHandle, WorkerSpec
-from agentx_tui.load.stats import ClientStats, Completed, LogHistogram, WindowFigures
+from agentx_tui.load.stats import ClientStats, Completed, Failed, LogHistogram, StatsSink, WindowFigures, bucketed
 from agentx_tui.load.workload import (
     PreparedWorkload,
     Workload,
@@ -50,6 +51,7 @@ __all__ = [
     "ClientStats",
     "Completed",
     "Driver",
+    "Failed",
     "IdStride",
     "LoadGenerator",
     "LoadSample",
@@ -58,11 +60,15 @@ __all__ = [
     "LogHistogram",
     "PreparedWorkload",
     "RequestRecord",
+    "SseScanner",
+    "StatsSink",
     "WindowFigures",
     "WorkerHandle",
     "WorkerPool",
     "WorkerSpec",
     "Workload",
+    "bucketed",
+    "classify",
     "fit_to_context",
     "fit_to_servers",
     "list_presets",

@@ -213,6 +213,7 @@ class UserRow(_Frozen):
     parent: int | None = None  # for sub-agents: the parent user id
     interactivity_tokens_per_s: float | None = None  # 1 / mean per-request ITL over this session
     label: str = ""  # what the session replays (a trace file name), if anything
+    real: bool = False  # a proxied session of a real agent (agentx_tui.proxy), not a simulated user
 
 
 class CostFigures(_Frozen):

@@ -4,7 +4,8 @@ docs/vllm.md measured aiohttp's compiled HTTP parser at about half httpx's CPU p
 keeps per-token work to a byte search: a `data:` line counts as a content event when its `"content"`
 value is a non-empty string, and only the final usage chunk (and, in echo mode, content chunks) is
 decoded as JSON. Timestamps are taken once per network read, not per event: events that arrive in the
-same read did arrive at the same time.
+same read did arrive at the same time. `SseScanner` is that scan, fed one network read at a time: the
+load client's `stream_chat` and the proxy (agentx_tui.proxy), which scans what it forwards, share it.
 
 A silent stream is ended by a `StallWatch` rather than by aiohttp's `sock_read` timeout, which re-arms
 a timer on every network read: bench/driver_efficiency.py measured that at about a tenth of the
@@ -25,6 +26,10 @@ _DATA = b"data:"
 _CONTENT = b'"content":'
 _USAGE = b'"usage":'
 _NULLS = (b"null", b" null")
+_FINISH = b'"finish_reason":'
+# Besides `content`, what a delta streams generated tokens in (the proxy's agents call tools and reason;
+# a text completion streams `text`): see `SseScanner(any_tokens=True)`.
+_OTHER_TOKENS = (b'"tool_calls":[{', b'"reasoning":', b'"reasoning_content":', b'"text":')
 _OVERFLOW_HINTS = ("context length", "maximum context", "max_model_len", "too long", "context window")
 RETRIABLE = frozenset({"rate_limited", "unavailable", "connection", "timeout"})
 STREAM_IDLE_TIMEOUT_S = 600.0  # a stream with no network read for this long has failed
@@ -87,20 +92,8 @@ class StreamResult:
         return _int(details, "cached_tokens") if isinstance(details, dict) else None
 
     def itl_samples(self) -> tuple[tuple[float, float], ...]:
-        """(gap per token, tokens) for every read after the first that carried content. A content event
-        may hold several tokens: each event is weighted by the server's output tokens per event, so
-        the weights add up to the tokens that arrived after the first read."""
-        times, counts = self.read_times, self.read_events
-        if len(times) < 2:
-            return ()
-        out_tokens = self.output_tokens
-        factor = out_tokens / self.events if out_tokens is not None and self.events > 0 else 1.0
-        samples = []
-        for i in range(1, len(times)):
-            tokens = counts[i] * factor
-            if tokens > 0:
-                samples.append(((times[i] - times[i - 1]) / tokens, tokens))
-        return tuple(samples)
+        """(gap per token, tokens) per read after the first that carried content (`SseScanner.itl_samples`)."""
+        return _itl_samples(self.read_times, self.read_events, self.events, self.output_tokens)
 
 
 def _int(mapping: object, key: str) -> int | None:
@@ -126,6 +119,144 @@ def _content_nonempty(payload: bytes) -> bool:
     if payload[i : i + 1] == b" ":
         i += 1
     return payload[i : i + 1] == b'"' and payload[i + 1 : i + 2] != b'"'
+
+
+def _string_nonempty(payload: bytes, at: int) -> bool:
+    """Whether a non-empty JSON string starts at `at` (one optional space first)."""
+    if payload[at : at + 1] == b" ":
+        at += 1
+    return payload[at : at + 1] == b'"' and payload[at + 1 : at + 2] != b'"'
+
+
+def _other_tokens(payload: bytes) -> bool:
+    for key in _OTHER_TOKENS:
+        i = payload.find(key)
+        if i >= 0 and (key[-1:] == b"{" or _string_nonempty(payload, i + len(key))):
+            return True
+    return False
+
+
+class SseScanner:
+    """The events of one OpenAI-compatible SSE body, fed one network read at a time (`feed`).
+
+    Per read it records the time and the number of content events (for TTFT and the token gaps); it
+    keeps the usage event, whether `[DONE]` came, a stream error, and malformed lines. With `want_text`
+    it collects the content text; with `want_finish`, the last `finish_reason`; with `any_tokens`, an
+    event also counts when it streams tool-call arguments, reasoning or completion `text` (an agent's
+    answer may be all tool call), not only `content`."""
+
+    __slots__ = (
+        "any_tokens",
+        "buf",
+        "detail",
+        "done",
+        "error",
+        "events",
+        "finish_reason",
+        "malformed",
+        "pieces",
+        "read_events",
+        "read_times",
+        "usage",
+        "want_finish",
+        "want_text",
+    )
+
+    def __init__(self, *, want_text: bool = False, want_finish: bool = False, any_tokens: bool = False) -> None:
+        self.want_text = want_text
+        self.want_finish = want_finish
+        self.any_tokens = any_tokens
+        self.buf = b""
+        self.done = False
+        self.error: str | None = None
+        self.detail = ""
+        self.usage: dict[str, object] | None = None
+        self.finish_reason: str | None = None
+        self.events = 0
+        self.malformed = 0
+        self.pieces: list[str] = []
+        self.read_times: list[float] = []
+        self.read_events: list[int] = []
+
+    def feed(self, data: bytes, now: float) -> int:
+        """Scan one read that arrived at `now`; returns the content events it completed."""
+        buf = self.buf
+        lines = (buf + data).split(b"\n") if buf else data.split(b"\n")
+        self.buf = lines.pop()
+        want_text, want_finish, any_tokens = self.want_text, self.want_finish, self.any_tokens
+        n = 0
+        for line in lines:
+            if not line or line == b"\r" or line[:1] == b":":
+                continue
+            if line[:5] != _DATA:
+                if not line.startswith((b"event:", b"id:", b"retry:")):
+                    self.malformed += 1
+                continue
+            payload = line[5:].strip()
+            if payload[:1] != b"{":
+                if payload == b"[DONE]":
+                    self.done = True
+                else:
+                    self.malformed += 1
+                continue
+            if _content_nonempty(payload) or (any_tokens and _other_tokens(payload)):
+                n += 1
+                if want_text:
+                    self.pieces.append(_delta_text(payload))
+            if want_finish:
+                f = payload.find(_FINISH)
+                if f >= 0 and _string_nonempty(payload, f + len(_FINISH)):
+                    self.finish_reason = _string_at(payload, f + len(_FINISH))
+            u = payload.find(_USAGE)
+            if u >= 0 and payload[u + 8 : u + 13] not in _NULLS:
+                try:
+                    usage = json.loads(payload).get("usage")
+                except ValueError:
+                    self.malformed += 1
+                    continue
+                if isinstance(usage, dict):
+                    self.usage = usage
+            elif payload.startswith(b'{"error"'):
+                self.error = "stream_error"
+                self.detail = payload[:500].decode(errors="replace")
+        if n:
+            self.read_times.append(now)
+            self.read_events.append(n)
+            self.events += n
+        return n
+
+    def end(self) -> None:
+        """The body ended: a partial line left over is malformed."""
+        if self.buf.strip():
+            self.malformed += 1
+        self.buf = b""
+
+    def itl_samples(self, output_tokens: int | None) -> tuple[tuple[float, float], ...]:
+        return _itl_samples(self.read_times, self.read_events, self.events, output_tokens)
+
+
+def _itl_samples(
+    times: list[float], counts: list[int], events: int, output_tokens: int | None
+) -> tuple[tuple[float, float], ...]:
+    """(gap per token, tokens) for every read after the first that carried content. A content event
+    may hold several tokens: each event is weighted by the server's output tokens per event, so the
+    weights add up to the tokens that arrived after the first read."""
+    if len(times) < 2:
+        return ()
+    factor = output_tokens / events if output_tokens is not None and events > 0 else 1.0
+    samples = []
+    for i in range(1, len(times)):
+        tokens = counts[i] * factor
+        if tokens > 0:
+            samples.append(((times[i] - times[i - 1]) / tokens, tokens))
+    return tuple(samples)
+
+
+def _string_at(payload: bytes, at: int) -> str:
+    """The JSON string value starting at `at` (after an optional space), escapes left as they are."""
+    start = payload.index(b'"', at) + 1
+    end = payload.find(b'"', start)
+    return payload[start : end if end >= 0 else len(payload)].decode(errors="replace")
 
 
 class StallWatch:
@@ -194,7 +325,8 @@ async def stream_chat(
     session's own read timeout (if any) applies. `on_first_token` is called once, when the first
     content arrives (a user's row then says "decoding")."""
     result = StreamResult(status=None, error=None, sent_at=time.monotonic())
-    pieces: list[str] = []
+    scan = SseScanner(want_text=want_text)
+    result.read_times, result.read_events = scan.read_times, scan.read_events
     try:
         async with http.post(url, data=body, headers=headers) as resp:
             result.status = resp.status
@@ -204,60 +336,22 @@ async def stream_chat(
                 return result
             if watch is not None:
                 watch.add(result, resp)
-            buf = b""
-            done = False
-            read_times, read_events = result.read_times, result.read_events
-            content = resp.content
+            content, feed = resp.content, scan.feed
+            read_times, first_token = scan.read_times, on_first_token
             while True:
                 data = await content.readany()  # (not `iter_any()`: one wrapper call less per read)
                 if not data:
                     break
                 now = result.last_read = time.monotonic()
-                lines = (buf + data).split(b"\n") if buf else data.split(b"\n")
-                buf = lines.pop()
-                n = 0
-                for line in lines:
-                    if not line or line == b"\r" or line[:1] == b":":
-                        continue
-                    if line[:5] != _DATA:
-                        if not line.startswith((b"event:", b"id:", b"retry:")):
-                            result.malformed += 1
-                        continue
-                    payload = line[5:].strip()
-                    if payload[:1] != b"{":
-                        if payload == b"[DONE]":
-                            done = True
-                        else:
-                            result.malformed += 1
-                        continue
-                    if _content_nonempty(payload):
-                        n += 1
-                        if want_text:
-                            pieces.append(_delta_text(payload))
-                    u = payload.find(_USAGE)
-                    if u >= 0 and payload[u + 8 : u + 13] not in _NULLS:
-                        try:
-                            usage = json.loads(payload).get("usage")
-                        except ValueError:
-                            result.malformed += 1
-                            continue
-                        if isinstance(usage, dict):
-                            result.usage = usage
-                    elif payload.startswith(b'{"error"'):
-                        result.error = "stream_error"
-                        result.detail = payload[:500].decode(errors="replace")
-                if n:
-                    if on_first_token is not None and not read_times:
-                        on_first_token()
-                    read_times.append(now)
-                    read_events.append(n)
-                    result.events += n
-            if buf.strip():
-                result.malformed += 1
-            if not done and result.error is None:
+                feed(data, now)
+                if first_token is not None and read_times:
+                    first_token()
+                    first_token = None
+            scan.end()
+            if not scan.done and scan.error is None:
                 # The body ended cleanly but the stream did not: OpenAI-compatible servers always close
                 # a stream with `data: [DONE]`, so this answer was cut short and is not a completion.
-                result.error = "incomplete_stream"
+                scan.error = "incomplete_stream"
     except TimeoutError:
         result.error = "timeout"
     except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
@@ -267,9 +361,12 @@ async def stream_chat(
         result.ended_at = time.monotonic()
         if watch is not None:
             watch.discard(result)
+    result.usage, result.events, result.malformed = scan.usage, scan.events, scan.malformed
+    if result.error is None and scan.error is not None:
+        result.error, result.detail = scan.error, scan.detail
     if result.read_times:
         result.first_at, result.last_at = result.read_times[0], result.read_times[-1]
-    result.text = "".join(pieces)
+    result.text = "".join(scan.pieces)
     return result
 
 

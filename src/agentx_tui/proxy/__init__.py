@@ -1,0 +1,46 @@
+"""Your own traffic (DESIGN §10; docs/capture.md): a transparent proxy in front of the target, the proxied
+agents as live sessions beside the simulated users, and their capture as AgentX session files.
+
+    LiveProxy      the whole of it, as a run starts, ticks and stops it (most callers need only this)
+    ProxyServer    the transparent streaming proxy; hands every model call to a `ProxyObserver`
+    LiveSessions   the observer: calls → sessions (header, `user` field, or inferred), users-table rows,
+                   `Completed`/`Failed` for the run's statistics, and the capture's session trees
+    Capture        session files: no text, no token ids, no header values; salted block hashes
+    Tokenizer      the server's own token ids of a call's prompt, off the request's path
+
+The package never imports Textual; it reads `snapshot` and `load.stats`/`load.sending.sse` only.
+"""
+
+from agentx_tui.proxy._call import ProxiedCall
+from agentx_tui.proxy._capture import Capture, CaptureFigures
+from agentx_tui.proxy._live import DEFAULT_HOST, LiveProxy, ProxyFigures, parse_listen_address
+from agentx_tui.proxy._server import (
+    DEFAULT_SESSION_HEADER,
+    ProxyHealth,
+    ProxyObserver,
+    ProxyServer,
+    parent_header,
+)
+from agentx_tui.proxy._sessions import REAL_ID_BASE, LiveSession, LiveSessions, SessionFigures
+from agentx_tui.proxy._tokenize import Tokenizer, TokenizerFigures
+
+__all__ = [
+    "DEFAULT_HOST",
+    "DEFAULT_SESSION_HEADER",
+    "REAL_ID_BASE",
+    "Capture",
+    "CaptureFigures",
+    "LiveProxy",
+    "LiveSession",
+    "LiveSessions",
+    "ProxiedCall",
+    "ProxyFigures",
+    "ProxyHealth",
+    "ProxyObserver",
+    "ProxyServer",
+    "SessionFigures",
+    "Tokenizer",
+    "TokenizerFigures",
+    "parent_header",
+    "parse_listen_address",
+]

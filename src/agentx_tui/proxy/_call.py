@@ -1,0 +1,167 @@
+"""One model call as the proxy saw it: what the request said, when its bytes came, what the server
+counted; and its figures in the load client's terms (`Completed`, `Failed`, load/stats.py)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentx_tui.load import Completed, Failed, SseScanner, bucketed, classify
+from agentx_tui.proxy._request import CallKind, CallRequest
+
+_JSON_KEEP = 16 * 1024 * 1024  # a non-streamed answer is read for its usage up to this size
+
+
+def _int(mapping: object, key: str) -> int | None:
+    value = mapping.get(key) if isinstance(mapping, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+@dataclass(slots=True, eq=False)
+class ProxiedCall:
+    """Filled in by the proxy as the call goes; read by its observer when it starts and when it ends.
+
+    `body`, `session_name`, `parent_name` and `auth` hold what the agent sent: they stay in memory (the
+    capture tokenizes the body off the request's path, then drops it) and never reach a log or a file."""
+
+    kind: CallKind
+    body: bytes
+    received_at: float  # time.monotonic() when the proxy had the request
+    session_name: str | None = None  # the session header's value
+    parent_name: str | None = None  # the parent-session header's value
+    auth: tuple[tuple[str, str], ...] = ()  # the request's credentials, for the server's /tokenize
+    request: CallRequest | None = None  # None: not a JSON object (the server refuses it)
+    status: int | None = None
+    first_byte_at: float | None = None  # the upstream's first body bytes reached the proxy
+    scan: SseScanner | None = None  # a streamed (SSE) answer
+    _json: list[bytes] = field(default_factory=list)  # a whole (non-SSE) answer, for its usage or error
+    _json_size: int = 0
+    ended_at: float = 0.0
+    error: str | None = None  # the failure's kind (load/sending/sse.py's names), None if completed
+    detail: str = ""  # the upstream's error, one line (no header values: they are never in it)
+    session: Any = None  # the observer's own handle for the call's session
+    usage: dict[str, Any] | None = None
+    finish_reason: str | None = None
+
+    # -- filled by the proxy --------------------------------------------------------------------
+    def keep(self, data: bytes) -> None:
+        """Keep a chunk of a non-SSE answer (bounded): its usage, or its error message, is read at the end."""
+        if self._json_size < _JSON_KEEP:
+            self._json.append(data)
+            self._json_size += len(data)
+
+    def finish(self, ended_at: float, error: str | None = None, detail: str = "") -> None:
+        """The call is over: read the usage and finish reason, decide whether it completed."""
+        self.ended_at = ended_at
+        body = b"".join(self._json)
+        self._json = []
+        if error is None and self.status is not None and self.status >= 400:
+            text = body[:2000].decode(errors="replace")
+            error, detail = classify(self.status, text), _one_line(text)
+        if self.scan is not None:
+            self.scan.end()
+            self.usage, self.finish_reason = self.scan.usage, self.scan.finish_reason
+            if error is None and self.scan.error is not None:
+                error, detail = self.scan.error, _one_line(self.scan.detail)
+            if error is None and not self.scan.done:
+                error = "incomplete_stream"
+        elif body and error is None:
+            self.usage, self.finish_reason = _answer(body)
+        self.error, self.detail = error, detail
+
+    # -- read by the observer -------------------------------------------------------------------
+    @property
+    def streamed(self) -> bool:
+        return self.scan is not None
+
+    @property
+    def first_at(self) -> float | None:
+        """When the first content event reached the proxy (streamed answers only)."""
+        return self.scan.read_times[0] if self.scan is not None and self.scan.read_times else None
+
+    @property
+    def last_at(self) -> float | None:
+        return self.scan.read_times[-1] if self.scan is not None and self.scan.read_times else None
+
+    @property
+    def prompt_tokens(self) -> int | None:
+        return _int(self.usage, "prompt_tokens")
+
+    @property
+    def cached_tokens(self) -> int | None:
+        details = None if self.usage is None else self.usage.get("prompt_tokens_details")
+        return _int(details, "cached_tokens")
+
+    @property
+    def output_tokens(self) -> int | None:
+        """The server's count, else the content events counted (one token each: exact for vLLM's one
+        token per event, an undercount when a server batches tokens into events)."""
+        counted = _int(self.usage, "completion_tokens")
+        if counted is None and self.scan is not None:
+            return self.scan.events
+        return counted
+
+    @property
+    def ttft_s(self) -> float | None:
+        first = self.first_at
+        return None if first is None else first - self.received_at
+
+    def decode_figures(self) -> tuple[float | None, float | None]:
+        """(decode tok/s, request ITL) as the load client defines them (load/sending/sender.py)."""
+        out, first, last = self.output_tokens, self.first_at, self.last_at
+        if out and out > 1 and first is not None and last is not None and last > first:
+            span = last - first
+            return out / span, span / (out - 1)
+        return None, None
+
+    def completed(self, prompt_tokens: int) -> Completed:
+        """The call's figures for the run's statistics; `prompt_tokens` from usage or /tokenize."""
+        decode, request_itl = self.decode_figures()
+        scan = self.scan
+        itl = bucketed(scan.itl_samples(self.output_tokens)) if scan is not None else {}
+        return Completed(
+            sent_at=self.received_at,
+            first_token_at=self.first_at,
+            last_token_at=self.last_at,
+            ended_at=self.ended_at,
+            prompt_tokens=prompt_tokens,
+            cached_tokens=self.cached_tokens,
+            output_tokens=self.output_tokens or 0,
+            ceiling_tokens=0,  # the prompt's blocks are known only later, off the request's path
+            ttft_s=self.ttft_s,
+            decode_tokens_per_s=decode,
+            request_itl_s=request_itl,
+            itl=itl,
+        )
+
+    def failed(self) -> Failed:
+        # A call the agent itself gave up is not a failure of the server: counted, not failed.
+        return Failed(self.error or "unknown", self.error != "cancelled", self.received_at, self.ended_at)
+
+
+def _one_line(text: str) -> str:
+    """The server's error message, else its text, in one line of at most 200 characters."""
+    try:
+        data = json.loads(text)
+        message = data.get("error", {}).get("message") if isinstance(data.get("error"), dict) else data.get("message")
+        text = message if isinstance(message, str) else text
+    except (ValueError, AttributeError):
+        pass
+    line = " ".join(text.split())
+    return line if len(line) <= 200 else line[:197] + "..."
+
+
+def _answer(body: bytes) -> tuple[dict[str, Any] | None, str | None]:
+    """Usage and finish reason of a whole JSON answer."""
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return None, None
+    if not isinstance(data, dict):
+        return None, None
+    usage = data.get("usage")
+    choices = data.get("choices")
+    first = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    reason = first.get("finish_reason")
+    return (usage if isinstance(usage, dict) else None), (reason if isinstance(reason, str) else None)

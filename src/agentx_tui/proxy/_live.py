@@ -1,0 +1,172 @@
+"""The proxy as a run uses it: the server, the live sessions, the tokenizer and the capture, started and
+stopped together, with one figures object per tick (the report keys of DESIGN §4)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentx_tui.errors import UsageError
+from agentx_tui.load import StatsSink
+from agentx_tui.proxy._capture import Capture
+from agentx_tui.proxy._server import DEFAULT_SESSION_HEADER, SHUTDOWN_GRACE_S, ProxyServer
+from agentx_tui.proxy._sessions import IDLE_S, LiveSessions
+from agentx_tui.proxy._tokenize import Tokenizer
+from agentx_tui.snapshot import USERS_SHOWN, Percentiles, UserRow
+
+DEFAULT_HOST = "127.0.0.1"
+
+
+def parse_listen_address(text: str) -> tuple[str, int]:
+    """`--proxy [HOST:]PORT` → (host, port); the host defaults to loopback. `[::1]:8080` for IPv6."""
+    host, sep, port = text.rpartition(":")
+    host = host.strip("[]") if sep else DEFAULT_HOST
+    if not port.isdigit() or not 0 <= int(port) <= 65535 or (sep and not host):
+        raise UsageError(f"--proxy takes [HOST:]PORT, e.g. 8080 or 0.0.0.0:8080, not {text!r}.")
+    return host, int(port)
+
+
+@dataclass(frozen=True, slots=True)
+class ProxyFigures:
+    """Everything the run shows or reports about the proxy, as of one tick."""
+
+    url: str
+    upstream: str
+    proxied_requests: int  # model calls forwarded (chat and text completions), whatever their outcome
+    other_requests: int  # other requests forwarded (/v1/models, /tokenize, ...)
+    in_flight: int
+    proxied_sessions: int  # session trees seen
+    live_sessions: int  # sessions (sub-agents included) now in the users table
+    subagents: int
+    calls_completed: int
+    calls_failed: int
+    prompt_tokens: int  # of the completed proxied calls (how much of the aggregate is real traffic)
+    cached_tokens: int
+    output_tokens: int
+    proxy_added_ttft: Percentiles  # the upstream's first body bytes → handed to the agent's socket
+    upstream_errors: int
+    last_upstream_error: str | None
+    agent_cancelled: int
+    captured_sessions: int | None  # files written; None without --capture
+    capture_dir: str | None
+    tokenize_pending: int
+    tokenize_failed: int
+    tokenize_dropped: int
+
+    def report(self) -> dict[str, object]:
+        """The report keys of DESIGN §4 (a figure that cannot be known is None)."""
+        return {
+            "proxied_requests": self.proxied_requests,
+            "proxied_sessions": self.proxied_sessions,
+            "proxy_added_ttft_p50_s": self.proxy_added_ttft.p50,
+            "proxy_added_ttft_p99_s": self.proxy_added_ttft.p99,
+            "captured_sessions": self.captured_sessions,
+            "capture_dir": self.capture_dir,
+        }
+
+
+class LiveProxy:
+    """`--proxy` (and `--capture`) for one run.
+
+    proxy = LiveProxy(target_url, host, port, sink=client_stats, capture_dir=..., model=...)
+    await proxy.start()               # listening: agents use proxy.url as their base URL
+    each tick: proxy.figures(), proxy.rows(limit), proxy.states(), proxy.events()
+    await proxy.close()               # also from the signal path: fast, safe to call twice
+    """
+
+    def __init__(
+        self,
+        upstream_url: str,
+        host: str = DEFAULT_HOST,
+        port: int = 0,
+        *,
+        sink: StatsSink | None = None,
+        capture_dir: Path | None = None,
+        model: str | None = None,
+        session_header: str = DEFAULT_SESSION_HEADER,
+        api_key: str | None = None,
+        idle_s: float = IDLE_S,
+        tokenizer_url: str | None = None,
+        shutdown_grace_s: float = SHUTDOWN_GRACE_S,
+    ) -> None:
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self.tokenizer = Tokenizer(tokenizer_url or upstream_url, headers=headers)
+        self.capture = Capture(capture_dir, tokenizer_name=model) if capture_dir is not None else None
+        self.server = ProxyServer(
+            upstream_url, host, port, session_header=session_header, shutdown_grace_s=shutdown_grace_s
+        )
+        self.sessions = LiveSessions(
+            sink=sink, capture=self.capture, tokenizer=self.tokenizer, endpoint=self.server.upstream, idle_s=idle_s
+        )
+        self.server.observer = self.sessions
+        self._said: dict[str, str | None] = {}
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    async def start(self) -> None:
+        await self.sessions.start()
+        try:
+            await self.server.start()
+        except BaseException:
+            await self.sessions.close(tokenize_wait_s=0)
+            raise
+
+    async def close(self, tokenize_wait_s: float = 3.0) -> None:
+        """Stop listening (open answers get the server's grace, then are cut), then write every open
+        session tree. Safe to call twice."""
+        try:
+            await self.server.close()
+        finally:
+            await self.sessions.close(tokenize_wait_s)
+
+    def rows(self, limit: int = USERS_SHOWN) -> tuple[UserRow, ...]:
+        return self.sessions.rows(limit)
+
+    def states(self) -> dict[str, int]:
+        return self.sessions.states()
+
+    def events(self) -> list[str]:
+        """New one-line messages for the dashboard's log (no header value or key in them)."""
+        out = self.server.events()
+        tokenizer = self.tokenizer.figures()
+        self._say(out, "tokenize", tokenizer.last_error, "proxy: the prompt of a call could not be tokenized")
+        if self.capture is not None:
+            self._say(out, "capture", self.capture.figures().last_error, "proxy")
+        return out
+
+    def _say(self, out: list[str], kind: str, error: str | None, prefix: str) -> None:
+        if error is not None and self._said.get(kind) != error:
+            out.append(f"{prefix}: {error}")
+        self._said[kind] = error
+
+    def figures(self) -> ProxyFigures:
+        health = self.server.health()
+        sessions = self.sessions.figures()
+        tokenizer = self.tokenizer.figures()
+        capture = self.capture.figures() if self.capture is not None else None
+        return ProxyFigures(
+            url=health.url,
+            upstream=health.upstream,
+            proxied_requests=health.proxied_requests,
+            other_requests=health.other_requests,
+            in_flight=health.in_flight,
+            proxied_sessions=sessions.proxied_sessions,
+            live_sessions=sessions.live_sessions,
+            subagents=sessions.subagents,
+            calls_completed=sessions.calls_completed,
+            calls_failed=sessions.calls_failed,
+            prompt_tokens=sessions.prompt_tokens,
+            cached_tokens=sessions.cached_tokens,
+            output_tokens=sessions.output_tokens,
+            proxy_added_ttft=health.added_ttft,
+            upstream_errors=health.upstream_errors,
+            last_upstream_error=health.last_upstream_error,
+            agent_cancelled=health.agent_cancelled,
+            captured_sessions=capture.captured_sessions if capture is not None else None,
+            capture_dir=capture.capture_dir if capture is not None else None,
+            tokenize_pending=tokenizer.pending,
+            tokenize_failed=tokenizer.failed,
+            tokenize_dropped=tokenizer.dropped,
+        )
