@@ -63,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     _output_flags(p.add_argument_group("output"))
     _sweep_flags(p.add_argument_group("sweep (docs/sweeps.md: throughput vs interactivity)"))
     _scale_flags(p.add_argument_group("scale (docs/scale.md)"))
+    _traffic_flags(p.add_argument_group("your own traffic (docs/capture.md)"))
     d = p.add_argument_group("demo (docs/web.md)")
     d.add_argument(
         "--web",
@@ -247,6 +248,28 @@ def _scale_flags(s: argparse._ArgumentGroup) -> None:
         action="append",
         default=[],
         help="extra header for --prometheus (e.g. X-Scope-OrgID); repeatable",
+    )
+
+
+def _traffic_flags(g: argparse._ArgumentGroup) -> None:
+    g.add_argument(
+        "--proxy",
+        metavar="[HOST:]PORT",
+        help="also listen here (default host 127.0.0.1) and forward every request, unchanged and streamed, "
+        "to the target; real agents pointed at it show up live beside (or, with -w none, instead of) "
+        "the simulated users",
+    )
+    g.add_argument(
+        "--capture",
+        type=Path,
+        metavar="DIR",
+        help="with --proxy: write the proxied sessions as AgentX session files (no text; `-w DIR` replays them)",
+    )
+    g.add_argument(
+        "--session-header",
+        metavar="NAME",
+        help="with --proxy: the header naming a request's session (default X-Session-ID; the parent's is "
+        "X-Parent-Session-ID), else the `user` field, else inferred",
     )
 
 

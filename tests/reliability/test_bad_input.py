@@ -7,6 +7,7 @@ the model's context is also refused against the real engine.
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -28,6 +29,18 @@ def _file(folder: Path, name: str, text: str | bytes) -> str:
     else:
         path.write_text(text)
     return str(path)
+
+
+_HELD: list[socket.socket] = []
+
+
+def _taken_port() -> int:
+    """A loopback port something is listening on (held for the whole session)."""
+    held = socket.socket()
+    held.bind(("127.0.0.1", 0))
+    held.listen()
+    _HELD.append(held)
+    return int(held.getsockname()[1])
 
 
 def _folder(folder: Path, name: str) -> str:
@@ -77,6 +90,18 @@ CASES: dict[str, tuple[Case, str]] = {
         "does not exist",
     ),
     "a report with an unknown extension": (lambda d: ["--report", str(d / "r.txt")], "has extension '.txt'"),
+    "--capture without --proxy": (lambda d: ["--capture", str(d / "cap")], "--capture only applies with --proxy"),
+    "--session-header without --proxy": (lambda d: ["--session-header", "X-Run"], "only applies with --proxy"),
+    "a bad --proxy address": (lambda d: ["--proxy", "localhost:http"], "--proxy takes [HOST:]PORT"),
+    "a --session-header that is no header name": (
+        lambda d: ["--proxy", "0", "--session-header", "X Session"],
+        "is not a header name",
+    ),
+    "a file as the capture folder": (
+        lambda d: ["--proxy", "0", "--capture", _file(d, "cap", "x")],
+        "is a file, not a folder",
+    ),
+    "a --proxy port already taken": (lambda d: ["--proxy", str(_taken_port())], "The proxy cannot listen on"),
 }
 
 

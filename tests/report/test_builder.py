@@ -61,6 +61,13 @@ DOCUMENTED_KEYS = [
     "client_loop_lag_p99_s",
     "client_saturated",
     "workers",
+    # Since the proxy (DESIGN §4):
+    "proxied_requests",
+    "proxied_sessions",
+    "proxy_added_ttft_p50_s",
+    "proxy_added_ttft_p99_s",
+    "captured_sessions",
+    "capture_dir",
 ]
 
 

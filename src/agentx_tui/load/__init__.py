@@ -13,6 +13,7 @@ Public:
     Driver, LoadSettings, IdStride, DEFAULT_USERS   simulated users against servers (one process)
     LoadGenerator, LoadSample, LocalLoad, WorkerPool, workers_for
                                                     the run's view of its load, here or in workers
+    HealthProbe, HealthBook                         a process's health; the client's over the run
     WorkerHandle, WorkerSpec, ray_actors            a worker as the pool sees it; Ray actors (extra `ray`)
     ClientStats, Completed, Failed, StatsSink, LogHistogram, WindowFigures, bucketed
                                                     client-side figures, mergeable exactly
@@ -21,9 +22,10 @@ Public:
     WORKLOADS_DIR                                   where the shipped presets live
 """
 
-from agentx_tui.load.sending import DEFAULT_USERS, Driver, IdStride, LoadSettings
+from agentx_tui.load.sending import DEFAULT_USERS, Driver, HealthProbe, IdStride, LoadSettings
 from agentx_tui.load.sending.sse import RequestRecord, SseScanner, classify
 from agentx_tui.load.spreading import ray_actors
+from agentx_tui.load.spreading.client_health import HealthBook
 from agentx_tui.load.spreading.generator import LoadGenerator, LoadSample
 from agentx_tui.load.spreading.local import LocalLoad
 from agentx_tui.load.spreading.pool import USERS_PER_WORKER, WorkerPool, workers_for
@@ -52,6 +54,8 @@ __all__ = [
     "Completed",
     "Driver",
     "Failed",
+    "HealthBook",
+    "HealthProbe",
     "IdStride",
     "LoadGenerator",
     "LoadSample",

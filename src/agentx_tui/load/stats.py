@@ -89,7 +89,7 @@ class Completed:
     prompt_tokens: int
     cached_tokens: int | None
     output_tokens: int
-    ceiling_tokens: int
+    ceiling_tokens: int | None  # None when not known (a proxied call's blocks are read only later)
     ttft_s: float | None
     decode_tokens_per_s: float | None
     request_itl_s: float | None = None  # (last − first token) / (output tokens − 1): AgentX's per-request ITL
@@ -117,6 +117,7 @@ class _Tally:
     cached: int = 0
     prompt_with_cached: int = 0  # prompt tokens of requests that reported cached tokens
     ceiling: int = 0
+    prompt_with_ceiling: int = 0  # prompt tokens of requests whose ceiling is known
     output: float = 0.0
     requests: int = 0
     ttft: LogHistogram = field(default_factory=LogHistogram)
@@ -128,7 +129,7 @@ class _Tally:
     def count(self, done: Completed) -> None:
         """Latencies and the hit-rate tokens of `done` (token *rates* are spread separately)."""
         self.requests += 1
-        self.ceiling += done.ceiling_tokens
+        self.count_ceiling(done)
         if done.cached_tokens is not None:
             self.cached += done.cached_tokens
             self.prompt_with_cached += done.prompt_tokens
@@ -142,11 +143,17 @@ class _Tally:
         if done.itl:
             self.itl.merge(done.itl)
 
+    def count_ceiling(self, done: Completed) -> None:
+        if done.ceiling_tokens is not None:
+            self.ceiling += done.ceiling_tokens
+            self.prompt_with_ceiling += done.prompt_tokens
+
     def merge(self, other: _Tally) -> None:
         self.prompt += other.prompt
         self.cached += other.cached
         self.prompt_with_cached += other.prompt_with_cached
         self.ceiling += other.ceiling
+        self.prompt_with_ceiling += other.prompt_with_ceiling
         self.output += other.output
         self.requests += other.requests
         for name in ("ttft", "itl", "request_itl", "decode", "e2e"):
@@ -254,7 +261,7 @@ class ClientStats:
             self.cached_reported = True
         start_slot = self._slot(first)
         start_slot.prompt += done.prompt_tokens
-        start_slot.ceiling += done.ceiling_tokens
+        start_slot.count_ceiling(done)
         if done.cached_tokens is not None:
             start_slot.cached += done.cached_tokens
             start_slot.prompt_with_cached += done.prompt_tokens
@@ -332,7 +339,7 @@ class ClientStats:
             total_tokens_per_s=rate(merged.prompt + merged.output),
             requests_per_s=rate(merged.requests),
             prefix_hit_rate=ratio(merged.cached, merged.prompt_with_cached),
-            prefix_hit_rate_ceiling=ratio(merged.ceiling, merged.prompt),
+            prefix_hit_rate_ceiling=ratio(merged.ceiling, merged.prompt_with_ceiling),
             per_user_output_tokens_per_s_p50=merged.decode.quantile(0.5),
             interactivity_p50_tokens_per_s=merged.request_itl.inverse_quantile(0.5),
             interactivity_p90_tokens_per_s=merged.request_itl.inverse_quantile(0.9),
@@ -345,7 +352,7 @@ class ClientStats:
             run_per_user_output_tokens_per_s_p50=run.decode.quantile(0.5),
             run_interactivity_p50_tokens_per_s=run.request_itl.inverse_quantile(0.5),
             run_interactivity_p90_tokens_per_s=run.request_itl.inverse_quantile(0.9),
-            run_prefix_hit_rate_ceiling=ratio(run.ceiling, run.prompt),
+            run_prefix_hit_rate_ceiling=ratio(run.ceiling, run.prompt_with_ceiling),
             in_flight=self.in_flight,
             totals=self.totals(),
         )
@@ -361,6 +368,7 @@ class ClientStats:
             sessions_completed=self.sessions_completed,
             sessions_ended_by_context=self.sessions_ended_by_context,
             ceiling_cacheable_tokens=run.ceiling,
+            ceiling_prompt_tokens=run.prompt_with_ceiling,
             cached_tokens_reported=self.cached_reported,
             errors_by_kind=dict(self.errors),
         )

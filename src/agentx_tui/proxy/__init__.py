@@ -12,8 +12,8 @@ The package never imports Textual; it reads `snapshot` and `load.stats`/`load.se
 """
 
 from agentx_tui.proxy._call import ProxiedCall
-from agentx_tui.proxy._capture import Capture, CaptureFigures
-from agentx_tui.proxy._live import DEFAULT_HOST, LiveProxy, ProxyFigures, parse_listen_address
+from agentx_tui.proxy._capture import Capture, CaptureFigures, prepare_capture_folder
+from agentx_tui.proxy._live import DEFAULT_HOST, LiveProxy, check_listen_address, parse_listen_address
 from agentx_tui.proxy._server import (
     DEFAULT_SESSION_HEADER,
     ProxyHealth,
@@ -34,13 +34,14 @@ __all__ = [
     "LiveSession",
     "LiveSessions",
     "ProxiedCall",
-    "ProxyFigures",
     "ProxyHealth",
     "ProxyObserver",
     "ProxyServer",
     "SessionFigures",
     "Tokenizer",
     "TokenizerFigures",
+    "check_listen_address",
     "parent_header",
     "parse_listen_address",
+    "prepare_capture_folder",
 ]

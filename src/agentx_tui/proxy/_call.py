@@ -128,7 +128,7 @@ class ProxiedCall:
             prompt_tokens=prompt_tokens,
             cached_tokens=self.cached_tokens,
             output_tokens=self.output_tokens or 0,
-            ceiling_tokens=0,  # the prompt's blocks are known only later, off the request's path
+            ceiling_tokens=None,  # the prompt's blocks are known only later, off the request's path
             ttft_s=self.ttft_s,
             decode_tokens_per_s=decode,
             request_itl_s=request_itl,

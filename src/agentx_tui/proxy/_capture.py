@@ -41,6 +41,19 @@ _HASH_SLICE = 512  # blocks hashed between two turns of the event loop (~1 ms)
 _INPUT_TYPES = {"tool": "tool_result", "function": "tool_result"}
 
 
+def prepare_capture_folder(folder: Path) -> None:
+    """Make `folder` (owner-only) if it is not there; `UsageError` if it cannot be made or written to."""
+    hint = "Pass --capture a folder you can write to."
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"--capture {folder} is a file, not a folder.", hint)
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"The capture folder {folder} cannot be made ({exc.strerror or exc}).", hint) from exc
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"The capture folder {folder} is not writable.", hint)
+
+
 @dataclass(slots=True, eq=False)
 class CapturedCall:
     """What a file keeps of one completed call (times: `time.monotonic()`)."""
@@ -134,17 +147,7 @@ class Capture:
         self._files = 0
         self._calls_written = self._without_ids = self._mismatches = self._write_errors = 0
         self._last_error: str | None = None
-        try:
-            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        except OSError as exc:
-            raise UsageError(
-                f"The capture folder {folder} cannot be made ({exc.strerror or exc}).",
-                "Pass --capture a folder you can write to.",
-            ) from exc
-        if not os.access(folder, os.W_OK | os.X_OK):
-            raise UsageError(
-                f"The capture folder {folder} is not writable.", "Pass --capture a folder you can write to."
-            )
+        prepare_capture_folder(folder)
 
     # -- recording ----------------------------------------------------------------------------------
     def open_tree(self) -> CaptureTree:

@@ -1,9 +1,9 @@
 """The proxy as a run uses it: the server, the live sessions, the tokenizer and the capture, started and
-stopped together, with one figures object per tick (the report keys of DESIGN §4)."""
+stopped together, with one `ProxyState` per tick (the Snapshot carries it; the report keys come from it)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import socket
 from pathlib import Path
 
 from agentx_tui.errors import UsageError
@@ -12,9 +12,27 @@ from agentx_tui.proxy._capture import Capture
 from agentx_tui.proxy._server import DEFAULT_SESSION_HEADER, SHUTDOWN_GRACE_S, ProxyServer
 from agentx_tui.proxy._sessions import IDLE_S, LiveSessions
 from agentx_tui.proxy._tokenize import Tokenizer
-from agentx_tui.snapshot import USERS_SHOWN, Percentiles, UserRow
+from agentx_tui.snapshot import USERS_SHOWN, ProxyState, UserRow
 
 DEFAULT_HOST = "127.0.0.1"
+
+
+def check_listen_address(host: str, port: int) -> None:
+    """Refuse, before anything starts, an address the proxy could not listen on (`UsageError`).
+    Port 0 (a free one) is always fine."""
+    if port == 0:
+        return
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        family, _, _, _, address = infos[0]
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as aiohttp binds it
+            probe.bind(address)
+    except OSError as exc:
+        raise UsageError(
+            f"The proxy cannot listen on {host}:{port}: {exc.strerror or exc}.",
+            "Choose another --proxy port (0 picks a free one).",
+        ) from exc
 
 
 def parse_listen_address(text: str) -> tuple[str, int]:
@@ -26,51 +44,12 @@ def parse_listen_address(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
-@dataclass(frozen=True, slots=True)
-class ProxyFigures:
-    """Everything the run shows or reports about the proxy, as of one tick."""
-
-    url: str
-    upstream: str
-    proxied_requests: int  # model calls forwarded (chat and text completions), whatever their outcome
-    other_requests: int  # other requests forwarded (/v1/models, /tokenize, ...)
-    in_flight: int
-    proxied_sessions: int  # session trees seen
-    live_sessions: int  # sessions (sub-agents included) now in the users table
-    subagents: int
-    calls_completed: int
-    calls_failed: int
-    prompt_tokens: int  # of the completed proxied calls (how much of the aggregate is real traffic)
-    cached_tokens: int
-    output_tokens: int
-    proxy_added_ttft: Percentiles  # the upstream's first body bytes → handed to the agent's socket
-    upstream_errors: int
-    last_upstream_error: str | None
-    agent_cancelled: int
-    captured_sessions: int | None  # files written; None without --capture
-    capture_dir: str | None
-    tokenize_pending: int
-    tokenize_failed: int
-    tokenize_dropped: int
-
-    def report(self) -> dict[str, object]:
-        """The report keys of DESIGN §4 (a figure that cannot be known is None)."""
-        return {
-            "proxied_requests": self.proxied_requests,
-            "proxied_sessions": self.proxied_sessions,
-            "proxy_added_ttft_p50_s": self.proxy_added_ttft.p50,
-            "proxy_added_ttft_p99_s": self.proxy_added_ttft.p99,
-            "captured_sessions": self.captured_sessions,
-            "capture_dir": self.capture_dir,
-        }
-
-
 class LiveProxy:
     """`--proxy` (and `--capture`) for one run.
 
     proxy = LiveProxy(target_url, host, port, sink=client_stats, capture_dir=..., model=...)
     await proxy.start()               # listening: agents use proxy.url as their base URL
-    each tick: proxy.figures(), proxy.rows(limit), proxy.states(), proxy.events()
+    each tick: proxy.figures() (the Snapshot's ProxyState), proxy.rows(limit), proxy.states(), proxy.events()
     await proxy.close()               # also from the signal path: fast, safe to call twice
     """
 
@@ -141,12 +120,12 @@ class LiveProxy:
             out.append(f"{prefix}: {error}")
         self._said[kind] = error
 
-    def figures(self) -> ProxyFigures:
+    def figures(self) -> ProxyState:
         health = self.server.health()
         sessions = self.sessions.figures()
         tokenizer = self.tokenizer.figures()
         capture = self.capture.figures() if self.capture is not None else None
-        return ProxyFigures(
+        return ProxyState(
             url=health.url,
             upstream=health.upstream,
             proxied_requests=health.proxied_requests,
@@ -160,7 +139,7 @@ class LiveProxy:
             prompt_tokens=sessions.prompt_tokens,
             cached_tokens=sessions.cached_tokens,
             output_tokens=sessions.output_tokens,
-            proxy_added_ttft=health.added_ttft,
+            added_ttft=health.added_ttft,
             upstream_errors=health.upstream_errors,
             last_upstream_error=health.last_upstream_error,
             agent_cancelled=health.agent_cancelled,

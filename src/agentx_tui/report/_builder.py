@@ -28,7 +28,7 @@ from typing import Any
 from agentx_tui import __version__
 from agentx_tui.report._keys import REPORT_KEYS
 from agentx_tui.report._series import ReportSeries, SeriesBuffer
-from agentx_tui.snapshot import EndpointFigures, EndpointTotals, Snapshot
+from agentx_tui.snapshot import EndpointFigures, EndpointTotals, ProxyState, Snapshot
 from agentx_tui.snapshot.rates import rates
 from agentx_tui.snapshot.stat import RunningStat, TickMeans, ratio
 from agentx_tui.sweep import tier_report_keys
@@ -119,6 +119,8 @@ class ReportBuilder:
         report.update(_health_figures(last))
         if last.sweep is not None:
             report.update(_sweep_figures(last))
+        if last.proxy is not None:
+            report.update(_proxy_figures(last.proxy))
         report["endpoints"] = [self._endpoint(e, duration) for e in last.endpoints]
         report["users_detail"] = [row.model_dump() for row in last.sessions]
         return report
@@ -140,6 +142,18 @@ class ReportBuilder:
             "num_gpu_blocks": e.num_gpu_blocks,
             **e.totals.model_dump(),
         }
+
+
+def _proxy_figures(proxy: ProxyState) -> dict[str, Any]:
+    """Your own traffic (docs/capture.md): what went through `--proxy` over the run."""
+    return {
+        "proxied_requests": proxy.proxied_requests,
+        "proxied_sessions": proxy.proxied_sessions,
+        "proxy_added_ttft_p50_s": proxy.added_ttft.p50,
+        "proxy_added_ttft_p99_s": proxy.added_ttft.p99,
+        "captured_sessions": proxy.captured_sessions,
+        "capture_dir": proxy.capture_dir,
+    }
 
 
 _RATE_KEYS = (
@@ -206,7 +220,9 @@ def _client_figures(last: Snapshot, duration: float, server: dict[str, Any]) -> 
         "itl_p90_s": client.run_itl.p90,
         "itl_p99_s": client.run_itl.p99,
         "prefix_cache_hit_rate_client": ratio(cached, t.prompt_tokens),
-        "prefix_cache_hit_rate_ceiling": ratio(t.ceiling_cacheable_tokens, t.prompt_tokens),
+        "prefix_cache_hit_rate_ceiling": ratio(
+            t.ceiling_cacheable_tokens, t.prompt_tokens if t.ceiling_prompt_tokens is None else t.ceiling_prompt_tokens
+        ),
         "interactivity_p50_tokens_per_s": client.run_interactivity_p50_tokens_per_s,
         "interactivity_p90_tokens_per_s": client.run_interactivity_p90_tokens_per_s,
         "e2e_p90_s": client.run_e2e.p90,

@@ -53,6 +53,7 @@ SUMMARY_KEYS = (
     "tokens_per_dollar_output",
     "usd_per_million_output_tokens",
 )
+PROXY_SUMMARY_KEYS = ("proxied_requests", "proxied_sessions", "proxy_added_ttft_p99_s", "captured_sessions")
 _BOLD, _RED, _GREEN, _RESET = "\x1b[1m", "\x1b[31m", "\x1b[32m", "\x1b[0m"
 
 
@@ -114,6 +115,9 @@ class HeadlessPrinter:
             self._write(f"  {key.ljust(width)}  {value} {unit(key)}".rstrip())
         if report.get("throughput_source"):
             self._write(f"  (tokens/s are {report['throughput_source']}-side)")
+        if report.get("proxied_requests") is not None:  # --proxy: the real agents' part of it
+            for key in PROXY_SUMMARY_KEYS:
+                self._write(f"  {key.ljust(width)}  {cell(report.get(key))} {unit(key)}".rstrip())
         for c in checks:
             verdict = self._style("PASS", _GREEN) if c.passed else self._style("FAIL", _RED)
             self._write(f"{verdict} {c.expr} ({c.verdict_detail})")

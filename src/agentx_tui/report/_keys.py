@@ -58,6 +58,13 @@ CONTRACT_KEYS: tuple[str, ...] = (
     "client_loop_lag_p99_s",
     "client_saturated",
     "workers",
+    # Your own traffic (docs/capture.md): null without --proxy (captured_sessions, capture_dir without --capture).
+    "proxied_requests",
+    "proxied_sessions",
+    "proxy_added_ttft_p50_s",
+    "proxy_added_ttft_p99_s",
+    "captured_sessions",
+    "capture_dir",
 )
 
 # A sweep adds these (and, for every tier T, the flat keys of `tier_keys`).
@@ -118,6 +125,7 @@ NUMERIC_KEYS: tuple[str, ...] = tuple(
         "gpus_source",
         "client_saturated",
         "client_saturated_reason",
+        "capture_dir",
     }
 )
 
@@ -176,6 +184,8 @@ def unit(key: str) -> str:
     if key.endswith("_tokens") or key == "preemptions":
         return "tokens" if key.endswith("_tokens") else "count"
     if key in ("requests_completed", "requests_failed", "samples", "sessions_completed"):
+        return "count"
+    if key in ("proxied_requests", "proxied_sessions", "captured_sessions"):
         return "count"
     if key in ("users", "users_max", "gpus", "workers", "sessions_started"):
         return "count"

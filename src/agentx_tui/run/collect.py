@@ -16,15 +16,17 @@ from dataclasses import dataclass
 import httpx
 
 from agentx_tui.cost import CostMeter, PriceChoice, resolve_price
-from agentx_tui.load import LoadGenerator, LoadSample
+from agentx_tui.load import LoadSample
 from agentx_tui.run.plan import RunPlan
 from agentx_tui.run.serving import Serving
+from agentx_tui.run.traffic import Traffic
 from agentx_tui.secrets import redact
 from agentx_tui.snapshot import (
     ClientFigures,
     CostFigures,
     EndpointFigures,
     GpuState,
+    ProxyState,
 )
 from agentx_tui.snapshot.rates import run_tokens, window_rates
 from agentx_tui.telemetry import DcgmMonitor, EndpointMonitor, NvmlSampler, aggregate_endpoints
@@ -57,15 +59,16 @@ class Collected:
     load: LoadSample | None
     cost: CostFigures
     server_log: tuple[str, ...]
+    proxy: ProxyState | None = None
 
 
 class Collectors:
     def __init__(
-        self, plan: RunPlan, serving: Serving, load: LoadGenerator | None, events: EventLog, started_at: float
+        self, plan: RunPlan, serving: Serving, traffic: Traffic | None, events: EventLog, started_at: float
     ) -> None:
         self.plan = plan
         self.serving = serving
-        self.load = load
+        self.traffic = traffic
         self.events = events
         self.started_at = started_at
         interval = plan.output.interval_s
@@ -129,16 +132,12 @@ class Collectors:
     async def collect(self) -> Collected:
         now = time.time()
         if self._fleet is not None:
-            fleet, load = await asyncio.gather(
-                self._fleet.sample(now), self.load.sample() if self.load is not None else _none()
-            )
+            fleet, (load, proxy, said) = await asyncio.gather(self._fleet.sample(now), self._traffic())
             endpoints, gpu = list(fleet.endpoints), fleet.gpu
             self._note_fleet(fleet.up, fleet.status)
         else:
-            scraped, gpu, load = await asyncio.gather(
-                asyncio.gather(*(s.sample(now) for s in self._scrapers)),
-                self._gpu_state(now),
-                self.load.sample() if self.load is not None else _none(),
+            scraped, gpu, (load, proxy, said) = await asyncio.gather(
+                asyncio.gather(*(s.sample(now) for s in self._scrapers)), self._gpu_state(now), self._traffic()
             )
             endpoints = list(scraped)
             self._note_up_down(endpoints)
@@ -151,7 +150,12 @@ class Collectors:
         cost = self._cost(now, load.client if load else None, aggregate, gpu)
         if gpus is not None:  # known whether or not a price is: the per-GPU figures need only the count
             cost = cost.model_copy(update={"gpus": gpus, "gpus_source": gpus_source})
-        return Collected(now, tuple(endpoints), aggregate, gpu, load, cost, self._server_log())
+        for line in said:
+            self.events.add(line)
+        return Collected(now, tuple(endpoints), aggregate, gpu, load, cost, self._server_log(), proxy)
+
+    async def _traffic(self) -> tuple[LoadSample | None, ProxyState | None, list[str]]:
+        return await self.traffic.sample() if self.traffic is not None else (None, None, [])
 
     def _server_log(self) -> tuple[str, ...]:
         launched = self.serving.launched
@@ -248,7 +252,3 @@ class Collectors:
             window_output_tokens_per_s=window.output,
             gpu_power_w=sum(powers) / len(powers) if powers else None,
         )
-
-
-async def _none() -> None:
-    return None

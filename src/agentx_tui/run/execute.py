@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import signal
 import sys
+import time
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TextIO
@@ -19,6 +20,7 @@ from agentx_tui import __version__
 from agentx_tui.engine import stopped_on_exit
 from agentx_tui.errors import EXIT_CHECK_FAILED, EXIT_OK, EXIT_TARGET
 from agentx_tui.load import (
+    ClientStats,
     Driver,
     LoadGenerator,
     LocalLoad,
@@ -30,6 +32,8 @@ from agentx_tui.load import (
     ray_actors,
     workers_for,
 )
+from agentx_tui.net import is_loopback_host
+from agentx_tui.proxy import LiveProxy
 from agentx_tui.recording import Recorder, ReplayPlayer, read_recording
 from agentx_tui.report import HeadlessPrinter, ReportBuilder, evaluate_checks, write_report
 from agentx_tui.run.collect import EventLog
@@ -39,6 +43,7 @@ from agentx_tui.run.plan import RunPlan
 from agentx_tui.run.serving import Serving, open_serving
 from agentx_tui.run.subscribers import DashboardFeed, Fanout, Subscriber
 from agentx_tui.run.sweep import SweepPhases
+from agentx_tui.run.traffic import Traffic
 from agentx_tui.secrets import redact_value
 
 STOP_SIGNALS = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP (terminal closed)"}
@@ -124,6 +129,32 @@ def _load(plan: RunPlan, serving: Serving, workload: PreparedWorkload) -> LoadGe
     return LocalLoad(Driver(workload, serving.endpoints, settings))
 
 
+def _traffic(plan: RunPlan, serving: Serving, load: LoadGenerator | None, notes: list[str]) -> Traffic:
+    """The simulated users' load and, with `--proxy`, the real agents' traffic beside it: one ClientStats
+    counts both (a proxy-only run has one of its own)."""
+    proxy_plan = plan.proxy
+    if proxy_plan is None or not serving.endpoints:
+        return Traffic(load, None, load.stats if load is not None else None)
+    stats = load.stats if load is not None else ClientStats(plan.load.settings.window_s, time.monotonic())
+    target = serving.endpoints[0]  # the first --attach URL, the launched server or the simulator
+    proxy = LiveProxy(
+        target.url,
+        proxy_plan.host,
+        proxy_plan.port,
+        sink=stats,
+        capture_dir=proxy_plan.capture_dir,
+        model=target.model,
+        session_header=proxy_plan.session_header,
+        api_key=plan.api_key,
+    )
+    if not is_loopback_host(proxy_plan.host):
+        notes.append(
+            f"warning: the proxy listens on {proxy_plan.host}:{proxy_plan.port}, reachable from other machines; "
+            f"whoever reaches it reaches {target.url} with the key the agents send"
+        )
+    return Traffic(load, proxy, stats)
+
+
 def _phases(plan: RunPlan) -> Phases:
     sweep = plan.sweep
     if sweep is None:
@@ -140,7 +171,8 @@ def _phases(plan: RunPlan) -> Phases:
 async def _run_on(plan: RunPlan, serving: Serving) -> int:
     notes: list[str] = []
     workload = _fit(plan, serving, notes)
-    load = _load(plan, serving, workload)
+    traffic = _traffic(plan, serving, _load(plan, serving, workload), notes)
+    load = traffic.load
     events = EventLog(plan.secrets)
     builder = ReportBuilder()
     subscribers: list[Subscriber] = [builder]
@@ -155,16 +187,17 @@ async def _run_on(plan: RunPlan, serving: Serving) -> int:
         feed = DashboardFeed()
         subscribers.append(feed)
     fanout = Fanout(subscribers, on_error=events.add)
-    live = LiveRun(plan, serving, load, _phases(plan), fanout, events)
+    live = LiveRun(plan, serving, traffic if traffic.measures else None, _phases(plan), fanout, events)
     # The first line of the dashboard's log: what is running, so the log is never blank without reason.
     doing = f"driving {plan.load.users} users of {workload.name}" if load is not None else "observing only, no load"
+    if traffic.proxy is not None:
+        doing += f"; real agents through the proxy at {traffic.proxy.url}"
     events.add(f"{serving.label} ready; {doing}")
     for note in notes:
         events.add(note)
-        if plan.output.headless:
+        if plan.output.headless or note.startswith("warning:"):
             _safe_print(_err, note)
-    if load is not None:
-        load.on_event = events.add
+    traffic.set_events(events.add)
 
     app: Any = None
     if feed is not None:
@@ -187,19 +220,24 @@ async def _run_on(plan: RunPlan, serving: Serving) -> int:
         # The load starts after the first scrape: the servers' counters then cover exactly the
         # requests the client counts, from the first one on.
         await live.first_tick()
-        if load is not None and not live.stopping:
+        if traffic.measures and not live.stopping:
             try:
-                await load.start()
-            except BaseException:  # a worker that could not start (one sentence, exit 3), a signal
+                await traffic.start()
+            except BaseException:  # a worker or the proxy that could not start (one sentence), a signal
                 live.request_stop("the load could not start", partial=True)
                 await ticking  # the tick loop closes its subscribers before the error is said
                 raise
+            if traffic.proxy is not None:  # with --proxy 0 the port is known only now
+                where = f"agents' base URL: {traffic.proxy.url}/v1 (forwarded to {traffic.proxy.server.upstream})"
+                events.add(f"proxy listening; {where}")
+                _safe_print(_err, f"proxy listening; {where}")
         if app is not None:
             await app.run_async()
             live.request_stop("quit from the dashboard")
         outcome = await ticking
     finally:
         await live.close()
+        await traffic.close()  # (live.close did, unless there was nothing to measure)
         if plan.load.ray_address is not None:
             ray_actors.disconnect()
         if recorder is not None:

@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from agentx_tui.errors import AgentXError
-from agentx_tui.load import LoadGenerator, fit_to_servers, list_presets, prepare_workload
+from agentx_tui.load import fit_to_servers, list_presets, prepare_workload
 from agentx_tui.run.collect import Collected, Collectors, EventLog
 from agentx_tui.run.phases import Phases
 from agentx_tui.run.plan import RunPlan
 from agentx_tui.run.serving import Serving
 from agentx_tui.run.subscribers import Fanout
+from agentx_tui.run.traffic import Traffic
 from agentx_tui.snapshot import RunInfo, RunState, Snapshot
 from agentx_tui.snapshot.bottleneck import simulator_behind
 
@@ -60,7 +61,7 @@ class LiveRun:
         self,
         plan: RunPlan,
         serving: Serving,
-        load: LoadGenerator | None,
+        traffic: Traffic | None,
         phases: Phases,
         subscribers: Fanout,
         events: EventLog,
@@ -68,13 +69,14 @@ class LiveRun:
     ) -> None:
         self.plan = plan
         self.serving = serving
-        self.load = load
+        self.traffic = traffic
+        self.load = traffic.load if traffic is not None else None  # what the controls act on
         self.phases = phases
         self.subscribers = subscribers
         self.events = events
         self.started_at = time.time()
         self._workload = plan.load.workload
-        self.collectors = collectors or Collectors(plan, serving, load, events, self.started_at)
+        self.collectors = collectors or Collectors(plan, serving, traffic, events, self.started_at)
         self._stop = asyncio.Event()
         self._stop_reason: str | None = None
         self._partial_reason: str | None = None
@@ -139,8 +141,8 @@ class LiveRun:
 
     def reset_windows(self) -> None:
         self.collectors.reset_windows()
-        if self.load:
-            self.load.reset_window()
+        if self.traffic is not None:
+            self.traffic.reset_window()
         self.events.add("windows reset")
 
     async def shutdown(self, reason: str | None = None) -> None:
@@ -205,10 +207,10 @@ class LiveRun:
         return None
 
     async def _drain(self) -> None:
-        if self.load is None:
+        if self.traffic is None:
             return
         timeout = self.plan.drain_timeout_s if self._partial_reason is None else _INTERRUPTED_DRAIN_S
-        if not await self.load.drain(timeout):
+        if not await self.traffic.drain(timeout):
             self.events.add(f"requests still in flight after {timeout:g} s were left unfinished")
         fleet = self.serving.fleet
         if fleet is not None and self._partial_reason is None:
@@ -217,9 +219,9 @@ class LiveRun:
             await asyncio.sleep(min(fleet.scrape_interval_s * 1.5, _FLEET_SETTLE_MAX_S))
 
     async def close(self) -> None:
-        """Stop the load and the collectors (the launched server is the serving's to stop)."""
-        if self.load is not None:
-            await self.load.stop()
+        """Stop the load, the proxy and the collectors (the launched server is the serving's to stop)."""
+        if self.traffic is not None:
+            await self.traffic.close()
         await self.collectors.close()
 
     def _snapshot(self, c: Collected, *, final: bool = False) -> Snapshot:
@@ -245,6 +247,7 @@ class LiveRun:
             client_health=load.health if load else None,
             sessions=load.rows if load else (),
             session_states=load.states if load else {},
+            proxy=c.proxy,
             cost=c.cost,
             events=(),
             server_log=c.server_log,

@@ -66,6 +66,16 @@ class LoadPlan:
 
 
 @dataclass(frozen=True)
+class ProxyPlan:
+    """`--proxy` (docs/capture.md): real agents through a transparent proxy in front of the target."""
+
+    host: str
+    port: int  # 0: a free port (said when the run starts)
+    capture_dir: Path | None = None  # --capture
+    session_header: str = "X-Session-ID"
+
+
+@dataclass(frozen=True)
 class SweepPlan:
     """docs/sweeps.md: one measured point per user count, sessions kept running from point to point."""
 
@@ -106,6 +116,7 @@ class RunPlan:
     output: OutputPlan
     duration_s: float | None = None  # None: until quit (a sweep ends by itself)
     sweep: SweepPlan | None = None
+    proxy: ProxyPlan | None = None
     drain_timeout_s: float = 10.0
     api_key: str | None = field(default=None, repr=False)  # never printed, never recorded
 
@@ -141,6 +152,13 @@ class RunPlan:
                 "warmup_s": self.sweep.warmup_s,
                 "point_duration_s": self.sweep.point_duration_s,
                 "tiers": list(self.sweep.tiers),
+            },
+            "proxy": None
+            if self.proxy is None
+            else {
+                "listen": f"{self.proxy.host}:{self.proxy.port}",
+                "capture_dir": str(self.proxy.capture_dir) if self.proxy.capture_dir else None,
+                "session_header": self.proxy.session_header,
             },
             "gpu_price": self.price.gpu_price,
             "cost_profile": self.price.cost_profile,

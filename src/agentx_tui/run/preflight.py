@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -28,6 +29,12 @@ from agentx_tui.load import (
     ray_actors,
     workers_for,
 )
+from agentx_tui.proxy import (
+    DEFAULT_SESSION_HEADER,
+    check_listen_address,
+    parse_listen_address,
+    prepare_capture_folder,
+)
 from agentx_tui.report import check_report_path, parse_check
 from agentx_tui.run.plan import (
     API_KEY_ENV,
@@ -35,6 +42,7 @@ from agentx_tui.run.plan import (
     OutputPlan,
     PricePlan,
     PrometheusPlan,
+    ProxyPlan,
     RunPlan,
     SweepPlan,
     TargetKind,
@@ -119,8 +127,34 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
         output=output,
         duration_s=args.duration,
         sweep=sweep,
+        proxy=_proxy(args, target),
         api_key=api_key,
     )
+
+
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP token (RFC 9110)
+
+
+def _proxy(args: argparse.Namespace, target: TargetPlan) -> ProxyPlan | None:
+    """`--proxy [HOST:]PORT` with its `--capture` and `--session-header`: checked before anything starts."""
+    if args.proxy is None:
+        for flag, given in (("--capture", args.capture), ("--session-header", args.session_header)):
+            if given is not None:
+                raise UsageError(f"{flag} only applies with --proxy [HOST:]PORT.", "See docs/capture.md.")
+        return None
+    if target.kind == "prometheus" and not target.attach:
+        raise UsageError(
+            "--proxy needs a server to forward to, and --prometheus alone names none.",
+            "Add --attach URL (the router the agents should reach).",
+        )
+    host, port = parse_listen_address(args.proxy)
+    check_listen_address(host, port)
+    header = args.session_header or DEFAULT_SESSION_HEADER
+    if not _HEADER_NAME.fullmatch(header):
+        raise UsageError(f"--session-header {header!r} is not a header name.", "For example X-Session-ID.")
+    if args.capture is not None:
+        prepare_capture_folder(args.capture)
+    return ProxyPlan(host, port, args.capture, header)
 
 
 def _pull_hub_workload(workload: str) -> PulledCorpus | None:

@@ -137,6 +137,9 @@ class ClientTotals(_Frozen):
     sessions_ended_by_context: int = 0
     # Tokens that a perfect, unbounded prefix cache would serve (block-aligned shared prefix): ceiling.
     ceiling_cacheable_tokens: int = 0
+    # The prompt tokens the ceiling is over: those of requests whose blocks the client knows (not a
+    # proxied agent's). None in recordings made before this was counted: all prompt tokens then.
+    ceiling_prompt_tokens: int | None = None
     # True once any response carried usage.prompt_tokens_details; False means the server omits it.
     cached_tokens_reported: bool = False
     errors_by_kind: dict[str, int] = Field(default_factory=dict)
@@ -293,6 +296,35 @@ class PointFigures(_Frozen):
     client_saturated: bool = False
 
 
+class ProxyState(_Frozen):
+    """`--proxy`: real agents' traffic through the transparent proxy (DESIGN §10), as of this tick.
+    Token counts are of the completed proxied calls since the run started; their requests are also
+    counted in the client figures, beside the simulated users'."""
+
+    url: str  # where agents point their base URL
+    upstream: str  # the target it forwards to
+    proxied_requests: int = 0  # model calls forwarded, whatever their outcome
+    other_requests: int = 0  # other paths forwarded (/v1/models, /tokenize, ...)
+    in_flight: int = 0
+    proxied_sessions: int = 0  # session trees seen
+    live_sessions: int = 0  # sessions (sub-agents included) in the users table now
+    subagents: int = 0
+    calls_completed: int = 0
+    calls_failed: int = 0
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    output_tokens: int = 0
+    added_ttft: Percentiles = Field(default_factory=Percentiles)  # upstream's first byte → the agent's
+    upstream_errors: int = 0  # answered 502: the upstream was down or timed out
+    last_upstream_error: str | None = None
+    agent_cancelled: int = 0  # agents that went away mid-answer
+    captured_sessions: int | None = None  # session files written; None without --capture
+    capture_dir: str | None = None
+    tokenize_pending: int = 0  # prompts still to be tokenized for the capture (off the request path)
+    tokenize_failed: int = 0
+    tokenize_dropped: int = 0
+
+
 SweepPhase = Literal["warmup", "measure", "done"]
 
 
@@ -343,6 +375,7 @@ class Snapshot(_Frozen):
     sessions: tuple[UserRow, ...] = ()
     session_states: dict[str, int] = Field(default_factory=dict)
     sweep: SweepState | None = None
+    proxy: ProxyState | None = None  # --proxy: real agents' traffic
     cost: CostFigures = Field(default_factory=CostFigures)
     events: tuple[str, ...] = ()  # app events new since the previous tick (already redacted)
     server_log: tuple[str, ...] = ()  # launched-server log lines new since the previous tick

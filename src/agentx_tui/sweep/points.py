@@ -105,7 +105,7 @@ class PointWindow:
             e2e_p90_s=e2e.p90,
             prefix_cache_hit_rate_server=ratio(server.prefix_cache_hits, server.prefix_cache_queries),
             prefix_cache_hit_rate_client=ratio(tally.cached, tally.prompt_with_cached),
-            prefix_cache_hit_rate_ceiling=ratio(tally.ceiling, tally.prompt),
+            prefix_cache_hit_rate_ceiling=ratio(tally.ceiling, tally.prompt_with_ceiling),
             kv_cache_usage_mean=self.hardware.kv.mean,
             kv_cache_usage_max=self.hardware.kv.max,
             preemptions=server.preemptions,

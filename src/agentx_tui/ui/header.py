@@ -93,6 +93,8 @@ class RunHeader(Static):
             parts.append(Content.styled(" CLIENT-BOUND ", "bold reverse $error"))
         if simulator_behind(snap):
             parts.append(Content.styled(" SIM SATURATED ", "bold reverse $warning"))
+        if snap.proxy is not None:
+            parts.append(_pair("real agents", str(snap.proxy.live_sessions)))
         return parts
 
     def _users(self, running: int) -> str:

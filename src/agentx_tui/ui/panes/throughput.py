@@ -11,7 +11,7 @@ from textual.widgets import Sparkline
 
 from agentx_tui.snapshot import Percentiles, Snapshot
 from agentx_tui.snapshot.rates import rates as window_rates
-from agentx_tui.ui._format import compact, seconds
+from agentx_tui.ui._format import NA, compact, percent, seconds
 from agentx_tui.ui.panes._base import Figures, Pane, label, line, plot, value
 from agentx_tui.ui.panes._spark import HistoryChart
 
@@ -63,6 +63,8 @@ class ThroughputPane(Pane):
                 rates.requests, rates.total, snap.cost.gpus if snap.cost.gpus_source else None, width
             ),
         ]
+        if snap.proxy is not None:
+            lines.append(_real_share(snap))
         if client is not None and client.totals.requests_failed:
             lines.append(Content.styled(f"{client.totals.requests_failed} failed requests", "bold $text-error"))
         self.query_one("#tps-latency", Figures).show(Content("\n").join(lines))
@@ -88,6 +90,17 @@ def _requests_and_per_gpu(requests: float | None, total: float | None, gpus: int
     if sum(part.cell_length for part in parts) + len(why) <= width:  # the count, where it fits
         parts.append(label(why))
     return line(*parts)
+
+
+def _real_share(snap: Snapshot) -> Content:
+    """How much of the traffic counted here is real agents' (through --proxy), over the run."""
+    proxy, client = snap.proxy, snap.client
+    assert proxy is not None
+    real = proxy.prompt_tokens + proxy.output_tokens
+    total = client.totals.prompt_tokens + client.totals.output_tokens if client is not None else 0
+    share = percent(real / total) if total else NA
+    sessions = f"{proxy.live_sessions} live session{'s' if proxy.live_sessions != 1 else ''}"
+    return line(label("real  "), value(share, "bold $accent"), label(f" of tokens · {sessions}"))
 
 
 def _latency(name: str, figures: Percentiles) -> Content:

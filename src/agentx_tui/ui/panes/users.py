@@ -37,6 +37,7 @@ _STATE_COLOUR = {
     "paused": "warning",
     "error": "error",
     "done": "foreground-muted",
+    "real": "accent",  # a proxied session of a real agent (its `user` cell)
 }
 
 
@@ -109,8 +110,8 @@ class UsersPane(Pane):
 
 
 # What each column sorts by, in COLUMNS order: raw values, so sorting formats nothing.
-_SORT_VALUES: tuple[Callable[[UserRow], float | str | None], ...] = (
-    lambda s: s.user,
+_SORT_VALUES: tuple[Callable[[UserRow], float | str | tuple[bool, int] | None], ...] = (
+    lambda s: (not s.real, s.user),  # real agents first
     lambda s: s.state,
     lambda s: s.step / s.steps_total if s.steps_total else None,
     lambda s: s.context_tokens,
@@ -127,13 +128,18 @@ def _sort_key(s: UserRow, column: int) -> tuple[int, Any]:
     return (1, 0) if raw is None else (0, raw)  # unknown values sort last
 
 
-def _cells(s: UserRow) -> tuple[Cell, ...]:
+def _who(s: UserRow) -> str:
+    if s.real:  # a real agent through --proxy: its short session id is in the last column
+        return "real" if s.parent is None else "real›"
     # A sub-agent shows as parent›n: its own id is a large number that would say nothing.
-    who = f"{s.user}" if s.parent is None else f"{s.parent}›{s.user - CHILD_ID_BASE}"
+    return f"{s.user}" if s.parent is None else f"{s.parent}›{s.user - CHILD_ID_BASE}"
+
+
+def _cells(s: UserRow) -> tuple[Cell, ...]:
     texts = (
-        who,
+        _who(s),
         s.state,
-        f"{s.step}/{s.steps_total}",
+        f"{s.step}/{s.steps_total}" if s.steps_total else f"{s.step}",  # a real agent's steps are unknown
         count(s.context_tokens),
         seconds(s.last_ttft_s),
         compact(s.decode_tokens_per_s),
@@ -141,8 +147,9 @@ def _cells(s: UserRow) -> tuple[Cell, ...]:
         count(s.output_tokens),
         s.label or _short_url(s.endpoint),
     )
+    styles = ("real" if s.real else "", s.state)
     return tuple(
-        Cell(_sort_key(s, index), text, s.state if index == 1 else "", COLUMNS[index].right)
+        Cell(_sort_key(s, index), text, styles[index] if index < 2 else "", COLUMNS[index].right)
         for index, text in enumerate(texts)
     )
 
