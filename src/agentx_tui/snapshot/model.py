@@ -199,7 +199,9 @@ UserState = Literal["prefill", "decoding", "tool", "waiting", "paused", "done", 
 
 
 class UserRow(_Frozen):
-    """One simulated user (agent session slot) of the load driver."""
+    """One row of the users table: a user (one of the `-u N` slots of simulated load, running one session
+    after another), a sub-agent while it runs (`parent`), or a real agent's session through `--proxy`
+    (`real`)."""
 
     user: int
     session: int  # how many sessions this user has started (1-based)
@@ -371,7 +373,8 @@ class Snapshot(_Frozen):
     gpu: GpuState = Field(default_factory=GpuState)
     client: ClientFigures | None = None  # None when observing only (workload `none`)
     client_health: ClientHealth | None = None  # None when observing only
-    # At most USERS_SHOWN rows (the users table's sample); `session_states` counts them all.
+    # The users table: at most USERS_SHOWN rows; `session_states` counts the states of them all. (The
+    # fields keep their first names: recordings are read back by them.)
     sessions: tuple[UserRow, ...] = ()
     session_states: dict[str, int] = Field(default_factory=dict)
     sweep: SweepState | None = None
