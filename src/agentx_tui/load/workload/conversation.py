@@ -5,18 +5,47 @@ costs about the bytes it sends: one `json.dumps` of the new message and one join
 place where two prompts can share a prefix is a *point*: a chained hash of all content before it and
 the prompt-token position it sits at. Two prompts that share a point hash share every token before
 it, which is what a perfect prefix cache can serve (docs/metrics.md).
+
+A prompt of one long user message that mostly repeats an earlier one (a replayed session's calls) is
+built by `SingleMessage`: it starts from the leading segments of an earlier message (their JSON bytes
+and their points, as they were) and encodes and hashes only what is new. Its bytes and points are
+exactly what `Conversation.add` gives for the same segments (a test holds them equal).
 """
 
 from __future__ import annotations
 
 import json
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring  # how json.dumps(..., ensure_ascii=False) writes a string
 
 from agentx_tui.load.workload.text import TokenModel
 
 _END = 0x5EED_E17D
 _GEN = 0x6E17_A5E7
+_CLOSE = b'"}'  # after a SingleMessage's content
+
+
+def _int64s() -> array[int]:
+    return array("q")  # Python's hashes, token positions and byte offsets: signed 64-bit integers
+
+
+def _role_link(h: int, role: str) -> int:
+    return hash((h, hash(role)))
+
+
+def _link(h: int, seg: Segment) -> int:
+    return hash((h, seg.key, seg.tokens))
+
+
+def _ended(h: int) -> int:
+    return hash((h, _END))
+
+
+def _encoded(text: str) -> bytes:
+    """`text` as it sits inside a JSON string (what json.dumps(..., ensure_ascii=False) writes)."""
+    return encode_basestring(text)[1:-1].encode()
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +62,10 @@ class Conversation:
     tm: TokenModel
     tokens: int = 0  # prompt tokens of the messages so far (no generation prompt)
     messages: int = 0
-    points: list[tuple[int, int]] = field(default_factory=list)  # (chained hash, token position)
+    # Every point as (chained hash, token position), in two arrays: a point costs 16 bytes, not a tuple,
+    # and the CeilingTracker takes a prompt's thousands of hashes in one C call.
+    point_hashes: array[int] = field(default_factory=_int64s)
+    point_positions: array[int] = field(default_factory=_int64s)
     registered: int = 0  # points already handed to the CeilingTracker
     _json: bytearray = field(default_factory=bytearray)
     _hash: int = 0
@@ -41,21 +73,26 @@ class Conversation:
     def add(self, role: str, segments: Sequence[Segment], *, extra: dict[str, object] | None = None) -> None:
         first = self.messages == 0
         position = self.tokens + self.tm.header_tokens(role, first=first)
+        hashes, positions = self.point_hashes, self.point_positions
         if role == "assistant":
             # The previous prompt ended with the generation prompt; the answer's header is that text.
-            self.points.append((hash((self._hash, _GEN)), self.tokens + self.tm.generation_prompt))
-        h = hash((self._hash, hash(role)))
+            hashes.append(hash((self._hash, _GEN)))
+            positions.append(self.tokens + self.tm.generation_prompt)
+        h = _role_link(self._hash, role)
         # The role's header is shared by every prompt that goes on with the same role: a cache block
         # that ends inside it is served too (without this point the ceiling fell one block short).
-        self.points.append((h, position))
+        hashes.append(h)
+        positions.append(position)
         for seg in segments:
             position += seg.tokens
-            h = hash((h, seg.key, seg.tokens))
-            self.points.append((h, position))
+            h = _link(h, seg)
+            hashes.append(h)
+            positions.append(position)
         content = sum(seg.tokens for seg in segments)
         self.tokens += self.tm.message_tokens(role, content, first=first)
-        self._hash = hash((h, _END))
-        self.points.append((self._hash, self.tokens))
+        self._hash = _ended(h)
+        hashes.append(self._hash)
+        positions.append(self.tokens)
         message: dict[str, object] = {"role": role, "content": "".join(seg.text for seg in segments)}
         if extra:
             message.update(extra)
@@ -76,6 +113,77 @@ class Conversation:
     def body(self, head: bytes, tail: bytes) -> bytes:
         """`head` ends with `"messages":[`, `tail` starts with `]`."""
         return b"".join((head, self._json, tail))
+
+
+class SingleMessage:
+    """A conversation of one user message, built segment by segment, then `finish`ed.
+
+    `fork(n)` of a finished one starts another whose first `n` segments are this one's: their JSON is
+    a slice of this one's bytes and their points are copied, so a prompt that repeats most of an
+    earlier one costs the encoding and hashing of its new segments and one join of the bytes."""
+
+    __slots__ = ("_ends", "_h", "_open", "_pieces", "_position", "_size", "conversation", "hashes", "positions", "tm")
+
+    def __init__(self, tm: TokenModel) -> None:
+        self.tm = tm
+        opening = json.dumps({"role": "user", "content": ""}, ensure_ascii=False, separators=(",", ":"))
+        head = opening.encode()[: -len(_CLOSE)]
+        self._pieces: list[bytes | memoryview] = [head]
+        self._size = self._open = len(head)
+        self._ends = _int64s()  # byte offset in the message just after each segment's text
+        self._h = _role_link(0, "user")
+        self._position = tm.header_tokens("user", first=True)
+        self.hashes, self.positions = _int64s(), _int64s()
+        self.hashes.append(self._h)
+        self.positions.append(self._position)
+        self.conversation: Conversation | None = None  # once finished
+
+    @property
+    def nbytes(self) -> int:
+        """What it holds once finished: its JSON, and 24 bytes a segment of points and offsets."""
+        message = len(self.conversation._json) if self.conversation is not None else self._size
+        return message + sum(a.itemsize * len(a) for a in (self._ends, self.hashes, self.positions))
+
+    def add(self, seg: Segment) -> None:
+        piece = _encoded(seg.text)
+        self._pieces.append(piece)
+        self._size += len(piece)
+        self._ends.append(self._size)
+        self._position += seg.tokens
+        self._h = _link(self._h, seg)
+        self.hashes.append(self._h)
+        self.positions.append(self._position)
+
+    def finish(self) -> Conversation:
+        """The conversation of this message (its bytes joined once); nothing may be added after."""
+        if self.conversation is not None:
+            return self.conversation
+        self._pieces.append(_CLOSE)
+        message = bytearray().join(self._pieces)
+        self._pieces = []  # drops the slice of the message this one was forked from
+        content = self._position - self.positions[0]
+        tokens = self.tm.message_tokens("user", content, first=True)
+        end = _ended(self._h)
+        self.hashes.append(end)
+        self.positions.append(tokens)
+        self.conversation = Conversation(
+            self.tm, tokens=tokens, messages=1, point_hashes=self.hashes, point_positions=self.positions,
+            _json=message, _hash=end,
+        )  # fmt: skip
+        return self.conversation
+
+    def fork(self, n: int) -> SingleMessage:
+        """A new message that starts with the first `n` segments of this finished one."""
+        if self.conversation is None or not 0 <= n <= len(self._ends):
+            raise ValueError(f"fork({n}) of a message that is unfinished or has {len(self._ends)} segments")
+        other = SingleMessage.__new__(SingleMessage)
+        other.tm, other.conversation, other._open = self.tm, None, self._open
+        other._size = self._ends[n - 1] if n else self._open
+        other._pieces = [memoryview(self.conversation._json)[: other._size]]
+        other._ends = self._ends[:n]
+        other.hashes, other.positions = self.hashes[: n + 1], self.positions[: n + 1]
+        other._h, other._position = other.hashes[n], other.positions[n]
+        return other
 
 
 class CeilingTracker:
@@ -107,18 +215,17 @@ class CeilingTracker:
             return False
 
         cacheable = 0
-        points = conv.points
+        hashes = conv.point_hashes
         whole = hash((conv._hash, _GEN))
         if seen(whole):
             cacheable = conv.prompt_tokens
-        else:
-            for h, position in reversed(points):
-                if seen(h):
-                    cacheable = position
+        elif not (newer.isdisjoint(hashes) and older.isdisjoint(hashes)):  # (a cold prompt: in C)
+            for j in range(len(hashes) - 1, -1, -1):
+                if seen(hashes[j]):
+                    cacheable = conv.point_positions[j]
                     break
-        for h, _ in points[conv.registered :]:
-            newer.add(h)
-        conv.registered = len(points)
+        newer.update(hashes[conv.registered :] if conv.registered else hashes)
+        conv.registered = len(hashes)
         newer.add(whole)
         # A cache must leave the last prompt token to compute, and serves whole blocks only.
         cacheable = min(cacheable, conv.prompt_tokens - 1)

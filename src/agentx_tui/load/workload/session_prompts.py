@@ -12,28 +12,45 @@ template's trailer and generation prompt do not fit after the last whole block, 
 left out (their tokens become tail text) rather than shortened, so a block is always either whole and
 shared or not there. Only an `in` smaller than the template and marker themselves comes out longer
 (`Conversation.prompt_tokens` says by how much).
+
+Built incrementally: an agent's call mostly repeats its previous call's leading blocks (95% of the
+blocks of the shipped files), so each agent's latest prompt is kept and the next one starts from its
+longest common run of hash ids (a sub-agent's first call from its parent's latest prompt); only the
+blocks after it get text, JSON encoding and prefix hashes (`SingleMessage.fork`). A block's text
+depends only on its hash id and its size (its position), so what is reused is exactly what building
+from scratch (`segments`) gives.
 """
 
 from __future__ import annotations
 
 import bisect
 import math
+from array import array
 
-from agentx_tui.load.workload.conversation import Conversation, Segment
-from agentx_tui.load.workload.session_files import SessionCall, SessionTree
+from agentx_tui.load.workload.conversation import Conversation, Segment, SingleMessage
+from agentx_tui.load.workload.session_files import SessionCall, SessionTree, SubAgent
 from agentx_tui.load.workload.text import TextMaker
 
 _MARKER, _BLOCK, _TAIL = 0x3A55_0001, 0x3A55_0002, 0x3A55_0003
 _MARKER_BITS = 48  # a marker tells this many bits' worth of passes apart
-_MIN_CACHE = 256
+_BOUNDS: dict[float, list[int]] = {}  # scaled block size: ⌊i·b⌋ for i = 0, 1, ... (shared by every pass)
+
+
+class _Latest:
+    """An agent's latest prompt: its message and which of its hash ids are whole blocks in it."""
+
+    __slots__ = ("blocks", "ids", "message")
+
+    def __init__(self, ids: array[int], blocks: int, message: SingleMessage) -> None:
+        self.ids, self.blocks, self.message = ids, blocks, message
 
 
 class PassPrompts:
     """The prompts of one pass of `tree` for one model (`maker`); `pass_key` must be new for each pass.
 
-    Block text is kept in two generations of about one prompt's blocks each (like the CeilingTracker's
-    points), so the blocks a call repeats from the previous ones cost a dictionary lookup, not new
-    text, while memory stays about two prompts' worth per pass."""
+    Memory: the latest prompt of each agent of the tree (its JSON bytes, 24 bytes a block of hashes,
+    positions and offsets), a sub-agent's dropped at the parent call that waits for it, so about one
+    prompt (the parent's) between sub-agents and one more per sub-agent running."""
 
     def __init__(self, tree: SessionTree, pass_key: int, maker: TextMaker) -> None:
         self.tree, self.pass_key, self.maker = tree, pass_key, maker
@@ -43,50 +60,104 @@ class PassPrompts:
         self._marker = _marker_segment(maker, hash((_MARKER, tree.key, pass_key)))
         self._content_start = self._head + self._marker.tokens
         # Block i covers prompt positions bounds[i] to bounds[i + 1].
-        self._bounds = [math.floor(i * tree.block_tokens) for i in range(tree.max_blocks + 1)]
-        self._generation = max(_MIN_CACHE, tree.max_blocks)
-        self._newer: dict[int, tuple[int, Segment]] = {}  # hash id: (tokens asked for, its block)
-        self._older: dict[int, tuple[int, Segment]] = {}
+        self._bounds = _bounds(tree.block_tokens, tree.max_blocks + 1)
+        # Blocks before `_first` lie wholly under the header and marker: they have no text of their own.
+        self._first = bisect.bisect_right(self._bounds, self._content_start) - 1
+        self._opening = SingleMessage(tm)
+        self._opening.add(self._marker)
+        self._opening.finish()
+        # Agents by slot (0: the parent): each call's slot, each slot's parent, who is joined where.
+        self._slot: dict[int, int] = {}  # call seq: slot
+        self._parent: list[int] = [0]
+        self._joined: dict[int, list[int]] = {}  # seq of a call: slots it waits for (their nested ones too)
+        self._index(tree, 0)
+        self._latest: dict[int, _Latest] = {}
+
+    @property
+    def held_bytes(self) -> int:
+        """The bytes of the prompts kept for the calls to come (their JSON, points and offsets)."""
+        return sum(latest.message.nbytes for latest in self._latest.values())
 
     def build(self, call: SessionCall) -> tuple[Conversation, int]:
         """The call's conversation (one user message, `call.input_tokens` long) and its output tokens."""
-        end = call.input_tokens - self._after  # where the content must end, in prompt positions
-        ids, bounds, start = call.hash_ids, self._bounds, self._content_start
-        # The most leading blocks that fit whole: the rest of the prompt is the call's own tail.
-        k = max(bisect.bisect_right(bounds, end, 0, len(ids) + 1) - 1, 0)
-        segments = [self._marker]
-        for i in range(k):
-            low, high = bounds[i], bounds[i + 1]
-            if low < start:  # the header and marker take the front of the first block(s)
-                low = start
-                if high <= low:
-                    continue
-            found = self._newer.get(ids[i])  # the common case, inline: a block the last prompts had
-            if found is not None and found[0] == high - low:
-                segments.append(found[1])
-            else:
-                segments.append(self._block_segment(ids[i], high - low))
-        tail = end - max(bounds[k], start)
-        if tail > 0:
-            key = hash((_TAIL, self.tree.key, self.pass_key, call.seq))
-            text, real = self.maker.text(key, tail)
-            segments.append(Segment(key, text, real))
-        conv = Conversation(self.maker.model)
-        conv.add("user", segments)
+        ids, k = call.hash_ids, self._whole_blocks(call)
+        slot = self._slot.get(call.seq, 0)
+        for done in self._joined.get(call.seq, ()):  # they have ended: nothing extends their prompts
+            self._latest.pop(done, None)
+        latest = self._latest.get(slot) or self._latest.get(self._parent[slot])
+        shared = _common_run(latest.ids, ids, min(latest.blocks, k)) if latest is not None else 0
+        # The marker is segment 0, block i (from `_first` on) segment i - _first + 1.
+        start = latest.message if latest is not None and shared > self._first else self._opening
+        message = start.fork(1 + max(shared - self._first, 0))
+        for i in range(max(shared, self._first), k):
+            message.add(self._block(ids[i], i))
+        tail = self._tail(call, k)
+        if tail is not None:
+            message.add(tail)
+        conv = message.finish()
+        self._latest[slot] = _Latest(ids, k, message)
         return conv, call.output_tokens
 
-    def _block_segment(self, hash_id: int, tokens: int) -> Segment:
-        found = self._newer.get(hash_id) or self._older.get(hash_id)
-        if found is not None and found[0] == tokens:
-            seg = found[1]
-        else:  # new, or the id met at another position (not in the shipped files): text of its size
-            key = hash((_BLOCK, self.tree.key, self.pass_key, hash_id))
-            text, real = self.maker.text(key, tokens)
-            seg = Segment(key, text, real)
-        if len(self._newer) >= self._generation:
-            self._newer, self._older = {}, self._newer
-        self._newer[hash_id] = (tokens, seg)
-        return seg
+    def segments(self, call: SessionCall) -> list[Segment]:
+        """The call's content from scratch (what `build` puts together from earlier prompts)."""
+        ids, k = call.hash_ids, self._whole_blocks(call)
+        segments = [self._marker, *(self._block(ids[i], i) for i in range(self._first, k))]
+        tail = self._tail(call, k)
+        return [*segments, tail] if tail is not None else segments
+
+    def _whole_blocks(self, call: SessionCall) -> int:
+        """The most leading blocks that fit whole: the rest of the prompt is the call's own tail."""
+        end = call.input_tokens - self._after  # where the content must end, in prompt positions
+        return max(bisect.bisect_right(self._bounds, end, 0, len(call.hash_ids) + 1) - 1, 0)
+
+    def _block(self, hash_id: int, i: int) -> Segment:
+        # The header and marker take the front of the first block with text.
+        tokens = self._bounds[i + 1] - max(self._bounds[i], self._content_start)
+        key = hash((_BLOCK, self.tree.key, self.pass_key, hash_id))
+        text, real = self.maker.text(key, tokens)
+        return Segment(key, text, real)
+
+    def _tail(self, call: SessionCall, k: int) -> Segment | None:
+        tail = call.input_tokens - self._after - max(self._bounds[k], self._content_start)
+        if tail <= 0:
+            return None
+        key = hash((_TAIL, self.tree.key, self.pass_key, call.seq))
+        text, real = self.maker.text(key, tail)
+        return Segment(key, text, real)
+
+    def _index(self, agent: SessionTree | SubAgent, slot: int) -> None:
+        for c in agent.calls:
+            self._slot[c.seq] = slot
+        for sub in agent.subagents:
+            child = len(self._parent)
+            self._parent.append(slot)
+            first = len(self._parent)
+            self._index(sub, child)
+            if sub.join_at is not None:
+                waits = self._joined.setdefault(agent.calls[sub.join_at].seq, [])
+                waits.extend([child, *range(first, len(self._parent))])
+
+
+def _common_run(a: array[int], b: array[int], n: int) -> int:
+    """How many leading ids of `a` and `b` (at most `n`) are equal: slices compared in C, bisected."""
+    if a[:n] == b[:n]:
+        return n  # the common case: the call extends the previous one
+    low, high = 0, n - 1  # a[:low] == b[:low] and a[:high + 1] != b[:high + 1]
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[:mid] == b[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _bounds(block_tokens: float, count: int) -> list[int]:
+    """⌊i·b⌋ for i < count at least, kept per block size: a pass does not compute thousands again."""
+    bounds = _BOUNDS.setdefault(block_tokens, [])
+    if len(bounds) < count:
+        bounds.extend(math.floor(i * block_tokens) for i in range(len(bounds), count))
+    return bounds
 
 
 def _marker_segment(maker: TextMaker, key: int) -> Segment:

@@ -33,6 +33,18 @@ _WORDS = """
 """
 WORD_POOL: tuple[str, ...] = tuple(_WORDS.split())
 _STREAM_TOKENS = 1 << 16
+_M64 = (1 << 64) - 1
+_GOLDEN = 0x9E37_79B9_7F4A_7C15  # splitmix64's increment
+
+
+def _mix(x: int) -> int:
+    """splitmix64's finaliser: a bijection of 64-bit integers in which every output bit depends on every
+    input bit. A text's start and fillers come from it: seeding a `random.Random` per text cost ~16 µs
+    (twice per text: most of a replayed session's prompt building, whose blocks are short texts)."""
+    x &= _M64
+    x = ((x ^ (x >> 30)) * 0xBF58_476D_1CE4_E5B9) & _M64
+    x = ((x ^ (x >> 27)) * 0x94D0_49BB_1331_11EB) & _M64
+    return x ^ (x >> 31)
 
 
 @dataclass(frozen=True)
@@ -84,7 +96,7 @@ class TextMaker:
         """Text of `tokens` tokens (the second value is what it really costs) for `key`."""
         if tokens <= 0:
             return "", 0
-        start = random.Random(key ^ (self.seed << 32)).randrange(len(self._stream))
+        start = _mix(key ^ (self.seed << 32)) % len(self._stream)
         parts: list[str] = []
         have = 0
         while tokens - have > 0:
@@ -97,8 +109,9 @@ class TextMaker:
             if end < len(self._stream):
                 break
             start = 0
-        rng = random.Random(key)
+        pick = key
         while tokens - have >= self._filler_cost:
-            parts.append(self._fillers[rng.randrange(len(self._fillers))])
+            pick = _mix(pick + _GOLDEN)
+            parts.append(self._fillers[pick % len(self._fillers)])
             have += self._filler_cost
         return "".join(parts), have
