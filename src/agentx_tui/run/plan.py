@@ -106,6 +106,8 @@ class RunPlan:
     output: OutputPlan
     duration_s: float | None = None  # None: until quit (a sweep ends by itself)
     sweep: SweepPlan | None = None
+    # --precision F: a sweep point (or a plain run) ends once both 95% half-widths are within F.
+    precision: float | None = None
     drain_timeout_s: float = 10.0
     api_key: str | None = field(default=None, repr=False)  # never printed, never recorded
 
@@ -142,6 +144,7 @@ class RunPlan:
                 "point_duration_s": self.sweep.point_duration_s,
                 "tiers": list(self.sweep.tiers),
             },
+            "precision": self.precision,
             "gpu_price": self.price.gpu_price,
             "cost_profile": self.price.cost_profile,
             "gpus": self.price.gpus,

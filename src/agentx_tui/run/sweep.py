@@ -1,9 +1,11 @@
 """A sweep's phases (docs/sweeps.md): one measured point per user count, sessions kept running.
 
 Per point: set the users (more are added, none restarted), wait the warm-up, measure for
-`point_duration`, record the point; then the next user count (the list's, or double for `auto`, until
-a stop rule says the curve is done). Each tick the Snapshot carries the sweep's state, so the
-dashboard draws the frontier as points arrive and a recording replays it.
+`point_duration` — or, with `--precision F`, until both 95% half-widths are within F (checked each
+tick once 20 requests are counted; `point_duration` is then the longest) — record the point; then
+the next user count (the list's, or double for `auto`, until a stop rule says the curve is done).
+Each tick the Snapshot carries the sweep's state, so the dashboard draws the frontier as points
+arrive and a recording replays it.
 """
 
 from __future__ import annotations
@@ -13,8 +15,15 @@ from collections.abc import Callable
 
 from agentx_tui.load import ClientStats, WindowFigures
 from agentx_tui.run.phases import RunHandle
-from agentx_tui.snapshot import PointFigures, Snapshot, SweepPhase, SweepState
-from agentx_tui.sweep import PointWindow, auto_stop_reason, next_auto_users, pareto_front, read_tiers
+from agentx_tui.snapshot import PointFigures, Snapshot, SweepPhase, SweepState, TierRead
+from agentx_tui.sweep import (
+    PointWindow,
+    auto_stop_reason,
+    next_auto_users,
+    pareto_front,
+    read_tiers,
+    tier_intervals,
+)
 from agentx_tui.units import compact
 
 
@@ -27,6 +36,7 @@ class SweepPhases:
         warmup_s: float,
         point_duration_s: float,
         tiers: tuple[float, ...],
+        precision: float | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.auto = not users
@@ -35,7 +45,10 @@ class SweepPhases:
         self.warmup_s = warmup_s
         self.point_duration_s = point_duration_s
         self.tiers = tiers
+        self.precision = precision
         self.points: list[PointFigures] = []
+        # The tier reads and their intervals, kept until the points or the price change (a Monte Carlo).
+        self._reads: tuple[tuple[tuple[PointFigures, ...], float | None], tuple[TierRead, ...]] | None = None
         self._index = 0
         self._phase: SweepPhase = "warmup"
         self._phase_started: float | None = None  # snapshot time the phase began
@@ -63,9 +76,30 @@ class SweepPhases:
             self._begin_measure(snap, stats)
         elif self._phase == "measure" and self._window is not None:
             self._window.tick(snap)
-            if elapsed >= self.point_duration_s:
+            if self._window_done(self._window, elapsed):
                 self._end_point(snap, stats, run)
         return snap.model_copy(update={"sweep": self._state(snap)})
+
+    def _window_done(self, window: PointWindow, elapsed: float) -> bool:
+        """Whether the point's window ends now, and why (set on the window)."""
+        if self.precision is not None:
+            last = elapsed >= self.point_duration_s
+            check = window.check_precision(self._clock(), force=last)
+            if check is not None and check.met(self.precision):
+                window.stopped_early = not last
+                window.stop_reason = f"precision ±{self.precision:.0%} reached: {check.words()}"
+                return True
+            if last:
+                words = check.words() if check is not None else "no request counted"
+                window.stop_reason = (
+                    f"--point-duration {self.point_duration_s:g} s reached before ±{self.precision:.0%}: {words}"
+                )
+                return True
+            return False
+        if elapsed >= self.point_duration_s:
+            window.stop_reason = f"--point-duration {self.point_duration_s:g} s measured"
+            return True
+        return False
 
     # -- internals ----------------------------------------------------------------------------------
     def _begin_measure(self, snap: Snapshot, stats: ClientStats) -> None:
@@ -126,6 +160,13 @@ class SweepPhases:
             self._stop_reason = f"interrupted after {measured} point{'s' if measured != 1 else ''}"
         self._phase = "done"
 
+    def _tiers(self, frontier: tuple[int, ...], price: float | None) -> tuple[TierRead, ...]:
+        key = (tuple(self.points), price)
+        if self._reads is None or self._reads[0] != key:
+            reads = read_tiers(self.points, frontier, self.tiers, usd_per_gpu_hour=price)
+            self._reads = (key, tier_intervals(self.points, frontier, reads))
+        return self._reads[1]
+
     def _state(self, snap: Snapshot) -> SweepState:
         frontier = pareto_front([(p.interactivity_p90_tokens_per_s, p.total_tokens_per_s_per_gpu) for p in self.points])
         left = None
@@ -135,7 +176,7 @@ class SweepPhases:
         return SweepState(
             mode="auto" if self.auto else "list",
             planned_users=tuple(self.planned),
-            tiers=read_tiers(self.points, frontier, self.tiers, usd_per_gpu_hour=snap.cost.usd_per_gpu_hour),
+            tiers=self._tiers(frontier, snap.cost.usd_per_gpu_hour),
             points=tuple(self.points),
             frontier=frontier,
             current=None if self._phase == "done" else self._index,
@@ -145,4 +186,5 @@ class SweepPhases:
             warmup_s=self.warmup_s,
             point_duration_s=self.point_duration_s,
             stop_reason=self._stop_reason,
+            precision=self.precision,
         )
