@@ -299,3 +299,11 @@ def test_single_runs_with_precision_intervals_compare_by_noise_too(tmp_path: Pat
     noise = {r.key for r in comparison.within_noise}
     assert noise == {"total_tokens_per_s", "total_tokens_per_s_per_gpu", "tokens_per_dollar_total"}
     assert not comparison.regressions
+
+
+def test_a_client_bound_report_is_said_before_the_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run(tmp_path, RUN, {**RUN, "client_saturated": True})
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2].startswith("B's load generator was saturated (client_saturated): its figures measure the client")
+    run(tmp_path, RUN, RUN)
+    assert "saturated" not in capsys.readouterr().out

@@ -196,7 +196,7 @@ class PointSample:
         self.start = start
         self.slot_s = SLOT_S
         self.trees: dict[int, TreeSample] = {}
-        self.users: dict[int, float] = {}  # tokens inside the window per user slot (its trees one after another)
+        self.users: dict[int | tuple[str, int], float] = {}  # tokens inside the window per user slot
         self.slots: dict[int, SlotSample] = {}
         self._untreed = 0
 
@@ -210,8 +210,9 @@ class PointSample:
         return found
 
     def user_tokens(self, user: int, tree: int, tokens: float) -> None:
-        """`tokens` of the window to the request's user slot (unknown: its tree, or itself, stands alone)."""
-        key = user if user >= 0 else -1 - (tree if tree >= 0 else self._untreed + (1 << 40))
+        """`tokens` of the window to the request's user slot. A request of no known slot counts apart
+        from every real slot: with its tree, or (no tree either) as the tree `tree_of` just made it."""
+        key: int | tuple[str, int] = user if user >= 0 else ("tree", tree if tree >= 0 else -self._untreed)
         self.users[key] = self.users.get(key, 0.0) + tokens
 
     def _slot(self, t: float) -> SlotSample:

@@ -201,6 +201,7 @@ class Comparison:
     gate: Literal["headline", "tiers"]
     sweeps: tuple[bool, bool]
     about: tuple[str, str]  # model, workload, users or points, duration of A and of B
+    client_bound: tuple[bool, bool] = (False, False)  # the report says its load generator was saturated
 
     @property
     def rows(self) -> tuple[Row, ...]:
@@ -314,7 +315,10 @@ def compare_reports(a: dict[str, Any], b: dict[str, Any], *, tolerance: float = 
     if all(sweeps) and any(r.gated for r in tier_rows(True)):
         gate = "tiers"
     about = (_describe(a), _describe(b))
-    return Comparison(tolerance, headline_rows(gate == "headline"), tier_rows(gate == "tiers"), gate, sweeps, about)
+    bound = (a.get("client_saturated") is True, b.get("client_saturated") is True)
+    return Comparison(
+        tolerance, headline_rows(gate == "headline"), tier_rows(gate == "tiers"), gate, sweeps, about, bound
+    )
 
 
 # --- printing ---------------------------------------------------------------------------------------
@@ -414,7 +418,14 @@ def render_comparison(comparison: Comparison, *, a_name: str, b_name: str, colou
     """The comparison as text: who is compared, the table(s), and one closing sentence."""
     c = comparison
     tol = f"{c.tolerance:.0%}" if (c.tolerance * 100).is_integer() else f"{c.tolerance:.2%}"
-    lines = [f"A  {a_name}  ({c.about[0]})", f"B  {b_name}  ({c.about[1]})", ""]
+    lines = [f"A  {a_name}  ({c.about[0]})", f"B  {b_name}  ({c.about[1]})"]
+    for side, bound in zip("AB", c.client_bound, strict=True):
+        if bound:  # measured on the simulator: such runs made every false alarm (docs/sweeps.md)
+            lines.append(
+                f"{side}'s load generator was saturated (client_saturated): its figures measure the client as "
+                "much as the server, and its intervals do not know it."
+            )
+    lines.append("")
     if c.sweeps[0] != c.sweeps[1]:
         single = "A" if not c.sweeps[0] else "B"
         lines += [f"{single} is a single run and the other a sweep: the tiers are compared only between sweeps.", ""]

@@ -117,9 +117,14 @@ class SweepPhases:
         point = self.points[-1]
         run.events.add(
             f"sweep point {self._index + 1} done: {point.users} users, "
-            f"{compact(point.total_tokens_per_s_per_gpu, trim=True)} tok/s/GPU at p90 "
-            f"{compact(point.interactivity_p90_tokens_per_s, trim=True)} tok/s/user"
+            f"{compact(point.total_tokens_per_s_per_gpu, trim=True)}"
+            f"{_span(point.total_tokens_per_s_per_gpu_ci_low, point.total_tokens_per_s_per_gpu_ci_high)} tok/s/GPU "
+            f"at p90 {compact(point.interactivity_p90_tokens_per_s, trim=True)}"
+            f"{_span(point.interactivity_p90_tokens_per_s_ci_low, point.interactivity_p90_tokens_per_s_ci_high)} "
+            f"tok/s/user"
         )
+        if point.stopped_early and point.stop_reason:
+            run.events.add(f"sweep point {self._index + 1} ended early: {point.stop_reason}")
         reason = self._next_reason()
         if reason is not None:
             self._stop_reason = reason
@@ -188,3 +193,10 @@ class SweepPhases:
             stop_reason=self._stop_reason,
             precision=self.precision,
         )
+
+
+def _span(low: float | None, high: float | None) -> str:
+    """A 95% interval for the log: ' [1.2K–1.5K]', or nothing when unknown."""
+    if low is None or high is None:
+        return ""
+    return f" [{compact(low, trim=True)}–{compact(high, trim=True)}]"

@@ -1,22 +1,26 @@
 """95% confidence intervals of a sweep point's figures (docs/sweeps.md, "How sure a point is").
 
-Pure functions on the point's raw sample (per session tree and per one-second slot: tokens inside
-the window, the counted requests' per-request ITL in 2% buckets): no I/O, no clock, and a seeded
-random generator, so the same sample always gives the same interval.
+Pure functions on the point's raw sample (per session tree, per user slot and per one-second slot:
+tokens inside the window, the counted requests' per-request ITL in 2% buckets): no I/O, no clock,
+and a seeded random generator where there is one, so the same sample always gives the same interval.
 
-Two ways to respect that the requests of one session tree are not independent:
+Requests are not independent: those of one session tree share its context, and all of them share
+the server's state. The methods here, and what measuring their coverage on the simulator showed
+(bench/ci_coverage.py; docs/sweeps.md quotes the figures):
 
-- **Session trees as clusters.** Throughput is the sum of the trees' in-window tokens over the
-  window: its standard error is the cluster (tree) one, √(n/(n−1) · Σ(tᵢ − t̄)²) / T, with a t
-  quantile on n − 1 degrees of freedom. The p90 ITL is a quantile, so it gets a cluster bootstrap:
-  whole trees are drawn with replacement, the drawn trees' requests pooled, the p90 taken again;
-  the interval is the 2.5 and 97.5 percentiles of those.
-- **Batch means over sub-windows.** The window is cut into k equal sub-windows; the figure's
-  standard error is the spread of its k sub-window values / √k, with a t quantile on k − 1 degrees
-  of freedom (for the p90, the sub-windows' own p90s: the batch-quantile method).
-
-Which one each figure uses was decided by measuring coverage on the simulator (bench/ci_coverage.py;
-docs/sweeps.md quotes the figures): `DEFAULT` below.
+- **Clusters** (`cluster_throughput`): throughput is a sum of clusters' in-window tokens over the
+  window, its standard error √(n/(n−1) · Σ(tᵢ − t̄)²) / T with a t quantile on n − 1 degrees of
+  freedom. Clusters of *user slots* (each runs its trees one after another) are honest; clusters of
+  *trees* are too while a window holds about one tree per user, and far too wide once trees start and
+  end inside it. Chosen for throughput.
+- **A bootstrap over session trees** (`tree_bootstrap_quantile`): whole trees drawn with
+  replacement, the p90 of their pooled requests taken again. Far too narrow for the p90 (~40%
+  coverage): a p90 of ITL is mostly the server's state, which every tree shares.
+- **Batch means over sub-windows** (`batch_throughput`, `batch_quantile`): the spread of k
+  consecutive sub-windows' values / √k, t on k − 1 degrees of freedom (for the p90, the
+  sub-windows' own p90s: the batch-quantile method). Honest for the p90 with k = 5 (chosen);
+  over-covers throughput (a closed loop evens its sub-windows out): throughput's fallback with
+  fewer than `MIN_TREES` user slots, the safe side.
 """
 
 from __future__ import annotations
@@ -35,9 +39,9 @@ from agentx_tui.load import LogHistogram
 CONFIDENCE = 0.95
 QUANTILE = 0.9  # p90 interactivity: the p90 of per-request ITL
 MIN_REQUESTS = 20  # fewer counted requests: no interval (and no early stop)
-MIN_TREES = 8  # fewer trees: a tree's spread cannot be told from 7 or fewer of them
-MIN_BATCHES = 5
-BATCHES = 10
+MIN_TREES = 8  # fewer clusters (user slots, trees): their spread cannot be told from 7 or fewer
+MIN_BATCHES = 5  # fewer sub-windows with requests: no batch-means interval
+BATCHES = 10  # throughput's fallback: 10 sub-windows
 RESAMPLES = 400  # bootstrap draws: a fixed, modest count keeps the cost bounded
 MAX_CLUSTERS = 64  # beyond this many trees the bootstrap draws groups of trees (its cost stays bounded)
 SEED = 2026  # the bootstrap's seed: reports are reproducible
@@ -107,51 +111,47 @@ class Choice:
     resamples: int = RESAMPLES
 
 
-# Measured on the simulator (bench/ci_coverage.py, docs/sweeps.md): throughput's cluster standard error
-# over trees covers ~95% (batch means over-cover: a closed loop evens its sub-windows out); the p90's tree
-# bootstrap covers ~30% (every request shares the server's state: trees are not independent for latency),
-# batch means over 5 sub-windows ~92%.
+# Measured on the simulator (bench/ci_coverage.py, docs/sweeps.md): see the module's docstring.
 DEFAULT = Choice()
 
 
 def point_intervals(sample: Sample, choice: Choice = DEFAULT, *, seed: int = SEED) -> PointIntervals:
-    """The point's intervals by `choice`; a figure whose method cannot tell (too few requests, trees or
-    sub-windows) has None. Throughput by trees falls back to batch means with fewer than `MIN_TREES`."""
+    """The point's intervals by `choice`; a figure whose method cannot tell (too few requests, clusters
+    or sub-windows) has None. Throughput by clusters falls back to batch means with fewer than
+    `MIN_TREES` of them."""
     if sample.requests < MIN_REQUESTS or not sample.duration_s > 0:
         return PointIntervals(method=None)
-    tput_how: str | None = None
-    clusters = {"users": (len(sample.user_tokens), "user slots"), "trees": (sample.trees, "session trees")}
-    throughput = {"users": user_throughput, "trees": tree_throughput}.get(choice.throughput, _none)(sample)
-    if throughput is not None:
-        count, what = clusters[choice.throughput]
-        tput_how = f"cluster standard error over {count} {what}"
-    else:
-        throughput = batch_throughput(sample, choice.throughput_batches)
-        if throughput is not None:
-            tput_how = f"batch means over {choice.throughput_batches} sub-windows"
-            if choice.throughput in clusters:
-                count, what = clusters[choice.throughput]
-                tput_how += f" ({count} {what}, fewer than {MIN_TREES})"
+    throughput, tput_how = _throughput(sample, choice)
     if choice.itl_p90 == "trees":
         itl = tree_bootstrap_quantile(sample, resamples=choice.resamples, seed=seed)
         itl_how = f"bootstrap over {sample.trees} session trees ({choice.resamples} draws)"
     else:
         itl = batch_quantile(sample, choice.itl_batches)
-        itl_how = f"batch means of the sub-windows' p90 over {choice.itl_batches} sub-windows"
+        itl_how = f"batch means of the p90 of {choice.itl_batches} sub-windows"
     if throughput is None and itl is None:
         return PointIntervals(method=None)
-    parts = [
-        f"throughput: {tput_how}" if tput_how else "throughput: none",
-        f"p90 interactivity: {itl_how if itl else 'none'}",
-    ]
-    return PointIntervals(throughput, itl, "; ".join(parts) + "; 95%")
+    method = f"throughput: {tput_how}; p90 interactivity: {itl_how if itl else 'none'}; 95%"
+    return PointIntervals(throughput, itl, method)
+
+
+def _throughput(sample: Sample, choice: Choice) -> tuple[Interval | None, str]:
+    """Throughput's interval by clusters (user slots or trees), else by batch means; and how, in words."""
+    fallback = ""
+    if choice.throughput != "batches":
+        tokens, what = (
+            (sample.user_tokens, "user slots")
+            if choice.throughput == "users"
+            else (sample.tree_tokens, "session trees")
+        )
+        found = cluster_throughput(tokens, sample.duration_s)
+        if found is not None:
+            return found, f"cluster standard error over {len(tokens)} {what}"
+        fallback = f" ({len(tokens)} {what}, fewer than {MIN_TREES})"
+    found = batch_throughput(sample, choice.throughput_batches)
+    return found, f"batch means over {choice.throughput_batches} sub-windows{fallback}" if found else "none"
 
 
 # --- the methods -----------------------------------------------------------------------------------
-
-
-def _none(sample: Sample) -> None:
-    return None
 
 
 def t975(df: int) -> float:
