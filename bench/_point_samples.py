@@ -41,6 +41,7 @@ def sample_from_json(data: dict[str, Any]) -> Sample:
         slot_itl=tuple({int(k): v for k, v in t.items()} for t in data["slot_itl"]),
         requests=data["requests"],
         user_tokens=tuple(data.get("user_tokens", ())),
+        user_cohorts=tuple(data.get("user_cohorts", ())),
     )
 
 

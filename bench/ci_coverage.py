@@ -2,9 +2,11 @@
 
     .venv/bin/python bench/ci_coverage.py [--users 4,32] [--repeats 40] [--warmup 5] [--duration 15]
                                           [--parallel 2] [--seeds vary|same] [--sim h200] [--dir DIR]
+                                          [--before M] [--tag SUFFIX]
 
-One short point (`--sweep users=N`, `--warmup` then `--duration` seconds) is run `--repeats` times
-per user count on the built-in simulator, each a fresh simulator and fresh sessions (`--seed` = the
+One short point (`--sweep users=N`, `--warmup` then `--duration` seconds; with `--before M`, a point
+of M users first, so that the studied one holds two cohorts of users) is run `--repeats` times per
+user count on the built-in simulator, each a fresh simulator and fresh sessions (`--seed` = the
 repeat's number with `--seeds vary`, the same seed 0 every time with `same`), with the study's
 workload below (short agent steps with sub-agents, so that a 15-s window holds about a hundred
 requests from a few dozen session trees). Every run keeps its point's raw sample
@@ -44,6 +46,7 @@ from agentx_tui.sweep.intervals import (
     tree_bootstrap_quantile,
     tree_throughput,
     user_throughput,
+    user_throughput_pooled,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -71,7 +74,8 @@ def run_one(folder: Path, users: int, repeat: int, args: argparse.Namespace) -> 
     seed = repeat if args.seeds == "vary" else 0
     cmd = [
         sys.executable, str(HERE / "_point_samples.py"), str(out), "--",
-        "--sweep", f"users={users}", "--warmup", str(args.warmup), "--point-duration", str(args.duration),
+        "--sweep", f"users={args.before},{users}" if args.before else f"users={users}",
+        "--warmup", str(args.warmup), "--point-duration", str(args.duration),
         "-w", str(folder / "study.yaml"), "--headless", "--seed", str(seed), "--sim", args.sim,
     ]  # fmt: skip
     subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300, check=False)
@@ -85,7 +89,8 @@ def methods() -> dict[str, tuple[str, Method]]:
     """name → (figure, method): every variant measured."""
     out: dict[str, tuple[str, Method]] = {
         "throughput: trees (cluster SE)": ("tput", tree_throughput),
-        "throughput: user slots (cluster SE)": ("tput", user_throughput),
+        "throughput: user slots, by cohort": ("tput", user_throughput),
+        "throughput: user slots, pooled": ("tput", user_throughput_pooled),
     }
     for k in (5, 10, 20):
         out[f"throughput: batch means k={k}"] = ("tput", lambda s, k=k: batch_throughput(s, k))
@@ -150,9 +155,15 @@ def main() -> None:
     p.add_argument("--sim", default="h200")
     p.add_argument("--dir", type=Path, default=Path("/tmp/agentx-ci-coverage"))
     p.add_argument("--tag", default="", help="a suffix for the runs' folder (a new set of runs)")
+    p.add_argument(
+        "--before", type=int, default=0, help="users of a point measured first: the study's point then has two cohorts"
+    )
     args = p.parse_args()
     users = [int(u) for u in args.users.split(",")]
-    folder = args.dir / f"{args.sim.replace('/', '_')}-w{args.warmup:g}-d{args.duration:g}-{args.seeds}{args.tag}"
+    before = f"-after{args.before}" if args.before else ""
+    folder = (
+        args.dir / f"{args.sim.replace('/', '_')}-w{args.warmup:g}-d{args.duration:g}-{args.seeds}{before}{args.tag}"
+    )
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "study.yaml").write_text(WORKLOAD)
     started = time.monotonic()
@@ -165,9 +176,12 @@ def main() -> None:
         for out in outs:
             if out.name.startswith(f"u{u}-") and out.exists():
                 found = json.loads(out.read_text())
-                if found and found[0]["figures"]["interactivity_p90_tokens_per_s"]:
-                    points.append(found[0])
-        print(f"\n{u} users, {len(points)} repeats of a {args.duration:g}-s point after {args.warmup:g} s warm-up:")
+                if found and found[-1]["figures"]["interactivity_p90_tokens_per_s"]:
+                    points.append(found[-1])  # the studied point: the last (after `--before`'s)
+        after = f", after a point of {args.before} users" if args.before else ""
+        print(
+            f"\n{u} users, {len(points)} repeats of a {args.duration:g}-s point after {args.warmup:g} s warm-up{after}:"
+        )
         if len(points) >= 3:
             print("\n".join(study(points)))
 

@@ -143,7 +143,7 @@ def drive_trees(
 
 
 def steady(user: int, sent: float) -> Completed:
-    return replace(request(sent, 0.01), tree=user)
+    return replace(request(sent, 0.01), tree=user, user=user)
 
 
 def test_a_point_that_becomes_precise_ends_early_and_says_why() -> None:
@@ -166,6 +166,9 @@ def test_a_point_that_becomes_precise_ends_early_and_says_why() -> None:
         )
         assert low is not None and value is not None and high is not None and low <= value <= high
         assert point.ci_method is not None
+    # The second point's 12 slots from the first are a cohort apart from the 12 it added.
+    assert "over 12 user slots;" in str(sweep.points[0].ci_method)
+    assert "over 24 user slots in 2 cohorts" in str(sweep.points[1].ci_method)
 
 
 def test_a_point_that_never_becomes_precise_runs_to_point_duration() -> None:

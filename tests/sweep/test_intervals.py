@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pytest
 
@@ -20,6 +21,7 @@ from agentx_tui.sweep.intervals import (
     Sample,
     batch_quantile,
     batch_throughput,
+    cluster_throughput,
     point_intervals,
     precision_of,
     t975,
@@ -225,3 +227,21 @@ def test_user_slots_are_the_clusters_once_trees_start_and_end_inside_the_window(
     assert by_user.throughput is not None and by_tree.throughput is not None
     assert by_user.method is not None and "over 12 user slots" in by_user.method
     assert by_user.throughput.high - by_user.throughput.low < (by_tree.throughput.high - by_tree.throughput.low) / 3
+
+
+def test_cohorts_of_user_slots_are_strata_not_spread() -> None:
+    """A sweep point's older slots (long contexts, many tokens) and the ones it added (few) differ by
+    design: stratified, that difference is not counted as noise; a cohort of one slot pools them."""
+    old, new = [20_000.0, 20_400.0, 19_800.0, 20_200.0], [5_000.0, 5_300.0, 4_900.0, 5_100.0, 5_200.0]
+    tokens = old + new
+    pooled = cluster_throughput(tokens, 60.0)
+    by_cohort = cluster_throughput(tokens, 60.0, [0] * 4 + [1] * 5)
+    assert pooled is not None and by_cohort is not None
+    assert pooled.low + pooled.high == pytest.approx(by_cohort.low + by_cohort.high)  # the same rate
+    assert by_cohort.high - by_cohort.low < (pooled.high - pooled.low) / 10
+    lone = cluster_throughput(tokens, 60.0, [0] + [1] * 8)  # one old slot: no spread to tell, pooled
+    assert lone == pooled
+    s = sample(slot_tokens=[1000.0] * 20, slot_itls=[[0.01] * 2] * 20, requests=40)
+    s = replace(s, user_tokens=tuple(tokens), user_cohorts=(0,) * 4 + (1,) * 5)
+    found = point_intervals(s)
+    assert found.method is not None and "over 9 user slots in 2 cohorts" in found.method

@@ -20,6 +20,7 @@ from agentx_tui.ui.panes.frontier import (
     LIVE,
     ON_FRONTIER,
     ChartData,
+    FrontierChart,
     FrontierPane,
     Marker,
     chart_data,
@@ -264,8 +265,21 @@ def test_frontier_mid_sweep_160x48(snap_compare: SnapCompare) -> None:
     assert snap_compare(sweep_app(), terminal_size=(160, 48), run_before=settle)
 
 
+async def test_error_bars_fit_the_80x24_pane_with_and_without_colour(monkeypatch: pytest.MonkeyPatch) -> None:
+    for no_color in ("", "1"):
+        monkeypatch.setenv("NO_COLOR", no_color)
+        async with sweep_app().run_test(size=(80, 24)) as pilot:
+            app = await shown(pilot, LAST)
+            chart = app.query_one(FrontierChart)
+            width, height = chart.size
+            rows = draw_chart(chart.data, width, height)
+            bars = [char for row in rows for char, role in row if role == "interval"]
+            assert BAR_X in bars and BAR_Y in bars, (no_color, width, height)
+
+
 def test_frontier_maximised_no_color(snap_compare: SnapCompare, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Without colour the markers still differ: ● on the frontier, ○ below it, × the point being measured.
+    # Without colour the markers still differ: ● on the frontier, ○ below it, × the point being measured;
+    # the error bars are ─ and │.
     monkeypatch.setenv("NO_COLOR", "1")
 
     async def maximise(pilot: Pilot[None]) -> None:

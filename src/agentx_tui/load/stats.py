@@ -264,6 +264,7 @@ class WindowFigures:
     prompt_tokens_sum: int = 0  # of the requests counted, for the mean prompt length
     cached_reported: bool = False
     sample: PointSample = field(init=False)  # per tree and per slot, for the intervals
+    user_since: Mapping[int, float] = field(default_factory=dict)  # ClientStats.user_since
 
     def __post_init__(self) -> None:
         self.sample = PointSample(self.start)
@@ -334,6 +335,9 @@ class ClientStats:
         self.errors: dict[str, int] = {}
         self.in_flight = 0  # set by the load generator each tick
         self._windows: list[WindowFigures] = []  # sweep points still taking requests
+        # When each user slot sent its first request: a sweep point's slots added before its warm-up
+        # are a cohort apart from those it added (sweep/intervals.py stratifies by it). O(users).
+        self.user_since: dict[int, float] = {}
 
     # -- input ---------------------------------------------------------------------------------
     def _slot(self, t: float) -> _Tally:
@@ -363,6 +367,8 @@ class ClientStats:
     def add(self, done: Completed) -> None:
         first = done.first_token_at if done.first_token_at is not None else done.ended_at
         last = done.last_token_at or done.ended_at
+        if done.user >= 0 and done.sent_at < self.user_since.get(done.user, math.inf):
+            self.user_since[done.user] = done.sent_at
         self.run.count(done)
         self.run.prompt += done.prompt_tokens
         self.run.output += done.output_tokens
@@ -415,6 +421,7 @@ class ClientStats:
     # -- sweep windows ---------------------------------------------------------------------------
     def open_window(self, now: float) -> WindowFigures:
         window = WindowFigures(start=now)
+        window.user_since = self.user_since  # the run's, read when the window's intervals are computed
         self._windows.append(window)
         return window
 

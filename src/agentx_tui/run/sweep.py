@@ -54,6 +54,7 @@ class SweepPhases:
         self._phase_started: float | None = None  # snapshot time the phase began
         self._window: PointWindow | None = None
         self._closing: tuple[PointWindow, ClientStats] | None = None  # the last point, still counting tokens
+        self._users_set_at: float | None = None  # the stats' clock when this point's users were set
         self._stop_reason: str | None = None
 
     # -- Phases -------------------------------------------------------------------------------------
@@ -67,6 +68,7 @@ class SweepPhases:
         if self._phase_started is None:
             self._phase_started = snap.time
             run.set_users(self.planned[0])
+            self._users_set_at = self._clock()
             run.events.add(f"sweep point 1: {self.planned[0]} users, warm-up {self.warmup_s:g} s")
         if run.load is not None and run.load.finished:  # --sessions ran out before the sweep did
             self._stop_reason = self._stop_reason or "every session has ended"
@@ -106,6 +108,7 @@ class SweepPhases:
         self._close_previous(stats)  # its in-flight requests have had the warm-up to finish
         window: WindowFigures = stats.open_window(self._clock())
         self._window = PointWindow(self._index, self.planned[self._index], self.warmup_s, snap, window)
+        self._window.cohort_edge = self._users_set_at  # slots that sent before it came from earlier points
         self._phase, self._phase_started = "measure", snap.time
 
     def _end_point(self, snap: Snapshot, stats: ClientStats, run: RunHandle) -> None:
@@ -137,6 +140,7 @@ class SweepPhases:
             self.planned.append(next_auto_users(self.planned[-1]))
         users = self.planned[self._index]
         run.set_users(users)
+        self._users_set_at = self._clock()
         run.events.add(f"sweep point {self._index + 1}: {users} users, warm-up {self.warmup_s:g} s")
         self._phase, self._phase_started = "warmup", snap.time
 

@@ -77,6 +77,7 @@ class Sample:
     slot_itl: tuple[Mapping[int, float], ...]
     requests: int  # requests counted for latencies
     user_tokens: tuple[float, ...] = ()  # per user slot: the tokens of its trees, one after another
+    user_cohorts: tuple[int, ...] = ()  # per user slot: its cohort (slots added at the same point)
 
     @property
     def trees(self) -> int:
@@ -143,9 +144,13 @@ def _throughput(sample: Sample, choice: Choice) -> tuple[Interval | None, str]:
             if choice.throughput == "users"
             else (sample.tree_tokens, "session trees")
         )
-        found = cluster_throughput(tokens, sample.duration_s)
+        sizes = Counter(sample.user_cohorts) if choice.throughput == "users" else Counter()
+        found = user_throughput(sample) if choice.throughput == "users" else tree_throughput(sample)
         if found is not None:
-            return found, f"cluster standard error over {len(tokens)} {what}"
+            by = ""
+            if len(sizes) > 1 and min(sizes.values()) >= 2:
+                by = f" in {len(sizes)} cohorts (the slots this point added, those added before)"
+            return found, f"cluster standard error over {len(tokens)} {what}{by}"
         fallback = f" ({len(tokens)} {what}, fewer than {MIN_TREES})"
     found = batch_throughput(sample, choice.throughput_batches)
     return found, f"batch means over {choice.throughput_batches} sub-windows{fallback}" if found else "none"
@@ -171,17 +176,27 @@ _T975 = (
 )  # fmt: skip
 
 
-def cluster_throughput(tokens: Sequence[float], duration_s: float) -> Interval | None:
-    """Tokens/s ± the cluster standard error, √(n/(n−1) · Σ(tᵢ − t̄)²) / T, t on n − 1 degrees of freedom."""
+def cluster_throughput(tokens: Sequence[float], duration_s: float, strata: Sequence[int] = ()) -> Interval | None:
+    """Tokens/s ± the cluster standard error, √(n/(n−1) · Σ(tᵢ − t̄)²) / T, t on n − 1 degrees of freedom.
+
+    With `strata` (one label per cluster; every stratum of two clusters or more), the stratified one:
+    √(Σₕ nₕ/(nₕ−1) · Σᵢ(tₕᵢ − t̄ₕ)²) / T on n − H degrees of freedom. A sweep point's user slots come in
+    cohorts by the point that added them (earlier ones carry longer contexts): fixed by the sweep's
+    design, so the difference between their means is no sampling noise."""
     n = len(tokens)
     if n < MIN_TREES or not duration_s > 0:
         return None
-    total = math.fsum(tokens)
-    mean = total / n
-    spread = math.fsum((t - mean) ** 2 for t in tokens)
-    se = math.sqrt(n / (n - 1) * spread) / duration_s
-    rate = total / duration_s
-    half = t975(n - 1) * se
+    groups: dict[int, list[float]] = {}
+    for t, h in zip(tokens, strata, strict=True) if len(strata) == n else ((t, 0) for t in tokens):
+        groups.setdefault(h, []).append(t)
+    if any(len(g) < 2 for g in groups.values()):
+        groups = {0: list(tokens)}  # a stratum of one tells no spread: pool them
+    variance = 0.0
+    for g in groups.values():
+        mean = math.fsum(g) / len(g)
+        variance += len(g) / (len(g) - 1) * math.fsum((t - mean) ** 2 for t in g)
+    rate = math.fsum(tokens) / duration_s
+    half = t975(n - len(groups)) * math.sqrt(variance) / duration_s
     return Interval(max(0.0, rate - half), rate + half)
 
 
@@ -192,7 +207,13 @@ def tree_throughput(sample: Sample) -> Interval | None:
 
 
 def user_throughput(sample: Sample) -> Interval | None:
-    """Clusters = user slots (each runs its trees one after another, a sub-agent in its parent's slot)."""
+    """Clusters = user slots (each runs its trees one after another, a sub-agent in its parent's slot),
+    stratified by cohort."""
+    return cluster_throughput(sample.user_tokens, sample.duration_s, sample.user_cohorts)
+
+
+def user_throughput_pooled(sample: Sample) -> Interval | None:
+    """Clusters = user slots, cohorts pooled (for the coverage study)."""
     return cluster_throughput(sample.user_tokens, sample.duration_s)
 
 

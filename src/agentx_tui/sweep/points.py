@@ -10,6 +10,7 @@ counter deltas between the window's first and last tick; means and maxima are ov
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from agentx_tui.load import WindowFigures
@@ -54,6 +55,9 @@ class PointWindow:
     stop_reason: str | None = None
     checked_at: int = 0  # counted requests at the last --precision check
     last_check: Precision | None = None
+    # When this point's users were set (the stats' clock): user slots that sent before it were added
+    # by earlier points, a cohort the throughput interval keeps apart. None: one cohort.
+    cohort_edge: float | None = None
 
     def check_precision(self, now: float, *, force: bool = False) -> Precision | None:
         """How precise the point is so far (`--precision`): its intervals over the window until `now`;
@@ -66,7 +70,7 @@ class PointWindow:
         if not (due or force) or not now > self.client.start:
             return None
         self.checked_at = requests
-        self.last_check = precision_of(interval_sample(self.client, now - self.client.start))
+        self.last_check = precision_of(interval_sample(self.client, now - self.client.start, self.cohort_edge))
         return self.last_check
 
     def tick(self, snap: Snapshot) -> None:
@@ -105,7 +109,7 @@ class PointWindow:
         usd_per_hour = price * gpus if price is not None and gpus else None
         ttft, itl, e2e = tally.ttft.percentiles(), tally.itl.percentiles(), tally.e2e.percentiles()
         interactivity = tally.request_itl.inverse_quantile(0.9)
-        ci = point_intervals(interval_sample(c, duration)) if duration else PointIntervals()
+        ci = point_intervals(interval_sample(c, duration, self.cohort_edge)) if duration else PointIntervals()
         tput_ci = _around(ci.throughput, total_rate)
         inter_ci = _around(ci.interactivity_p90(), interactivity)
         server = _server_deltas(
@@ -183,8 +187,9 @@ def _server_deltas(start: EndpointTotals | None, end: EndpointTotals | None) -> 
     )
 
 
-def interval_sample(window: WindowFigures, duration_s: float) -> Sample:
-    """The window's raw sample as plain numbers (sweep/intervals.py), over its first `duration_s` seconds."""
+def interval_sample(window: WindowFigures, duration_s: float, cohort_edge: float | None = None) -> Sample:
+    """The window's raw sample as plain numbers (sweep/intervals.py), over its first `duration_s` seconds;
+    user slots that sent their first request before `cohort_edge` form a cohort of their own."""
     raw = window.sample
     slots = max(1, math.ceil(duration_s / raw.slot_s - 1e-9))
     tokens = [0.0] * slots
@@ -206,4 +211,12 @@ def interval_sample(window: WindowFigures, duration_s: float) -> Sample:
         slot_itl=tuple(itl),
         requests=window.latency.requests,
         user_tokens=tuple(raw.users.values()),
+        user_cohorts=tuple(_cohort(key, window.user_since, cohort_edge) for key in raw.users),
     )
+
+
+def _cohort(user: object, since: Mapping[int, float], edge: float | None) -> int:
+    """0: a slot carried over from an earlier point; 1: one this point added (or any slot, with no edge)."""
+    if edge is None or not isinstance(user, int):
+        return 1
+    return 0 if since.get(user, edge) < edge else 1
