@@ -212,6 +212,14 @@ def _sweep_flags(s: argparse._ArgumentGroup) -> None:
         help="interactivity tiers (tok/s/user, p90) at which the frontier is read (default 30,50,75,100,150,200)",
     )
     s.add_argument(
+        "--precision",
+        type=number("the precision", 0, 1, lo_open=True),
+        metavar="F",
+        help="end a point once the 95%% intervals of its throughput and of its p90 interactivity are each "
+        "within ±F of the value (after at least 20 requests), e.g. 0.05; --point-duration is then the longest "
+        "a point may take (a plain run: ends likewise, --duration the longest)",
+    )
+    s.add_argument(
         "--sessions",
         type=whole("session trees", 1, 1_000_000_000),
         metavar="N",

@@ -58,3 +58,35 @@ def test_reset_window_forgets_window_but_not_run_figures() -> None:
     stats.reset_window(6.0)
     f = stats.figures(6.5)
     assert f.output_tokens_per_s == 0 and f.run_ttft.p50 is not None
+
+
+def _request(sent: float, first: float, last: float, *, prompt: int, output: int, tree: int, user: int) -> Completed:
+    return Completed(
+        sent_at=sent, first_token_at=first, last_token_at=last, ended_at=last, prompt_tokens=prompt,
+        cached_tokens=None, output_tokens=output, ceiling_tokens=0, ttft_s=first - sent,
+        decode_tokens_per_s=None, request_itl_s=(last - first) / max(output - 1, 1), tree=tree, user=user,
+    )  # fmt: skip
+
+
+def test_a_windows_sample_splits_its_tokens_by_tree_user_and_second() -> None:
+    """The raw sample behind a point's intervals adds up to the window's own figures, whichever way it
+    is cut: per session tree, per user slot (a sub-agent in its parent's), per one-second slot."""
+    stats = ClientStats(window_s=10, started_at=0.0)
+    window = stats.open_window(10.0)
+    stats.add(_request(8.0, 9.0, 11.0, prompt=100, output=21, tree=1, user=0))  # started in the warm-up
+    stats.add(_request(11.0, 11.5, 13.5, prompt=200, output=41, tree=1, user=0))
+    stats.add(_request(11.2, 11.4, 12.4, prompt=300, output=11, tree=2, user=1))  # a sub-agent of user 1
+    stats.add(_request(12.0, 12.5, 14.5, prompt=50, output=5, tree=2, user=1))
+    stats.add(_request(13.0, 13.2, 13.3, prompt=10, output=2, tree=-1, user=-1))  # unknown tree and user
+    stats.end_window(window, 14.0)
+    sample = window.sample
+    inside = window.prompt_in_window + window.output_in_window
+    assert sum(t.tokens for t in sample.trees.values()) == pytest.approx(inside)
+    assert sum(sample.users.values()) == pytest.approx(inside)
+    assert sum(s.tokens for s in sample.slots.values()) == pytest.approx(inside)
+    assert len(sample.trees) == 3 and len(sample.users) == 3
+    # Output tokens are spread over the seconds they were decoded in: half of the first request's 21.
+    assert sample.slots[0].tokens == pytest.approx(10.5)
+    # Only requests that started after the warm-up and ended inside count for latencies (their ITL).
+    assert [t.requests for t in sample.trees.values()] == [1, 2, 1]
+    assert sum(s.requests for s in sample.slots.values()) == window.latency.requests == 4

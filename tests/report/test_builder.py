@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from agentx_tui.report import CONTRACT_KEYS, REPORT_KEYS, ReportBuilder
 from agentx_tui.report._series import SeriesBuffer
-from agentx_tui.snapshot import Snapshot
+from agentx_tui.snapshot import RunIntervals, Snapshot
 from tests.report._snaps import A, B, stream
 
 # docs/metrics.md, in its order: the contract scripts rely on.
@@ -68,6 +68,14 @@ DOCUMENTED_KEYS = [
     "proxy_added_ttft_p99_s",
     "captured_sessions",
     "capture_dir",
+    # Since the trust work (docs/sweeps.md):
+    "total_tokens_per_s_per_gpu_ci_low",
+    "total_tokens_per_s_per_gpu_ci_high",
+    "interactivity_p90_tokens_per_s_ci_low",
+    "interactivity_p90_tokens_per_s_ci_high",
+    "ci_method",
+    "stopped_early",
+    "stop_reason",
 ]
 
 
@@ -261,3 +269,57 @@ def test_series_buffer_is_bounded_and_keeps_every_tick(n: int, max_points: int) 
     full = len(series) - 1
     assert full * series.ticks_per_point < n <= len(series) * series.ticks_per_point
     assert series.elapsed_s == tuple(sorted(series.elapsed_s))
+
+
+def test_a_run_without_precision_has_null_intervals() -> None:
+    r = build(stream())
+    for key in (
+        "total_tokens_per_s_per_gpu_ci_low",
+        "total_tokens_per_s_per_gpu_ci_high",
+        "interactivity_p90_tokens_per_s_ci_low",
+        "interactivity_p90_tokens_per_s_ci_high",
+        "ci_method",
+        "stopped_early",
+        "stop_reason",
+        "precision",
+    ):
+        assert r[key] is None, key
+
+
+def test_a_run_with_precision_carries_its_intervals_over_to_its_figures() -> None:
+    """The window's intervals (±10% throughput, −5%/+4% interactivity around the window's own figures)
+    keep their relative widths around the report's whole-run figures."""
+    snaps = stream()
+    intervals = RunIntervals(
+        precision=0.05,
+        requests=120,
+        total_tokens_per_s=1000.0,
+        total_tokens_per_s_ci_low=900.0,
+        total_tokens_per_s_ci_high=1100.0,
+        interactivity_p90_tokens_per_s=50.0,
+        interactivity_p90_tokens_per_s_ci_low=47.5,
+        interactivity_p90_tokens_per_s_ci_high=52.0,
+        ci_method="throughput: cluster standard error over 12 session trees; p90 interactivity: batch means",
+        stopped_early=True,
+        stop_reason="precision ±5% reached: throughput ±4.0%, p90 interactivity ±3.0% after 120 requests",
+    )
+    cost = snaps[-1].cost.model_copy(update={"gpus": 2, "gpus_source": "--gpus"})
+    assert snaps[-1].client is not None
+    client = snaps[-1].client.model_copy(update={"run_interactivity_p90_tokens_per_s": 48.0})
+    snaps[-1] = snaps[-1].model_copy(update={"intervals": intervals, "cost": cost, "client": client})
+    r = build(snaps)
+    tput, inter = r["total_tokens_per_s_per_gpu"], r["interactivity_p90_tokens_per_s"]
+    assert isinstance(tput, float) and isinstance(inter, float)
+    assert r["total_tokens_per_s_per_gpu_ci_low"] == pytest.approx(tput * 0.9)
+    assert r["total_tokens_per_s_per_gpu_ci_high"] == pytest.approx(tput * 1.1)
+    assert r["interactivity_p90_tokens_per_s_ci_low"] == pytest.approx(inter * 0.95)
+    assert r["interactivity_p90_tokens_per_s_ci_high"] == pytest.approx(inter * 1.04)
+    assert r["stopped_early"] is True and r["precision"] == 0.05
+    assert str(r["stop_reason"]).startswith("precision ±5% reached")
+    assert str(r["ci_method"]).endswith("; over the run from its first tick")
+    # An interval that could not be told stays null, its figure known.
+    unknown = intervals.model_copy(update={"interactivity_p90_tokens_per_s_ci_low": None})
+    snaps[-1] = snaps[-1].model_copy(update={"intervals": unknown})
+    r = build(snaps)
+    assert r["interactivity_p90_tokens_per_s_ci_low"] is None and r["interactivity_p90_tokens_per_s_ci_high"] is None
+    assert r["interactivity_p90_tokens_per_s"] is not None

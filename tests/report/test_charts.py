@@ -191,3 +191,41 @@ def test_without_a_gpu_count_the_throughput_axis_says_so() -> None:
     words = " ".join(t.text or "" for t in texts(render_frontier_svg(report)))
     assert "total tokens/s (GPU count unknown)" in words
     assert "No tier read: the GPU count is unknown (set --gpus)." in words
+
+
+def with_intervals(report: dict[str, Any], width: float) -> dict[str, Any]:
+    """`report` with ±`width` intervals on every point's two figures and on every tier read."""
+    out = dict(report)
+    out["points"] = [
+        {
+            **p,
+            "total_tokens_per_s_per_gpu_ci_low": p["total_tokens_per_s_per_gpu"] * (1 - width),
+            "total_tokens_per_s_per_gpu_ci_high": p["total_tokens_per_s_per_gpu"] * (1 + width),
+            "interactivity_p90_tokens_per_s_ci_low": p["interactivity_p90_tokens_per_s"] * (1 - width),
+            "interactivity_p90_tokens_per_s_ci_high": p["interactivity_p90_tokens_per_s"] * (1 + width),
+        }
+        for p in report["points"]
+    ]
+    for t in TIERS:
+        read = report.get(f"total_tokens_per_s_per_gpu_at_{t}")
+        if read is not None:
+            out[f"total_tokens_per_s_per_gpu_at_{t}_ci_low"] = read * (1 - width)
+            out[f"total_tokens_per_s_per_gpu_at_{t}_ci_high"] = read * (1 + width)
+    return out
+
+
+def _bars(svg: str) -> list[ET.Element]:
+    return [ln for ln in ET.fromstring(svg).iter(f"{SVG}line") if ln.get("stroke-width") == "1.2"]
+
+
+def test_the_frontier_draws_each_intervals_as_capped_error_bars() -> None:
+    plain = render_frontier_svg(sweep_report())
+    assert _bars(plain) == [] and "95% intervals" not in plain
+    svg = render_frontier_svg(with_intervals(sweep_report(), 0.1))
+    reads = sum(1 for t in TIERS if sweep_report().get(f"total_tokens_per_s_per_gpu_at_{t}") is not None)
+    # Per point two bars (x and y), per tier read one; each bar a line and two caps; and the legend's.
+    assert len(_bars(svg)) == 3 * (2 * len(USERS) + reads) + 3
+    assert "95% intervals: each point's throughput and p90 interactivity, each tier's read" in svg
+    ET.fromstring(svg)  # well formed
+    # A wider interval reaches further: the axes make room for the bars' ends.
+    assert render_frontier_svg(with_intervals(sweep_report(), 0.3)) != svg

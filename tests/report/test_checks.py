@@ -102,3 +102,17 @@ def test_equality_tolerates_float_rounding_only() -> None:
 def test_a_boolean_is_not_a_measured_value() -> None:
     (result,) = evaluate_checks([Check("x", "error_rate", ">=", 0.0)], {"error_rate": True})
     assert result.value is None and not result.passed
+
+
+def test_interval_ends_can_be_checked_too() -> None:
+    """A gate can ask for the worst case, not the estimate: the low end of a tier's or a run's interval."""
+    tier = parse_check("total_tokens_per_s_per_gpu_at_100_ci_low >= 7e5")
+    run = parse_check("interactivity_p90_tokens_per_s_ci_low >= 95")
+    assert (tier.key, run.key) == ("total_tokens_per_s_per_gpu_at_100_ci_low", "interactivity_p90_tokens_per_s_ci_low")
+    report = {"total_tokens_per_s_per_gpu_at_100_ci_low": 7.2e5, "interactivity_p90_tokens_per_s_ci_low": None}
+    passed, unknown = evaluate_checks([tier, run], report)
+    assert passed.passed and not unknown.passed
+    with pytest.raises(UsageError):
+        parse_check("tokens_per_dollar_total_at_100_ci_low >= 1")  # only throughput reads carry intervals
+    with pytest.raises(UsageError):
+        parse_check("ci_method == 1")  # words, not a figure

@@ -223,3 +223,87 @@ def test_missing_arguments_are_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError) as caught:
         compare_main([write(tmp_path, "a.json", RUN)])
     assert "B.json" in one_sentence(caught.value)
+
+
+# --- intervals: noise is not a regression ----------------------------------------------------------------
+
+
+def with_ci(report: dict[str, Any], width: float, *tiers: int) -> dict[str, Any]:
+    """`report` with ±`width` 95% intervals on the throughput read at each of `tiers`."""
+    out = dict(report)
+    for t in tiers:
+        tput = out[f"total_tokens_per_s_per_gpu_at_{t}"]
+        out[f"total_tokens_per_s_per_gpu_at_{t}_ci_low"] = tput * (1 - width)
+        out[f"total_tokens_per_s_per_gpu_at_{t}_ci_high"] = tput * (1 + width)
+    return out
+
+
+def test_a_drop_inside_overlapping_intervals_is_noise_not_a_regression(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = with_ci(sweep(at_50=10_000.0, at_100=6_000.0), 0.08, 50, 100)
+    b = with_ci(sweep(at_50=9_200.0, at_100=6_100.0), 0.08, 50, 100)  # -8% at 50: beyond 5%, inside the noise
+    assert run(tmp_path, a, b) == 0
+    out = capsys.readouterr().out
+    assert "-8.0% within noise" in out
+    assert "10,000 [9,200.0–10,800]" in out and "9,200.0 [8,464.0–9,936.0]" in out
+    # Tokens per dollar and USD per Mtok at a tier carry its throughput's interval: noise too.
+    assert out.count("within noise") >= 6
+    assert "No regression: B is within 5% of A, or within noise, on all 6 gated figures" in out
+
+
+def test_a_drop_beyond_both_intervals_regresses_and_names_both_intervals(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = with_ci(sweep(at_50=10_000.0, at_100=6_000.0), 0.03, 50, 100)
+    b = with_ci(sweep(at_50=8_000.0, at_100=6_000.0), 0.03, 50, 100)  # -20% at 50, intervals far apart
+    assert run(tmp_path, a, b) == 1
+    out = capsys.readouterr().out
+    assert "-20.0% REGRESSED" in out
+    assert "total_tokens_per_s_per_gpu_at_50 (-20.0%: A 10,000 [9,700.0–10,300], B 8,000.0 [7,760.0–8,240.0])" in out
+    verdict = out.splitlines()[-2]
+    assert verdict.startswith("B regressed beyond the 5% tolerance on 3 figures: ")
+    assert "tokens_per_dollar_total_at_50" in verdict and "_at_100" not in verdict
+    assert out.splitlines()[-1] == "3 other figures differed within noise."
+
+
+def test_a_small_change_beyond_the_noise_but_within_the_tolerance_passes(tmp_path: Path) -> None:
+    a = with_ci(sweep(at_50=10_000.0), 0.005, 50)
+    b = with_ci(sweep(at_50=9_700.0), 0.005, 50)  # -3%: the intervals part, the tolerance holds
+    comparison = compare_reports(json.loads(json.dumps(a)), json.loads(json.dumps(b)))
+    assert not comparison.regressions
+    assert run(tmp_path, a, b) == 0
+
+
+def test_an_interval_on_one_side_only_keeps_the_tolerance_rule(tmp_path: Path) -> None:
+    a = with_ci(sweep(at_50=10_000.0), 0.2, 50)
+    b = sweep(at_50=9_000.0)  # a report from before the trust work: no interval
+    comparison = compare_reports(a, b)
+    row = next(r for r in comparison.tiers if r.key == "total_tokens_per_s_per_gpu_at_50")
+    assert row.a_ci is not None and row.b_ci is None and not row.noise
+    assert run(tmp_path, a, b) == 1
+
+
+def test_single_runs_with_precision_intervals_compare_by_noise_too(tmp_path: Path) -> None:
+    def precise(tput: float) -> dict[str, Any]:
+        return {
+            **RUN,
+            "total_tokens_per_s": tput,
+            "total_tokens_per_s_per_gpu": tput,
+            "tokens_per_dollar_total": tput * 1250,
+            "total_tokens_per_s_per_gpu_ci_low": tput * 0.9,
+            "total_tokens_per_s_per_gpu_ci_high": tput * 1.1,
+        }
+
+    comparison = compare_reports(precise(12_000.0), precise(11_000.0))  # -8.3%, inside ±10%
+    noise = {r.key for r in comparison.within_noise}
+    assert noise == {"total_tokens_per_s", "total_tokens_per_s_per_gpu", "tokens_per_dollar_total"}
+    assert not comparison.regressions
+
+
+def test_a_client_bound_report_is_said_before_the_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run(tmp_path, RUN, {**RUN, "client_saturated": True})
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2].startswith("B's load generator was saturated (client_saturated): its figures measure the client")
+    run(tmp_path, RUN, RUN)
+    assert "saturated" not in capsys.readouterr().out

@@ -97,3 +97,17 @@ def test_summary_lists_the_figures_and_each_check_with_its_value() -> None:
     assert "FAIL error_rate == 0 (measured 0.0769231)" in text
     assert "FAIL gpu_util_mean > 0 (the figure is unknown: the run could not measure it, so the check fails)" in text
     assert not CONTROL.search(text)
+
+
+def test_summary_of_a_run_with_precision_gives_its_intervals_and_why_it_ended() -> None:
+    report = {
+        "total_tokens_per_s_per_gpu_ci_low": 900.0,
+        "total_tokens_per_s_per_gpu_ci_high": 1100.0,
+        "stop_reason": "precision ±5% reached: throughput ±4.0%, p90 interactivity unknown after 80 requests",
+    }
+    out = io.StringIO()
+    HeadlessPrinter(out).summary(report, [])
+    text = out.getvalue()
+    assert "total_tokens_per_s_per_gpu 95%: 900–1100 tokens/s/GPU" in text
+    assert "interactivity_p90_tokens_per_s 95%: n/a tokens/s/user" in text
+    assert "ended: precision ±5% reached" in text

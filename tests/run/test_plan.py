@@ -99,6 +99,9 @@ def test_prometheus_credentials_stay_out_of_repr_and_recordings(monkeypatch: pyt
         (["--attach", "ftp://x"], "is not an http\\(s\\) URL"),
         (["--sweep", "users=a"], "is not a whole number"),
         (["--tiers", "50,inf"], "is not a finite number"),
+        (["--precision", "0"], "the precision must be more than 0 and at most 1"),
+        (["--precision", "5%"], "is not a number"),
+        (["--precision", "0.05", "-w", "none"], "--precision needs load"),
     ],
 )
 def test_bad_combinations_are_one_sentence(argv: list[str], needle: str) -> None:
@@ -111,3 +114,10 @@ def test_a_bad_workload_is_refused_in_preflight(tmp_path: Path) -> None:
     bad.write_text("stepz: 3\n")
     with pytest.raises(WorkloadError, match="unknown field 'stepz'"):
         plan("-w", str(bad))
+
+
+def test_precision_goes_to_the_plan_and_its_recorded_settings() -> None:
+    p = plan("--sweep", "auto", "--precision", "0.05")
+    assert p.precision == 0.05 and p.recorded_settings()["precision"] == 0.05
+    assert plan("--precision", "0.1", "--duration", "600").precision == 0.1  # a plain run, --duration the longest
+    assert plan().precision is None

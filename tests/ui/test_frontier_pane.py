@@ -14,10 +14,13 @@ from textual.pilot import Pilot
 from agentx_tui.snapshot import Snapshot, TierRead
 from agentx_tui.ui import AgentXApp
 from agentx_tui.ui.panes.frontier import (
+    BAR_X,
+    BAR_Y,
     BELOW_FRONTIER,
     LIVE,
     ON_FRONTIER,
     ChartData,
+    FrontierChart,
     FrontierPane,
     Marker,
     chart_data,
@@ -74,9 +77,9 @@ def test_progress_when_done_counts_the_points() -> None:
 def test_tier_table_shows_n_a_and_groups_the_reasons() -> None:
     table, notes = tier_lines(make_sweep_state().tiers)
     rows = [line.plain for line in table]
-    assert rows[0].split() == ["tier", "tok/s/GPU", "tokens/$", "$/Mtok"]
+    assert rows[0].split() == ["tier", "tok/s/GPU", "±", "tok/$", "$/Mtok"]
     assert rows[1].split() == ["30", "n/a", "n/a", "n/a"]
-    assert rows[4].split() == ["100", "100", "K", "124", "M", "$0.0080"]
+    assert rows[4].split() == ["100", "100", "K", "±8%", "124", "M", "$0.0080"]
     # Every row is as wide as the heading: the columns line up.
     assert {len(row) for row in rows} == {len(rows[0])}
     assert [note.plain for note in notes] == [
@@ -126,6 +129,35 @@ def test_chart_puts_each_marker_in_its_cell_and_labels_both_axes() -> None:
     assert rows[-3].startswith("   0┤") and rows[0].startswith("60 K┤")
     assert any(f"{ON_FRONTIER}64" in row for row in rows)
     assert sum(row.count(BELOW_FRONTIER) for row in rows) == 1
+
+
+def test_each_point_with_intervals_gets_error_bars_through_its_marker() -> None:
+    data = ChartData(
+        markers=(
+            Marker(100.0, 50_000.0, ON_FRONTIER, "point", "", x_span=(70.0, 130.0), y_span=(35_000.0, 65_000.0)),
+            Marker(50.0, 20_000.0, BELOW_FRONTIER, "dominated"),  # no intervals: no bars
+        ),
+        x_ticks=(50.0, 100.0),
+    )
+    rows = draw_chart(data, 40, 14)
+    plain = text(rows)
+    (row,) = [i for i, r in enumerate(plain) if ON_FRONTIER in r]
+    column = plain[row].index(ON_FRONTIER)
+    # ─ on both sides of the marker on its row, │ above and below it in its column.
+    assert f"{BAR_X}{ON_FRONTIER}{BAR_X}" in plain[row]
+    assert plain[row - 1][column] == BAR_Y and plain[row + 1][column] == BAR_Y
+    bars = [char for r in rows for char, role in r if role == "interval"]
+    assert len(bars) >= 4 and set(bars) == {BAR_X, BAR_Y}
+    below = next(i for i, r in enumerate(plain) if BELOW_FRONTIER in r)
+    assert BAR_X not in plain[below]
+
+
+def test_chart_data_carries_each_points_intervals() -> None:
+    snap = make_sweep_snapshot()
+    assert snap.sweep is not None
+    spans = {m.tag: (m.x_span, m.y_span) for m in chart_data(snap, snap.sweep).markers}
+    assert spans["64"] == (pytest.approx((96.0 * 0.88, 96.0 * 1.12)), pytest.approx((78_000.0, 130_000.0)))
+    assert spans["128"] == (None, None)  # the live point has no interval yet
 
 
 def test_curve_is_drawn_without_gaps_between_frontier_points() -> None:
@@ -233,8 +265,21 @@ def test_frontier_mid_sweep_160x48(snap_compare: SnapCompare) -> None:
     assert snap_compare(sweep_app(), terminal_size=(160, 48), run_before=settle)
 
 
+async def test_error_bars_fit_the_80x24_pane_with_and_without_colour(monkeypatch: pytest.MonkeyPatch) -> None:
+    for no_color in ("", "1"):
+        monkeypatch.setenv("NO_COLOR", no_color)
+        async with sweep_app().run_test(size=(80, 24)) as pilot:
+            app = await shown(pilot, LAST)
+            chart = app.query_one(FrontierChart)
+            width, height = chart.size
+            rows = draw_chart(chart.data, width, height)
+            bars = [char for row in rows for char, role in row if role == "interval"]
+            assert BAR_X in bars and BAR_Y in bars, (no_color, width, height)
+
+
 def test_frontier_maximised_no_color(snap_compare: SnapCompare, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Without colour the markers still differ: ● on the frontier, ○ below it, × the point being measured.
+    # Without colour the markers still differ: ● on the frontier, ○ below it, × the point being measured;
+    # the error bars are ─ and │.
     monkeypatch.setenv("NO_COLOR", "1")
 
     async def maximise(pilot: Pilot[None]) -> None:

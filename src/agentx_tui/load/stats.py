@@ -57,11 +57,16 @@ class LogHistogram:
         for index in sorted(self.buckets):
             running += self.buckets[index]
             if running >= target:
-                return _FLOOR * math.exp((index + 0.5) * _GROWTH)
-        return _FLOOR * math.exp((max(self.buckets) + 0.5) * _GROWTH)
+                return self.value_of(index)
+        return self.value_of(max(self.buckets))
 
     def percentiles(self) -> Percentiles:
         return Percentiles(p50=self.quantile(0.5), p90=self.quantile(0.9), p99=self.quantile(0.99))
+
+    @staticmethod
+    def value_of(index: int) -> float:
+        """The value a bucket stands for (its geometric middle): what `quantile` returns for it."""
+        return _FLOOR * math.exp((index + 0.5) * _GROWTH)
 
     def inverse_quantile(self, q: float) -> float | None:
         """1 / quantile: AgentX interactivity from per-request ITL (docs/metrics.md)."""
@@ -97,6 +102,9 @@ class Completed:
     # The global id of the session (tree) the request belongs to: requests of one tree are not
     # independent, which a confidence interval must respect. -1 when unknown.
     tree: int = -1
+    # The user slot (`-u`) whose session tree it is (a sub-agent's: its parent's): one slot runs one tree
+    # after another, so its tokens over a window are the cluster a throughput interval needs. -1: unknown.
+    user: int = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +168,95 @@ class _Tally:
             getattr(self, name).merge(getattr(other, name))
 
 
+SLOT_S = 1.0  # the sample's time slots: batch means group whole slots into sub-windows
+
+
+@dataclass(slots=True)
+class TreeSample:
+    """One session tree's part of a sweep point's window (its sub-agents' requests included)."""
+
+    tokens: float = 0.0  # prompt tokens whose first token came inside, output tokens decoded inside
+    requests: int = 0  # requests counted for the window's latencies
+    itl: dict[int, float] = field(default_factory=dict)  # their per-request ITL, bucketed as `LogHistogram`
+
+
+@dataclass(slots=True)
+class SlotSample:
+    """One `SLOT_S` slot of a sweep point's window: its tokens, and the counted requests that ended in it."""
+
+    tokens: float = 0.0
+    requests: int = 0
+    itl: dict[int, float] = field(default_factory=dict)
+
+
+class PointSample:
+    """The raw sample a sweep point's confidence intervals are computed from (sweep/intervals.py): per
+    session tree and per time slot, the window's tokens and its counted requests' per-request ITL.
+
+    O(1) work per request (plus one step per second a request decodes across) and bounded memory:
+    one small record per tree and per slot, ITLs in the 2% buckets of `LogHistogram`, never a list
+    of requests. A request with no known tree (-1) counts as a tree of its own."""
+
+    __slots__ = ("_untreed", "slot_s", "slots", "start", "trees", "users")
+
+    def __init__(self, start: float) -> None:
+        self.start = start
+        self.slot_s = SLOT_S
+        self.trees: dict[int, TreeSample] = {}
+        self.users: dict[int | tuple[str, int], float] = {}  # tokens inside the window per user slot
+        self.slots: dict[int, SlotSample] = {}
+        self._untreed = 0
+
+    def tree_of(self, tree: int) -> TreeSample:
+        if tree < 0:  # unknown: a tree of its own, with an id no real tree has
+            self._untreed += 1
+            tree = -self._untreed
+        found = self.trees.get(tree)
+        if found is None:
+            found = self.trees[tree] = TreeSample()
+        return found
+
+    def user_tokens(self, user: int, tree: int, tokens: float) -> None:
+        """`tokens` of the window to the request's user slot. A request of no known slot counts apart
+        from every real slot: with its tree, or (no tree either) as the tree `tree_of` just made it."""
+        key: int | tuple[str, int] = user if user >= 0 else ("tree", tree if tree >= 0 else -self._untreed)
+        self.users[key] = self.users.get(key, 0.0) + tokens
+
+    def _slot(self, t: float) -> SlotSample:
+        key = max(0, int((t - self.start) / self.slot_s))
+        found = self.slots.get(key)
+        if found is None:
+            found = self.slots[key] = SlotSample()
+        return found
+
+    def tokens_at(self, t: float, tokens: float) -> None:
+        self._slot(t).tokens += tokens
+
+    def tokens_over(self, lo: float, hi: float, tokens: float) -> None:
+        """`tokens` spread evenly over [lo, hi] (inside the window), slot by slot."""
+        span = hi - lo
+        first = max(0, int((lo - self.start) / self.slot_s))
+        last = max(first, int((hi - self.start) / self.slot_s))
+        for key in range(first, last + 1):  # whole slot indices: no float step can stall the walk
+            edge_lo = max(lo, self.start + key * self.slot_s)
+            edge_hi = min(hi, self.start + (key + 1) * self.slot_s)
+            if edge_hi > edge_lo:
+                slot = self.slots.get(key)
+                if slot is None:
+                    slot = self.slots[key] = SlotSample()
+                slot.tokens += tokens * (edge_hi - edge_lo) / span
+
+    def counted(self, tree: TreeSample, ended_at: float, request_itl_s: float | None) -> None:
+        """A request counted for the window's latencies (started after the warm-up, ended inside)."""
+        slot = self._slot(ended_at)
+        tree.requests += 1
+        slot.requests += 1
+        if request_itl_s is not None:
+            index = bucket_of(request_itl_s)
+            tree.itl[index] = tree.itl.get(index, 0.0) + 1.0
+            slot.itl[index] = slot.itl.get(index, 0.0) + 1.0
+
+
 @dataclass
 class WindowFigures:
     """A sweep point's client figures (docs/sweeps.md): latencies of the requests that started after the
@@ -173,6 +270,11 @@ class WindowFigures:
     failed: int = 0
     prompt_tokens_sum: int = 0  # of the requests counted, for the mean prompt length
     cached_reported: bool = False
+    sample: PointSample = field(init=False)  # per tree and per slot, for the intervals
+    user_since: Mapping[int, float] = field(default_factory=dict)  # ClientStats.user_since
+
+    def __post_init__(self) -> None:
+        self.sample = PointSample(self.start)
 
     @property
     def duration_s(self) -> float | None:
@@ -185,19 +287,35 @@ class WindowFigures:
     def inside(self, sent_at: float, ended_at: float) -> bool:
         return sent_at >= self.start and (self.end is None or ended_at <= self.end)
 
-    def spread(self, first: float, last: float, prompt: int, output: int) -> None:
+    def spread(
+        self, first: float, last: float, prompt: int, output: int, tree: int = -1, user: int = -1
+    ) -> TreeSample | None:
+        """Count the tokens of a finished request that fell inside the window; the tree's sample, or
+        None when none did."""
         end = math.inf if self.end is None else self.end
-        if self.start <= first <= end:
+        inside = 0.0
+        if self.start <= first <= end and prompt:
+            inside += prompt
             self.prompt_in_window += prompt
-        if output <= 0:
-            return
-        if last <= first:
+            self.sample.tokens_at(first, prompt)
+        if output > 0 and last <= first:
             if self.start <= last <= end:
+                inside += output
                 self.output_in_window += output
-            return
-        overlap = min(last, end) - max(first, self.start)
-        if overlap > 0:
-            self.output_in_window += output * overlap / (last - first)
+                self.sample.tokens_at(last, output)
+        elif output > 0:
+            lo, hi = max(first, self.start), min(last, end)
+            if hi > lo:
+                share = output * (hi - lo) / (last - first)
+                inside += share
+                self.output_in_window += share
+                self.sample.tokens_over(lo, hi, share)
+        if not inside:
+            return None
+        found = self.sample.tree_of(tree)
+        found.tokens += inside
+        self.sample.user_tokens(user, tree, inside)
+        return found
 
 
 class StatsSink(Protocol):
@@ -224,6 +342,9 @@ class ClientStats:
         self.errors: dict[str, int] = {}
         self.in_flight = 0  # set by the load generator each tick
         self._windows: list[WindowFigures] = []  # sweep points still taking requests
+        # When each user slot sent its first request: a sweep point's slots added before its warm-up
+        # are a cohort apart from those it added (sweep/intervals.py stratifies by it). O(users).
+        self.user_since: dict[int, float] = {}
 
     # -- input ---------------------------------------------------------------------------------
     def _slot(self, t: float) -> _Tally:
@@ -253,6 +374,8 @@ class ClientStats:
     def add(self, done: Completed) -> None:
         first = done.first_token_at if done.first_token_at is not None else done.ended_at
         last = done.last_token_at or done.ended_at
+        if done.user >= 0 and done.sent_at < self.user_since.get(done.user, math.inf):
+            self.user_since[done.user] = done.sent_at
         self.run.count(done)
         self.run.prompt += done.prompt_tokens
         self.run.output += done.output_tokens
@@ -279,8 +402,10 @@ class ClientStats:
             end_slot.itl.merge(done.itl)
         self._spread_output(first, last, done.output_tokens)
         for window in self._windows:
-            window.spread(first, last, done.prompt_tokens, done.output_tokens)
+            tree = window.spread(first, last, done.prompt_tokens, done.output_tokens, done.tree, done.user)
             if window.inside(done.sent_at, done.ended_at):
+                sample = window.sample
+                sample.counted(tree or sample.tree_of(done.tree), done.ended_at, done.request_itl_s)
                 window.latency.count(done)
                 window.latency.prompt += done.prompt_tokens
                 window.latency.output += done.output_tokens
@@ -303,6 +428,7 @@ class ClientStats:
     # -- sweep windows ---------------------------------------------------------------------------
     def open_window(self, now: float) -> WindowFigures:
         window = WindowFigures(start=now)
+        window.user_since = self.user_since  # the run's, read when the window's intervals are computed
         self._windows.append(window)
         return window
 

@@ -28,7 +28,7 @@ from typing import Any
 from agentx_tui import __version__
 from agentx_tui.report._keys import REPORT_KEYS
 from agentx_tui.report._series import ReportSeries, SeriesBuffer
-from agentx_tui.snapshot import EndpointFigures, EndpointTotals, ProxyState, Snapshot
+from agentx_tui.snapshot import EndpointFigures, EndpointTotals, ProxyState, RunIntervals, Snapshot
 from agentx_tui.snapshot.rates import rates
 from agentx_tui.snapshot.stat import RunningStat, TickMeans, ratio
 from agentx_tui.sweep import tier_report_keys
@@ -121,6 +121,8 @@ class ReportBuilder:
             report.update(_sweep_figures(last))
         if last.proxy is not None:
             report.update(_proxy_figures(last.proxy))
+        if last.intervals is not None:
+            report.update(_interval_figures(report, last.intervals))
         report["endpoints"] = [self._endpoint(e, duration) for e in last.endpoints]
         report["users_detail"] = [row.model_dump() for row in last.sessions]
         return report
@@ -275,7 +277,43 @@ def _sweep_figures(last: Snapshot) -> dict[str, Any]:
         "frontier": list(sweep.frontier),
         "tiers": [t.model_dump() for t in sweep.tiers],
         "sweep_stop_reason": sweep.stop_reason,
+        "precision": sweep.precision,
         **tier_report_keys(sweep.tiers),
+    }
+
+
+def _carried(value: Any, low: float | None, high: float | None, around: float | None) -> tuple[Any, Any]:
+    """An interval found around `around` (the precision window's own figure) carried over to `value`
+    (the report's whole-run figure) by its relative widths; (None, None) when anything is unknown."""
+    if not isinstance(value, int | float) or low is None or high is None or around is None or not around > 0:
+        return None, None
+    return min(value * low / around, value), max(value * high / around, value)
+
+
+def _interval_figures(report: dict[str, Any], iv: RunIntervals) -> dict[str, Any]:
+    """A plain run with --precision (docs/sweeps.md): its figures' intervals and why it ended."""
+    tput = _carried(
+        report.get("total_tokens_per_s_per_gpu"),
+        iv.total_tokens_per_s_ci_low,
+        iv.total_tokens_per_s_ci_high,
+        iv.total_tokens_per_s,
+    )
+    inter = _carried(
+        report.get("interactivity_p90_tokens_per_s"),
+        iv.interactivity_p90_tokens_per_s_ci_low,
+        iv.interactivity_p90_tokens_per_s_ci_high,
+        iv.interactivity_p90_tokens_per_s,
+    )
+    known = tput[0] is not None or inter[0] is not None
+    return {
+        "precision": iv.precision,
+        "total_tokens_per_s_per_gpu_ci_low": tput[0],
+        "total_tokens_per_s_per_gpu_ci_high": tput[1],
+        "interactivity_p90_tokens_per_s_ci_low": inter[0],
+        "interactivity_p90_tokens_per_s_ci_high": inter[1],
+        "ci_method": f"{iv.ci_method}; over the run from its first tick" if known and iv.ci_method else None,
+        "stopped_early": iv.stopped_early,
+        "stop_reason": iv.stop_reason,
     }
 
 

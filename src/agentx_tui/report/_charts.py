@@ -34,6 +34,7 @@ from typing import Any
 from urllib.parse import quote
 
 from agentx_tui.report._svg import (
+    INK,
     LABEL_SIZE,
     Box,
     Linear,
@@ -63,21 +64,42 @@ def _num(value: Any) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
+Span = tuple[float, float] | None  # a 95% interval (low, high), when the report has one
+
+
 @dataclass(frozen=True)
 class _Point:
     users: int | None
     interactivity_p90: float | None
     interactivity_p50: float | None
     tput: float | None  # per GPU when known, else total (see _Sweep.per_gpu)
+    interactivity_p90_ci: Span = None
+    tput_ci: Span = None  # per GPU only
+
+
+@dataclass(frozen=True)
+class _Tier:
+    tier: float
+    read: float | None  # throughput per GPU read there
+    ci: Span = None
 
 
 @dataclass(frozen=True)
 class _Sweep:
     points: tuple[_Point, ...]
     frontier: tuple[int, ...]
-    tiers: tuple[tuple[float, float | None], ...]  # (tier, throughput per GPU read there)
+    tiers: tuple[_Tier, ...]
     per_gpu: bool
     subtitle: str
+
+    @property
+    def intervals(self) -> bool:
+        return any(p.interactivity_p90_ci or p.tput_ci for p in self.points) or any(t.ci for t in self.tiers)
+
+
+def _span(data: dict[str, Any], key: str) -> Span:
+    low, high = _num(data.get(f"{key}_ci_low")), _num(data.get(f"{key}_ci_high"))
+    return (low, high) if low is not None and high is not None and low <= high else None
 
 
 def _sweep(report: dict[str, Any]) -> _Sweep:
@@ -91,6 +113,8 @@ def _sweep(report: dict[str, Any]) -> _Sweep:
             interactivity_p90=_num(p.get("interactivity_p90_tokens_per_s")),
             interactivity_p50=_num(p.get("interactivity_p50_tokens_per_s")),
             tput=_num(p.get(tput_key)),
+            interactivity_p90_ci=_span(p, "interactivity_p90_tokens_per_s"),
+            tput_ci=_span(p, tput_key) if per_gpu else None,
         )
         for p in raw
     )
@@ -106,12 +130,12 @@ def _sweep(report: dict[str, Any]) -> _Sweep:
             except ValueError:
                 continue
             if math.isfinite(tier):
-                tiers.append((tier, _num(value) if per_gpu else None))
+                tiers.append(_Tier(tier, _num(value) if per_gpu else None, _span(report, key) if per_gpu else None))
     parts = [str(report[k]) for k in ("model", "workload") if report.get(k)]
     gpus = _num(report.get("gpus"))
     if gpus is not None:
         parts.append(f"{gpus:g} GPU" + ("" if gpus == 1 else "s"))
-    return _Sweep(points, frontier, tuple(sorted(tiers)), per_gpu, " · ".join(parts))
+    return _Sweep(points, frontier, tuple(sorted(tiers, key=lambda t: t.tier)), per_gpu, " · ".join(parts))
 
 
 # --- the frontier chart -----------------------------------------------------------------------------
@@ -123,6 +147,9 @@ def render_frontier_svg(report: dict[str, Any]) -> str:
     known = [(i, p) for i, p in enumerate(sweep.points) if p.interactivity_p90 is not None and p.tput is not None]
     xs = [p.interactivity_p90 for _, p in known if p.interactivity_p90 is not None]
     ys = [p.tput for _, p in known if p.tput is not None]
+    # The error bars' ends are inside the axes too (a bar is not cut off at the frame).
+    x_ends = [end for _, p in known if p.interactivity_p90_ci for end in p.interactivity_p90_ci]
+    y_ends = [end for _, p in known if p.tput_ci for end in p.tput_ci]
     xy = [(p.interactivity_p90, p.tput) for p in sweep.points]
     curve = frontier_curve(xy, [i for i in sweep.frontier if i < len(xy)])
     notes = []  # one line each under the legend
@@ -132,16 +159,17 @@ def render_frontier_svg(report: dict[str, Any]) -> str:
 
     box: Box = (96.0, 78.0, 830.0, 446.0)
     title = "Frontier: total tokens/s per GPU against p90 interactivity"
-    svg = Svg(860, 540 + 18 * len(notes), title)
+    legend_rows = 2 if sweep.intervals else 1
+    svg = Svg(860, 540 + 18 * len(notes) + 20 * (legend_rows - 1), title)
     svg.text(box[0], 28, title, size=17, font_weight="bold")
     if sweep.subtitle:
         svg.text(box[0], 48, sweep.subtitle, size=13, fill=MUTED)
     # The axis reaches the tiers near the measured range (a gap to a tier is the message); reaching far
     # ones would squash the points. Every tier inside the axis is drawn; the note names those not read.
-    near = [t for t, _ in sweep.tiers if xs and min(xs) / 1.3 <= t <= max(xs) * 1.3]
-    x_ticks = nice_ticks(xs, 8, room=0.03, also=near)
-    y_ticks = nice_ticks(ys, 6)
-    shown_tiers = [(t, read) for t, read in sweep.tiers if x_ticks[0] <= t <= x_ticks[-1]]
+    near = [t.tier for t in sweep.tiers if xs and min(xs) / 1.3 <= t.tier <= max(xs) * 1.3]
+    x_ticks = nice_ticks(xs, 8, room=0.03, also=[*near, *x_ends])
+    y_ticks = nice_ticks(ys, 6, also=y_ends)
+    shown_tiers = [t for t in sweep.tiers if x_ticks[0] <= t.tier <= x_ticks[-1]]
     sx = Linear(x_ticks[0], x_ticks[-1], box[0], box[2])
     sy = Linear(y_ticks[0], y_ticks[-1], box[3], box[1])
     axes(svg, sx, sy, box, labelled(x_ticks), labelled(y_ticks))
@@ -150,12 +178,15 @@ def render_frontier_svg(report: dict[str, Any]) -> str:
     y_title(svg, 24, (box[1] + box[3]) / 2, unit)
 
     obstacles: list[Box] = []
-    tier_labels = drop_crowded([(sx(t), f"{t:g}") for t, _ in shown_tiers], 4)
-    for t, read in shown_tiers:
-        x = sx(t)
+    tier_labels = drop_crowded([(sx(t.tier), f"{t.tier:g}") for t in shown_tiers], 4)
+    for t in shown_tiers:
+        x = sx(t.tier)
         svg.line(x, box[1], x, box[3], MUTED, 1, "4 4")
-        if read is not None:  # the read on the frontier: a small diamond on the guide
-            y = sy(read)
+        if t.ci is not None:  # the read's 95% interval, along the guide
+            _error_bar(svg, (x, sy(t.ci[0])), (x, sy(t.ci[1])), INK)
+            obstacles.append((x - 5, sy(t.ci[1]), x + 5, sy(t.ci[0])))
+        if t.read is not None:  # the read on the frontier: a small diamond on the guide
+            y = sy(t.read)
             svg.diamond(x, y, 6)
             obstacles.append((x - 7, y - 7, x + 7, y + 7))
     for x, label in tier_labels:
@@ -172,6 +203,18 @@ def render_frontier_svg(report: dict[str, Any]) -> str:
         obstacles += _along(curve.bezier(), curve.xs[0], curve.ys[0], sx, sy)
 
     on_front = set(sweep.frontier)
+    for i, p in known:  # error bars first: the markers are drawn over their middles
+        assert p.interactivity_p90 is not None and p.tput is not None
+        colour = FRONTIER_COLOUR if i in on_front else OTHER_COLOUR
+        x, y = sx(p.interactivity_p90), sy(p.tput)
+        if p.interactivity_p90_ci is not None:
+            lo, hi = sx(p.interactivity_p90_ci[0]), sx(p.interactivity_p90_ci[1])
+            _error_bar(svg, (lo, y), (hi, y), colour)
+            obstacles.append((lo, y - 5, hi, y + 5))
+        if p.tput_ci is not None:
+            top, bottom = sy(p.tput_ci[1]), sy(p.tput_ci[0])
+            _error_bar(svg, (x, bottom), (x, top), colour)
+            obstacles.append((x - 5, top, x + 5, bottom))
     anchors = []
     for i, p in known:
         assert p.interactivity_p90 is not None and p.tput is not None
@@ -189,14 +232,27 @@ def render_frontier_svg(report: dict[str, Any]) -> str:
         svg.text((box[0] + box[2]) / 2, (box[1] + box[3]) / 2, "no point has both figures", anchor="middle", fill=MUTED)
 
     _frontier_legend(svg, box[0], box[3] + 76)
+    if sweep.intervals:
+        y = box[3] + 96
+        _error_bar(svg, (box[0], y - 4), (box[0] + 30, y - 4), INK)
+        svg.text(box[0] + 36, y, "95% intervals: each point's throughput and p90 interactivity, each tier's read")
     for n, note in enumerate(notes):
-        svg.text(box[0], box[3] + 100 + 18 * n, note, size=12, fill=MUTED)
+        svg.text(box[0], box[3] + 80 + 20 * legend_rows + 18 * n, note, size=12, fill=MUTED)
     return svg.render()
+
+
+def _error_bar(svg: Svg, start: tuple[float, float], end: tuple[float, float], colour: str) -> None:
+    """A line with a short cap across each end."""
+    (x0, y0), (x1, y1) = start, end
+    svg.line(x0, y0, x1, y1, colour, 1.2)
+    across = (0.0, 4.0) if y0 == y1 else (4.0, 0.0)
+    for x, y in (start, end):
+        svg.line(x - across[0], y - across[1], x + across[0], y + across[1], colour, 1.2)
 
 
 def _unread_tiers(sweep: _Sweep, knots: Sequence[float]) -> list[str]:
     """Why tiers have no read, in words: no tier is extrapolated (docs/sweeps.md)."""
-    unread = [t for t, read in sweep.tiers if read is None]
+    unread = [t.tier for t in sweep.tiers if t.read is None]
     if not unread:
         return []
     if not sweep.per_gpu:
@@ -291,7 +347,7 @@ def render_points_svg(report: dict[str, Any]) -> str:
     sy = Linear(y_ticks[0], y_ticks[-1], bottom[3], bottom[1])
     axes(svg, sx, sy, bottom, x_ticks, labelled(y_ticks))
     last_label_y = math.inf
-    for t, _ in sweep.tiers:  # ascending: labels go up the right edge, a crowded one is left out
+    for t in (tier.tier for tier in sweep.tiers):  # ascending: labels go up the right edge, a crowded one is left out
         if y_ticks[0] <= t <= y_ticks[-1]:
             y = sy(t)
             svg.line(bottom[0], y, bottom[2], y, MUTED, 1, "4 4")

@@ -10,6 +10,14 @@ interactivity tier, docs/sweeps.md): that is the methodology's like-for-like com
 figures average every point's load, so they differ whenever the two sweeps' schedules do (an auto sweep
 that stopped one point earlier); they are shown for context, and gate only when no tier is known on both
 sides. In every other case (two single runs, or one of each) the headline figures gate.
+
+Noise (docs/sweeps.md, "compare as a CI gate"): a gated figure that carries a 95% interval in both
+reports regresses only when B is worse by more than the tolerance *and* the two intervals do not
+overlap; overlapping intervals are "within noise", whatever the change. A figure that is the
+throughput times a price (tokens per dollar, USD per million tokens, at a tier or over the run) or
+total rather than per GPU carries the throughput's interval, scaled to its own value. A figure with
+an interval on one side only, or on neither (reports from before the trust work), keeps the plain
+tolerance rule: nothing tells its noise on the other side.
 """
 
 from __future__ import annotations
@@ -155,6 +163,9 @@ def _is_recording(data: bytes) -> bool:
 # --- comparing --------------------------------------------------------------------------------------
 
 
+Span = tuple[float, float]  # a 95% interval (low, high)
+
+
 @dataclass(frozen=True)
 class Row:
     key: str
@@ -164,10 +175,22 @@ class Row:
     b: float | None
     gated: bool  # counts towards the exit code (known on both sides, in the gated section)
     worse_by: float | None  # relative change in B's disfavour (negative: B is better); None when n/a
+    a_ci: Span | None = None
+    b_ci: Span | None = None
 
     @property
     def ratio(self) -> float | None:
         return None if self.a is None or self.b is None or self.a == 0 else self.b / self.a
+
+    @property
+    def noise(self) -> bool:
+        """Both sides carry an interval and the two overlap: the difference is within the noise."""
+        if self.a_ci is None or self.b_ci is None:
+            return False
+        return self.a_ci[0] <= self.b_ci[1] and self.b_ci[0] <= self.a_ci[1]
+
+    def regressed(self, tolerance: float) -> bool:
+        return self.gated and (self.worse_by or 0.0) > tolerance + _SLACK and not self.noise
 
 
 @dataclass(frozen=True)
@@ -178,6 +201,7 @@ class Comparison:
     gate: Literal["headline", "tiers"]
     sweeps: tuple[bool, bool]
     about: tuple[str, str]  # model, workload, users or points, duration of A and of B
+    client_bound: tuple[bool, bool] = (False, False)  # the report says its load generator was saturated
 
     @property
     def rows(self) -> tuple[Row, ...]:
@@ -185,7 +209,11 @@ class Comparison:
 
     @property
     def regressions(self) -> tuple[Row, ...]:
-        return tuple(r for r in self.rows if r.gated and (r.worse_by or 0.0) > self.tolerance + _SLACK)
+        return tuple(r for r in self.rows if r.regressed(self.tolerance))
+
+    @property
+    def within_noise(self) -> tuple[Row, ...]:
+        return tuple(r for r in self.rows if r.gated and r.noise)
 
     @property
     def not_gated_na(self) -> tuple[Row, ...]:
@@ -219,13 +247,49 @@ def _tiers(report: dict[str, Any]) -> set[float]:
     return found
 
 
+_PER_GPU = "total_tokens_per_s_per_gpu"
+# Figures that are the run's throughput per GPU times a constant (GPUs, a price) or its inverse: they
+# carry its interval, scaled to their own value (+1 proportional, -1 inverse).
+_CARRIED_RUN = {"total_tokens_per_s": (_PER_GPU, 1), "tokens_per_dollar_total": (_PER_GPU, 1)}
+
+
+def _carrier(key: str) -> tuple[str, int] | None:
+    """The figure whose interval `key` carries, and how (proportional or inverse)."""
+    if key in _CARRIED_RUN:
+        return _CARRIED_RUN[key]
+    if key.startswith(_TPD_AT):
+        return f"{_TPUT_AT}{key.removeprefix(_TPD_AT)}", 1
+    if key.startswith(_USD_AT):
+        return f"{_TPUT_AT}{key.removeprefix(_USD_AT)}", -1
+    return None
+
+
+def _interval(report: dict[str, Any], key: str) -> Span | None:
+    """The figure's 95% interval in `report`: its own `_ci_low`/`_ci_high`, or the throughput's it carries."""
+    low, high = _value(report, f"{key}_ci_low"), _value(report, f"{key}_ci_high")
+    if low is not None and high is not None:
+        return (low, high)
+    carrier = _carrier(key)
+    value = _value(report, key)
+    if carrier is None or value is None:
+        return None
+    base_key, power = carrier
+    base, span = _value(report, base_key), _interval(report, base_key)
+    if base is None or span is None or not base > 0 or not span[0] > 0:
+        return None
+    if power > 0:
+        return (value * span[0] / base, value * span[1] / base)
+    return (value * base / span[1], value * base / span[0])
+
+
 def _row(a: dict[str, Any], b: dict[str, Any], key: str, better: Better, kind: Kind, gating: bool) -> Row:
     va, vb = _value(a, key), _value(b, key)
     worse_by = None
     if va is not None and vb is not None and va != 0 and better is not None:
         change = (vb - va) / abs(va)
         worse_by = -change if better == "higher" else change
-    return Row(key, kind, better, va, vb, gating and better is not None and worse_by is not None, worse_by)
+    gated = gating and better is not None and worse_by is not None
+    return Row(key, kind, better, va, vb, gated, worse_by, _interval(a, key), _interval(b, key))
 
 
 def compare_reports(a: dict[str, Any], b: dict[str, Any], *, tolerance: float = DEFAULT_TOLERANCE) -> Comparison:
@@ -251,7 +315,10 @@ def compare_reports(a: dict[str, Any], b: dict[str, Any], *, tolerance: float = 
     if all(sweeps) and any(r.gated for r in tier_rows(True)):
         gate = "tiers"
     about = (_describe(a), _describe(b))
-    return Comparison(tolerance, headline_rows(gate == "headline"), tier_rows(gate == "tiers"), gate, sweeps, about)
+    bound = (a.get("client_saturated") is True, b.get("client_saturated") is True)
+    return Comparison(
+        tolerance, headline_rows(gate == "headline"), tier_rows(gate == "tiers"), gate, sweeps, about, bound
+    )
 
 
 # --- printing ---------------------------------------------------------------------------------------
@@ -301,14 +368,25 @@ def _verdict(row: Row, tolerance: float) -> str:
     change = _change(row.better, row.worse_by)
     if not row.gated:
         return f"{change}, not gated"
-    return f"{change} {'REGRESSED' if row.worse_by > tolerance + _SLACK else 'ok'}"
+    if row.noise:
+        return f"{change} within noise"
+    return f"{change} {'REGRESSED' if row.regressed(tolerance) else 'ok'}"
+
+
+def _with_span(value: float | None, span: Span | None, kind: Kind) -> str:
+    text = _fmt(value, kind)
+    if span is None or value is None:
+        return text
+    low, high = (_fmt(end, kind).removesuffix(" USD").removesuffix(" s") for end in span)  # the unit once
+    return f"{text} [{low}–{high}]"
 
 
 def _table(rows: Sequence[Row], tolerance: float, colour: bool) -> list[str]:
     cells = [("figure", "A", "B", "B/A", "")]
     for r in rows:
         ratio = NA if r.ratio is None else f"{r.ratio:.3f}"
-        cells.append((r.key, _fmt(r.a, r.kind), _fmt(r.b, r.kind), ratio, _verdict(r, tolerance)))
+        a, b = _with_span(r.a, r.a_ci, r.kind), _with_span(r.b, r.b_ci, r.kind)
+        cells.append((r.key, a, b, ratio, _verdict(r, tolerance)))
     widths = [max(len(c[i]) for c in cells) for i in range(4)]
     lines = []
     for c in cells:
@@ -340,7 +418,14 @@ def render_comparison(comparison: Comparison, *, a_name: str, b_name: str, colou
     """The comparison as text: who is compared, the table(s), and one closing sentence."""
     c = comparison
     tol = f"{c.tolerance:.0%}" if (c.tolerance * 100).is_integer() else f"{c.tolerance:.2%}"
-    lines = [f"A  {a_name}  ({c.about[0]})", f"B  {b_name}  ({c.about[1]})", ""]
+    lines = [f"A  {a_name}  ({c.about[0]})", f"B  {b_name}  ({c.about[1]})"]
+    for side, bound in zip("AB", c.client_bound, strict=True):
+        if bound:  # measured on the simulator: such runs made every false alarm (docs/sweeps.md)
+            lines.append(
+                f"{side}'s load generator was saturated (client_saturated): its figures measure the client as "
+                "much as the server, and its intervals do not know it."
+            )
+    lines.append("")
     if c.sweeps[0] != c.sweeps[1]:
         single = "A" if not c.sweeps[0] else "B"
         lines += [f"{single} is a single run and the other a sweep: the tiers are compared only between sweeps.", ""]
@@ -358,16 +443,38 @@ def render_comparison(comparison: Comparison, *, a_name: str, b_name: str, colou
         f"Higher is better for throughput, interactivity and tokens per dollar, lower for USD per million "
         f"tokens; B may be up to {tol} worse. The other figures are shown, not gated.",
     ]
+    if any(r.a_ci or r.b_ci for r in c.rows):
+        lines.append(
+            "[low–high]: 95% interval. A figure with one in both reports regresses only when the two do not "
+            "overlap; overlapping ones are within noise."
+        )
     if c.not_gated_na:
         lines.append(f"Not gated, null on one side or both (n/a): {_na_listing(c.not_gated_na)}.")
+    noise = len(c.within_noise)
     if c.regressions:
-        listed = ", ".join(f"{r.key} ({_change(r.better, r.worse_by or 0.0)})" for r in c.regressions)
+        listed = ", ".join(_regression(r) for r in c.regressions)
         n = len(c.regressions)
         lines.append(f"B regressed beyond the {tol} tolerance on {n} figure{'s' if n > 1 else ''}: {listed}.")
+        if noise:
+            lines.append(f"{noise} other figure{'s' if noise > 1 else ''} differed within noise.")
     else:
         compared = sum(1 for r in c.rows if r.gated)
-        if compared:
+        if compared and noise:
+            lines.append(
+                f"No regression: B is within {tol} of A, or within noise, on all {compared} gated figures "
+                f"({noise} within noise: their 95% intervals overlap)."
+            )
+        elif compared:
             lines.append(f"No regression: B is within {tol} of A on all {compared} gated figures.")
         else:
             lines.append("Nothing to gate: no gated figure is known in both reports.")
     return "\n".join(lines)
+
+
+def _regression(r: Row) -> str:
+    """A regressed figure in words: its change, and both intervals when it has them."""
+    change = _change(r.better, r.worse_by or 0.0)
+    if r.a_ci is None and r.b_ci is None:
+        return f"{r.key} ({change})"
+    a, b = _with_span(r.a, r.a_ci, r.kind), _with_span(r.b, r.b_ci, r.kind)
+    return f"{r.key} ({change}: A {a}, B {b})"

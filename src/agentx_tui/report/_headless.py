@@ -118,6 +118,12 @@ class HeadlessPrinter:
         if report.get("proxied_requests") is not None:  # --proxy: the real agents' part of it
             for key in PROXY_SUMMARY_KEYS:
                 self._write(f"  {key.ljust(width)}  {cell(report.get(key))} {unit(key)}".rstrip())
+        if report.get("stop_reason"):  # a plain run with --precision: how sure, and why it ended
+            for key in ("total_tokens_per_s_per_gpu", "interactivity_p90_tokens_per_s"):
+                low, high = report.get(f"{key}_ci_low"), report.get(f"{key}_ci_high")
+                span = NA if low is None or high is None else f"{cell(low)}–{cell(high)}"
+                self._write(f"  {key} 95%: {span} {unit(key)}".rstrip())
+            self._write(f"  ended: {report['stop_reason']}")
         for c in checks:
             verdict = self._style("PASS", _GREEN) if c.passed else self._style("FAIL", _RED)
             self._write(f"{verdict} {c.expr} ({c.verdict_detail})")

@@ -65,6 +65,14 @@ CONTRACT_KEYS: tuple[str, ...] = (
     "proxy_added_ttft_p99_s",
     "captured_sessions",
     "capture_dir",
+    # Since the trust work (docs/sweeps.md): a run with --precision (each sweep point has its own).
+    "total_tokens_per_s_per_gpu_ci_low",
+    "total_tokens_per_s_per_gpu_ci_high",
+    "interactivity_p90_tokens_per_s_ci_low",
+    "interactivity_p90_tokens_per_s_ci_high",
+    "ci_method",
+    "stopped_early",
+    "stop_reason",
 )
 
 # A sweep adds these (and, for every tier T, the flat keys of `tier_keys`).
@@ -96,6 +104,7 @@ EXTRA_KEYS: tuple[str, ...] = (
     "cost_mode",
     "client_saturated_reason",
     "sessions_started",
+    "precision",
 )
 
 REPORT_KEYS: tuple[str, ...] = CONTRACT_KEYS + EXTRA_KEYS
@@ -126,6 +135,9 @@ NUMERIC_KEYS: tuple[str, ...] = tuple(
         "client_saturated",
         "client_saturated_reason",
         "capture_dir",
+        "ci_method",
+        "stopped_early",
+        "stop_reason",
     }
 )
 
@@ -141,12 +153,20 @@ _FRACTIONS = {
 }
 
 
+CI_SUFFIXES = ("_ci_low", "_ci_high")
+
+
 def is_tier_key(key: str) -> bool:
-    """`total_tokens_per_s_per_gpu_at_100` and its kin: a sweep's read at an interactivity tier."""
+    """`total_tokens_per_s_per_gpu_at_100` and its kin: a sweep's read at an interactivity tier (and the
+    95% interval of the throughput read, `…_at_100_ci_low` / `_ci_high`)."""
     for prefix in TIER_KEY_PREFIXES:
         if key.startswith(prefix):
+            rest = key.removeprefix(prefix)
+            if prefix == TIER_KEY_PREFIXES[0]:
+                for suffix in CI_SUFFIXES:
+                    rest = rest.removesuffix(suffix)
             try:
-                float(key.removeprefix(prefix))
+                float(rest)
             except ValueError:
                 return False
             return True

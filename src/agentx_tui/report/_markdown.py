@@ -58,25 +58,46 @@ def sparkline(values: Sequence[float | None], width: int = CHART_WIDTH) -> str:
     return "".join(out)
 
 
+def span(data: dict[str, Any], key: str) -> str:
+    """A figure's 95% interval as `low–high` (compact), or n/a."""
+    low, high = data.get(f"{key}_ci_low"), data.get(f"{key}_ci_high")
+    return NA if low is None or high is None else f"{si(low)}–{si(high)}"
+
+
 def _points_table(report: dict[str, Any]) -> list[str]:
     points = report.get("points") or []
     frontier = set(report.get("frontier") or [])
+    # A point's intervals beside their figures, and how its window ended.
+    intervals = (  # (where the column goes, once the ones before it are in; title; figure)
+        (3, "tok/s/GPU 95%", "total_tokens_per_s_per_gpu"),
+        (5, "p90 95%", "interactivity_p90_tokens_per_s"),
+    )
     head = ["point", *(title for _, title, _ in _POINT_COLUMNS), "frontier"]
+    for at, title, _ in intervals:
+        head.insert(at, title)
+    head.append("window ended")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for i, point in enumerate(points):
         cells = [str(i + 1), *(_esc(fmt(point.get(key))) for key, _, fmt in _POINT_COLUMNS)]
-        lines.append("| " + " | ".join([*cells, "yes" if i in frontier else ""]) + " |")
+        for at, _, key in intervals:
+            cells.insert(at, span(point, key))
+        ended = ("early: " if point.get("stopped_early") else "") + str(point.get("stop_reason") or "")
+        lines.append("| " + " | ".join([*cells, "yes" if i in frontier else "", _esc(ended)]) + " |")
     lines += [
         "",
-        "| tier (tok/s/user, p90) | total tok/s/GPU | tokens/$ | $/M tokens | note |",
-        "|---|---|---|---|---|",
+        "| tier (tok/s/user, p90) | total tok/s/GPU | 95% interval | tokens/$ | $/M tokens | note |",
+        "|---|---|---|---|---|---|",
     ]
     for tier in report.get("tiers") or []:
         lines.append(
             f"| {cell(tier.get('tier'))} | {si(tier.get('total_tokens_per_s_per_gpu'))} | "
+            f"{span(tier, 'total_tokens_per_s_per_gpu')} | "
             f"{si(tier.get('tokens_per_dollar_total'))} | {cell(tier.get('usd_per_million_total_tokens'))} | "
             f"{_esc(tier.get('note') or '')} |"
         )
+    methods = [f"- point {i + 1}: {_esc(str(p['ci_method']))}" for i, p in enumerate(points) if p.get("ci_method")]
+    if methods:
+        lines += ["", "How each point's 95% intervals were computed (`ci_method`):", "", *methods]
     if report.get("sweep_stop_reason"):
         lines += ["", f"The sweep ended: {_esc(str(report['sweep_stop_reason']).rstrip('.'))}."]
     return [*lines, ""]

@@ -40,6 +40,7 @@ from agentx_tui.run.collect import EventLog
 from agentx_tui.run.live import LiveRun, Outcome
 from agentx_tui.run.phases import Phases, TimedRun
 from agentx_tui.run.plan import RunPlan
+from agentx_tui.run.precise import PreciseRun
 from agentx_tui.run.serving import Serving, open_serving
 from agentx_tui.run.subscribers import DashboardFeed, Fanout, Subscriber
 from agentx_tui.run.sweep import SweepPhases
@@ -158,13 +159,14 @@ def _traffic(plan: RunPlan, serving: Serving, load: LoadGenerator | None, notes:
 def _phases(plan: RunPlan) -> Phases:
     sweep = plan.sweep
     if sweep is None:
-        return TimedRun(plan.duration_s)
+        return TimedRun(plan.duration_s) if plan.precision is None else PreciseRun(plan.duration_s, plan.precision)
     return SweepPhases(
         sweep.users,
         start_users=sweep.start_users,
         warmup_s=sweep.warmup_s,
         point_duration_s=sweep.point_duration_s,
         tiers=sweep.tiers,
+        precision=plan.precision,
     )
 
 

@@ -117,6 +117,8 @@ class RunPlan:
     duration_s: float | None = None  # None: until quit (a sweep ends by itself)
     sweep: SweepPlan | None = None
     proxy: ProxyPlan | None = None
+    # --precision F: a sweep point (or a plain run) ends once both 95% half-widths are within F.
+    precision: float | None = None
     drain_timeout_s: float = 10.0
     api_key: str | None = field(default=None, repr=False)  # never printed, never recorded
 
@@ -160,6 +162,7 @@ class RunPlan:
                 "capture_dir": str(self.proxy.capture_dir) if self.proxy.capture_dir else None,
                 "session_header": self.proxy.session_header,
             },
+            "precision": self.precision,
             "gpu_price": self.price.gpu_price,
             "cost_profile": self.price.cost_profile,
             "gpus": self.price.gpus,

@@ -89,6 +89,10 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
     prepared = prepare(spec)
     if sweep is not None and prepared.spec.is_none:
         raise UsageError("--sweep needs load: it cannot run with `-w none`.", "Choose a workload.")
+    if args.precision is not None and prepared.spec.is_none:
+        raise UsageError(
+            "--precision needs load: it cannot run with `-w none`.", "Its intervals come from the run's own requests."
+        )
     if target.kind == "sim":
         load_profile(target.sim_profile)  # an unknown profile is a usage error, not a failed start
     if args.gpu_price is not None and args.cost_profile is not None:
@@ -128,6 +132,7 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
         duration_s=args.duration,
         sweep=sweep,
         proxy=_proxy(args, target),
+        precision=args.precision,
         api_key=api_key,
     )
 

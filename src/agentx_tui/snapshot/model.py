@@ -248,6 +248,9 @@ class TierRead(_Frozen):
     tokens_per_dollar_total: float | None = None
     usd_per_million_total_tokens: float | None = None
     note: str | None = None
+    # 95% interval of the read (docs/sweeps.md): the points' intervals carried through the frontier.
+    total_tokens_per_s_per_gpu_ci_low: float | None = None
+    total_tokens_per_s_per_gpu_ci_high: float | None = None
 
 
 class PointFigures(_Frozen):
@@ -296,6 +299,15 @@ class PointFigures(_Frozen):
     client_cpu_cores_mean: float | None = None
     client_loop_lag_p99_s: float | None = None
     client_saturated: bool = False
+    # How sure the point is (docs/sweeps.md): 95% intervals from its own requests; None when too few
+    # requests or session trees to tell. `ci_method` says how they were computed.
+    total_tokens_per_s_per_gpu_ci_low: float | None = None
+    total_tokens_per_s_per_gpu_ci_high: float | None = None
+    interactivity_p90_tokens_per_s_ci_low: float | None = None
+    interactivity_p90_tokens_per_s_ci_high: float | None = None
+    ci_method: str | None = None
+    stopped_early: bool = False  # --precision was met before --point-duration
+    stop_reason: str | None = None  # why the point's window ended, in words
 
 
 class ProxyState(_Frozen):
@@ -345,6 +357,25 @@ class SweepState(_Frozen):
     warmup_s: float = 0.0
     point_duration_s: float = 0.0
     stop_reason: str | None = None  # why the sweep ended (auto's rule, a list's end, an interruption)
+    precision: float | None = None  # --precision F: a point ends once both half-widths are within F
+
+
+class RunIntervals(_Frozen):
+    """A plain run with `--precision` (docs/sweeps.md): how sure its figures are, from a window that
+    opened at its first tick. The report carries the intervals' relative widths over to its own
+    whole-run figures. None where too few requests or session trees tell."""
+
+    precision: float
+    requests: int = 0
+    total_tokens_per_s: float | None = None  # the window's own figure, that the interval is around
+    total_tokens_per_s_ci_low: float | None = None
+    total_tokens_per_s_ci_high: float | None = None
+    interactivity_p90_tokens_per_s: float | None = None
+    interactivity_p90_tokens_per_s_ci_low: float | None = None
+    interactivity_p90_tokens_per_s_ci_high: float | None = None
+    ci_method: str | None = None
+    stopped_early: bool = False
+    stop_reason: str | None = None
 
 
 RunState = Literal["starting", "running", "paused", "server down", "stopping", "finished"]
@@ -379,6 +410,7 @@ class Snapshot(_Frozen):
     session_states: dict[str, int] = Field(default_factory=dict)
     sweep: SweepState | None = None
     proxy: ProxyState | None = None  # --proxy: real agents' traffic
+    intervals: RunIntervals | None = None  # a plain run with --precision
     cost: CostFigures = Field(default_factory=CostFigures)
     events: tuple[str, ...] = ()  # app events new since the previous tick (already redacted)
     server_log: tuple[str, ...] = ()  # launched-server log lines new since the previous tick

@@ -2,7 +2,8 @@
 
 `frontier` holds the pure arithmetic: the Pareto front, Steffen's monotone curve through it, the
 throughput and cost read at each interactivity tier, and `--sweep auto`'s stop rules; `points` turns
-a point's measured window into its figures.
+a point's measured window into its figures; `intervals` says how sure a point is (95% intervals,
+`--precision`), and `tier_intervals` carries that through the frontier to the tier reads.
 """
 
 from agentx_tui.sweep.frontier import (
@@ -19,20 +20,28 @@ from agentx_tui.sweep.frontier import (
     tier_report_keys,
     tier_suffix,
 )
-from agentx_tui.sweep.points import PointWindow
+from agentx_tui.sweep.intervals import Interval, PointIntervals, Precision, point_intervals
+from agentx_tui.sweep.points import PointWindow, interval_sample
+from agentx_tui.sweep.tier_intervals import tier_intervals
 
 __all__ = [
     "AUTO_MAX_POINTS",
     "TIER_KEY_PREFIXES",
+    "Interval",
     "MonotoneCurve",
+    "PointIntervals",
     "PointWindow",
+    "Precision",
     "auto_stop_reason",
     "frontier_curve",
+    "interval_sample",
     "next_auto_users",
     "pareto_front",
     "peak_auto_users",
+    "point_intervals",
     "point_xy",
     "read_tiers",
+    "tier_intervals",
     "tier_report_keys",
     "tier_suffix",
 ]

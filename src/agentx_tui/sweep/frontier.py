@@ -215,12 +215,14 @@ def tier_suffix(tier: float) -> str:
 
 def tier_report_keys(tiers: Sequence[TierRead]) -> dict[str, float | None]:
     """The flat report keys of docs/metrics.md for each tier, so `--check 'tokens_per_dollar_total_at_100 >= 1e9'`
-    works: ``total_tokens_per_s_per_gpu_at_T``, ``tokens_per_dollar_total_at_T``,
-    ``usd_per_million_total_tokens_at_T``, tier by tier in the given order."""
+    works: ``total_tokens_per_s_per_gpu_at_T`` (and its 95% interval, ``…_at_T_ci_low``/``_ci_high``),
+    ``tokens_per_dollar_total_at_T``, ``usd_per_million_total_tokens_at_T``, tier by tier in the given order."""
     out: dict[str, float | None] = {}
     for read in tiers:
         t = tier_suffix(read.tier)
         out[f"total_tokens_per_s_per_gpu_at_{t}"] = read.total_tokens_per_s_per_gpu
+        out[f"total_tokens_per_s_per_gpu_at_{t}_ci_low"] = read.total_tokens_per_s_per_gpu_ci_low
+        out[f"total_tokens_per_s_per_gpu_at_{t}_ci_high"] = read.total_tokens_per_s_per_gpu_ci_high
         out[f"tokens_per_dollar_total_at_{t}"] = read.tokens_per_dollar_total
         out[f"usd_per_million_total_tokens_at_{t}"] = read.usd_per_million_total_tokens
     return out

@@ -9,11 +9,24 @@ counter deltas between the window's first and last tick; means and maxima are ov
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from agentx_tui.load import WindowFigures
 from agentx_tui.snapshot import EndpointTotals, PointFigures, Snapshot
 from agentx_tui.snapshot.stat import RunningStat, TickMeans, ratio
+from agentx_tui.sweep.intervals import (
+    MIN_REQUESTS,
+    Interval,
+    PointIntervals,
+    Precision,
+    Sample,
+    point_intervals,
+    precision_of,
+)
+
+CHECK_GROWTH = 1.05  # --precision: check again once 5% more requests are counted
 
 
 def _delta(end: float | None, start: float | None) -> float | None:
@@ -38,6 +51,27 @@ class PointWindow:
     saturated_streak: int = 0
     longest_saturated_streak: int = 0
     ticks: int = 0
+    stopped_early: bool = False  # --precision was met before --point-duration
+    stop_reason: str | None = None
+    checked_at: int = 0  # counted requests at the last --precision check
+    last_check: Precision | None = None
+    # When this point's users were set (the stats' clock): user slots that sent before it were added
+    # by earlier points, a cohort the throughput interval keeps apart. None: one cohort.
+    cohort_edge: float | None = None
+
+    def check_precision(self, now: float, *, force: bool = False) -> Precision | None:
+        """How precise the point is so far (`--precision`): its intervals over the window until `now`;
+        None when no check is due. A check is due once `MIN_REQUESTS` are counted and then whenever
+        5% more have been (at least one more), so a long window costs O(log n) checks, not one a tick.
+        Requests still in flight have not brought their tokens yet, which widens the throughput's
+        interval a little: the check errs on the side of measuring longer."""
+        requests = self.client.latency.requests
+        due = requests >= MIN_REQUESTS and requests >= max(self.checked_at + 1, self.checked_at * CHECK_GROWTH)
+        if not (due or force) or not now > self.client.start:
+            return None
+        self.checked_at = requests
+        self.last_check = precision_of(interval_sample(self.client, now - self.client.start, self.cohort_edge))
+        return self.last_check
 
     def tick(self, snap: Snapshot) -> None:
         self.last = snap
@@ -74,6 +108,10 @@ class PointWindow:
         price = cost.usd_per_gpu_hour
         usd_per_hour = price * gpus if price is not None and gpus else None
         ttft, itl, e2e = tally.ttft.percentiles(), tally.itl.percentiles(), tally.e2e.percentiles()
+        interactivity = tally.request_itl.inverse_quantile(0.9)
+        ci = point_intervals(interval_sample(c, duration, self.cohort_edge)) if duration else PointIntervals()
+        tput_ci = _around(ci.throughput, total_rate)
+        inter_ci = _around(ci.interactivity_p90(), interactivity)
         server = _server_deltas(
             self.start.aggregate.totals if self.start.aggregate else None,
             end.aggregate.totals if end.aggregate else None,
@@ -94,7 +132,7 @@ class PointWindow:
             total_tokens_per_s_per_gpu=ratio(total_rate, gpus),
             output_tokens_per_s_per_gpu=ratio(output_rate, gpus),
             interactivity_p50_tokens_per_s=tally.request_itl.inverse_quantile(0.5),
-            interactivity_p90_tokens_per_s=tally.request_itl.inverse_quantile(0.9),
+            interactivity_p90_tokens_per_s=interactivity,
             per_user_output_tokens_per_s_p50=tally.decode.quantile(0.5),
             ttft_p50_s=ttft.p50,
             ttft_p90_s=ttft.p90,
@@ -126,7 +164,19 @@ class PointWindow:
             client_cpu_cores_mean=self.cpu.mean,
             client_loop_lag_p99_s=self.lag.max,
             client_saturated=self.client_saturated,
+            total_tokens_per_s_per_gpu_ci_low=ratio(tput_ci.low, gpus) if tput_ci else None,
+            total_tokens_per_s_per_gpu_ci_high=ratio(tput_ci.high, gpus) if tput_ci else None,
+            interactivity_p90_tokens_per_s_ci_low=inter_ci.low if inter_ci else None,
+            interactivity_p90_tokens_per_s_ci_high=inter_ci.high if inter_ci else None,
+            ci_method=ci.method if tput_ci or inter_ci else None,
+            stopped_early=self.stopped_early,
+            stop_reason=self.stop_reason,
         )
+
+
+def _around(interval: Interval | None, value: float | None) -> Interval | None:
+    """The interval around the reported value (low ≤ value ≤ high); None when either is unknown."""
+    return interval.around(value) if interval is not None and value is not None else None
 
 
 def _server_deltas(start: EndpointTotals | None, end: EndpointTotals | None) -> EndpointTotals:
@@ -135,3 +185,38 @@ def _server_deltas(start: EndpointTotals | None, end: EndpointTotals | None) -> 
     return EndpointTotals(
         **{name: _delta(getattr(end, name), getattr(start, name)) for name in EndpointTotals.model_fields}
     )
+
+
+def interval_sample(window: WindowFigures, duration_s: float, cohort_edge: float | None = None) -> Sample:
+    """The window's raw sample as plain numbers (sweep/intervals.py), over its first `duration_s` seconds;
+    user slots that sent their first request before `cohort_edge` form a cohort of their own."""
+    raw = window.sample
+    slots = max(1, math.ceil(duration_s / raw.slot_s - 1e-9))
+    tokens = [0.0] * slots
+    itl: list[dict[int, float]] = [{} for _ in range(slots)]
+    for key, slot in raw.slots.items():
+        if key > slots:  # after `duration_s` (a check while the window is still open)
+            continue
+        at = min(key, slots - 1)  # a token exactly at the window's end
+        tokens[at] += slot.tokens
+        for index, count in slot.itl.items():
+            itl[at][index] = itl[at].get(index, 0.0) + count
+    trees = list(raw.trees.values())
+    return Sample(
+        duration_s=duration_s,
+        tree_tokens=tuple(t.tokens for t in trees),
+        tree_itl=tuple(t.itl for t in trees),
+        slot_s=raw.slot_s,
+        slot_tokens=tuple(tokens),
+        slot_itl=tuple(itl),
+        requests=window.latency.requests,
+        user_tokens=tuple(raw.users.values()),
+        user_cohorts=tuple(_cohort(key, window.user_since, cohort_edge) for key in raw.users),
+    )
+
+
+def _cohort(user: object, since: Mapping[int, float], edge: float | None) -> int:
+    """0: a slot carried over from an earlier point; 1: one this point added (or any slot, with no edge)."""
+    if edge is None or not isinstance(user, int):
+        return 1
+    return 0 if since.get(user, edge) < edge else 1

@@ -180,7 +180,7 @@ class RequestSender:
                 prompt_tokens=res.prompt_tokens if res.prompt_tokens is not None else expected,
                 cached_tokens=res.cached_tokens, output_tokens=output or 0, ceiling_tokens=ceiling,
                 ttft_s=ttft, decode_tokens_per_s=decode, request_itl_s=request_itl, itl=bucketed(itl),
-                tree=user.tree,
+                tree=user.tree, user=user.user if user.parent is None else user.parent,
             )
         )  # fmt: skip
         user.requests += 1

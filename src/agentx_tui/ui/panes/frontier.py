@@ -37,6 +37,9 @@ from agentx_tui.ui.panes._base import Figures, Pane, flow, label, line, value
 ON_FRONTIER = "●"
 BELOW_FRONTIER = "○"
 LIVE = "×"
+# Error bars (a point's 95% intervals): their own glyphs, not the curve's braille nor a marker.
+BAR_X = "─"
+BAR_Y = "│"
 _BRAILLE = 0x2800
 # Dot bit of each (column, row) inside a 2×4 braille cell.
 _DOT_BITS = ((0x01, 0x02, 0x04, 0x40), (0x08, 0x10, 0x20, 0x80))
@@ -51,6 +54,8 @@ class Marker:
     glyph: str
     role: str  # a component-class suffix: "point", "dominated" or "live"
     tag: str = ""  # drawn beside the marker where there is room (the point's users)
+    x_span: tuple[float, float] | None = None  # the 95% interval of x, drawn as an error bar
+    y_span: tuple[float, float] | None = None  # the 95% interval of y
 
 
 @dataclass(frozen=True)
@@ -105,8 +110,8 @@ def draw_chart(data: ChartData, width: int, height: int) -> list[list[Run]]:
     if width < 16 or height < 4:  # two plot rows at least: a wide layout on a short terminal has no more
         return blank
     rows_h = height - 2  # plot rows; then the axis line and its labels
-    xs = [m.x for m in data.markers] + [x for x, _ in data.curve]
-    ys = [m.y for m in data.markers] + [y for _, y in data.curve]
+    xs = [m.x for m in data.markers] + [x for x, _ in data.curve] + [m.x_span[1] for m in data.markers if m.x_span]
+    ys = [m.y for m in data.markers] + [y for _, y in data.curve] + [m.y_span[1] for m in data.markers if m.y_span]
     # A little headroom, so the highest and fastest markers do not sit on the frame; a y label at
     # most every other row (eight in all), an x label at most every six columns.
     y_top, y_step = nice_scale(max(ys) * 1.05, min(8, max(1, (rows_h - 1) // 2))) if ys else (1.0, 1.0)
@@ -148,6 +153,8 @@ def draw_chart(data: ChartData, width: int, height: int) -> list[list[Run]]:
 
     grid: list[list[Run]] = [[(chr(_BRAILLE + bits), "curve") if bits else (" ", "") for bits in row] for row in cells]
     taken = [[False] * cols for _ in range(rows_h)]
+    for marker in data.markers:  # under the markers, over the curve: a point's bars are its own
+        _error_bars(grid, marker, px(marker.x) // 2, py(marker.y) // 4, px, py)
     # The live point first: a measured point in the same cell is drawn over it.
     for marker in sorted(data.markers, key=lambda m: m.role != "live"):
         cx, cy = px(marker.x) // 2, py(marker.y) // 4
@@ -210,13 +217,35 @@ def _segment(a: tuple[int, int], b: tuple[int, int]) -> list[tuple[int, int]]:
             y0 += sy
 
 
+def _error_bars(
+    grid: list[list[Run]], marker: Marker, cx: int, cy: int, px: Callable[[float], int], py: Callable[[float], int]
+) -> None:
+    """The marker's 95% intervals as bars through its cell: ─ along x, │ along y (a bar shorter than a
+    cell is hidden by the marker itself)."""
+    if marker.x_span is not None:
+        lo, hi = px(marker.x_span[0]) // 2, px(marker.x_span[1]) // 2
+        for column in range(lo, hi + 1):
+            if column != cx:
+                grid[cy][column] = (BAR_X, "interval")
+    if marker.y_span is not None:
+        top, bottom = py(marker.y_span[1]) // 4, py(marker.y_span[0]) // 4
+        for row in range(top, bottom + 1):
+            if row != cy:
+                grid[row][cx] = (BAR_Y, "interval")
+
+
 def _tag(grid: list[list[Run]], taken: list[list[bool]], marker: Marker, cx: int, cy: int) -> None:
     """The marker's tag beside it, right if that is free (no marker, no curve), else left, else none."""
     text = marker.tag
     if not text:
         return
     row, cols = grid[cy], len(grid[cy])
-    for start in (cx + 1, cx - len(text)):
+    right, left = cx + 1, cx - 1  # beyond the marker's own error bar, if it has one
+    while right < cols and row[right][1] == "interval":
+        right += 1
+    while left >= 0 and row[left][1] == "interval":
+        left -= 1
+    for start in (right, left - len(text) + 1):
         span = range(start, start + len(text))
         if start >= 0 and span.stop <= cols and all(not taken[cy][c] and row[c][1] == "" for c in span):
             for offset, column in enumerate(span):
@@ -253,6 +282,7 @@ class FrontierChart(Widget):
         "frontier-chart--point",
         "frontier-chart--dominated",
         "frontier-chart--live",
+        "frontier-chart--interval",
     }
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -326,9 +356,11 @@ class FrontierPane(Pane):
         if sweep.stop_reason:
             status.append(line(label("ended "), value(sweep.stop_reason, "bold $text-warning")))
         self.query_one("#frontier-status", Figures).show(Content("\n").join(status))
-        self.query_one("#frontier-chart", FrontierChart).plot(chart_data(snap, sweep))
+        data = chart_data(snap, sweep)
+        self.query_one("#frontier-chart", FrontierChart).plot(data)
         legend = self.query_one("#frontier-legend", Figures)
-        legend.show(_legend(legend.size.width, live=_live_point(snap, sweep) is not None))
+        bars = any(m.x_span or m.y_span for m in data.markers)
+        legend.show(_legend(legend.size.width, live=_live_point(snap, sweep) is not None, bars=bars))
         table, notes = tier_lines(sweep.tiers)
         self.query_one("#frontier-tiers", Figures).show(Content("\n").join(table))
         self.query_one("#frontier-notes", Figures).show(Content("\n").join(notes))
@@ -375,7 +407,15 @@ def chart_data(snap: Snapshot, sweep: SweepState) -> ChartData:
             continue  # a point whose figures are unknown cannot be placed
         front = index in on_frontier
         markers.append(
-            Marker(x, y, ON_FRONTIER if front else BELOW_FRONTIER, "point" if front else "dominated", str(point.users))
+            Marker(
+                x,
+                y,
+                ON_FRONTIER if front else BELOW_FRONTIER,
+                "point" if front else "dominated",
+                str(point.users),
+                _span(point.interactivity_p90_tokens_per_s_ci_low, point.interactivity_p90_tokens_per_s_ci_high),
+                _span(point.total_tokens_per_s_per_gpu_ci_low, point.total_tokens_per_s_per_gpu_ci_high),
+            )
         )
     live = _live_point(snap, sweep)
     if live is not None:
@@ -407,22 +447,42 @@ def _placeable(x: float, y: float) -> bool:
     return math.isfinite(x) and math.isfinite(y) and x >= 0 and y >= 0
 
 
-def _legend(width: int, *, live: bool) -> Content:
+def _span(low: float | None, high: float | None) -> tuple[float, float] | None:
+    if low is None or high is None or not _placeable(low, high) or high < low:
+        return None
+    return (low, high)
+
+
+def _legend(width: int, *, live: bool, bars: bool) -> Content:
     parts = [
         line(Content.styled(ON_FRONTIER, "bold $accent"), label(" frontier")),
         line(Content.styled(BELOW_FRONTIER, "$foreground"), label(" below it")),
     ]
+    if bars:
+        parts.append(line(Content.styled(BAR_X + BAR_Y, "$secondary"), label(" 95%")))
     if live:
         parts.append(line(Content.styled(LIVE, "bold $warning"), label(" now")))
     parts += [label("y tok/s/GPU"), label("x p90 tok/s/user")]
     return flow(parts, width)
 
 
-TIER_HEADING = f"{'tier':>4}  {'tok/s/GPU':>9}  {'tokens/$':>8}  {'$/Mtok':>8}"
+TIER_HEADING = f"{'tier':>4} {'tok/s/GPU':>9} {'±':>4} {'tok/$':>6} {'$/Mtok':>7}"
+
+
+def plus_minus(read: TierRead) -> str:
+    """The read's 95% interval as its larger half-width, in percent of the read: '±8%'; '' when unknown
+    (the table's ± column: the interval itself is in the report)."""
+    tput = read.total_tokens_per_s_per_gpu
+    low, high = read.total_tokens_per_s_per_gpu_ci_low, read.total_tokens_per_s_per_gpu_ci_high
+    if tput is None or low is None or high is None or not tput > 0:
+        return ""
+    half = max(tput - low, high - tput) / tput
+    return f"±{half:.0%}" if half < 0.995 else "wide"  # four cells at most
 
 
 def tier_lines(tiers: Sequence[TierRead]) -> tuple[list[Content], list[Content]]:
-    """The tier table; then one line per reason some tiers are n/a (tiers often share one)."""
+    """The tier table (each read with its 95% interval's half-width); then one line per reason some
+    tiers are n/a (tiers often share one)."""
     if not tiers:
         return [label("no tiers to read")], []
     lines = [label(TIER_HEADING)]
@@ -431,11 +491,19 @@ def tier_lines(tiers: Sequence[TierRead]) -> tuple[list[Content], list[Content]]
         name = f"{tier.tier:g}"
         cells = (
             compact(tier.total_tokens_per_s_per_gpu),
+            plus_minus(tier),
             compact(tier.tokens_per_dollar_total),
             money(tier.usd_per_million_total_tokens),
         )
         style = "$text-muted" if tier.total_tokens_per_s_per_gpu is None else "bold"
-        lines.append(line(value(f"{name:>4}"), Content.styled(f"  {cells[0]:>9}  {cells[1]:>8}  {cells[2]:>8}", style)))
+        lines.append(
+            line(
+                value(f"{name:>4}"),
+                Content.styled(f" {cells[0]:>9}", style),
+                Content.styled(f" {cells[1]:>4}", "$secondary"),
+                Content.styled(f" {cells[2]:>6} {cells[3]:>7}", style),
+            )
+        )
         if tier.total_tokens_per_s_per_gpu is None:
             notes.setdefault(tier.note or "outside the measured range", []).append(name)
     return lines, [line(label(f"{NA} at {' '.join(names)}: "), Content(note)) for note, names in notes.items()]

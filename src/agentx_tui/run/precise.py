@@ -1,0 +1,91 @@
+"""A plain run with `--precision F` (docs/sweeps.md, "--precision"): it measures like a sweep point.
+
+A window opens at the run's first tick; the run ends as soon as the 95% intervals of its throughput
+and of its p90 interactivity are each within ±F (checked as a sweep point's are, once 20 requests are
+counted), or at `--duration` (then the longest the run may take), or when its sessions have run out.
+The final snapshot carries the window's intervals (`Snapshot.intervals`) and why the run ended; the
+report carries their relative widths over to its whole-run figures.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from agentx_tui.run.phases import RunHandle
+from agentx_tui.snapshot import RunIntervals, Snapshot
+from agentx_tui.sweep import PointWindow, interval_sample, point_intervals
+
+
+class PreciseRun:
+    def __init__(
+        self, duration_s: float | None, precision: float, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.duration_s = duration_s
+        self.precision = precision
+        self._clock = clock
+        self._window: PointWindow | None = None
+        self._stopped_early = False
+        self._stop_reason: str | None = None
+
+    def advance(self, snap: Snapshot, run: RunHandle, *, final: bool) -> Snapshot:
+        stats = run.load.stats if run.load is not None else None
+        if stats is None:
+            return snap
+        if self._window is None:
+            self._window = PointWindow(0, snap.run.users, 0.0, snap, stats.open_window(self._clock()))
+        window = self._window
+        if final:
+            now = self._clock()
+            stats.end_window(window.client, now)
+            intervals = self._final(window, now)
+            stats.close_window(window.client)
+            return snap.model_copy(update={"intervals": intervals})
+        if self._stop_reason is None:
+            self._check(snap, run, window)
+        return snap.model_copy(update={"intervals": self._state(window)})
+
+    def _check(self, snap: Snapshot, run: RunHandle, window: PointWindow) -> None:
+        out_of_time = self.duration_s is not None and snap.elapsed_s >= self.duration_s
+        finished = run.load is not None and run.load.finished
+        check = window.check_precision(self._clock(), force=out_of_time or finished)
+        target = f"±{self.precision:.0%}"
+        if check is not None and check.met(self.precision):
+            self._stopped_early = not out_of_time
+            self._stop_reason = f"precision {target} reached: {check.words()}"
+            run.request_stop(self._stop_reason)
+        elif out_of_time or finished:
+            why = "--duration reached" if out_of_time else "every session has ended"
+            words = check.words() if check is not None else "no request counted"
+            self._stop_reason = f"{why} before {target}: {words}"
+            run.request_stop("duration reached" if out_of_time else why)
+
+    def _state(self, window: PointWindow) -> RunIntervals:
+        return RunIntervals(
+            precision=self.precision,
+            requests=window.client.latency.requests,
+            stopped_early=self._stopped_early,
+            stop_reason=self._stop_reason,
+        )
+
+    def _final(self, window: PointWindow, now: float) -> RunIntervals:
+        duration = now - window.client.start
+        if not duration > 0:
+            return self._state(window)
+        ci = point_intervals(interval_sample(window.client, duration))
+        rate = (window.client.prompt_in_window + window.client.output_in_window) / duration
+        interactivity = window.client.latency.request_itl.inverse_quantile(0.9)
+        tput = ci.throughput.around(rate) if ci.throughput is not None else None
+        inter = ci.interactivity_p90()
+        inter = inter.around(interactivity) if inter is not None and interactivity is not None else None
+        return self._state(window).model_copy(
+            update={
+                "total_tokens_per_s": rate,
+                "total_tokens_per_s_ci_low": tput.low if tput else None,
+                "total_tokens_per_s_ci_high": tput.high if tput else None,
+                "interactivity_p90_tokens_per_s": interactivity,
+                "interactivity_p90_tokens_per_s_ci_low": inter.low if inter else None,
+                "interactivity_p90_tokens_per_s_ci_high": inter.high if inter else None,
+                "ci_method": ci.method if tput or inter else None,
+            }
+        )

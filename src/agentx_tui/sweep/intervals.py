@@ -1,0 +1,372 @@
+"""95% confidence intervals of a sweep point's figures (docs/sweeps.md, "How sure a point is").
+
+Pure functions on the point's raw sample (per session tree, per user slot and per one-second slot:
+tokens inside the window, the counted requests' per-request ITL in 2% buckets): no I/O, no clock,
+and a seeded random generator where there is one, so the same sample always gives the same interval.
+
+Requests are not independent: those of one session tree share its context, and all of them share
+the server's state. The methods here, and what measuring their coverage on the simulator showed
+(bench/ci_coverage.py; docs/sweeps.md quotes the figures):
+
+- **Clusters** (`cluster_throughput`): throughput is a sum of clusters' in-window tokens over the
+  window, its standard error √(n/(n−1) · Σ(tᵢ − t̄)²) / T with a t quantile on n − 1 degrees of
+  freedom. Clusters of *user slots* (each runs its trees one after another) are honest; clusters of
+  *trees* are too while a window holds about one tree per user, and far too wide once trees start and
+  end inside it. Chosen for throughput.
+- **A bootstrap over session trees** (`tree_bootstrap_quantile`): whole trees drawn with
+  replacement, the p90 of their pooled requests taken again. Far too narrow for the p90 (~40%
+  coverage): a p90 of ITL is mostly the server's state, which every tree shares.
+- **Batch means over sub-windows** (`batch_throughput`, `batch_quantile`): the spread of k
+  consecutive sub-windows' values / √k, t on k − 1 degrees of freedom (for the p90, the
+  sub-windows' own p90s: the batch-quantile method). Honest for the p90 with k = 5 (chosen);
+  over-covers throughput (a closed loop evens its sub-windows out): throughput's fallback with
+  fewer than `MIN_TREES` user slots, the safe side.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import accumulate
+from statistics import stdev
+from typing import Literal
+
+from agentx_tui.load import LogHistogram
+
+CONFIDENCE = 0.95
+QUANTILE = 0.9  # p90 interactivity: the p90 of per-request ITL
+MIN_REQUESTS = 20  # fewer counted requests: no interval (and no early stop)
+MIN_TREES = 8  # fewer clusters (user slots, trees): their spread cannot be told from 7 or fewer
+MIN_BATCHES = 5  # fewer sub-windows with requests: no batch-means interval
+BATCHES = 10  # throughput's fallback: 10 sub-windows
+RESAMPLES = 400  # bootstrap draws: a fixed, modest count keeps the cost bounded
+MAX_CLUSTERS = 64  # beyond this many trees the bootstrap draws groups of trees (its cost stays bounded)
+SEED = 2026  # the bootstrap's seed: reports are reproducible
+
+Method = Literal["users", "trees", "batches"]
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    low: float
+    high: float
+
+    def around(self, value: float) -> Interval:
+        """The interval widened, if need be, to hold `value` (low ≤ value ≤ high, as the report promises)."""
+        return Interval(min(self.low, value), max(self.high, value))
+
+    def relative_half_width(self, value: float | None) -> float | None:
+        """The larger of the two half-widths, as a fraction of `value`: what `--precision` checks."""
+        if value is None or not value > 0:
+            return None
+        return max(value - self.low, self.high - value) / value
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A point's sample, as plain numbers: per tree, per slot (slots `slot_s` wide from the window's start)."""
+
+    duration_s: float
+    tree_tokens: tuple[float, ...]
+    tree_itl: tuple[Mapping[int, float], ...]  # bucket index → requests
+    slot_s: float
+    slot_tokens: tuple[float, ...]  # every slot of the window, empty ones too
+    slot_itl: tuple[Mapping[int, float], ...]
+    requests: int  # requests counted for latencies
+    user_tokens: tuple[float, ...] = ()  # per user slot: the tokens of its trees, one after another
+    user_cohorts: tuple[int, ...] = ()  # per user slot: its cohort (slots added at the same point)
+
+    @property
+    def trees(self) -> int:
+        return len(self.tree_tokens)
+
+
+@dataclass(frozen=True)
+class PointIntervals:
+    """A point's intervals: total tokens/s (not per GPU) and p90 of per-request ITL (seconds); None
+    when the sample is too small to tell. `method` says how, in words (the report's `ci_method`)."""
+
+    throughput: Interval | None = None
+    itl_p90: Interval | None = None
+    method: str | None = None
+
+    def interactivity_p90(self) -> Interval | None:
+        """The ITL interval as interactivity (1 / ITL): its ends swap."""
+        itl = self.itl_p90
+        if itl is None or not itl.low > 0:
+            return None
+        return Interval(1.0 / itl.high, 1.0 / itl.low)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """Which method each figure uses, and with how many sub-windows or draws."""
+
+    throughput: Method = "users"
+    itl_p90: Method = "batches"
+    throughput_batches: int = BATCHES  # batch means of throughput, or its fallback with too few trees
+    itl_batches: int = 5
+    resamples: int = RESAMPLES
+
+
+# Measured on the simulator (bench/ci_coverage.py, docs/sweeps.md): see the module's docstring.
+DEFAULT = Choice()
+
+
+def point_intervals(sample: Sample, choice: Choice = DEFAULT, *, seed: int = SEED) -> PointIntervals:
+    """The point's intervals by `choice`; a figure whose method cannot tell (too few requests, clusters
+    or sub-windows) has None. Throughput by clusters falls back to batch means with fewer than
+    `MIN_TREES` of them."""
+    if sample.requests < MIN_REQUESTS or not sample.duration_s > 0:
+        return PointIntervals(method=None)
+    throughput, tput_how = _throughput(sample, choice)
+    if choice.itl_p90 == "trees":
+        itl = tree_bootstrap_quantile(sample, resamples=choice.resamples, seed=seed)
+        itl_how = f"bootstrap over {sample.trees} session trees ({choice.resamples} draws)"
+    else:
+        itl = batch_quantile(sample, choice.itl_batches)
+        itl_how = f"batch means of the p90 of {choice.itl_batches} sub-windows"
+    if throughput is None and itl is None:
+        return PointIntervals(method=None)
+    method = f"throughput: {tput_how}; p90 interactivity: {itl_how if itl else 'none'}; 95%"
+    return PointIntervals(throughput, itl, method)
+
+
+def _throughput(sample: Sample, choice: Choice) -> tuple[Interval | None, str]:
+    """Throughput's interval by clusters (user slots or trees), else by batch means; and how, in words."""
+    fallback = ""
+    if choice.throughput != "batches":
+        tokens, what = (
+            (sample.user_tokens, "user slots")
+            if choice.throughput == "users"
+            else (sample.tree_tokens, "session trees")
+        )
+        sizes = Counter(sample.user_cohorts) if choice.throughput == "users" else Counter()
+        found = user_throughput(sample) if choice.throughput == "users" else tree_throughput(sample)
+        if found is not None:
+            by = ""
+            if len(sizes) > 1 and min(sizes.values()) >= 2:
+                by = f" in {len(sizes)} cohorts (the slots this point added, those added before)"
+            return found, f"cluster standard error over {len(tokens)} {what}{by}"
+        fallback = f" ({len(tokens)} {what}, fewer than {MIN_TREES})"
+    found = batch_throughput(sample, choice.throughput_batches)
+    return found, f"batch means over {choice.throughput_batches} sub-windows{fallback}" if found else "none"
+
+
+# --- the methods -----------------------------------------------------------------------------------
+
+
+def t975(df: int) -> float:
+    """Student's t quantile at 0.975 for `df` degrees of freedom (table to 30, then Cornish–Fisher)."""
+    if df < 1:
+        raise ValueError("degrees of freedom must be at least 1")
+    if df <= len(_T975):
+        return _T975[df - 1]
+    z = 1.959963984540054
+    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+
+
+_T975 = (
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+)  # fmt: skip
+
+
+def cluster_throughput(tokens: Sequence[float], duration_s: float, strata: Sequence[int] = ()) -> Interval | None:
+    """Tokens/s ± the cluster standard error, √(n/(n−1) · Σ(tᵢ − t̄)²) / T, t on n − 1 degrees of freedom.
+
+    With `strata` (one label per cluster; every stratum of two clusters or more), the stratified one:
+    √(Σₕ nₕ/(nₕ−1) · Σᵢ(tₕᵢ − t̄ₕ)²) / T on n − H degrees of freedom. A sweep point's user slots come in
+    cohorts by the point that added them (earlier ones carry longer contexts): fixed by the sweep's
+    design, so the difference between their means is no sampling noise."""
+    n = len(tokens)
+    if n < MIN_TREES or not duration_s > 0:
+        return None
+    groups: dict[int, list[float]] = {}
+    for t, h in zip(tokens, strata, strict=True) if len(strata) == n else ((t, 0) for t in tokens):
+        groups.setdefault(h, []).append(t)
+    if any(len(g) < 2 for g in groups.values()):
+        groups = {0: list(tokens)}  # a stratum of one tells no spread: pool them
+    variance = 0.0
+    for g in groups.values():
+        mean = math.fsum(g) / len(g)
+        variance += len(g) / (len(g) - 1) * math.fsum((t - mean) ** 2 for t in g)
+    rate = math.fsum(tokens) / duration_s
+    half = t975(n - len(groups)) * math.sqrt(variance) / duration_s
+    return Interval(max(0.0, rate - half), rate + half)
+
+
+def tree_throughput(sample: Sample) -> Interval | None:
+    """Clusters = session trees. Honest while a window holds about one tree per user; conservative once
+    trees start and end inside it (a cut tree's part looks like spread that the user's next tree undoes)."""
+    return cluster_throughput(sample.tree_tokens, sample.duration_s)
+
+
+def user_throughput(sample: Sample) -> Interval | None:
+    """Clusters = user slots (each runs its trees one after another, a sub-agent in its parent's slot),
+    stratified by cohort."""
+    return cluster_throughput(sample.user_tokens, sample.duration_s, sample.user_cohorts)
+
+
+def user_throughput_pooled(sample: Sample) -> Interval | None:
+    """Clusters = user slots, cohorts pooled (for the coverage study)."""
+    return cluster_throughput(sample.user_tokens, sample.duration_s)
+
+
+def _batches(sample: Sample, k: int) -> list[tuple[float, float, dict[int, float]]]:
+    """(length s, tokens, ITL buckets) of k near-equal runs of whole slots; the last slot may be partial."""
+    n = len(sample.slot_tokens)
+    k = min(k, n)
+    out = []
+    for j in range(k):
+        lo, hi = round(j * n / k), round((j + 1) * n / k)
+        length = min(hi * sample.slot_s, sample.duration_s) - lo * sample.slot_s
+        itl: dict[int, float] = {}
+        for buckets in sample.slot_itl[lo:hi]:
+            for index, count in buckets.items():
+                itl[index] = itl.get(index, 0.0) + count
+        out.append((length, math.fsum(sample.slot_tokens[lo:hi]), itl))
+    return out
+
+
+def batch_throughput(sample: Sample, k: int = BATCHES) -> Interval | None:
+    """Tokens/s ± t · (spread of the sub-windows' rates) / √k."""
+    batches = [(length, tokens) for length, tokens, _ in _batches(sample, k) if length > 0]
+    if len(batches) < MIN_BATCHES:
+        return None
+    rates = [tokens / length for length, tokens in batches]
+    rate = math.fsum(tokens for _, tokens in batches) / sample.duration_s
+    half = t975(len(rates) - 1) * stdev(rates) / math.sqrt(len(rates))
+    return Interval(max(0.0, rate - half), rate + half)
+
+
+def _request_batches(sample: Sample, k: int) -> list[dict[int, float]]:
+    """The counted requests' ITL buckets in k runs of whole consecutive slots holding about equal numbers
+    of requests (each sub-window's quantile is then over as many requests as the others')."""
+    counts = [math.fsum(buckets.values()) for buckets in sample.slot_itl]
+    total = math.fsum(counts)
+    out: list[dict[int, float]] = []
+    current: dict[int, float] = {}
+    running = 0.0
+    for buckets, count in zip(sample.slot_itl, counts, strict=True):
+        for index, n in buckets.items():
+            current[index] = current.get(index, 0.0) + n
+        running += count
+        if running >= total * (len(out) + 1) / k - 1e-9 and current:
+            out.append(current)
+            current = {}
+    if current:
+        out.append(current)
+    return out
+
+
+def batch_quantile(sample: Sample, k: int = BATCHES, q: float = QUANTILE) -> Interval | None:
+    """The p90 ITL ± t · (spread of the sub-windows' own p90s) / √k: the batch-quantile method, over k
+    consecutive sub-windows of about equal numbers of requests."""
+    whole = LogHistogram()
+    for buckets in sample.slot_itl:
+        whole.merge(buckets)
+    value = whole.quantile(q)
+    known = [v for batch in _request_batches(sample, k) if (v := LogHistogram(batch).quantile(q)) is not None]
+    if value is None or len(known) < MIN_BATCHES:
+        return None
+    half = t975(len(known) - 1) * stdev(known) / math.sqrt(len(known))
+    return Interval(max(value - half, value * 1e-3), value + half)
+
+
+def tree_bootstrap_quantile(
+    sample: Sample, *, resamples: int = RESAMPLES, seed: int = SEED, q: float = QUANTILE
+) -> Interval | None:
+    """The p90 ITL's percentile interval from a bootstrap that draws whole session trees.
+
+    Beyond `MAX_CLUSTERS` trees, trees are dealt into that many groups (tree i into group i mod G, an
+    order that knows nothing of the figures) and whole groups are drawn: groups of independent trees
+    are independent too, and the cost of a check stays bounded however many trees a window holds.
+    Each draw's p90 is found by bisection over the groups' cumulative bucket counts."""
+    trees = [t for t in sample.tree_itl if t]
+    if len(trees) < MIN_TREES:
+        return None
+    order = sorted({index for t in trees for index in t})
+    position = {index: i for i, index in enumerate(order)}
+    groups = min(len(trees), MAX_CLUSTERS)
+    counts = [[0.0] * len(order) for _ in range(groups)]
+    for i, tree in enumerate(trees):
+        for index, count in tree.items():
+            counts[i % groups][position[index]] += count
+    cumulative = [list(accumulate(c)) for c in counts]
+    rng = random.Random(seed)
+    population = range(groups)
+    values = []
+    for _ in range(resamples):
+        drawn = list(Counter(rng.choices(population, k=groups)).items())
+        target = q * sum(times * cumulative[g][-1] for g, times in drawn)
+        lo, hi = 0, len(order) - 1
+        while lo < hi:  # the first bucket whose pooled cumulative count reaches the target
+            mid = (lo + hi) // 2
+            if sum(times * cumulative[g][mid] for g, times in drawn) >= target:
+                hi = mid
+            else:
+                lo = mid + 1
+        values.append(LogHistogram.value_of(order[lo]))
+    values.sort()
+    alpha = 1 - CONFIDENCE
+    return Interval(percentile(values, alpha / 2), percentile(values, 1 - alpha / 2))
+
+
+def percentile(ordered: Sequence[float], p: float) -> float:
+    """The p-quantile of sorted values, linear between order statistics."""
+    if not ordered:
+        raise ValueError("no values")
+    at = p * (len(ordered) - 1)
+    lo = math.floor(at)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (at - lo)
+
+
+@dataclass(frozen=True)
+class Precision:
+    """How precise a point is so far: each figure's larger half-width as a fraction of its value
+    (None: unknown yet), over how many counted requests."""
+
+    throughput: float | None
+    interactivity: float | None
+    requests: int
+
+    def met(self, target: float) -> bool:
+        """`--precision F`: both half-widths within F, after at least `MIN_REQUESTS` requests."""
+        return (
+            self.requests >= MIN_REQUESTS
+            and self.throughput is not None
+            and self.interactivity is not None
+            and self.throughput <= target
+            and self.interactivity <= target
+        )
+
+    def words(self) -> str:
+        def pm(value: float | None) -> str:
+            return "unknown" if value is None else f"±{value:.1%}"
+
+        figures = f"throughput {pm(self.throughput)}, p90 interactivity {pm(self.interactivity)}"
+        return f"{figures} after {self.requests} requests"
+
+
+def precision_of(sample: Sample, choice: Choice = DEFAULT, *, seed: int = SEED) -> Precision:
+    """The sample's figures and intervals, as the relative half-widths `--precision` compares."""
+    ci = point_intervals(sample, choice, seed=seed)
+    rate = math.fsum(sample.slot_tokens) / sample.duration_s if sample.duration_s > 0 else None
+    pooled = LogHistogram()
+    for buckets in sample.tree_itl:
+        pooled.merge(buckets)
+    interactivity = pooled.inverse_quantile(QUANTILE)
+    inter_ci = ci.interactivity_p90()
+    return Precision(
+        throughput=ci.throughput.around(rate).relative_half_width(rate) if ci.throughput and rate else None,
+        interactivity=inter_ci.around(interactivity).relative_half_width(interactivity)
+        if inter_ci and interactivity
+        else None,
+        requests=sample.requests,
+    )

@@ -1,0 +1,66 @@
+"""A plain run with --precision (run/precise.py): it ends once sure enough, or at --duration, and its
+last snapshot carries the intervals and why it ended."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import replace
+
+from agentx_tui.load.stats import Completed
+from agentx_tui.run.precise import PreciseRun
+from agentx_tui.snapshot import Snapshot
+from tests.run.test_sweep import Clock, FakeRun, request, snap
+
+USERS = 12
+
+
+def drive(
+    phases: PreciseRun, run: FakeRun, clock: Clock, until: float, request_of: Callable[[int, float], Completed]
+) -> Snapshot:
+    """Tick once a second; each second every user (its own session tree) finishes one request; then the
+    final snapshot."""
+    t = 0.0
+    while t <= until and run.stopped is None:
+        clock.now = t
+        if t >= 1:
+            for user in range(USERS):
+                run.load.stats.add(request_of(user, t - 1.0))
+        phases.advance(snap(t), run, final=False)  # type: ignore[arg-type]
+        t += 1.0
+    clock.now = t
+    return phases.advance(snap(t), run, final=True)  # type: ignore[arg-type]
+
+
+def test_a_run_that_becomes_precise_ends_early_with_its_intervals() -> None:
+    clock, run = Clock(), FakeRun()
+    last = drive(PreciseRun(300.0, 0.05, clock=clock), run, clock, 300, lambda u, t: replace(request(t, 0.01), tree=u))
+    assert run.stopped is not None and run.stopped.startswith("precision ±5% reached: throughput ±")
+    assert clock.now < 30
+    iv = last.intervals
+    assert iv is not None and iv.stopped_early and iv.precision == 0.05 and iv.requests >= 20
+    assert iv.stop_reason == run.stopped
+    for low, value, high in (
+        (iv.total_tokens_per_s_ci_low, iv.total_tokens_per_s, iv.total_tokens_per_s_ci_high),
+        (
+            iv.interactivity_p90_tokens_per_s_ci_low,
+            iv.interactivity_p90_tokens_per_s,
+            iv.interactivity_p90_tokens_per_s_ci_high,
+        ),
+    ):
+        assert low is not None and value is not None and high is not None and low <= value <= high
+    assert iv.ci_method is not None
+
+
+def test_a_run_that_never_becomes_precise_ends_at_its_duration() -> None:
+    rng = random.Random(9)
+
+    def wild(user: int, sent: float) -> Completed:
+        return replace(request(sent, rng.choice((0.005, 0.05)), prompt=rng.choice((10, 20_000))), tree=user)
+
+    clock, run = Clock(), FakeRun()
+    last = drive(PreciseRun(20.0, 0.05, clock=clock), run, clock, 100, wild)
+    assert run.stopped == "duration reached"
+    iv = last.intervals
+    assert iv is not None and not iv.stopped_early
+    assert iv.stop_reason is not None and iv.stop_reason.startswith("--duration reached before ±5%: throughput ±")
