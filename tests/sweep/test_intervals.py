@@ -245,3 +245,29 @@ def test_cohorts_of_user_slots_are_strata_not_spread() -> None:
     s = replace(s, user_tokens=tuple(tokens), user_cohorts=(0,) * 4 + (1,) * 5)
     found = point_intervals(s)
     assert found.method is not None and "over 9 user slots in 2 cohorts" in found.method
+
+
+def test_user_slots_too_alike_to_show_the_noise_give_way_to_batch_means() -> None:
+    """A workload of fixed lengths: every slot did the same in the window (clusters see no spread),
+    while the window's rate still moved from one second to the next: batch means, which see that."""
+    rates = [1000.0, 1400.0, 800.0, 1300.0, 900.0, 1200.0, 700.0, 1500.0, 1000.0, 1200.0]
+    s = sample(slot_tokens=rates, slot_itls=[[0.01] * 4] * 10, requests=40)
+    alike = replace(s, user_tokens=(1100.0,) * 9 + (1100.5,) * 1)
+    found = point_intervals(alike)
+    assert found.throughput == batch_throughput(alike, 10)
+    assert found.method is not None and "10 user slots were too alike to show the noise" in found.method
+    varied = replace(s, user_tokens=tuple(float(t) for t in range(600, 1600, 100)))  # a real spread: clusters
+    kept = point_intervals(varied)
+    assert kept.method is not None and "cluster standard error over 10 user slots" in kept.method
+    assert kept.throughput == cluster_throughput(varied.user_tokens, varied.duration_s)
+
+
+def test_a_sliver_of_a_last_slot_joins_the_sub_window_before_it() -> None:
+    """A window of 10.02 s: its 11th one-second slot lasts 0.02 s; its tokens (a prompt counted as it
+    arrived) would read as a rate fifty times the others' if it stood alone as a sub-window."""
+    s = sample(slot_tokens=[1000.0] * 10 + [500.0], slot_itls=[[0.01] * 4] * 11, duration_s=10.02, requests=44)
+    found = batch_throughput(s, 10)
+    assert found is not None
+    rate = 10_500 / 10.02
+    assert found.low <= rate <= found.high
+    assert found.high - found.low < 0.25 * rate  # alone, the sliver made it ten times the rate

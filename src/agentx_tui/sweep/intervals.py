@@ -20,7 +20,8 @@ the server's state. The methods here, and what measuring their coverage on the s
   consecutive sub-windows' values / √k, t on k − 1 degrees of freedom (for the p90, the
   sub-windows' own p90s: the batch-quantile method). Honest for the p90 with k = 5 (chosen);
   over-covers throughput (a closed loop evens its sub-windows out): throughput's fallback with
-  fewer than `MIN_TREES` user slots, the safe side.
+  fewer than `MIN_TREES` user slots, or slots too alike to show any spread (`TOO_ALIKE`), the safe
+  side.
 """
 
 from __future__ import annotations
@@ -45,6 +46,11 @@ BATCHES = 10  # throughput's fallback: 10 sub-windows
 RESAMPLES = 400  # bootstrap draws: a fixed, modest count keeps the cost bounded
 MAX_CLUSTERS = 64  # beyond this many trees the bootstrap draws groups of trees (its cost stays bounded)
 SEED = 2026  # the bootstrap's seed: reports are reproducible
+# Clusters whose interval is narrower than this share of the batch means' are too alike to show the
+# noise (a workload of fixed lengths: every slot did the same in the window, while the window's rate
+# still moved with the server): batch means are used instead. With varied lengths the two methods'
+# mean half-widths measured 0.66–0.67 of each other (docs/sweeps.md), well above it.
+TOO_ALIKE = 0.25
 
 Method = Literal["users", "trees", "batches"]
 
@@ -57,6 +63,10 @@ class Interval:
     def around(self, value: float) -> Interval:
         """The interval widened, if need be, to hold `value` (low ≤ value ≤ high, as the report promises)."""
         return Interval(min(self.low, value), max(self.high, value))
+
+    @property
+    def half_width(self) -> float:
+        return (self.high - self.low) / 2
 
     def relative_half_width(self, value: float | None) -> float | None:
         """The larger of the two half-widths, as a fraction of `value`: what `--precision` checks."""
@@ -146,13 +156,19 @@ def _throughput(sample: Sample, choice: Choice) -> tuple[Interval | None, str]:
         )
         sizes = Counter(sample.user_cohorts) if choice.throughput == "users" else Counter()
         found = user_throughput(sample) if choice.throughput == "users" else tree_throughput(sample)
-        if found is not None:
+        batches = batch_throughput(sample, choice.throughput_batches)
+        if found is not None and (batches is None or found.half_width >= TOO_ALIKE * batches.half_width):
             by = ""
             if len(sizes) > 1 and min(sizes.values()) >= 2:
                 by = f" in {len(sizes)} cohorts (the slots this point added, those added before)"
             return found, f"cluster standard error over {len(tokens)} {what}{by}"
-        fallback = f" ({len(tokens)} {what}, fewer than {MIN_TREES})"
-    found = batch_throughput(sample, choice.throughput_batches)
+        if found is None:
+            fallback = f" ({len(tokens)} {what}, fewer than {MIN_TREES})"
+        else:
+            fallback = f" (the {len(tokens)} {what} were too alike to show the noise)"
+        found = batches
+    else:
+        found = batch_throughput(sample, choice.throughput_batches)
     return found, f"batch means over {choice.throughput_batches} sub-windows{fallback}" if found else "none"
 
 
@@ -218,12 +234,16 @@ def user_throughput_pooled(sample: Sample) -> Interval | None:
 
 
 def _batches(sample: Sample, k: int) -> list[tuple[float, float, dict[int, float]]]:
-    """(length s, tokens, ITL buckets) of k near-equal runs of whole slots; the last slot may be partial."""
+    """(length s, tokens, ITL buckets) of k near-equal runs of whole slots. A last slot shorter than half
+    a slot joins the run before it: alone, its few tokens over a sliver of time would read as a wild rate."""
     n = len(sample.slot_tokens)
-    k = min(k, n)
+    last = sample.duration_s - (n - 1) * sample.slot_s
+    whole = n - 1 if n > 1 and last < sample.slot_s / 2 else n
+    k = min(k, whole)
     out = []
     for j in range(k):
-        lo, hi = round(j * n / k), round((j + 1) * n / k)
+        lo, hi = round(j * whole / k), round((j + 1) * whole / k)
+        hi = n if j == k - 1 else hi
         length = min(hi * sample.slot_s, sample.duration_s) - lo * sample.slot_s
         itl: dict[int, float] = {}
         for buckets in sample.slot_itl[lo:hi]:
