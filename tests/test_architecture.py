@@ -32,11 +32,12 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
         "net": "",
         "units": "",
         "terminal": "",
+        "procfs": "",
         "args": "errors",
         "snapshot": "",
         "control": "snapshot",
         "telemetry": "snapshot errors secrets",
-        "engine": "snapshot telemetry errors secrets",
+        "engine": "snapshot telemetry errors secrets procfs",
         "cost": "snapshot errors yamlfile",
         "sim": "errors",
         "corpus": "errors secrets",
@@ -48,7 +49,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
         "ui": "snapshot control sweep secrets terminal units yamlfile",
         "run": "snapshot telemetry engine cost load sweep report recording sim corpus proxy ui "
         "errors secrets args net units",
-        "web": "run errors secrets net cli",
+        "web": "run errors secrets net procfs cli",
         "cli": "run report load sim telemetry corpus web errors secrets args terminal",
         "__main__": "cli",
     }.items()

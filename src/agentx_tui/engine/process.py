@@ -20,6 +20,7 @@ import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
+from agentx_tui.procfs import group_members
 from agentx_tui.secrets import redact
 
 _PR_SET_PDEATHSIG = 1
@@ -125,20 +126,7 @@ class ManagedProcess:
 
     def pids(self) -> set[int]:
         """Every process of the group (Linux /proc; empty elsewhere): whose GPUs are the server's."""
-        found: set[int] = set()
-        with contextlib.suppress(OSError):
-            for entry in os.scandir("/proc"):
-                if not entry.name.isdigit():
-                    continue
-                try:
-                    with open(f"/proc/{entry.name}/stat", "rb") as fh:
-                        # The command name is in parentheses and may hold spaces: split after it.
-                        fields = fh.read().rsplit(b")", 1)[1].split()
-                except (OSError, IndexError):
-                    continue
-                if len(fields) > 2 and int(fields[2]) == self.pgid:
-                    found.add(int(entry.name))
-        return found
+        return group_members(self.pgid)
 
     def stop(self, timeout_s: float = 10.0) -> None:
         """SIGTERM the whole group, wait up to `timeout_s`, then SIGKILL what is left. Idempotent."""

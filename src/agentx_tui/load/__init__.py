@@ -23,7 +23,8 @@ Public:
 """
 
 from agentx_tui.load.sending import DEFAULT_USERS, Driver, HealthProbe, IdStride, LoadSettings
-from agentx_tui.load.sending.sse import RequestRecord, SseScanner, classify
+from agentx_tui.load.sending.sse import RequestRecord, SseScanner, classify, usage_cached_tokens, usage_int
+from agentx_tui.load.sending.users import CallTally
 from agentx_tui.load.spreading import ray_actors
 from agentx_tui.load.spreading.client_health import HealthBook
 from agentx_tui.load.spreading.generator import LoadGenerator, LoadSample
@@ -50,6 +51,7 @@ __all__ = [
     "DEFAULT_USERS",
     "USERS_PER_WORKER",
     "WORKLOADS_DIR",
+    "CallTally",
     "ClientStats",
     "Completed",
     "Driver",
@@ -81,5 +83,7 @@ __all__ = [
     "prepare",
     "prepare_workload",
     "ray_actors",
+    "usage_cached_tokens",
+    "usage_int",
     "workers_for",
 ]

@@ -7,15 +7,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentx_tui.load import Completed, Failed, SseScanner, bucketed, classify
+from agentx_tui.load import Completed, Failed, SseScanner, bucketed, classify, usage_cached_tokens, usage_int
 from agentx_tui.proxy._request import CallKind, CallRequest
 
 _JSON_KEEP = 16 * 1024 * 1024  # a non-streamed answer is read for its usage up to this size
-
-
-def _int(mapping: object, key: str) -> int | None:
-    value = mapping.get(key) if isinstance(mapping, dict) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 @dataclass(slots=True, eq=False)
@@ -86,18 +81,17 @@ class ProxiedCall:
 
     @property
     def prompt_tokens(self) -> int | None:
-        return _int(self.usage, "prompt_tokens")
+        return usage_int(self.usage, "prompt_tokens")
 
     @property
     def cached_tokens(self) -> int | None:
-        details = None if self.usage is None else self.usage.get("prompt_tokens_details")
-        return _int(details, "cached_tokens")
+        return usage_cached_tokens(self.usage)
 
     @property
     def output_tokens(self) -> int | None:
         """The server's count, else the content events counted (one token each: exact for vLLM's one
         token per event, an undercount when a server batches tokens into events)."""
-        counted = _int(self.usage, "completion_tokens")
+        counted = usage_int(self.usage, "completion_tokens")
         if counted is None and self.scan is not None:
             return self.scan.events
         return counted

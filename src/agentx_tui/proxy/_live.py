@@ -4,6 +4,7 @@ stopped together, with one `ProxyState` per tick (the Snapshot carries it; the r
 from __future__ import annotations
 
 import socket
+from dataclasses import asdict
 from pathlib import Path
 
 from agentx_tui.errors import UsageError
@@ -126,23 +127,8 @@ class LiveProxy:
         tokenizer = self.tokenizer.figures()
         capture = self.capture.figures() if self.capture is not None else None
         return ProxyState(
-            url=health.url,
-            upstream=health.upstream,
-            proxied_requests=health.proxied_requests,
-            other_requests=health.other_requests,
-            in_flight=health.in_flight,
-            proxied_sessions=sessions.proxied_sessions,
-            live_sessions=sessions.live_sessions,
-            subagents=sessions.subagents,
-            calls_completed=sessions.calls_completed,
-            calls_failed=sessions.calls_failed,
-            prompt_tokens=sessions.prompt_tokens,
-            cached_tokens=sessions.cached_tokens,
-            output_tokens=sessions.output_tokens,
-            added_ttft=health.added_ttft,
-            upstream_errors=health.upstream_errors,
-            last_upstream_error=health.last_upstream_error,
-            agent_cancelled=health.agent_cancelled,
+            **asdict(health),  # the proxy's and the sessions' own figures carry ProxyState's names
+            **asdict(sessions),
             captured_sessions=capture.captured_sessions if capture is not None else None,
             capture_dir=capture.capture_dir if capture is not None else None,
             tokenize_pending=tokenizer.pending,

@@ -50,11 +50,8 @@ class CallRequest:
 
 def read_call(kind: CallKind, body: bytes) -> CallRequest | None:
     """The call's fields, or None when the body is not a JSON object (the server will refuse it)."""
-    try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        return None
-    if not isinstance(data, dict):
+    data = _json_object(body)
+    if data is None:
         return None
     options = data.get("stream_options")
     model, user = data.get("model"), data.get("user")
@@ -115,11 +112,8 @@ _RENDER_FIELDS = (
 def tokenize_request(kind: CallKind, body: bytes) -> dict[str, Any] | list[int] | None:
     """The `/tokenize` body that renders this call's prompt exactly as the server's endpoint does, or
     the prompt's own token ids when the call sent ids; None when there is nothing to tokenize."""
-    try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        return None
-    if not isinstance(data, dict):
+    data = _json_object(body)
+    if data is None:
         return None
     out: dict[str, Any] = {}
     if isinstance(data.get("model"), str):
@@ -141,3 +135,12 @@ def tokenize_request(kind: CallKind, body: bytes) -> dict[str, Any] | list[int] 
     if isinstance(prompt, list) and all(isinstance(t, int) and not isinstance(t, bool) for t in prompt):
         return list(prompt)
     return None
+
+
+def _json_object(body: bytes) -> dict[str, Any] | None:
+    """The body as a JSON object; None when it is not one."""
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return data if isinstance(data, dict) else None

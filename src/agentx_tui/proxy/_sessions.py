@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from agentx_tui.load import StatsSink
+from agentx_tui.load import CallTally, StatsSink
 from agentx_tui.proxy._call import ProxiedCall
 from agentx_tui.proxy._capture import Capture, CaptureAgent, CapturedCall, CaptureTree
 from agentx_tui.proxy._tokenize import Tokenizer
@@ -54,7 +54,7 @@ class _Tree:
 
 
 @dataclass(slots=True, eq=False)
-class LiveSession:
+class LiveSession(CallTally):
     """One proxied agent (a tree's root or a sub-agent) and its figures."""
 
     id: int
@@ -71,15 +71,7 @@ class LiveSession:
     current: ProxiedCall | None = None
     last_end: float | None = None
     steps: int = 0  # calls started
-    requests: int = 0  # calls completed
-    errors: int = 0
     context_tokens: int = 0
-    last_ttft: float | None = None
-    decode_sum: float = 0.0
-    decode_n: int = 0
-    itl_sum: float = 0.0
-    itl_n: int = 0
-    output_tokens: int = 0
 
     @property
     def state(self) -> UserState:
@@ -96,16 +88,11 @@ class LiveSession:
             step=self.steps,
             steps_total=0,  # unknown: a real agent decides as it goes
             context_tokens=self.context_tokens,
-            last_ttft_s=self.last_ttft,
-            decode_tokens_per_s=self.decode_sum / self.decode_n if self.decode_n else None,
-            output_tokens=self.output_tokens,
-            requests=self.requests,
-            errors=self.errors,
             endpoint=endpoint,
             parent=self.parent.id if self.parent is not None else None,
-            interactivity_tokens_per_s=self.itl_n / self.itl_sum if self.itl_sum > 0 else None,
             label=self.label,
             real=True,
+            **self.tallied(),
         )
 
 
@@ -341,20 +328,9 @@ class LiveSessions:
             self.sink.add(call.completed(prompt))
 
     def _count(self, session: LiveSession, call: ProxiedCall, prompt: int | None) -> None:
-        session.requests += 1
-        session.output_tokens += call.output_tokens or 0
         if prompt is not None:
             session.context_tokens = prompt
-        ttft = call.ttft_s
-        if ttft is not None:
-            session.last_ttft = ttft
-        decode, request_itl = call.decode_figures()
-        if decode is not None:
-            session.decode_sum += decode
-            session.decode_n += 1
-        if request_itl is not None:
-            session.itl_sum += request_itl
-            session.itl_n += 1
+        session.count(call.output_tokens or 0, call.ttft_s, *call.decode_figures())
 
     def _touch(self, session: LiveSession) -> None:
         self._sessions.move_to_end(session.id)

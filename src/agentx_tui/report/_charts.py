@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from agentx_tui.report._keys import tier_of
 from agentx_tui.report._svg import (
     INK,
     LABEL_SIZE,
@@ -122,15 +123,11 @@ def _sweep(report: dict[str, Any]) -> _Sweep:
     given = report.get("frontier")
     valid = isinstance(given, list) and all(type(i) is int and 0 <= i < len(points) for i in given)
     frontier = tuple(given) if valid and given else pareto_front(xy)
-    tiers = []
-    for key, value in report.items():
-        if key.startswith(TIER_KEY):
-            try:
-                tier = float(key.removeprefix(TIER_KEY))
-            except ValueError:
-                continue
-            if math.isfinite(tier):
-                tiers.append(_Tier(tier, _num(value) if per_gpu else None, _span(report, key) if per_gpu else None))
+    tiers = [
+        _Tier(tier, _num(value) if per_gpu else None, _span(report, key) if per_gpu else None)
+        for key, value in report.items()
+        if (tier := tier_of(key, TIER_KEY)) is not None
+    ]
     parts = [str(report[k]) for k in ("model", "workload") if report.get(k)]
     gpus = _num(report.get("gpus"))
     if gpus is not None:

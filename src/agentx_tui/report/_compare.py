@@ -34,6 +34,7 @@ from typing import Any, Literal
 from agentx_tui.args import Parser
 from agentx_tui.errors import UsageError
 from agentx_tui.report._format import NA
+from agentx_tui.report._keys import tier_of
 from agentx_tui.sweep import TIER_KEY_PREFIXES, tier_suffix
 from agentx_tui.terminal import wants_color
 from agentx_tui.units import compact
@@ -234,17 +235,7 @@ def _is_sweep(report: dict[str, Any]) -> bool:
 
 
 def _tiers(report: dict[str, Any]) -> set[float]:
-    found = set()
-    for key in report:
-        for prefix in TIER_KEY_PREFIXES:
-            if key.startswith(prefix):
-                try:
-                    tier = float(key.removeprefix(prefix))
-                except ValueError:
-                    continue
-                if math.isfinite(tier):
-                    found.add(tier)
-    return found
+    return {tier for key in report for prefix in TIER_KEY_PREFIXES if (tier := tier_of(key, prefix)) is not None}
 
 
 _PER_GPU = "total_tokens_per_s_per_gpu"

@@ -7,6 +7,8 @@ docs/metrics.md: fractions 0–1, rates per second, seconds, watts, USD.
 
 from __future__ import annotations
 
+import math
+
 from agentx_tui.sweep import TIER_KEY_PREFIXES
 
 CONTRACT_KEYS: tuple[str, ...] = (
@@ -212,3 +214,14 @@ def unit(key: str) -> str:
     if key == "client_cpu_cores_mean":
         return "cores"
     return ""
+
+
+def tier_of(key: str, prefix: str) -> float | None:
+    """The tier T of a report key `prefix` + T (`…_at_100` → 100.0); None for any other key."""
+    if not key.startswith(prefix):
+        return None
+    try:
+        tier = float(key.removeprefix(prefix))
+    except ValueError:  # `…_at_100_ci_low` and the like
+        return None
+    return tier if math.isfinite(tier) else None

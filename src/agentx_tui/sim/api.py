@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agentx_tui import __version__
 from agentx_tui.sim.engine import RequestHandle, SimEngine
+from agentx_tui.sim.kvcache import PromptBlocks
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -207,47 +208,28 @@ class SimApi:
             max_tokens = self._limits(prompt.num_tokens, req, req.max_completion_tokens or req.max_tokens)
         except _ApiError as exc:
             return _error(exc)
-        handle = self.engine.submit(
-            prompt, max_tokens=max_tokens, min_tokens=req.min_tokens, ignore_eos=req.ignore_eos, seed=req.seed
-        )
-        rid = f"chatcmpl-{uuid.uuid4().hex[:16]}"
-        if req.stream:
-            opts = req.stream_options or StreamOptions()
-            return SseStream(self, handle, rid, "chat.completion.chunk", opts.include_usage, chat=True)
+        handle, rid, stream = self._start(prompt, max_tokens, req, chat=True)
+        if stream is not None:
+            return stream
         text = await self._collect(handle)
-        return json_reply(
-            {
-                "id": rid,
-                "object": "chat.completion",
-                "created": self.created,
-                "model": self.model,
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {
-                            "role": "assistant",
-                            "content": text,
-                            "refusal": None,
-                            "annotations": None,
-                            "audio": None,
-                            "function_call": None,
-                            "tool_calls": [],
-                            "reasoning": None,
-                        },
-                        "logprobs": None,
-                        "finish_reason": handle.request.finish_reason,
-                        "stop_reason": None,
-                        "token_ids": None,
-                    }
-                ],
-                "service_tier": None,
-                "system_fingerprint": None,
-                "usage": self.usage(handle),
-                "prompt_logprobs": None,
-                "prompt_token_ids": None,
-                "kv_transfer_params": None,
-            }
-        )
+        choice = {
+            "index": 0,
+            "message": {
+                "role": "assistant",
+                "content": text,
+                "refusal": None,
+                "annotations": None,
+                "audio": None,
+                "function_call": None,
+                "tool_calls": [],
+                "reasoning": None,
+            },
+            "logprobs": None,
+            "finish_reason": handle.request.finish_reason,
+            "stop_reason": None,
+            "token_ids": None,
+        }
+        return self._reply(rid, "chat.completion", handle, choice, prompt_logprobs=None, prompt_token_ids=None)
 
     async def completions(self, body: bytes) -> Answer:
         try:
@@ -260,35 +242,49 @@ class SimApi:
         # vLLM's /v1/completions defaults to 16 tokens, unlike chat.
         if req.max_tokens is None:
             max_tokens = min(16, max_tokens)
-        handle = self.engine.submit(
-            ids, max_tokens=max_tokens, min_tokens=req.min_tokens, ignore_eos=req.ignore_eos, seed=req.seed
-        )
-        rid = f"cmpl-{uuid.uuid4().hex[:16]}"
-        if req.stream:
-            opts = req.stream_options or StreamOptions()
-            return SseStream(self, handle, rid, "text_completion", opts.include_usage, chat=False)
+        handle, rid, stream = self._start(ids, max_tokens, req, chat=False)
+        if stream is not None:
+            return stream
         text = await self._collect(handle)
+        choice = {
+            "index": 0,
+            "text": text,
+            "logprobs": None,
+            "finish_reason": handle.request.finish_reason,
+            "stop_reason": None,
+            "token_ids": None,
+            "prompt_logprobs": None,
+            "prompt_token_ids": None,
+        }
+        return self._reply(rid, "text_completion", handle, choice)
+
+    def _start(
+        self, prompt: list[int] | PromptBlocks, max_tokens: int, req: ChatRequest | CompletionRequest, *, chat: bool
+    ) -> tuple[RequestHandle, str, SseStream | None]:
+        """Submit the request: its handle, its id, and its SSE answer when it asked to stream."""
+        handle = self.engine.submit(
+            prompt, max_tokens=max_tokens, min_tokens=req.min_tokens, ignore_eos=req.ignore_eos, seed=req.seed
+        )
+        rid = f"{'chatcmpl' if chat else 'cmpl'}-{uuid.uuid4().hex[:16]}"
+        if not req.stream:
+            return handle, rid, None
+        opts = req.stream_options or StreamOptions()
+        chunk = "chat.completion.chunk" if chat else "text_completion"
+        return handle, rid, SseStream(self, handle, rid, chunk, opts.include_usage, chat=chat)
+
+    def _reply(self, rid: str, kind: str, handle: RequestHandle, choice: dict[str, Any], **extra: None) -> Answer:
+        """A whole (non-streamed) answer, keys in vLLM's order; `extra`: the endpoint's own null keys."""
         return json_reply(
             {
                 "id": rid,
-                "object": "text_completion",
+                "object": kind,
                 "created": self.created,
                 "model": self.model,
-                "choices": [
-                    {
-                        "index": 0,
-                        "text": text,
-                        "logprobs": None,
-                        "finish_reason": handle.request.finish_reason,
-                        "stop_reason": None,
-                        "token_ids": None,
-                        "prompt_logprobs": None,
-                        "prompt_token_ids": None,
-                    }
-                ],
+                "choices": [choice],
                 "service_tier": None,
                 "system_fingerprint": None,
                 "usage": self.usage(handle),
+                **extra,
                 "kv_transfer_params": None,
             }
         )

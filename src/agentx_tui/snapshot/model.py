@@ -323,6 +323,9 @@ class ProxyState(_Frozen):
     proxied_sessions: int = 0  # session trees seen
     live_sessions: int = 0  # sessions (sub-agents included) in the users table now
     subagents: int = 0
+    by_header: int = 0  # sessions told apart by the session header (docs/capture.md)
+    by_user: int = 0  # by the OpenAI `user` field
+    inferred: int = 0  # by their prompts' prefixes
     calls_completed: int = 0
     calls_failed: int = 0
     prompt_tokens: int = 0

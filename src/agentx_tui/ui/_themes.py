@@ -65,20 +65,7 @@ class ThemeFile(BaseModel):
     foreground: ColourStr
 
     def to_theme(self) -> Theme:
-        return Theme(
-            name=self.name,
-            dark=self.dark,
-            primary=self.primary,
-            secondary=self.secondary,
-            accent=self.accent,
-            warning=self.warning,
-            error=self.error,
-            success=self.success,
-            background=self.background,
-            surface=self.surface,
-            panel=self.panel,
-            foreground=self.foreground,
-        )
+        return Theme(**self.model_dump())  # the fields are Theme's own
 
 
 @dataclass(frozen=True)

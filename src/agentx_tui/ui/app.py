@@ -8,7 +8,7 @@ is bound to. So the screen redraws at most once per `refresh_s`, whatever rate t
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import ClassVar
 
@@ -323,41 +323,29 @@ class AgentXApp(App[None]):
     def action_sort_reverse(self) -> None:
         self.query_one(UsersPane).reverse_sort()
 
-    def _replay(self) -> ReplayControls | None:
-        return self.controls if isinstance(self.controls, ReplayControls) else None
-
-    def _replay_did(self) -> None:
-        self.query_one(RunHeader).refresh_view()
+    def _on_replay(self, move: Callable[[ReplayControls], None]) -> None:
+        """Move a replay (a no-op on a live run), then redraw the header that says where it is."""
+        if isinstance(self.controls, ReplayControls):
+            move(self.controls)
+            self.query_one(RunHeader).refresh_view()
 
     def action_step_fwd(self) -> None:
-        if replay := self._replay():
-            replay.step(1)
-            self._replay_did()
+        self._on_replay(lambda replay: replay.step(1))
 
     def action_step_back(self) -> None:
-        if replay := self._replay():
-            replay.step(-1)
-            self._replay_did()
+        self._on_replay(lambda replay: replay.step(-1))
 
     def action_slower(self) -> None:
-        if replay := self._replay():
-            replay.set_speed(replay.speed / 2)
-            self._replay_did()
+        self._on_replay(lambda replay: replay.set_speed(replay.speed / 2))
 
     def action_faster(self) -> None:
-        if replay := self._replay():
-            replay.set_speed(replay.speed * 2)
-            self._replay_did()
+        self._on_replay(lambda replay: replay.set_speed(replay.speed * 2))
 
     def action_first(self) -> None:
-        if replay := self._replay():
-            replay.seek(0)
-            self._replay_did()
+        self._on_replay(lambda replay: replay.seek(0))
 
     def action_last(self) -> None:
-        if replay := self._replay():
-            replay.seek(max(replay.length - 1, 0))
-            self._replay_did()
+        self._on_replay(lambda replay: replay.seek(max(replay.length - 1, 0)))
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.key_help()))

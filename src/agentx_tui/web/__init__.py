@@ -5,7 +5,6 @@
     command             what each page runs: the dashboard's flags, less --web and the key; the title
     server              textual-serve's Server: one page at a time, each page's run stopped with it
     page                the program behind a page: `agentx-tui` set up for textual-serve's pipe
-    procs               a process's children, from /proc
 
 Nothing is imported here: a page's run imports `web.page` and should not pay for the server's imports.
 """

@@ -40,8 +40,8 @@ from textual_serve.download_manager import DownloadManager
 from textual_serve.server import Server, to_int
 
 from agentx_tui.net import is_loopback_host
+from agentx_tui.procfs import child_pids
 from agentx_tui.web.address import WebAddress
-from agentx_tui.web.procs import child_pids
 
 TEMPLATES = Path(__file__).parent / "templates"
 # How long a page's run may take to stop once asked: its load drains (10 s at most), then a launched

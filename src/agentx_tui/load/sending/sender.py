@@ -183,15 +183,7 @@ class RequestSender:
                 tree=user.tree, user=user.user if user.parent is None else user.parent,
             )
         )  # fmt: skip
-        user.requests += 1
-        user.output_tokens += output or 0
-        user.last_ttft = ttft
-        if decode is not None:
-            user.decode_sum += decode
-            user.decode_n += 1
-        if request_itl is not None:
-            user.itl_sum += request_itl
-            user.itl_n += 1
+        user.count(output or 0, ttft, decode, request_itl)
         return record, res.text
 
     def _error(self, user: User, kind: str, *, final: bool, sent_at: float, at: float) -> None:

@@ -80,25 +80,31 @@ class StreamResult:
 
     @property
     def prompt_tokens(self) -> int | None:
-        return _int(self.usage, "prompt_tokens")
+        return usage_int(self.usage, "prompt_tokens")
 
     @property
     def output_tokens(self) -> int | None:
-        return _int(self.usage, "completion_tokens")
+        return usage_int(self.usage, "completion_tokens")
 
     @property
     def cached_tokens(self) -> int | None:
-        details = None if self.usage is None else self.usage.get("prompt_tokens_details")
-        return _int(details, "cached_tokens") if isinstance(details, dict) else None
+        return usage_cached_tokens(self.usage)
 
     def itl_samples(self) -> tuple[tuple[float, float], ...]:
         """(gap per token, tokens) per read after the first that carried content (`SseScanner.itl_samples`)."""
         return _itl_samples(self.read_times, self.read_events, self.events, self.output_tokens)
 
 
-def _int(mapping: object, key: str) -> int | None:
-    value = mapping.get(key) if isinstance(mapping, dict) else None
-    return value if isinstance(value, int) else None
+def usage_int(usage: object, key: str) -> int | None:
+    """An integer of an OpenAI `usage` object (`prompt_tokens`, `completion_tokens`); None when absent."""
+    value = usage.get(key) if isinstance(usage, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def usage_cached_tokens(usage: object) -> int | None:
+    """`usage.prompt_tokens_details.cached_tokens` (vLLM fills it with prefix caching on); None when absent."""
+    details = usage.get("prompt_tokens_details") if isinstance(usage, dict) else None
+    return usage_int(details, "cached_tokens")
 
 
 def classify(status: int, body: str) -> str:
