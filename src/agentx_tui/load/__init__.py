@@ -23,7 +23,13 @@ Public:
 """
 
 from agentx_tui.load.sending import DEFAULT_USERS, Driver, HealthProbe, IdStride, LoadSettings
-from agentx_tui.load.sending.sse import RequestRecord, SseScanner, classify, usage_cached_tokens, usage_int
+from agentx_tui.load.sending.sse import (
+    RequestRecord,
+    SseScanner,
+    UsageFigures,
+    classify,
+    usage_int,
+)
 from agentx_tui.load.sending.users import CallTally
 from agentx_tui.load.spreading import ray_actors
 from agentx_tui.load.spreading.client_health import HealthBook
@@ -68,6 +74,7 @@ __all__ = [
     "RequestRecord",
     "SseScanner",
     "StatsSink",
+    "UsageFigures",
     "WindowFigures",
     "WorkerHandle",
     "WorkerPool",
@@ -83,7 +90,6 @@ __all__ = [
     "prepare",
     "prepare_workload",
     "ray_actors",
-    "usage_cached_tokens",
     "usage_int",
     "workers_for",
 ]

@@ -7,14 +7,14 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentx_tui.load import Completed, Failed, SseScanner, bucketed, classify, usage_cached_tokens, usage_int
+from agentx_tui.load import Completed, Failed, SseScanner, UsageFigures, bucketed, classify, usage_int
 from agentx_tui.proxy._request import CallKind, CallRequest
 
 _JSON_KEEP = 16 * 1024 * 1024  # a non-streamed answer is read for its usage up to this size
 
 
 @dataclass(slots=True, eq=False)
-class ProxiedCall:
+class ProxiedCall(UsageFigures):
     """Filled in by the proxy as the call goes; read by its observer when it starts and when it ends.
 
     `body`, `session_name`, `parent_name` and `auth` hold what the agent sent: they stay in memory (the
@@ -78,14 +78,6 @@ class ProxiedCall:
     @property
     def last_at(self) -> float | None:
         return self.scan.read_times[-1] if self.scan is not None and self.scan.read_times else None
-
-    @property
-    def prompt_tokens(self) -> int | None:
-        return usage_int(self.usage, "prompt_tokens")
-
-    @property
-    def cached_tokens(self) -> int | None:
-        return usage_cached_tokens(self.usage)
 
     @property
     def output_tokens(self) -> int | None:

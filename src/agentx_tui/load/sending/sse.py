@@ -19,6 +19,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import aiohttp
 
@@ -61,22 +62,12 @@ class RequestRecord:
     attempts: int = 1
 
 
-@dataclass(slots=True)
-class StreamResult:
-    status: int | None
-    error: str | None
-    sent_at: float
-    ended_at: float = 0.0
-    first_at: float | None = None
-    last_at: float | None = None
-    usage: dict[str, object] | None = None
-    read_times: list[float] = field(default_factory=list)
-    read_events: list[int] = field(default_factory=list)
-    events: int = 0
-    malformed: int = 0
-    text: str = ""
-    detail: str = ""
-    last_read: float = 0.0  # time of the latest network read of the body (the StallWatch reads it)
+class UsageFigures:
+    """Token counts read from the OpenAI `usage` object of whatever holds one as `usage` (an answer
+    streamed to the load client, or relayed by the proxy)."""
+
+    __slots__ = ()
+    usage: dict[str, Any] | None
 
     @property
     def prompt_tokens(self) -> int | None:
@@ -89,6 +80,24 @@ class StreamResult:
     @property
     def cached_tokens(self) -> int | None:
         return usage_cached_tokens(self.usage)
+
+
+@dataclass(slots=True)
+class StreamResult(UsageFigures):
+    status: int | None
+    error: str | None
+    sent_at: float
+    ended_at: float = 0.0
+    first_at: float | None = None
+    last_at: float | None = None
+    usage: dict[str, Any] | None = None
+    read_times: list[float] = field(default_factory=list)
+    read_events: list[int] = field(default_factory=list)
+    events: int = 0
+    malformed: int = 0
+    text: str = ""
+    detail: str = ""
+    last_read: float = 0.0  # time of the latest network read of the body (the StallWatch reads it)
 
     def itl_samples(self) -> tuple[tuple[float, float], ...]:
         """(gap per token, tokens) per read after the first that carried content (`SseScanner.itl_samples`)."""
