@@ -24,6 +24,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from agentx_tui.load.sending.calibrate import _common_prefix
 from agentx_tui.load.workload.session_files import load_session_set
 from agentx_tui.proxy import LiveProxy
 from tests.proxy.agent import CallUsage, coding_agent
@@ -40,18 +41,9 @@ async def _token_ids(url: str, calls: list[CallUsage]) -> list[list[int]]:
         return out
 
 
-def _common(a: list[int], b: list[int]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 def _sharing(ids: list[list[int]]) -> list[int]:
     """Per call, the longest token prefix it shares with an earlier prompt of the tree."""
-    return [max((_common(p, q) for q in ids[:i]), default=0) for i, p in enumerate(ids)]
+    return [max((_common_prefix(p, q) for q in ids[:i]), default=0) for i, p in enumerate(ids)]
 
 
 @pytest.mark.vllm
