@@ -89,7 +89,7 @@ from _common import (
 )
 from _serve import MODEL, StreamServer, run_fast, start_stream_server
 from agentx_tui.load.sending.health import ProcessHealth
-from agentx_tui.load.spreading.generator import HealthBook
+from agentx_tui.load.spreading.client_health import HealthBook
 from agentx_tui.snapshot import ClientHealth
 
 _TICK_S = 1.0  # the app's default tick: how often the main process asks its workers for their figures
@@ -104,7 +104,7 @@ class _LagBook(HealthBook):
     """The load's own health book, which also prints what each tick saw: the main process's and each
     worker's event-loop lag samples since the last tick, and the main process's CPU."""
 
-    def tick(self, processes: list[ProcessHealth], queued: int) -> ClientHealth:
+    def tick(self, processes: list[ProcessHealth], queued: int, *tokens: int) -> ClientHealth:
         line = {
             "t": time.monotonic(),
             "main": processes[0].lag_samples,
@@ -112,7 +112,7 @@ class _LagBook(HealthBook):
             "workers": [p.lag_samples for p in processes[1:]],
         }
         print(_MARK + json.dumps(line), flush=True)
-        return super().tick(processes, queued)
+        return super().tick(processes, queued, *tokens)
 
 
 async def agentx_client(

@@ -12,6 +12,9 @@ prompt tokens (~170 KB bodies with the simulator's calibration) and ~140 SSE eve
   left out as warm-up: the window's CPU over the requests that finished in it; **prompts**, of which
   building the prompts and the ceiling (`PassPrompts.build`, `CeilingTracker.observe`, timed in place).
   The bodies of those requests are kept, and the event-loop lag (a 100 ms timer's lateness) is shown.
+- **bare**, in the same run: the floor. Those same body bytes written on raw connections, every read of
+  each answer received and dropped (no HTTP parsing, no SSE scan, no timing): what any client of this
+  design pays for the network alone.
 - **baseline**, in the same run: those same bodies, parsed back into objects beforehand, then only
   `json.dumps` of each and the same streaming POST the sender makes (`stream_chat`, the answer read
   and parsed), `--users` at a time with no think time (**base**); the same with one-token answers
@@ -28,8 +31,11 @@ per process, but on a busy machine (shared cores) it still moves by ±20% betwee
 
 Measured here (2 shared cores, 3 runs each, ~105 requests a run): before incremental prompts, replay
 11.8-15.0 ms (prompts 5.0-6.6) against base 8.0-12.4; after, replay 7.1-10.1 ms (prompts 1.2-1.5)
-against base 7.4-11.5 in the same runs, send 1.1-2.3, dumps 0.9-1.5. Most of base is streaming the
-~140 events of an answer (~50 µs an event on this machine), which no prompt building can remove.
+against base 7.4-11.5 in the same runs, send 1.1-2.3, dumps 0.9-1.5: most of base was streaming the
+~140 events of an answer through aiohttp (~50 µs an event). With the streams read by the load client's
+own protocol (load/sending/wire.py; ~73 requests in a 22.5-s window): replay 7.95-8.49 ms (prompts
+1.65-1.85) against base 5.3-6.0, send 1.2-1.4, dumps 0.8-0.9, and bare 2.7-3.2 ms: the floor of any
+client that wakes once per network read on this machine, before building a single prompt.
 """
 
 from __future__ import annotations
@@ -47,14 +53,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-import aiohttp
-
 from agentx_tui.engine import probe_server, start_sim
 from agentx_tui.engine.info import ServerInfo
 from agentx_tui.load import Driver, LoadSettings, fit_to_servers, load_session_set, prepare_workload
 from agentx_tui.load.sending import sender as sender_module
 from agentx_tui.load.sending.kinds.session_files import Agent, replay_tree
+from agentx_tui.load.sending.sender import CHAT_PATH
 from agentx_tui.load.sending.sse import StreamResult, stream_chat
+from agentx_tui.load.sending.wire import StreamPool
 from agentx_tui.load.workload.conversation import CeilingTracker
 from agentx_tui.load.workload.session_files import SessionCall
 from agentx_tui.load.workload.session_prompts import PassPrompts
@@ -130,8 +136,8 @@ class _Capture:
     def __enter__(self) -> _Capture:
         stream, build, observe = self._real
 
-        async def capture(http: aiohttp.ClientSession, url: str, body: bytes, *a: Any, **kw: Any) -> StreamResult:
-            result = await stream(http, url, body, *a, **kw)
+        async def capture(pool: StreamPool, path: str, body: bytes, **kw: Any) -> StreamResult:
+            result = await stream(pool, path, body, **kw)
             if self.on:  # finished in the window, as the requests counted are
                 self.bodies.append(body)
                 self.events += result.events
@@ -199,6 +205,52 @@ class Baseline:
     events: int  # SSE events of those answers
     send_s: float  # one-token answers: the body's serialising and sending, next to nothing back
     dumps_s: float  # json.dumps alone
+    bare_s: float  # the floor: the same body bytes written, each answer's reads received and dropped
+
+
+class _Bare(asyncio.Protocol):
+    """A reader that does nothing with what it reads: it only waits for a chunked answer's last chunk."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.done: asyncio.Future[None] | None = None
+        self.tail = b""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        self.tail = (self.tail + data[-5:])[-5:]
+        if self.tail == b"0\r\n\r\n" and self.done is not None and not self.done.done():
+            self.done.set_result(None)
+
+    async def post(self, head: bytes, body: bytes) -> None:
+        assert self.transport is not None
+        self.done, self.tail = asyncio.get_running_loop().create_future(), b""
+        self.transport.writelines((head + b"Content-Length: %d\r\n\r\n" % len(body), body))
+        await self.done
+
+
+async def _bare(info: ServerInfo, bodies: list[bytes], users: int) -> float:
+    """CPU per request of the least a client can do with the same requests: write the bytes, receive
+    every read of the answer and drop it (no HTTP parsing, no SSE scan, no timing)."""
+    host, port = info.url.split("//", 1)[1].rstrip("/").rsplit(":", 1)
+    head = f"POST {CHAT_PATH} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n".encode()
+    loop = asyncio.get_running_loop()
+    readers = [(await loop.create_connection(_Bare, host, int(port)))[1] for _ in range(users)]
+    todo = iter(bodies)
+
+    async def sender(reader: _Bare) -> None:
+        for body in todo:
+            await asyncio.wait_for(reader.post(head, body), 300)
+
+    cpu0 = _cpu()
+    await asyncio.gather(*(sender(r) for r in readers))
+    spent = _cpu() - cpu0
+    for reader in readers:
+        assert reader.transport is not None
+        reader.transport.close()
+    return spent / max(len(bodies), 1)
 
 
 async def _baseline(info: ServerInfo, bodies: list[bytes], users: int) -> Baseline:
@@ -209,12 +261,9 @@ async def _baseline(info: ServerInfo, bodies: list[bytes], users: int) -> Baseli
 
     assert all(dumps(o) == b for o, b in zip(objects, bodies, strict=True))  # the very same bytes
     short = [{**o, "max_tokens": 1, "min_tokens": 1} for o in objects]
-    url = info.url.rstrip("/") + "/v1/chat/completions"
-    timeout = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=300)
-    headers = {"Content-Type": "application/json"}
     per_request: list[float] = []
     events = [0, 0]
-    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0), timeout=timeout, headers=headers) as http:
+    async with StreamPool(info.url, headers={"Content-Type": "application/json"}) as pool:
         for i, batch in enumerate((objects, short)):
             todo = iter(batch)
             failed = 0
@@ -222,7 +271,7 @@ async def _baseline(info: ServerInfo, bodies: list[bytes], users: int) -> Baseli
             async def sender(todo: Iterator[Any] = todo, i: int = i) -> None:
                 nonlocal failed
                 for obj in todo:
-                    result = await stream_chat(http, url, dumps(obj), {})
+                    result = await stream_chat(pool, CHAT_PATH, dumps(obj))
                     failed += result.error is not None
                     events[i] += result.events
 
@@ -235,7 +284,8 @@ async def _baseline(info: ServerInfo, bodies: list[bytes], users: int) -> Baseli
     for _ in range(3):
         for obj in objects:
             dumps(obj)
-    return Baseline(per_request[0], events[0], per_request[1], (_cpu() - cpu0) / 3 / max(len(objects), 1))
+    dumps_s = (_cpu() - cpu0) / 3 / max(len(objects), 1)
+    return Baseline(per_request[0], events[0], per_request[1], dumps_s, await _bare(info, bodies, users))
 
 
 async def _held_per_tree(traces: Path, scale: float, tm: TokenModel) -> list[tuple[int, int]]:
@@ -271,7 +321,8 @@ async def _replay(args: argparse.Namespace) -> None:
         )
         print(
             f"{'run':>3} {'requests':>8} {'prompt tok':>10} {'body KB':>7} {'events':>6} {'replay':>7} {'prompts':>7} "
-            f"{'base':>7} {'events':>6} {'send':>6} {'dumps':>6} {'extra':>6} {'ratio':>6} {'cores':>5} {'lag99':>6}"
+            f"{'base':>7} {'events':>6} {'send':>6} {'dumps':>6} {'bare':>6} {'extra':>6} {'ratio':>6} {'cores':>5} "
+            f"{'lag99':>6}"
         )
         tm: TokenModel | None = None
         for run in range(1, args.repeat + 1):
@@ -285,6 +336,7 @@ async def _replay(args: argparse.Namespace) -> None:
                 f"{run:>3} {w.requests:>8} {w.prompt_tokens / n:>10,.0f} {body_kb:>7,.0f} {w.events / sent:>6.0f} "
                 f"{replay * 1e3:>7.2f} {w.prompt_s / n * 1e3:>7.2f} {base.stream_s * 1e3:>7.2f} "
                 f"{base.events / sent:>6.0f} {base.send_s * 1e3:>6.2f} {base.dumps_s * 1e3:>6.2f} "
+                f"{base.bare_s * 1e3:>6.2f} "
                 f"{(replay - base.stream_s) * 1e3:>6.2f} {replay / base.stream_s:>5.2f}x "
                 f"{w.cpu_s / w.wall_s:>5.2f} {w.lag_ms(0.99):>6.1f}"
             )
@@ -292,8 +344,9 @@ async def _replay(args: argparse.Namespace) -> None:
             "ms of this process's CPU per request. replay: the whole process over the window; prompts: of which "
             "building prompts and the ceiling; events: SSE events per answer; "
             "base: json.dumps + streaming POST of the same bodies (same answers); "
-            "send: the same with one-token answers; dumps: json.dumps alone; extra = replay - base; ratio = replay / "
-            "base; lag99: event-loop lag, ms"
+            "send: the same with one-token answers; dumps: json.dumps alone; bare: the same bodies written and their "
+            "answers read and dropped, the floor of any client; extra = replay - base; ratio = replay / base; "
+            "lag99: event-loop lag, ms"
         )
         if tm is not None and hasattr(PassPrompts, "held_bytes"):  # (older builds have no such figure)
             held = await _held_per_tree(args.traces, args.scale, tm)

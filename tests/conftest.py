@@ -10,8 +10,10 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+from collections.abc import Callable
 
 import pytest
+import uvloop
 from hypothesis import settings
 
 from agentx_tui.engine import LaunchedServer, start_vllm
@@ -21,6 +23,16 @@ from agentx_tui.engine import LaunchedServer, start_vllm
 settings.register_profile("default", derandomize=True, database=None)
 settings.register_profile("explore", derandomize=False, database=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+def pytest_asyncio_loop_factories(
+    config: pytest.Config, item: pytest.Item
+) -> dict[str, Callable[[], asyncio.AbstractEventLoop]]:
+    """Tests marked `both_loops` run on asyncio's own loop and on uvloop (which the app runs)."""
+    if item.get_closest_marker("both_loops") is not None:
+        return {"asyncio": asyncio.new_event_loop, "uvloop": uvloop.new_event_loop}
+    return {"asyncio": asyncio.new_event_loop}
+
 
 # Small, fixed KV space keeps memory low; prefix caching is on by default in vLLM V1.
 TINY_VLLM_ARGS = ["--max-num-seqs", "32"]

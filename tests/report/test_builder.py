@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from agentx_tui.report import CONTRACT_KEYS, REPORT_KEYS, ReportBuilder
 from agentx_tui.report._series import SeriesBuffer
-from agentx_tui.snapshot import RunIntervals, Snapshot
+from agentx_tui.snapshot import ClientHealth, RunIntervals, Snapshot
 from tests.report._snaps import A, B, stream
 
 # docs/metrics.md, in its order: the contract scripts rely on.
@@ -323,3 +323,18 @@ def test_a_run_with_precision_carries_its_intervals_over_to_its_figures() -> Non
     r = build(snaps)
     assert r["interactivity_p90_tokens_per_s_ci_low"] is None and r["interactivity_p90_tokens_per_s_ci_high"] is None
     assert r["interactivity_p90_tokens_per_s"] is not None
+
+
+def test_client_health_figures_come_from_the_last_ticks_run_wide_figures() -> None:
+    snaps = stream()
+    health = ClientHealth(
+        workers=2, cpu_cores=1.4, cpu_us_per_token=30.0, run_cpu_cores_mean=0.8, run_cpu_us_per_token=12.5,
+        run_loop_lag_p99_s=0.004, run_saturated=True, run_reason="a load process used 0.95 of a core",
+    )  # fmt: skip
+    snaps[-1] = snaps[-1].model_copy(update={"client_health": health})
+    r = build(snaps)
+    assert r["client_cpu_cores_mean"] == 0.8 and r["client_cpu_us_per_token"] == 12.5  # run-wide, not the tick's
+    assert r["client_loop_lag_p99_s"] == 0.004 and r["workers"] == 2
+    assert r["client_saturated"] is True and r["client_saturated_reason"] == "a load process used 0.95 of a core"
+    observing = build(stream())  # no load generator: nothing to judge
+    assert observing["client_cpu_us_per_token"] is None and observing["client_saturated"] is None

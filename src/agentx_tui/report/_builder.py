@@ -259,9 +259,10 @@ def _per_gpu_figures(report: dict[str, Any], last: Snapshot) -> dict[str, Any]:
 def _health_figures(last: Snapshot) -> dict[str, Any]:
     h = last.client_health
     if h is None:  # observing only: no load generator to judge
-        return {"workers": None, "client_saturated": None}
+        return {"workers": None, "client_saturated": None, "client_cpu_us_per_token": None}
     return {
         "client_cpu_cores_mean": h.run_cpu_cores_mean,
+        "client_cpu_us_per_token": h.run_cpu_us_per_token,
         "client_loop_lag_p99_s": h.run_loop_lag_p99_s,
         "client_saturated": h.run_saturated,
         "client_saturated_reason": h.run_reason,

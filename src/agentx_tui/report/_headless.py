@@ -105,6 +105,14 @@ class HeadlessPrinter:
             text += "  " + self._style(snap.run.state, _RED if snap.run.state == "server down" else _BOLD)
         self._write(text)
 
+    def _client(self, report: dict[str, Any]) -> str:
+        us, cores = report.get("client_cpu_us_per_token"), report.get("client_cpu_cores_mean")
+        text = f"  client: {cell(us)} µs of CPU per output token, {cell(cores)} cores on average"
+        if report.get("client_saturated"):
+            why = report.get("client_saturated_reason") or "see the log"
+            text += "; " + self._style(f"CLIENT-BOUND ({why}): figures measure the client", _RED)
+        return text
+
     def summary(self, report: dict[str, Any], checks: Sequence[CheckResult]) -> None:
         title = "summary" + (f" (partial: {report.get('partial_reason')})" if report.get("partial") else "")
         self._write("")
@@ -118,6 +126,8 @@ class HeadlessPrinter:
         if report.get("proxied_requests") is not None:  # --proxy: the real agents' part of it
             for key in PROXY_SUMMARY_KEYS:
                 self._write(f"  {key.ljust(width)}  {cell(report.get(key))} {unit(key)}".rstrip())
+        if report.get("client_saturated") is not None:  # a load generator ran: its cost, and was it the limit
+            self._write(self._client(report))
         if report.get("stop_reason"):  # a plain run with --precision: how sure, and why it ended
             for key in ("total_tokens_per_s_per_gpu", "interactivity_p90_tokens_per_s"):
                 low, high = report.get(f"{key}_ci_low"), report.get(f"{key}_ci_high")

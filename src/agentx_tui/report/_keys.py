@@ -105,6 +105,7 @@ EXTRA_KEYS: tuple[str, ...] = (
     "price_source",
     "cost_mode",
     "client_saturated_reason",
+    "client_cpu_us_per_token",
     "sessions_started",
     "precision",
 )
@@ -213,6 +214,8 @@ def unit(key: str) -> str:
         return "count"
     if key == "client_cpu_cores_mean":
         return "cores"
+    if key == "client_cpu_us_per_token":
+        return "µs"
     return ""
 
 

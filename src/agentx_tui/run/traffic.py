@@ -56,7 +56,7 @@ class Traffic:
             sample = await self.load.sample()
         elif self.stats is not None and self._probe is not None:
             figures = self.stats.figures(time.monotonic())
-            sample = LoadSample(figures, self._health.tick([self._probe.look()], 0))
+            sample = LoadSample(figures, self._health.tick([self._probe.look()], 0, figures.totals.output_tokens))
         else:
             return None, state, events
         if proxy is not None:

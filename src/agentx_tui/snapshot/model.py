@@ -185,11 +185,16 @@ class ClientHealth(_Frozen):
     loop_lag_p99_s: float | None = None  # the worst process's event-loop lag p99
     run_queue_s_per_s: float | None = None  # time spent runnable but waiting for a CPU, per second
     queued_requests: int = 0  # requests waiting for a connection slot (the machine's limit)
+    # µs of CPU of all load processes per output token streamed, over the last ten ticks: what the
+    # client pays per token (reading its SSE event, the bookkeeping, the prompts), the figure to watch
+    # when the client nears a core. None before any token.
+    cpu_us_per_token: float | None = None
     saturated: bool = False
     reason: str | None = None
     # Over the run so far, for the report: the mean CPU, the event-loop lag p99 of every process's
     # samples, and whether the client was saturated for three ticks in a row at some point (and why).
     run_cpu_cores_mean: float | None = None
+    run_cpu_us_per_token: float | None = None  # over the run: every load process's CPU / output tokens
     run_loop_lag_p99_s: float | None = None
     run_saturated: bool = False
     run_reason: str | None = None

@@ -4,13 +4,17 @@ import asyncio
 import json
 import time
 
-import aiohttp
+import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from agentx_tui.load.sending.sse import StallWatch, classify, stream_chat
+from agentx_tui.load.sending.wire import StreamPool
 from tests.load.fake_openai import FakeServer
 
+pytestmark = pytest.mark.both_loops  # the app streams on uvloop; asyncio's loop is the reference
+
+CHAT = "/v1/chat/completions"
 BODY = json.dumps(
     {"model": "fake", "stream": True, "max_tokens": 12, "messages": [{"role": "user", "content": "hi there"}]}
 ).encode()
@@ -18,8 +22,8 @@ BODY = json.dumps(
 
 async def test_stream_counts_content_usage_and_timing(fake: FakeServer) -> None:
     fake.token_delay_s = 0.005  # tokens apart in time, as from a real server: one read each
-    async with aiohttp.ClientSession() as http:
-        res = await stream_chat(http, fake.url + "/v1/chat/completions", BODY, {"Content-Type": "application/json"})
+    async with StreamPool(fake.url) as pool:
+        res = await stream_chat(pool, CHAT, BODY)
     assert res.error is None and res.status == 200
     assert res.events == 12 and res.output_tokens == 12
     assert (res.prompt_tokens == 2 + 2 + 1 + 2 and res.cached_tokens == 4) or res.cached_tokens == 0
@@ -31,8 +35,8 @@ async def test_stream_counts_content_usage_and_timing(fake: FakeServer) -> None:
 
 async def test_multi_token_chunks_weight_the_itl_by_tokens(fake: FakeServer) -> None:
     fake.chunk_tokens, fake.token_delay_s = 4, 0.01
-    async with aiohttp.ClientSession() as http:
-        res = await stream_chat(http, fake.url + "/v1/chat/completions", BODY, {})
+    async with StreamPool(fake.url) as pool:
+        res = await stream_chat(pool, CHAT, BODY)
     assert res.events == 3 and res.output_tokens == 12
     samples = res.itl_samples()
     assert sum(w for _, w in samples) == 8  # the tokens after the first chunk
@@ -41,17 +45,17 @@ async def test_multi_token_chunks_weight_the_itl_by_tokens(fake: FakeServer) -> 
 
 async def test_malformed_lines_are_counted_not_fatal(fake: FakeServer) -> None:
     fake.malformed = True
-    async with aiohttp.ClientSession() as http:
-        res = await stream_chat(http, fake.url + "/v1/chat/completions", BODY, {})
+    async with StreamPool(fake.url) as pool:
+        res = await stream_chat(pool, CHAT, BODY)
     assert res.error is None and res.malformed == 2 and res.output_tokens == 12
 
 
 async def test_http_errors_and_dropped_connections_are_classified(fake: FakeServer) -> None:
     fake.plan = [429, 503, 400, 500]
-    async with aiohttp.ClientSession() as http:
-        kinds = [(await stream_chat(http, fake.url + "/v1/chat/completions", BODY, {})).error for _ in range(4)]
+    async with StreamPool(fake.url) as pool:
+        kinds = [(await stream_chat(pool, CHAT, BODY)).error for _ in range(4)]
         fake.drop_after = 3
-        dropped = await stream_chat(http, fake.url + "/v1/chat/completions", BODY, {})
+        dropped = await stream_chat(pool, CHAT, BODY)
     assert kinds == ["rate_limited", "unavailable", "http_400", "http_500"]
     assert dropped.error == "connection"
     assert classify(400, "This model's maximum context length is 4096 tokens") == "context_overflow"
@@ -75,8 +79,8 @@ async def test_events_split_across_reads_are_reassembled() -> None:
     server = TestServer(app)
     await server.start_server()
     try:
-        async with aiohttp.ClientSession() as http:
-            res = await stream_chat(http, str(server.make_url("/c")), b"{}", {}, want_text=True)
+        async with StreamPool(str(server.make_url(""))) as pool:
+            res = await stream_chat(pool, "/c", b"{}", want_text=True)
     finally:
         await server.close()
     assert res.events == 5 and res.output_tokens == 5 and res.malformed == 0
@@ -99,23 +103,23 @@ async def test_a_silent_stream_is_ended_by_the_stall_watch_as_a_timeout() -> Non
     await server.start_server()
     watch = StallWatch(idle_s=0.2, every_s=0.05)
     try:
-        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(sock_read=60)) as http:
+        async with StreamPool(str(server.make_url(""))) as pool:
             started = time.monotonic()
-            res = await stream_chat(http, str(server.make_url("/c")), b"{}", {}, watch=watch)
+            res = await stream_chat(pool, "/c", b"{}", watch=watch)
             waited = time.monotonic() - started
     finally:
         stall.set()
         await watch.close()
         await server.close()
     assert res.error == "timeout" and res.events == 1
-    assert 0.2 <= waited < 5  # the watch's idle time, not the session's 60 s read timeout
+    assert 0.2 <= waited < 5  # the watch's idle time
 
 
 async def test_the_stall_watch_leaves_slow_but_live_streams_alone(fake: FakeServer) -> None:
     fake.token_delay_s = 0.05  # 12 tokens over 0.6 s, each gap well inside the watch's idle time
     watch = StallWatch(idle_s=0.3, every_s=0.02)
-    async with aiohttp.ClientSession() as http:
-        res = await stream_chat(http, fake.url + "/v1/chat/completions", BODY, {}, watch=watch)
+    async with StreamPool(fake.url) as pool:
+        res = await stream_chat(pool, CHAT, BODY, watch=watch)
     assert watch.sweep(time.monotonic() + 3600) == 0  # a finished stream is no longer watched
     await watch.close()
     assert res.error is None and res.events == 12

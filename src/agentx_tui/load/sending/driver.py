@@ -32,16 +32,16 @@ from agentx_tui.load.sending.kinds import KindLoop, loop_for
 from agentx_tui.load.sending.limits import connection_budget
 from agentx_tui.load.sending.sender import EventThrottle, RequestSender, ServerConnection
 from agentx_tui.load.sending.settings import IdStride, LoadSettings
-from agentx_tui.load.sending.sse import STREAM_IDLE_TIMEOUT_S, RequestRecord
+from agentx_tui.load.sending.sse import RequestRecord
 from agentx_tui.load.sending.users import User
+from agentx_tui.load.sending.wire import StreamPool
 from agentx_tui.load.stats import ClientStats, StatsSink
 from agentx_tui.load.workload import PreparedWorkload, Workload, WorkloadBase, prepare
 from agentx_tui.load.workload.text import TextMaker, TokenModel
 from agentx_tui.snapshot import USERS_SHOWN, ClientFigures, UserRow
 
 _CONTROL_TIMEOUT = aiohttp.ClientTimeout(total=30)
-# `sock_read` covers the wait for a response's headers; the sender's StallWatch then covers its body.
-_STREAM_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=STREAM_IDLE_TIMEOUT_S)
+_CONNECT_TIMEOUT_S = 10.0  # a stream's connection; the sender's StallWatch then covers the request
 DEFAULT_BLOCK_SIZE = 16  # GPU vLLM's default; the CPU build uses 128 (the probe reads it from /metrics)
 START_SLICE = 500  # users started per event-loop turn: keeps each turn well under 50 ms
 DRAIN_STALL_S = 3.0  # a drain in which no request finished for this long has nothing more to wait for
@@ -111,26 +111,19 @@ class Driver:
             headers["Authorization"] = f"Bearer {self.settings.api_key}"
         makers: dict[str, TextMaker] = {}
         for info in self._servers:
-            http = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300),
-                timeout=_STREAM_TIMEOUT,
-                headers=headers,
-            )
-            try:
-                tm = self._token_models.get(info.model) or await self._calibrate(http, info)
-            except BaseException:
-                await http.close()
-                raise
+            tm = self._token_models.get(info.model) or await self._calibrate(info, headers)
             self._token_models[info.model] = tm
             maker = makers.setdefault(info.model, TextMaker(tm, self.settings.seed))
-            self._ctx.servers.append(ServerConnection(info, http, tm, maker, info.max_model_len, {}))
+            streams = StreamPool(info.url, headers=headers, connect_timeout_s=_CONNECT_TIMEOUT_S)
+            self._ctx.servers.append(ServerConnection(info, streams, tm, maker, info.max_model_len))
         self._ctx.started_at = time.monotonic()
         if self.stats is not None:
             self.stats.reset_window(self._ctx.started_at)
         self._switch_loop()
 
-    async def _calibrate(self, http: aiohttp.ClientSession, info: ServerInfo) -> TokenModel:
-        tm = await calibrate(_poster(http, info.url), info.model)
+    async def _calibrate(self, info: ServerInfo, headers: dict[str, str]) -> TokenModel:
+        async with aiohttp.ClientSession(headers=headers, timeout=_CONTROL_TIMEOUT) as http:
+            tm = await calibrate(_poster(http, info.url), info.model)
         if tm.note:
             self.calibration_notes.append(f"{info.model}: {tm.note}")
             self._events.say(f"token calibration for {info.model}: {tm.note}")
@@ -142,7 +135,7 @@ class Driver:
         return dict(self._token_models)
 
     async def stop(self) -> None:
-        """Cancel every user (in-flight requests too) and close the HTTP sessions; idempotent."""
+        """Cancel every user (in-flight requests too) and close the connections; idempotent."""
         if self._stopped:
             return
         self._stopped = True
@@ -155,7 +148,7 @@ class Driver:
         await asyncio.gather(*self._closing, return_exceptions=True)
         await self._ctx.sender.close()
         for server in self._ctx.servers:
-            await server.http.close()
+            await server.streams.close()
 
     async def drain(self, timeout_s: float = 60.0) -> bool:
         """Pause and wait until no request is in flight (server counters then match the records).

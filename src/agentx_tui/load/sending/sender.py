@@ -11,12 +11,11 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import aiohttp
-
 from agentx_tui.engine.info import ServerInfo
 from agentx_tui.load.sending.gates import FairLimit, PauseGate
 from agentx_tui.load.sending.sse import RETRIABLE, RequestRecord, StallWatch, stream_chat
 from agentx_tui.load.sending.users import User
+from agentx_tui.load.sending.wire import StreamPool
 from agentx_tui.load.stats import Completed, Failed, StatsSink, bucketed
 from agentx_tui.load.workload.conversation import CeilingTracker, Conversation
 from agentx_tui.load.workload.text import TextMaker, TokenModel
@@ -29,26 +28,22 @@ _EVENT_EVERY_S = 5.0
 # ClientStats). ~1 KB each in a long run, so 100,000 grew a soak's memory by ~95 MiB (bench/soak.py).
 RECORDS_KEPT = 10_000
 TAIL = b"]}"
+CHAT_PATH = "/v1/chat/completions"
 
 
 @dataclass
 class ServerConnection:
-    """One server as the loops use it: its HTTP client and its calibrated tokenizer."""
+    """One server as the loops use it: its streaming connections and its calibrated tokenizer."""
 
     info: ServerInfo
-    http: aiohttp.ClientSession
+    streams: StreamPool
     tm: TokenModel
     maker: TextMaker
     max_len: int | None
-    headers: dict[str, str]
 
     @property
     def url(self) -> str:
         return self.info.url
-
-    @property
-    def chat_url(self) -> str:
-        return self.info.url.rstrip("/") + "/v1/chat/completions"
 
     def head(self, out: int, temperature: float) -> bytes:
         model = self.info.model.replace("\\", "\\\\").replace('"', '\\"')
@@ -98,7 +93,7 @@ class RequestSender:
         self.records: deque[RequestRecord] = deque(maxlen=RECORDS_KEPT)
         self.limit = ConnectionLimit(connections)
         self.in_flight = 0  # requests on the wire, of every loop (retired users' too)
-        self.watch = StallWatch()  # ends streams whose body went silent (`sock_read` covers only headers)
+        self.watch = StallWatch()  # ends requests that went silent
         self._pause = pause
         self._events = events
 
@@ -131,7 +126,7 @@ class RequestSender:
                 self.in_flight += 1
                 try:
                     res = await stream_chat(
-                        server.http, server.chat_url, body, server.headers, want_text=echo, watch=self.watch,
+                        server.streams, CHAT_PATH, body, want_text=echo, watch=self.watch,
                         on_first_token=user.decoding,
                     )  # fmt: skip
                 finally:

@@ -1,15 +1,11 @@
-"""The streaming hot path: one chat completion over aiohttp, parsed from raw SSE bytes.
+"""The streaming hot path: one chat completion (sent by `wire.StreamPool`), parsed from raw SSE bytes.
 
-docs/vllm.md measured aiohttp's compiled HTTP parser at about half httpx's CPU per token, so this module
-keeps per-token work to a byte search: a `data:` line counts as a content event when its `"content"`
+Per-token work is kept to a byte search: a `data:` line counts as a content event when its `"content"`
 value is a non-empty string, and only the final usage chunk (and, in echo mode, content chunks) is
 decoded as JSON. Timestamps are taken once per network read, not per event: events that arrive in the
 same read did arrive at the same time. `SseScanner` is that scan, fed one network read at a time: the
 load client's `stream_chat` and the proxy (agentx_tui.proxy), which scans what it forwards, share it.
-
-A silent stream is ended by a `StallWatch` rather than by aiohttp's `sock_read` timeout, which re-arms
-a timer on every network read: bench/driver_efficiency.py measured that at about a tenth of the
-driver's CPU per streamed token.
+A silent request is ended by a `StallWatch`.
 """
 
 from __future__ import annotations
@@ -21,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import aiohttp
+from agentx_tui.load.sending.wire import StreamPool, WireError
 
 _DATA = b"data:"
 _CONTENT = b'"content":'
@@ -275,24 +271,23 @@ def _string_at(payload: bytes, at: int) -> str:
 
 
 class StallWatch:
-    """Fails streams whose body has been silent for `idle_s` seconds, as a `timeout`.
+    """Fails streams that have been silent for `idle_s` seconds (no answer yet, or no more of it), as a
+    `timeout`.
 
-    One sweep every `every_s` seconds over the open streams replaces aiohttp's per-read timer (the
-    session's `sock_read` still covers the wait for the response headers). The sweeping task runs only
-    while streams are open."""
+    One sweep every `every_s` seconds over the open streams replaces a timer re-armed on every network
+    read (bench/driver_efficiency.py measured such a timer at about a tenth of the driver's CPU per
+    streamed token). The sweeping task runs only while streams are open."""
 
     def __init__(self, idle_s: float = STREAM_IDLE_TIMEOUT_S, every_s: float | None = None) -> None:
         self.idle_s = idle_s
         self.every_s = every_s if every_s is not None else min(idle_s / 4, 5.0)
-        self._open: dict[int, tuple[StreamResult, aiohttp.ClientResponse]] = {}
+        self._open: dict[int, tuple[StreamResult, Callable[[WireError], None]]] = {}
         self._task: asyncio.Task[None] | None = None
 
-    def add(self, result: StreamResult, resp: aiohttp.ClientResponse) -> None:
+    def add(self, result: StreamResult, abort: Callable[[WireError], None]) -> None:
+        """Watch `result` from now; `abort` ends its request with the error it is given."""
         result.last_read = time.monotonic()
-        self._open[id(result)] = (result, resp)
-        connection = resp.connection
-        if connection is not None and connection.protocol is not None:
-            connection.protocol.read_timeout = None  # this watch covers the body from here on
+        self._open[id(result)] = (result, abort)
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._sweeper())
 
@@ -301,12 +296,10 @@ class StallWatch:
 
     def sweep(self, now: float) -> int:
         """End every stream silent since `now - idle_s`; returns how many."""
-        stalled = [(r, resp) for r, resp in self._open.values() if now - r.last_read > self.idle_s]
-        for result, resp in stalled:
+        stalled = [(r, abort) for r, abort in self._open.values() if now - r.last_read > self.idle_s]
+        for result, abort in stalled:
             self.discard(result)
-            # The reader waiting in `readany()` wakes with this error; closing drops the connection.
-            resp.content.set_exception(TimeoutError(f"no data for {self.idle_s:g} s"))
-            resp.close()
+            abort(WireError("timeout", f"no data for {self.idle_s:g} s"))
         return len(stalled)
 
     async def close(self) -> None:
@@ -325,62 +318,63 @@ class StallWatch:
 
 
 async def stream_chat(
-    http: aiohttp.ClientSession,
-    url: str,
+    pool: StreamPool,
+    path: str,
     body: bytes,
-    headers: dict[str, str],
     *,
     want_text: bool = False,
     watch: StallWatch | None = None,
     on_first_token: Callable[[], None] | None = None,
 ) -> StreamResult:
-    """POST one streaming chat completion; never raises for HTTP, connection or stream errors.
+    """POST one streaming chat completion to `path` of `pool`'s server; never raises for HTTP,
+    connection or stream errors.
 
-    With a `watch`, a body silent for the watch's idle time fails as a `timeout`; without one, the
-    session's own read timeout (if any) applies. `on_first_token` is called once, when the first
-    content arrives (a user's row then says "decoding")."""
+    With a `watch`, a request silent for the watch's idle time (before or during its answer) fails as
+    a `timeout`; without one, nothing times it out once connected. `on_first_token` is called once,
+    when the first content arrives (a user's row then says "decoding")."""
     result = StreamResult(status=None, error=None, sent_at=time.monotonic())
     scan = SseScanner(want_text=want_text)
-    result.read_times, result.read_events = scan.read_times, scan.read_events
+    read_times = scan.read_times
+    result.read_times, result.read_events = read_times, scan.read_events
+    first_token = on_first_token
+
+    def on_read(now: float) -> None:
+        nonlocal first_token
+        result.last_read = now
+        if first_token is not None and read_times:
+            first_token()
+            first_token = None
+
+    def on_sent(abort: Callable[[WireError], None]) -> None:
+        assert watch is not None
+        watch.add(result, abort)
+
     try:
-        async with http.post(url, data=body, headers=headers) as resp:
-            result.status = resp.status
-            if resp.status != 200:
-                result.detail = (await resp.text())[:500]
-                result.error = classify(resp.status, result.detail)
-                return result
-            if watch is not None:
-                watch.add(result, resp)
-            content, feed = resp.content, scan.feed
-            read_times, first_token = scan.read_times, on_first_token
-            while True:
-                data = await content.readany()  # (not `iter_any()`: one wrapper call less per read)
-                if not data:
-                    break
-                now = result.last_read = time.monotonic()
-                feed(data, now)
-                if first_token is not None and read_times:
-                    first_token()
-                    first_token = None
+        answer = await pool.post(path, body, scan, on_read=on_read, on_sent=on_sent if watch is not None else None)
+    except WireError as exc:
+        result.status, result.error, result.detail = exc.status, exc.kind, exc.detail
+    else:
+        result.status = answer.status
+        if answer.status != 200:
+            result.detail = answer.error_body.decode(errors="replace")[:500]
+            result.error = classify(answer.status or 0, result.detail)
+        else:
             scan.end()
             if not scan.done and scan.error is None:
                 # The body ended cleanly but the stream did not: OpenAI-compatible servers always close
                 # a stream with `data: [DONE]`, so this answer was cut short and is not a completion.
                 scan.error = "incomplete_stream"
-    except TimeoutError:
-        result.error = "timeout"
-    except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
-        result.error = "connection"
-        result.detail = type(exc).__name__
     finally:
         result.ended_at = time.monotonic()
         if watch is not None:
             watch.discard(result)
+    if result.status != 200:
+        return result
     result.usage, result.events, result.malformed = scan.usage, scan.events, scan.malformed
     if result.error is None and scan.error is not None:
         result.error, result.detail = scan.error, scan.detail
-    if result.read_times:
-        result.first_at, result.last_at = result.read_times[0], result.read_times[-1]
+    if read_times:
+        result.first_at, result.last_at = read_times[0], read_times[-1]
     result.text = "".join(scan.pieces)
     return result
 

@@ -70,5 +70,5 @@ class LocalLoad:
 
     async def sample(self) -> LoadSample:
         figures = self.driver.figures(time.monotonic())
-        health = self.health.tick([self._probe.look()], self.driver.queued)
+        health = self.health.tick([self._probe.look()], self.driver.queued, figures.totals.output_tokens)
         return LoadSample(figures, health, self.driver.rows(), self.driver.states())

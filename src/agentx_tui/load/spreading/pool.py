@@ -183,7 +183,7 @@ class WorkerPool:
         self.stats.in_flight = sum(r.in_flight for r in reports)
         figures = self.stats.figures(now)
         processes = [self._probe.look(), *(r.health for r in reports)]
-        health = self.health.tick(processes, sum(r.queued for r in reports))
+        health = self.health.tick(processes, sum(r.queued for r in reports), figures.totals.output_tokens)
         rows = sorted((row for r in reports for row in r.rows), key=lambda row: row.user)[:USERS_SHOWN]
         states: dict[str, int] = {}
         for r in reports:
