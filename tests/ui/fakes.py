@@ -165,7 +165,7 @@ def make_snapshot(
                 cached_tokens_reported=cached_reported,
             ),
         ),
-        client_health=ClientHealth(workers=1, cpu_cores=0.31, loop_lag_p99_s=0.004),
+        client_health=ClientHealth(workers=1, cpu_cores=0.31, loop_lag_p99_s=0.004, cpu_us_per_token=18.4),
         sessions=rows,
         cost=cost,
         events=tuple(events),

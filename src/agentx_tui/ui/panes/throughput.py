@@ -16,6 +16,7 @@ from agentx_tui.ui.panes._base import Figures, Pane, label, line, plot, value
 from agentx_tui.ui.panes._spark import HistoryChart
 
 _SERIES = ("output", "prompt", "cached", "total")
+_BORDER_CELLS = 6  # a border title's corners and the spaces around it
 
 
 class ThroughputPane(Pane):
@@ -68,7 +69,22 @@ class ThroughputPane(Pane):
         if client is not None and client.totals.requests_failed:
             lines.append(Content.styled(f"{client.totals.requests_failed} failed requests", "bold $text-error"))
         self.query_one("#tps-latency", Figures).show(Content("\n").join(lines))
-        self.set_subtitle(f"measured by the {rates.source}" if rates.source != "none" else "")
+        self.set_subtitle(_source(rates.source, snap, self.size.width))
+
+
+def _source(source: str, snap: Snapshot, width: int) -> str:
+    """Who measured the figures and, when it was the load client, what a token cost it (its CPU), in
+    the words that fit the border (`width`)."""
+    if source == "none":
+        return ""
+    health = snap.client_health
+    cost = health.cpu_us_per_token if health is not None and source == "client" else None
+    if cost is None:
+        return f"measured by the {source}"
+    for text in (f"measured by the client · {compact(cost)} µs CPU/tok", f"by the client, {compact(cost)} µs CPU/tok"):
+        if len(text) <= width - _BORDER_CELLS:
+            return text
+    return "measured by the client"
 
 
 def _per_user(p90: float | None, p50: float | None) -> Content:
