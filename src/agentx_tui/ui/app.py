@@ -7,10 +7,12 @@ is bound to. So the screen redraws at most once per `refresh_s`, whatever rate t
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual import on, work
 from textual.app import App, ComposeResult
@@ -40,6 +42,20 @@ MIN_REFRESH_S = 0.25  # the UI never draws more than 4 times a second
 
 LIVE_ONLY = {"pause", "users_up", "users_down", "edit_cost", "reset", "switch_workload"}
 REPLAY_ONLY = {"step_fwd", "step_back", "slower", "faster", "first", "last"}
+
+
+def _release_job_control() -> None:
+    """Take back SIGCONT and SIGTSTP from Textual's Linux driver once the app has exited.
+
+    The driver installs handlers for them when it is created and never removes them. A terminal that
+    closes after the app has exited but while the run is still winding down (`q`, then the SSH window
+    closed while the server stops and the report is written) sends SIGHUP and SIGCONT; the driver's
+    SIGCONT handler then restarts application mode: a new input thread that nobody stops, spinning on
+    the dead terminal, keeps the process alive at most of a core after everything else has ended."""
+    for name in ("SIGCONT", "SIGTSTP"):
+        sig = getattr(signal, name, None)  # (neither exists on Windows)
+        if sig is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(sig, signal.SIG_DFL)
 
 
 class AgentXApp(App[None]):
@@ -130,6 +146,12 @@ class AgentXApp(App[None]):
         if problem:
             self._problems.append(problem)
         self.theme = chosen
+
+    async def run_async(self, *args: Any, **kwargs: Any) -> None:
+        try:
+            await super().run_async(*args, **kwargs)
+        finally:
+            _release_job_control()
 
     # --- layout ---------------------------------------------------------------------------------
 
