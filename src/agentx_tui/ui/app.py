@@ -147,9 +147,9 @@ class AgentXApp(App[None]):
             self._problems.append(problem)
         self.theme = chosen
 
-    async def run_async(self, *args: Any, **kwargs: Any) -> None:
+    async def run_async(self, *args: Any, **kwargs: Any) -> Any:
         try:
-            await super().run_async(*args, **kwargs)
+            return await super().run_async(*args, **kwargs)  # (what `exit` was given: a test's screenshot)
         finally:
             _release_job_control()
 
