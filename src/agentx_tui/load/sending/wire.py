@@ -282,16 +282,16 @@ class StreamPool:
             raise WireError("connection", "the client is closed")
         loop = asyncio.get_running_loop()
         try:
-            _, conn = await asyncio.wait_for(
-                loop.create_connection(
+            # (`asyncio.timeout`, not `wait_for`: Python 3.11's `wait_for` can swallow a cancellation
+            # that lands as the connection completes, and a stopping driver then waits for a request.)
+            async with asyncio.timeout(self.connect_timeout_s):
+                _, conn = await loop.create_connection(
                     lambda: _Connection(self),
                     self.host,
                     self.port,
                     ssl=self._context() if self.tls else None,
                     server_hostname=self.host if self.tls else None,
-                ),
-                self.connect_timeout_s,
-            )
+                )
         except TimeoutError as exc:
             detail = f"no connection to {self.host}:{self.port} within {self.connect_timeout_s:g} s"
             raise WireError("timeout", detail) from exc
