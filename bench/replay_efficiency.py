@@ -57,13 +57,13 @@ from agentx_tui.engine import probe_server, start_sim
 from agentx_tui.engine.info import ServerInfo
 from agentx_tui.load import Driver, LoadSettings, fit_to_servers, load_session_set, prepare_workload
 from agentx_tui.load.sending import sender as sender_module
-from agentx_tui.load.sending.kinds.session_files import Agent, replay_tree
+from agentx_tui.load.sending.kinds.sessions import Agent, replay_tree
 from agentx_tui.load.sending.sender import CHAT_PATH
 from agentx_tui.load.sending.sse import StreamResult, stream_chat
 from agentx_tui.load.sending.wire import StreamPool
 from agentx_tui.load.workload.conversation import CeilingTracker
-from agentx_tui.load.workload.session_files import SessionCall
 from agentx_tui.load.workload.session_prompts import PassPrompts
+from agentx_tui.load.workload.sessions import SessionCall
 from agentx_tui.load.workload.text import TextMaker, TokenModel
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agentx_tui.cli import main
-from agentx_tui.load.workload.session_files import load_session_set
+from agentx_tui.load.workload.sessions import load_session_set
 from tests.corpus.conftest import closed_endpoint
 from tests.corpus.corpus import REPO, SESSION_IDS, corpus_files, plain, traces, with_sub_agent
 from tests.corpus.hub import FixtureHub

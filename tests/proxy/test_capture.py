@@ -12,7 +12,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from agentx_tui.load.workload.session_files import load_session_set
+from agentx_tui.load.workload.sessions import load_session_set
 from agentx_tui.proxy import Capture, LiveProxy, LiveSessions, Tokenizer
 from agentx_tui.proxy._blocks import BlockChain, BlockHasher, IdTable
 from tests.proxy.calls import SYSTEM, assistant, make_call, stream, tool, user

@@ -25,7 +25,7 @@ import aiohttp
 import pytest
 
 from agentx_tui.load.sending.calibrate import _common_prefix
-from agentx_tui.load.workload.session_files import load_session_set
+from agentx_tui.load.workload.sessions import load_session_set
 from agentx_tui.proxy import LiveProxy
 from tests.proxy.agent import CallUsage, coding_agent
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from agentx_tui.load.workload.session_files import load_session_set
+from agentx_tui.load.workload.sessions import load_session_set
 from tests.proxy.calls import SYSTEM, assistant, tool, user
 from tests.proxy.upstream import Upstream, chat_ids
 

@@ -49,7 +49,7 @@ from agentx_tui.load.workload import (
     prepare_workload,
     presets_dir,
 )
-from agentx_tui.load.workload.session_files import load_session_set
+from agentx_tui.load.workload.sessions import load_session_set
 
 WORKLOADS_DIR = presets_dir()
 

@@ -2,7 +2,7 @@
 header values; lengths, timings and salted block hashes only.
 
 One file per session tree (an agent and its sub-agents), in the format of the AgentX corpus
-(`../shared/traces/agentx-weka/`), so that `-w DIR` replays it as it is (load/workload/session_files.py):
+(`../shared/traces/agentx-weka/`), so that `-w DIR` replays it as it is (load/workload/sessions.py):
 - a call: `t` (seconds from the start of its agent: the tree's first call, or the sub-agent's),
   `type` (`s` streamed, `n` not: the corpus's streamed calls are the ones with a `ttft`), `model`,
   `in`/`out`/`cached` (the server's usage), `hash_ids`, `input_types`, `stop`, `api_time`, `ttft`,

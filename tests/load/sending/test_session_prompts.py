@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from agentx_tui.load.sending.kinds.session_files import Agent, replay_tree
+from agentx_tui.load.sending.kinds.sessions import Agent, replay_tree
 from agentx_tui.load.workload.conversation import CeilingTracker, Conversation
-from agentx_tui.load.workload.session_files import SessionCall, SessionTree, load_session_set
 from agentx_tui.load.workload.session_prompts import PassPrompts
+from agentx_tui.load.workload.sessions import SessionCall, SessionTree, load_session_set
 from agentx_tui.load.workload.text import TextMaker
-from tests.load.sending.test_session_replay import MAKER, VirtualLoop, run_virtual, tree_of
-from tests.load.workload.test_session_files import WEKA, call, needs_weka, sub
+from tests.load.sending.kinds.test_sessions import MAKER, VirtualLoop, run_virtual, tree_of
+from tests.load.workload.test_sessions import WEKA, call, needs_weka, sub
 
 HEAD, TAIL = b'{"model":"m","messages":[', b"]}"
 # Sub-agents in parallel, one joined late, one never; blocks shared with the parent and among calls.

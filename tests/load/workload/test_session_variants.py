@@ -1,5 +1,5 @@
 """The published corpora's variants read as the reference session-file format (session_variants.py), and
-the corpus layouts (JSONL, one session a line; nested folders) read by session_files.py."""
+the corpus layouts (JSONL, one session a line; nested folders) read by sessions.py."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from agentx_tui.errors import WorkloadError
-from agentx_tui.load.workload.session_files import SessionTree, SubAgent, load_session_set
 from agentx_tui.load.workload.session_variants import normalise
+from agentx_tui.load.workload.sessions import SessionTree, SubAgent, load_session_set
 from tests.helpers.paths import AGENTX_WEKA
 
 

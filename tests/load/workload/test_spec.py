@@ -63,6 +63,12 @@ def test_lognormal_mean_is_the_values_mean() -> None:
         ("output_tokens: {dist: uniform, min: 9, max: 3}\n", ["output_tokens", "min"]),
         ("stop: {minutes: 3}\n", ["stop.minutes", "duration_s", "sessions"]),
         ("- a\n- b\n", ["mapping"]),
+        ("kind: trace\ntrace: {path: t.jsonl, bogus: 1}\n", ["trace.bogus", "allowed fields", "block_tokens"]),
+        ("kind: sessions\nsessions: {path: s, bogus: 1}\n", ["sessions.bogus", "allowed fields here are: path"]),
+        ("trace: {path: t.jsonl}\n", ["'trace' does not apply to a workload of kind agent", "for kind trace"]),
+        ("kind: none\nsteps: 3\n", ["kind none", "for kind agent"]),
+        ("kind: nope\n", ["'nope'", "'agent', 'trace', 'sessions', 'none'"]),
+        ("kind: [a, b]\n", ["field 'kind'", "must be one of"]),
     ],
 )
 def test_validation_errors_name_file_field_and_allowed_values(

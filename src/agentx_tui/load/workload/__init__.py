@@ -1,11 +1,14 @@
 """What is sent: workload specs and the data they replay, and the prompt text built from them.
 
 No asyncio and no network here: a workload is loaded, checked, scaled and turned into prompts as plain
-data, before any server starts (load/sending/ puts it on the wire). One module per kind:
+data, before any server starts (load/sending/ puts it on the wire). One module per kind, named after it,
+holding its spec model, its prepared form and its `KIND` (base.WorkloadKind):
 
-    synthetic       `kind: agent`: synthetic agent sessions (the presets)
-    mooncake        `kind: trace`: a Mooncake JSONL trace
-    session_files   `kind: sessions`: AgentX session files (session_prompts: their text, one pass at a time)
+    agent           `kind: agent`: synthetic agent sessions (the presets)
+    trace           `kind: trace`: a Mooncake JSONL trace
+    sessions        `kind: sessions`: AgentX session files (session_prompts: their text, one pass at a time)
+    none            `kind: none`: observe only, nothing is sent
+    kinds           the registry: every kind's `KIND`, by its name
     base            what every kind shares, and the one scaling rule
     spec            a file or preset → its spec; prepared: the spec with its data, fitted to a context
     text, conversation, distributions   token-exact text, a growing history, length distributions

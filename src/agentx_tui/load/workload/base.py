@@ -1,7 +1,8 @@
-"""What every workload kind shares: the common spec fields, the one scaling rule, and `Prepared`.
+"""What every workload kind shares: the common spec fields, the one scaling rule, `Prepared`, and
+`WorkloadKind`, the one object a kind registers (kinds.py lists them).
 
-A kind is one spec model (its YAML fields, validated by pydantic, with `kind` as the discriminator)
-and one prepared form: the spec with the data it replays, loaded and scaled once (workloads/README.md).
+A kind is one spec model (its YAML fields, validated by pydantic, with `kind` naming the model) and one
+prepared form: the spec with the data it replays, loaded and scaled once (workloads/README.md).
 
 **The scaling rule** (`--scale F`, or the fit to the model's context), stated once: every token length
 of the workload — prompts, outputs, tool results, prefixes, and the block size of a replayed trace or
@@ -14,14 +15,15 @@ prompt survives any scale. Scaling twice composes (F × G), always from the reco
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Generic, Literal, Self, TypeVar
+from pathlib import Path
+from typing import Any, Generic, Self, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentx_tui.errors import WorkloadError
-
-KindName = Literal["agent", "trace", "sessions", "none"]
 
 
 class Spec(BaseModel):
@@ -38,7 +40,7 @@ class StopRule(Spec):
 class WorkloadBase(Spec):
     """The fields every kind has."""
 
-    kind: KindName  # each kind narrows it to its own literal: the union's discriminator
+    kind: str  # each kind narrows it to its own literal, its `kind:` name (a contract)
     name: str = ""
     description: str = ""
     stop: StopRule = Field(default_factory=StopRule)
@@ -56,18 +58,15 @@ class WorkloadBase(Spec):
         prepared; a kind whose lengths are in the spec (synthetic) scales them here."""
         return self.model_copy(update={"scale": self.scale * checked_factor(factor)})
 
+    @classmethod
+    def from_data(cls, path: Path) -> Self | None:
+        """The spec that replays `path` as it is, when `path` is this kind's data rather than a workload
+        file (a trace, session files); None for a kind without data files."""
+        return None
 
-class NoneWorkload(WorkloadBase):
-    """`kind: none`: observe the servers, send no load."""
-
-    kind: Literal["none"]
-
-    @property
-    def is_none(self) -> bool:
-        return True
-
-    def context_needed(self) -> int:
-        return 0
+    def relative_to(self, folder: Path) -> Self:
+        """The spec with the paths written in a workload file counted from the file's `folder`."""
+        return self
 
 
 def checked_factor(factor: float) -> float:
@@ -87,16 +86,12 @@ def p95(sizes: list[int]) -> int:
     return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))] if ordered else 0
 
 
-S = TypeVar("S", bound=WorkloadBase)
+S = TypeVar("S", bound=WorkloadBase, covariant=True)
 
 
 @dataclass(frozen=True)
-class Prepared(Generic[S]):
-    """A workload ready to run: its spec plus the data it replays (in the subclass), at one scale.
-
-    Each kind's prepared form adds `context_needed()` (tokens of context its first steps, or 95% of its
-    calls, need at its scale), `scaled(factor)` (the same workload with every length multiplied: the
-    scaling rule) and `check_fits(max_model_len, scale)` (refuse a workload that could never send)."""
+class Prepared(ABC, Generic[S]):
+    """A workload ready to run: its spec plus the data it replays (in the subclass), at one scale."""
 
     spec: S
 
@@ -105,5 +100,36 @@ class Prepared(Generic[S]):
         return self.spec.name
 
     @property
-    def kind(self) -> KindName:
+    def kind(self) -> str:
         return self.spec.kind
+
+    @abstractmethod
+    def context_needed(self) -> int:
+        """Tokens of context its first steps (or 95% of its calls) need, at its scale."""
+
+    @abstractmethod
+    def scaled(self, factor: float) -> Prepared[S]:
+        """The same workload with every token length multiplied by `factor` (the scaling rule)."""
+
+    @abstractmethod
+    def check_fits(self, max_model_len: int, scale: float | None) -> None:
+        """Refuse (WorkloadError) a workload that could never send a request to this model."""
+
+
+K = TypeVar("K", bound=WorkloadBase)
+
+
+@dataclass(frozen=True)
+class WorkloadKind(Generic[K]):
+    """One workload kind, as a kind's module registers it (`KIND = WorkloadKind(...)`, listed in
+    kinds.py): its spec model and how a spec of it is prepared. Its loop, in load/sending/kinds/, is
+    found by the kind's name."""
+
+    spec: type[K]
+    prepare: Callable[[K], Prepared[K]]
+
+    @property
+    def name(self) -> str:
+        """The `kind:` value of its workload files: the literal its spec model narrows `kind` to."""
+        name: Any = get_args(self.spec.model_fields["kind"].annotation)[0]
+        return str(name)

@@ -8,46 +8,22 @@ and its first steps (or 95% of its calls) do not fit, then refused if its first 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from collections.abc import Sequence
+from typing import Any, Protocol, TypeAlias, TypeVar
 
-from agentx_tui.load.workload.base import NoneWorkload, Prepared
-from agentx_tui.load.workload.mooncake import PreparedTrace, TraceWorkload
-from agentx_tui.load.workload.session_files import PreparedSessions, SessionsWorkload
+from agentx_tui.load.workload.base import Prepared, WorkloadBase
+from agentx_tui.load.workload.kinds import KINDS
 from agentx_tui.load.workload.spec import Workload, load_workload
-from agentx_tui.load.workload.synthetic import AgentWorkload, PreparedAgent
 
 _FIT_MARGIN = 0.95
 
-
-@dataclass(frozen=True)
-class PreparedNone(Prepared[NoneWorkload]):
-    """`kind: none`: nothing to send, nothing to fit."""
-
-    def context_needed(self) -> int:
-        return 0
-
-    def scaled(self, factor: float) -> PreparedNone:
-        return self
-
-    def check_fits(self, max_model_len: int, scale: float | None) -> None:
-        return None
-
-
-PreparedWorkload = PreparedAgent | PreparedTrace | PreparedSessions | PreparedNone
-
-_PREPARE: dict[type[Any], Callable[[Any], PreparedWorkload]] = {
-    AgentWorkload: PreparedAgent,
-    TraceWorkload: PreparedTrace.load,
-    SessionsWorkload: PreparedSessions.load,
-    NoneWorkload: PreparedNone,
-}
+# A workload ready to run, of any kind: the prepared form its kind registered.
+PreparedWorkload: TypeAlias = Prepared[WorkloadBase]
 
 
 def prepare(spec: Workload) -> PreparedWorkload:
     """`spec` with the data it replays loaded, at the spec's scale."""
-    return _PREPARE[type(spec)](spec)
+    return KINDS[spec.kind].prepare(spec)
 
 
 def prepare_workload(name_or_path: str, *, scale: float | None = None) -> PreparedWorkload:

@@ -28,7 +28,7 @@ import math
 from array import array
 
 from agentx_tui.load.workload.conversation import Conversation, Segment, SingleMessage
-from agentx_tui.load.workload.session_files import SessionCall, SessionTree, SubAgent
+from agentx_tui.load.workload.sessions import SessionCall, SessionTree, SubAgent
 from agentx_tui.load.workload.text import TextMaker
 
 _MARKER, _BLOCK, _TAIL = 0x3A55_0001, 0x3A55_0002, 0x3A55_0003

@@ -1,5 +1,5 @@
 """The published AgentX corpora's variants, rewritten into the reference session-file format before
-`session_files` validates a session (docs/sessions.md has the findings and their sources).
+`sessions` validates a session (docs/sessions.md has the findings and their sources).
 
 The reference format is the one of the 40 files in ../shared/traces/agentx-weka/ (kv-cache-tester's
 v8 traces, described in the traces README): a sub-agent's calls count their `t` from its spawn, and

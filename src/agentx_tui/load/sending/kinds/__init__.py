@@ -2,18 +2,20 @@
 
 Every loop has the same shape (`KindLoop`): made from its prepared workload and the driver's
 `LoopContext`, started (background feeders, if it has any), asked by each user to `run` one session
-after another until it answers False, and closed. Adding a kind: its loop in a module here and one
-line in `LOOPS`.
+after another until it answers False, and closed. A kind's loop is in the module named after the
+kind (`agent`, `trace`, `sessions`: load/workload/ has the kind's spec and data under the same name),
+registered in `LOOPS` under the kind's `kind:` name; `none` has no loop.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from agentx_tui.load.sending.context import LoopContext
-from agentx_tui.load.sending.kinds.mooncake import TraceLoop
-from agentx_tui.load.sending.kinds.session_files import SessionFileLoop
-from agentx_tui.load.sending.kinds.synthetic import SyntheticLoop
+from agentx_tui.load.sending.kinds.agent import AgentLoop
+from agentx_tui.load.sending.kinds.sessions import SessionsLoop
+from agentx_tui.load.sending.kinds.trace import TraceLoop
 from agentx_tui.load.sending.users import User
 from agentx_tui.load.workload import PreparedWorkload
 
@@ -35,7 +37,9 @@ class KindLoop(Protocol):
         ...
 
 
-LOOPS: dict[str, type[Any]] = {"agent": SyntheticLoop, "trace": TraceLoop, "sessions": SessionFileLoop}
+# Made from a prepared workload of its kind (each loop takes its own prepared form) and the context.
+LoopFactory = Callable[[Any, LoopContext], KindLoop]
+LOOPS: dict[str, LoopFactory] = {"agent": AgentLoop, "trace": TraceLoop, "sessions": SessionsLoop}
 
 
 def loop_for(workload: PreparedWorkload, ctx: LoopContext) -> KindLoop | None:

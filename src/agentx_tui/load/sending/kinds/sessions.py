@@ -28,8 +28,8 @@ from typing import Literal
 from agentx_tui.load.sending.context import LoopContext
 from agentx_tui.load.sending.sender import ServerConnection
 from agentx_tui.load.sending.users import User
-from agentx_tui.load.workload.session_files import PreparedSessions, SessionCall, SessionTree, SubAgent
 from agentx_tui.load.workload.session_prompts import PassPrompts
+from agentx_tui.load.workload.sessions import PreparedSessions, SessionCall, SessionTree, SubAgent
 
 Agent = SessionTree | SubAgent  # the parent is the tree itself
 CallSender = Callable[[Agent, SessionCall], Awaitable[bool]]  # one request; True when it succeeded
@@ -184,7 +184,7 @@ def _first(errors: BaseExceptionGroup[BaseException]) -> BaseException:
 # -- the loop: one user replaying one pass per `run` -------------------------------------------------
 
 
-class SessionFileLoop:
+class SessionsLoop:
     """The loop of `kind: sessions`: each `run` replays one pass of the next session file.
 
     Files are taken in order and recycled (session id modulo the files); each pass gets its own

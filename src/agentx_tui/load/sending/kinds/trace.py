@@ -1,4 +1,4 @@
-"""The loop of `kind: trace`: a Mooncake trace's requests, one per `run` (load/workload/mooncake.py).
+"""The loop of `kind: trace`: a Mooncake trace's requests, one per `run` (load/workload/trace.py).
 
 A feeder releases the requests into a queue, at their timestamps ÷ `speed` (`timed`) or as fast as the
 users take them (`closed`: at most one queued per user); each user sends the next one it gets. Each
@@ -15,7 +15,7 @@ from agentx_tui.load.sending.context import LoopContext, stop_task
 from agentx_tui.load.sending.gates import FairQueue
 from agentx_tui.load.sending.users import User
 from agentx_tui.load.workload.conversation import Conversation
-from agentx_tui.load.workload.mooncake import PreparedTrace, TraceRequest, build_request
+from agentx_tui.load.workload.trace import PreparedTrace, TraceRequest, build_request
 
 TOO_LONG = "trace_skipped_too_long"
 

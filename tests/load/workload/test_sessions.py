@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from agentx_tui.errors import WorkloadError
-from agentx_tui.load.workload.session_files import SessionSet, load_session_set
+from agentx_tui.load.workload.sessions import SessionSet, load_session_set
 from tests.helpers.paths import AGENTX_WEKA
 
 WEKA = AGENTX_WEKA

@@ -1,4 +1,4 @@
-"""The loop of `kind: agent`: one synthetic agent session per `run` (load/workload/synthetic.py has its shape).
+"""The loop of `kind: agent`: one synthetic agent session per `run` (load/workload/agent.py has its shape).
 
 Each step sends the whole history, appends the answer, waits the tool's latency and appends the tool
 result. A session ends after its drawn step count, or cleanly when the next step would not fit the
@@ -16,9 +16,8 @@ from agentx_tui.load.sending.context import LoopContext, stop_task
 from agentx_tui.load.sending.gates import FairQueue
 from agentx_tui.load.sending.sender import ServerConnection
 from agentx_tui.load.sending.users import User
-from agentx_tui.load.workload.conversation import Segment
-from agentx_tui.load.workload.synthetic import (
-    AgentWorkload,
+from agentx_tui.load.workload.agent import (
+    AgentSpec,
     Opening,
     PreparedAgent,
     first_conversation,
@@ -26,13 +25,14 @@ from agentx_tui.load.workload.synthetic import (
     opening,
     segment,
 )
+from agentx_tui.load.workload.conversation import Segment
 
 _ARRIVAL_SALT = 0xA441
 
 
-class SyntheticLoop:
+class AgentLoop:
     def __init__(self, workload: PreparedAgent, ctx: LoopContext) -> None:
-        self.w: AgentWorkload = workload.spec
+        self.w: AgentSpec = workload.spec
         self.ctx = ctx
         # Drawn once for the run: every session must send the very same shared text.
         self.shared_tokens = self.w.shared_prefix_tokens.draw_int(random.Random(ctx.settings.seed), floor=0)

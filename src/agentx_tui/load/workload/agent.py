@@ -6,7 +6,7 @@ append the tool result. Sub-agents open with the same shared prompt and the pare
 so they hit the parent's cached blocks. Every length is a distribution (load/workload/distributions.py).
 
 This module holds the spec and the text of a session's pieces; the loop that sends them is
-load/sending/kinds/synthetic.py.
+load/sending/kinds/agent.py.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from agentx_tui.errors import WorkloadError
-from agentx_tui.load.workload.base import Prepared, Spec, WorkloadBase, checked_factor
+from agentx_tui.load.workload.base import Prepared, Spec, WorkloadBase, WorkloadKind, checked_factor
 from agentx_tui.load.workload.conversation import Conversation, Segment
 from agentx_tui.load.workload.distributions import Constant, Dist
 from agentx_tui.load.workload.text import TextMaker
@@ -58,7 +58,7 @@ class Arrival(Spec):
         return self
 
 
-class AgentWorkload(WorkloadBase):
+class AgentSpec(WorkloadBase):
     kind: Literal["agent"] = "agent"
     shared_prefix_tokens: Dist = Field(default_factory=lambda: Constant(value=0))
     unique_prefix_tokens: Dist = Field(default_factory=lambda: Constant(value=0))
@@ -73,7 +73,7 @@ class AgentWorkload(WorkloadBase):
     # `echo`: the history holds the text the server streamed back.
     history: Literal["synthetic", "echo"] = "synthetic"
 
-    def scaled(self, factor: float) -> AgentWorkload:
+    def scaled(self, factor: float) -> AgentSpec:
         """Every token length multiplied by `factor` (steps and latencies unchanged)."""
         factor = checked_factor(factor)
         update: dict[str, Any] = {key: getattr(self, key).scaled(factor) for key in _SCALED_LENGTHS}
@@ -117,7 +117,7 @@ class AgentWorkload(WorkloadBase):
 
 
 @dataclass(frozen=True)
-class PreparedAgent(Prepared[AgentWorkload]):
+class PreparedAgent(Prepared[AgentSpec]):
     """A synthetic workload needs no data: its spec is all there is."""
 
     def context_needed(self) -> int:
@@ -128,6 +128,9 @@ class PreparedAgent(Prepared[AgentWorkload]):
 
     def check_fits(self, max_model_len: int, scale: float | None) -> None:
         self.spec.check_fits(max_model_len, scale)
+
+
+KIND = WorkloadKind(AgentSpec, PreparedAgent)
 
 
 # -- the text of a session's pieces ------------------------------------------------------------------
@@ -153,7 +156,7 @@ def segment(maker: TextMaker, rng: random.Random, tokens: int) -> Segment:
     return Segment(key, text, real)
 
 
-def opening(maker: TextMaker, w: AgentWorkload, rng: random.Random, shared_tokens: int) -> Opening:
+def opening(maker: TextMaker, w: AgentSpec, rng: random.Random, shared_tokens: int) -> Opening:
     """A session's shared prompt (the same text in every session) and its own unique prefix."""
     shared = None
     if shared_tokens > 0:

@@ -4,7 +4,7 @@ equal blocks).
 
 Each request becomes one user message made of its blocks' text: equal hash ids give byte-identical
 text, so the server sees the trace's real prefix sharing. Lengths and the block size follow the one
-scaling rule (load/workload/base.py). The loop that sends them is load/sending/kinds/mooncake.py.
+scaling rule (load/workload/base.py). The loop that sends them is load/sending/kinds/trace.py.
 """
 
 from __future__ import annotations
@@ -19,14 +19,14 @@ from typing import Literal
 from pydantic import Field
 
 from agentx_tui.errors import WorkloadError
-from agentx_tui.load.workload.base import Prepared, Spec, WorkloadBase, p95, scaled_length
+from agentx_tui.load.workload.base import Prepared, Spec, WorkloadBase, WorkloadKind, p95, scaled_length
 from agentx_tui.load.workload.conversation import Conversation, Segment
 from agentx_tui.load.workload.text import TextMaker
 
 _TRACE_KEY = 1 << 62
 
 
-class TraceSpec(Spec):
+class TraceReplay(Spec):
     """Where the trace is and how to replay it: `timed` (at its timestamps ÷ `speed`) or `closed`
     (each user sends the next request when its last one ended)."""
 
@@ -38,9 +38,23 @@ class TraceSpec(Spec):
     limit: int | None = Field(default=None, ge=1)
 
 
-class TraceWorkload(WorkloadBase):
+class TraceSpec(WorkloadBase):
     kind: Literal["trace"]
-    trace: TraceSpec
+    trace: TraceReplay
+
+    @classmethod
+    def from_data(cls, path: Path) -> TraceSpec | None:
+        """A `.jsonl` file is a Mooncake trace, replayed as it is."""
+        if path.is_dir() or path.suffix != ".jsonl":
+            return None
+        return cls(
+            name=path.name, description=f"replay of trace {path}", kind="trace", trace=TraceReplay(path=str(path))
+        )
+
+    def relative_to(self, folder: Path) -> TraceSpec:
+        if Path(self.trace.path).is_absolute():
+            return self
+        return self.model_copy(update={"trace": self.trace.model_copy(update={"path": str(folder / self.trace.path)})})
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,11 +106,11 @@ def load_trace(path: str, skip: int = 0, limit: int | None = None) -> tuple[Trac
 
 
 @dataclass(frozen=True)
-class PreparedTrace(Prepared[TraceWorkload]):
+class PreparedTrace(Prepared[TraceSpec]):
     requests: tuple[TraceRequest, ...]  # at `spec.scale`
 
     @classmethod
-    def load(cls, spec: TraceWorkload) -> PreparedTrace:
+    def load(cls, spec: TraceSpec) -> PreparedTrace:
         recorded = load_trace(spec.trace.path, spec.trace.skip, spec.trace.limit)
         return cls(spec, _at_scale(recorded, spec.scale))
 
@@ -116,6 +130,9 @@ class PreparedTrace(Prepared[TraceWorkload]):
 
     def check_fits(self, max_model_len: int, scale: float | None) -> None:
         """Nothing to refuse: a request too long for the model is skipped and counted, the rest run."""
+
+
+KIND = WorkloadKind(TraceSpec, PreparedTrace.load)
 
 
 def _at_scale(requests: tuple[TraceRequest, ...], scale: float) -> tuple[TraceRequest, ...]:

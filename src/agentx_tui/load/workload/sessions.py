@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any, Literal, NoReturn
 
 from agentx_tui.errors import WorkloadError
-from agentx_tui.load.workload.base import Prepared, Spec, WorkloadBase, checked_factor, p95, scaled_length
+from agentx_tui.load.workload.base import Prepared, Spec, WorkloadBase, WorkloadKind, checked_factor, p95, scaled_length
 from agentx_tui.load.workload.session_variants import normalise
 from agentx_tui.units import compact
 
@@ -54,15 +54,29 @@ _HINT = (
 _MISSING: Any = object()
 
 
-class SessionsSpec(Spec):
+class SessionsReplay(Spec):
     """Replay of AgentX agent sessions: a folder of session `.json` files, or one."""
 
     path: str
 
 
-class SessionsWorkload(WorkloadBase):
+class SessionsSpec(WorkloadBase):
     kind: Literal["sessions"]
-    sessions: SessionsSpec
+    sessions: SessionsReplay
+
+    @classmethod
+    def from_data(cls, path: Path) -> SessionsSpec | None:
+        """A folder or a `.json` file holds AgentX session files, replayed as they are."""
+        if not path.is_dir() and path.suffix != ".json":
+            return None
+        description = f"replay of the agent sessions in {path}"
+        return cls(name=path.name, description=description, kind="sessions", sessions=SessionsReplay(path=str(path)))
+
+    def relative_to(self, folder: Path) -> SessionsSpec:
+        if Path(self.sessions.path).is_absolute():
+            return self
+        sessions = self.sessions.model_copy(update={"path": str(folder / self.sessions.path)})
+        return self.model_copy(update={"sessions": sessions})
 
 
 _EPS = 1e-6  # recorded times are milliseconds: this only absorbs float rounding (a rewritten clock)
@@ -468,11 +482,11 @@ def _rescaled_tree(tree: SessionTree, scale: float) -> SessionTree:
 
 
 @dataclass(frozen=True)
-class PreparedSessions(Prepared[SessionsWorkload]):
+class PreparedSessions(Prepared[SessionsSpec]):
     sessions: SessionSet  # at `spec.scale`
 
     @classmethod
-    def load(cls, spec: SessionsWorkload) -> PreparedSessions:
+    def load(cls, spec: SessionsSpec) -> PreparedSessions:
         return cls(spec, load_session_set(Path(spec.sessions.path), scale=spec.scale))
 
     def context_needed(self) -> int:
@@ -485,3 +499,6 @@ class PreparedSessions(Prepared[SessionsWorkload]):
 
     def check_fits(self, max_model_len: int, scale: float | None) -> None:
         """Nothing to refuse: a call too long for the model ends its session and is counted."""
+
+
+KIND = WorkloadKind(SessionsSpec, PreparedSessions.load)

@@ -10,13 +10,13 @@ from typing import Any, TypeVar
 
 import pytest
 
-from agentx_tui.load.sending.kinds.session_files import Agent, TreeOutcome, replay_tree
+from agentx_tui.load.sending.kinds.sessions import Agent, TreeOutcome, replay_tree
 from agentx_tui.load.workload.conversation import CeilingTracker, Conversation
-from agentx_tui.load.workload.session_files import SessionCall, SessionTree, SubAgent, load_session_set
 from agentx_tui.load.workload.session_prompts import PassPrompts
+from agentx_tui.load.workload.sessions import SessionCall, SessionTree, SubAgent, load_session_set
 from agentx_tui.load.workload.text import WORD_POOL, TextMaker, TokenModel
 from tests.load.fake_openai import GEN, HEADER, TRAILER, chat_ids, word_ids
-from tests.load.workload.test_session_files import WEKA, call, needs_weka, sub, write
+from tests.load.workload.test_sessions import WEKA, call, needs_weka, sub, write
 
 T = TypeVar("T")
 
