@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import pytest
 
-from agentx_tui.load.stats import bucket_of
+from agentx_tui.measure import bucket_of
 from agentx_tui.sweep.intervals import (
     DEFAULT,
     MIN_REQUESTS,

@@ -1,5 +1,5 @@
 """One model call as the proxy saw it: what the request said, when its bytes came, what the server
-counted; and its figures in the load client's terms (`Completed`, `Failed`, load/stats.py)."""
+counted; and its figures in the load client's terms (`Completed`, `Failed`, measure/record.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentx_tui.load import Completed, Failed, SseScanner, UsageFigures, bucketed, classify, usage_int
+from agentx_tui.measure import Completed, Failed, SseScanner, UsageFigures, bucketed, classify, usage_int
 from agentx_tui.proxy._request import CallKind, CallRequest
 
 _JSON_KEEP = 16 * 1024 * 1024  # a non-streamed answer is read for its usage up to this size
@@ -33,7 +33,7 @@ class ProxiedCall(UsageFigures):
     _json: list[bytes] = field(default_factory=list)  # a whole (non-SSE) answer, for its usage or error
     _json_size: int = 0
     ended_at: float = 0.0
-    error: str | None = None  # the failure's kind (load/sending/sse.py's names), None if completed
+    error: str | None = None  # the failure's kind (measure/sse.py's names), None if completed
     detail: str = ""  # the upstream's error, one line (no header values: they are never in it)
     session: Any = None  # the observer's own handle for the call's session
     usage: dict[str, Any] | None = None

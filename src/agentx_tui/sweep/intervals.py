@@ -35,7 +35,7 @@ from itertools import accumulate
 from statistics import stdev
 from typing import Literal
 
-from agentx_tui.load import LogHistogram
+from agentx_tui.measure import LogHistogram
 
 CONFIDENCE = 0.95
 QUANTILE = 0.9  # p90 interactivity: the p90 of per-request ITL

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 
 from agentx_tui.engine.info import ServerInfo
 from agentx_tui.load.sending.gates import FairLimit, PauseGate
-from agentx_tui.load.sending.sse import RETRIABLE, RequestRecord, StallWatch, stream_chat
+from agentx_tui.load.sending.streaming import StallWatch, stream_chat
 from agentx_tui.load.sending.users import User
 from agentx_tui.load.sending.wire import StreamPool
-from agentx_tui.load.stats import Completed, Failed, StatsSink, bucketed
 from agentx_tui.load.workload.conversation import CeilingTracker, Conversation
 from agentx_tui.load.workload.text import TextMaker, TokenModel
+from agentx_tui.measure import RETRIABLE, Completed, Failed, RequestRecord, StatsSink, bucketed
 
 MAX_ATTEMPTS = 6
 _BACKOFF_S = 0.25
