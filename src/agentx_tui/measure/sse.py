@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 
-from agentx_tui.measure.timing import token_gaps
-
 _DATA = b"data:"
 _CONTENT = b'"content":'
 _USAGE = b'"usage":'
@@ -156,9 +154,6 @@ class SseScanner:
         if self.buf.strip():
             self.malformed += 1
         self.buf = b""
-
-    def itl_samples(self, output_tokens: int | None) -> tuple[tuple[float, float], ...]:
-        return token_gaps(self.read_times, self.read_events, self.events, output_tokens)
 
 
 def _string_at(payload: bytes, at: int) -> str:

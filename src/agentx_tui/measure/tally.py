@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from agentx_tui.measure.histogram import LogHistogram
 from agentx_tui.measure.record import Completed
+from agentx_tui.measure.timing import AnswerFigures
 
 
 @dataclass
@@ -74,17 +75,17 @@ class CallTally:
     itl_sum: float = 0.0  # per-request ITL, summed for the session's mean interactivity
     itl_n: int = 0
 
-    def count(self, output_tokens: int, ttft: float | None, decode: float | None, request_itl: float | None) -> None:
+    def count(self, answer: AnswerFigures) -> None:
         """One completed call."""
         self.requests += 1
-        self.output_tokens += output_tokens
-        if ttft is not None:
-            self.last_ttft = ttft
-        if decode is not None:
-            self.decode_sum += decode
+        self.output_tokens += answer.output_tokens or 0
+        if answer.ttft_s is not None:
+            self.last_ttft = answer.ttft_s
+        if answer.decode_tokens_per_s is not None:
+            self.decode_sum += answer.decode_tokens_per_s
             self.decode_n += 1
-        if request_itl is not None:
-            self.itl_sum += request_itl
+        if answer.request_itl_s is not None:
+            self.itl_sum += answer.request_itl_s
             self.itl_n += 1
 
     def tallied(self) -> dict[str, float | int | None]:

@@ -330,7 +330,7 @@ class LiveSessions:
     def _count(self, session: LiveSession, call: ProxiedCall, prompt: int | None) -> None:
         if prompt is not None:
             session.context_tokens = prompt
-        session.count(call.output_tokens or 0, call.ttft_s, *call.decode_figures())
+        session.count(call.figures())
 
     def _touch(self, session: LiveSession) -> None:
         self._sessions.move_to_end(session.id)
