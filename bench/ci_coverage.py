@@ -37,16 +37,14 @@ from pathlib import Path
 from typing import Any
 
 from _point_samples import sample_from_json
+from _rejected_intervals import tree_bootstrap_quantile, tree_throughput, user_throughput_pooled
 from agentx_tui.sweep.intervals import (
     Interval,
     Sample,
     batch_quantile,
     batch_throughput,
     point_intervals,
-    tree_bootstrap_quantile,
-    tree_throughput,
     user_throughput,
-    user_throughput_pooled,
 )
 
 HERE = Path(__file__).resolve().parent

@@ -156,7 +156,7 @@ async def upstream(port_fd: int, step_s: float) -> None:
 
 async def proxy(port_fd: int, upstream_url: str, capture: str | None, bare: bool) -> None:
     """`LiveProxy` as a run hosts it; `bare`: only the forwarding (`ProxyServer` with no observer)."""
-    from agentx_tui.load.stats import ClientStats
+    from agentx_tui.measure import ClientStats
     from agentx_tui.proxy import LiveProxy, ProxyServer
 
     if bare:

@@ -59,7 +59,7 @@ from agentx_tui.load import Driver, LoadSettings, fit_to_servers, load_session_s
 from agentx_tui.load.sending import sender as sender_module
 from agentx_tui.load.sending.kinds.sessions import Agent, replay_tree
 from agentx_tui.load.sending.sender import CHAT_PATH
-from agentx_tui.load.sending.sse import StreamResult, stream_chat
+from agentx_tui.load.sending.streaming import StreamResult, stream_chat
 from agentx_tui.load.sending.wire import StreamPool
 from agentx_tui.load.workload.conversation import CeilingTracker
 from agentx_tui.load.workload.session_prompts import PassPrompts

@@ -8,7 +8,7 @@ N-fold the tokens, which is how to find where the simulator itself (not the simu
 
 The simulator runs in its own process pinned to one CPU (as bench/sim_throughput.py does); the load
 runs in this process, pinned to the other CPUs. The load is a raw aiohttp client (the parser of
-`agentx_tui.load.sending.sse` in spirit: one `readany()` per network read, byte searches, one regex and one
+`agentx_tui.measure.sse` in spirit: one `readany()` per network read, byte searches, one regex and one
 `json.loads` per response for the text the agent sends back) so that it costs far less than the server;
 its CPU is measured and printed too, and a point where it passes 90% of its cores is flagged.
 

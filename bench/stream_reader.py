@@ -33,8 +33,9 @@ import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _serve import MODEL, run_fast, start_stream_server
-from agentx_tui.load.sending.sse import SseScanner, stream_chat
+from agentx_tui.load.sending.streaming import stream_chat
 from agentx_tui.load.sending.wire import StreamPool
+from agentx_tui.measure import SseScanner
 
 CHAT = "/v1/chat/completions"
 Reader = Callable[[bytes], Awaitable[int]]

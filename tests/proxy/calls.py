@@ -6,8 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentx_tui.load.sending.sse import SseScanner
-from agentx_tui.load.stats import Completed, Failed
+from agentx_tui.measure import Completed, Failed, SseScanner
 from agentx_tui.proxy import ProxiedCall
 from agentx_tui.proxy._request import read_call
 

@@ -7,7 +7,7 @@ import random
 from collections.abc import Callable
 from dataclasses import replace
 
-from agentx_tui.load.stats import Completed
+from agentx_tui.measure import Completed
 from agentx_tui.run.precise import PreciseRun
 from agentx_tui.snapshot import Snapshot
 from tests.run.test_sweep import Clock, FakeRun, request, snap

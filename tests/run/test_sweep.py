@@ -6,7 +6,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from agentx_tui.load.stats import ClientStats, Completed
+from agentx_tui.measure import ClientStats, Completed
 from agentx_tui.run.collect import EventLog
 from agentx_tui.run.sweep import SweepPhases
 from agentx_tui.snapshot import CostFigures, RunInfo, Snapshot

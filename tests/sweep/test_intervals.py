@@ -1,62 +1,25 @@
 """A sweep point's 95% intervals (sweep/intervals.py): the math on known distributions, the guards
-against small samples, the seeded bootstrap's reproducibility, and the `--precision` rule."""
+against small samples, and the `--precision` rule."""
 
 from __future__ import annotations
 
-import math
 import random
-from collections.abc import Sequence
 from dataclasses import replace
 
 import pytest
 
-from agentx_tui.load.stats import bucket_of
 from agentx_tui.sweep.intervals import (
-    DEFAULT,
     MIN_REQUESTS,
-    MIN_TREES,
-    Choice,
     Interval,
     Precision,
-    Sample,
     batch_quantile,
     batch_throughput,
     cluster_throughput,
     point_intervals,
     precision_of,
     t975,
-    tree_bootstrap_quantile,
-    tree_throughput,
 )
-
-
-def buckets(values: Sequence[float]) -> dict[int, float]:
-    out: dict[int, float] = {}
-    for v in values:
-        out[bucket_of(v)] = out.get(bucket_of(v), 0.0) + 1.0
-    return out
-
-
-def sample(
-    tree_tokens: Sequence[float] = (),
-    tree_itls: Sequence[Sequence[float]] = (),
-    slot_tokens: Sequence[float] = (),
-    slot_itls: Sequence[Sequence[float]] = (),
-    *,
-    duration_s: float | None = None,
-    requests: int | None = None,
-) -> Sample:
-    slots = len(slot_tokens) or len(slot_itls) or 1
-    return Sample(
-        duration_s=float(slots) if duration_s is None else duration_s,
-        tree_tokens=tuple(tree_tokens) or tuple(0.0 for _ in tree_itls),
-        tree_itl=tuple(buckets(v) for v in tree_itls) or tuple({} for _ in tree_tokens),
-        slot_s=1.0,
-        slot_tokens=tuple(slot_tokens) or tuple(0.0 for _ in range(slots)),
-        slot_itl=tuple(buckets(v) for v in slot_itls) or tuple({} for _ in range(slots)),
-        requests=sum(len(v) for v in tree_itls) if requests is None else requests,
-    )
-
+from tests.sweep.samples import p90_exponential_trees, sample
 
 # --- the pieces -------------------------------------------------------------------------------------
 
@@ -81,17 +44,6 @@ def test_an_interval_is_widened_to_hold_its_value_and_says_its_larger_half_width
 # --- known distributions ------------------------------------------------------------------------------
 
 
-def test_the_tree_throughput_interval_covers_the_true_rate_about_95_times_in_100() -> None:
-    rng = random.Random(7)
-    trials, hits = 400, 0
-    for _ in range(trials):
-        tokens = [rng.gauss(10_000, 3_000) for _ in range(30)]  # 30 trees, 10 s: true rate 30 000 tok/s
-        ci = tree_throughput(sample(tokens, duration_s=10.0, requests=300))
-        assert ci is not None
-        hits += ci.low <= 30_000 <= ci.high
-    assert 0.92 <= hits / trials <= 0.98
-
-
 def test_batch_means_cover_the_true_rate_of_independent_sub_windows() -> None:
     rng = random.Random(11)
     trials, hits = 400, 0
@@ -110,34 +62,6 @@ def test_a_steady_stream_has_an_interval_of_no_width() -> None:
     assert itl is not None and itl.high == pytest.approx(itl.low) == pytest.approx(0.01, rel=0.01)
 
 
-def _p90_exponential_trees(rng: random.Random, trees: int, per_tree: int, spread: float) -> list[list[float]]:
-    """Per tree, `per_tree` ITLs: exponential around 10 ms, times a tree-wide factor e^N(0, spread)."""
-    out = []
-    for _ in range(trees):
-        factor = math.exp(rng.gauss(0.0, spread))
-        out.append([0.005 + rng.expovariate(1 / 0.01) * factor for _ in range(per_tree)])
-    return out
-
-
-def test_the_tree_bootstrap_covers_a_p90_when_requests_of_a_tree_are_alike() -> None:
-    """Requests of one tree share a factor (a long context, a slow sub-agent): treated as independent
-    requests the p90 looks far surer than it is; drawn as whole trees it is covered."""
-    rng = random.Random(3)
-    # The true p90 of the mixture, from a very large draw of the same process.
-    big = sorted(v for t in _p90_exponential_trees(random.Random(99), 4000, 10, 0.5) for v in t)
-    truth = big[int(0.9 * len(big))]
-    trials, by_tree, by_request = 60, 0, 0
-    for i in range(trials):
-        itls = _p90_exponential_trees(rng, 30, 10, 0.5)
-        trees = tree_bootstrap_quantile(sample(tree_itls=itls), resamples=200, seed=i)
-        naive = tree_bootstrap_quantile(sample(tree_itls=[[v] for t in itls for v in t]), resamples=200, seed=i)
-        assert trees is not None and naive is not None
-        by_tree += trees.low <= truth <= trees.high
-        by_request += naive.low <= truth <= naive.high
-    assert by_tree / trials >= 0.88
-    assert by_request < by_tree  # the naive one is too narrow
-
-
 # --- small samples and reproducibility -----------------------------------------------------------------
 
 
@@ -148,39 +72,15 @@ def test_too_few_requests_give_no_interval_at_all() -> None:
     assert point_intervals(few).throughput is None and point_intervals(few).itl_p90 is None
 
 
-def test_too_few_trees_or_sub_windows_give_no_interval_by_that_method() -> None:
-    trees = [[0.01 * (1 + i % 3)] * 5 for i in range(MIN_TREES - 1)]
-    few_trees = sample([100.0] * len(trees), trees)
-    assert tree_throughput(few_trees) is None
-    assert tree_bootstrap_quantile(few_trees) is None
+def test_too_few_sub_windows_give_no_interval_by_batch_means() -> None:
     short = sample(slot_tokens=[10.0, 20.0, 30.0], slot_itls=[[0.01], [0.02], [0.03]], requests=30)
     assert batch_throughput(short) is None and batch_quantile(short) is None
 
 
-def test_the_bootstrap_is_seeded_so_a_report_is_reproducible() -> None:
-    itls = _p90_exponential_trees(random.Random(5), 20, 8, 0.4)
-    s = sample(tree_itls=itls)
-    assert tree_bootstrap_quantile(s) == tree_bootstrap_quantile(s)
-    assert point_intervals(s, Choice("trees", "trees")) == point_intervals(s, Choice("trees", "trees"))
-    other = tree_bootstrap_quantile(s, seed=2)  # another seed: other draws, the same answer within noise
-    first = tree_bootstrap_quantile(s)
-    assert other is not None and first is not None and other.low == pytest.approx(first.low, rel=0.1)
-
-
-def test_the_bootstrap_of_many_trees_draws_groups_and_stays_cheap() -> None:
-    import time
-
-    itls = _p90_exponential_trees(random.Random(8), 2000, 5, 0.3)
-    started = time.process_time()
-    ci = tree_bootstrap_quantile(sample(tree_itls=itls))
-    assert ci is not None and ci.low < ci.high
-    assert time.process_time() - started < 1.0  # bounded: 64 groups, whatever the trees (≈ 0.05 s here)
-
-
 def test_ci_method_names_each_figures_method() -> None:
-    itls = _p90_exponential_trees(random.Random(6), 12, 5, 0.3)
+    itls = p90_exponential_trees(random.Random(6), 12, 5, 0.3)
     s = sample([1000.0] * 12, itls, slot_tokens=[600.0] * 20, slot_itls=[[0.01] * 3] * 20)
-    found = point_intervals(s, DEFAULT)
+    found = point_intervals(s)
     assert found.method is not None and "throughput" in found.method and "p90 interactivity" in found.method
     assert found.interactivity_p90() is not None and found.throughput is not None
 
@@ -206,27 +106,6 @@ def test_precision_of_a_steady_sample_is_zero_and_of_a_wild_one_large() -> None:
     wild_slots = [rng.choice((10.0, 5000.0)) for _ in range(20)]
     wild = sample([500.0] * 12, wild_itls, slot_tokens=wild_slots, slot_itls=[[0.01]] * 20)
     assert not precision_of(wild).met(0.05)
-
-
-def test_user_slots_are_the_clusters_once_trees_start_and_end_inside_the_window() -> None:
-    """Each of 12 users runs one tree after another: a tree cut by the window's edges has a part of its
-    tokens, and the user's next tree makes up the rest. Over trees the spread looks large; over users,
-    whose totals are steady, it is what it is."""
-    rng = random.Random(12)
-    trees, users = [], []
-    for _ in range(12):
-        total = rng.gauss(10_000, 300)
-        cut = rng.uniform(0.1, 0.9)
-        trees += [total * cut, total * (1 - cut)]
-        users.append(total)
-    s = Sample(
-        duration_s=60.0, tree_tokens=tuple(trees), tree_itl=tuple({} for _ in trees), slot_s=1.0,
-        slot_tokens=(2000.0,) * 60, slot_itl=({},) * 60, requests=200, user_tokens=tuple(users),
-    )  # fmt: skip
-    by_user, by_tree = point_intervals(s), point_intervals(s, Choice(throughput="trees"))
-    assert by_user.throughput is not None and by_tree.throughput is not None
-    assert by_user.method is not None and "over 12 user slots" in by_user.method
-    assert by_user.throughput.high - by_user.throughput.low < (by_tree.throughput.high - by_tree.throughput.low) / 3
 
 
 def test_cohorts_of_user_slots_are_strata_not_spread() -> None:

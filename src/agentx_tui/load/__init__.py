@@ -3,7 +3,8 @@
     workload/    what is sent: workload specs and the data they replay, prompt text (no asyncio)
     sending/     one process sending: the driver, its users, one loop per workload kind, the SSE client
     spreading/   load spread over processes or Ray actors, merged into one `ClientStats`
-    stats.py     client-side figures from completed requests, mergeable exactly
+
+What it measures it measures with agentx_tui.measure (the figures, the SSE scan, the records).
 
 Public:
     prepare_workload, prepare, PreparedWorkload     a workload and its data, loaded once
@@ -15,29 +16,16 @@ Public:
                                                     the run's view of its load, here or in workers
     HealthProbe, HealthBook                         a process's health; the client's over the run
     WorkerHandle, WorkerSpec, ray_actors            a worker as the pool sees it; Ray actors (extra `ray`)
-    ClientStats, Completed, Failed, StatsSink, LogHistogram, WindowFigures, bucketed
-                                                    client-side figures, mergeable exactly
-    SseScanner, classify                            reading an SSE stream (the client's, and a proxy's)
-    RequestRecord                                   one request as the driver saw it
     WORKLOADS_DIR                                   where the shipped presets live
 """
 
 from agentx_tui.load.sending import DEFAULT_USERS, Driver, HealthProbe, IdStride, LoadSettings
-from agentx_tui.load.sending.sse import (
-    RequestRecord,
-    SseScanner,
-    UsageFigures,
-    classify,
-    usage_int,
-)
-from agentx_tui.load.sending.users import CallTally
 from agentx_tui.load.spreading import ray_actors
 from agentx_tui.load.spreading.client_health import HealthBook
 from agentx_tui.load.spreading.generator import LoadGenerator, LoadSample
 from agentx_tui.load.spreading.local import LocalLoad
 from agentx_tui.load.spreading.pool import USERS_PER_WORKER, WorkerPool, workers_for
 from agentx_tui.load.spreading.protocol import WorkerHandle, WorkerSpec
-from agentx_tui.load.stats import ClientStats, Completed, Failed, LogHistogram, StatsSink, WindowFigures, bucketed
 from agentx_tui.load.workload import (
     PreparedWorkload,
     Workload,
@@ -57,11 +45,7 @@ __all__ = [
     "DEFAULT_USERS",
     "USERS_PER_WORKER",
     "WORKLOADS_DIR",
-    "CallTally",
-    "ClientStats",
-    "Completed",
     "Driver",
-    "Failed",
     "HealthBook",
     "HealthProbe",
     "IdStride",
@@ -69,19 +53,11 @@ __all__ = [
     "LoadSample",
     "LoadSettings",
     "LocalLoad",
-    "LogHistogram",
     "PreparedWorkload",
-    "RequestRecord",
-    "SseScanner",
-    "StatsSink",
-    "UsageFigures",
-    "WindowFigures",
     "WorkerHandle",
     "WorkerPool",
     "WorkerSpec",
     "Workload",
-    "bucketed",
-    "classify",
     "fit_to_context",
     "fit_to_servers",
     "list_presets",
@@ -90,6 +66,5 @@ __all__ = [
     "prepare",
     "prepare_workload",
     "ray_actors",
-    "usage_int",
     "workers_for",
 ]

@@ -8,7 +8,7 @@ agents as live sessions beside the simulated users, and their capture as AgentX 
     Capture        session files: no text, no token ids, no header values; salted block hashes
     Tokenizer      the server's own token ids of a call's prompt, off the request's path
 
-The package never imports Textual; it reads `snapshot` and `load.stats`/`load.sending.sse` only.
+The package never imports Textual; it reads `snapshot` and `measure` only.
 """
 
 from agentx_tui.proxy._call import ProxiedCall

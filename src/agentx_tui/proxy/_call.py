@@ -1,5 +1,5 @@
 """One model call as the proxy saw it: what the request said, when its bytes came, what the server
-counted; and its figures in the load client's terms (`Completed`, `Failed`, load/stats.py)."""
+counted; and its figures in the load client's terms (`Completed`, `Failed`, measure/record.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,16 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentx_tui.load import Completed, Failed, SseScanner, UsageFigures, bucketed, classify, usage_int
+from agentx_tui.measure import (
+    AnswerFigures,
+    Completed,
+    Failed,
+    SseScanner,
+    UsageFigures,
+    answer_figures,
+    classify,
+    usage_int,
+)
 from agentx_tui.proxy._request import CallKind, CallRequest
 
 _JSON_KEEP = 16 * 1024 * 1024  # a non-streamed answer is read for its usage up to this size
@@ -33,11 +42,12 @@ class ProxiedCall(UsageFigures):
     _json: list[bytes] = field(default_factory=list)  # a whole (non-SSE) answer, for its usage or error
     _json_size: int = 0
     ended_at: float = 0.0
-    error: str | None = None  # the failure's kind (load/sending/sse.py's names), None if completed
+    error: str | None = None  # the failure's kind (measure/sse.py's names), None if completed
     detail: str = ""  # the upstream's error, one line (no header values: they are never in it)
     session: Any = None  # the observer's own handle for the call's session
     usage: dict[str, Any] | None = None
     finish_reason: str | None = None
+    _figures: AnswerFigures | None = None  # worked out once the call is over (`figures`)
 
     # -- filled by the proxy --------------------------------------------------------------------
     def keep(self, data: bytes) -> None:
@@ -49,6 +59,7 @@ class ProxiedCall(UsageFigures):
     def finish(self, ended_at: float, error: str | None = None, detail: str = "") -> None:
         """The call is over: read the usage and finish reason, decide whether it completed."""
         self.ended_at = ended_at
+        self._figures = None
         body = b"".join(self._json)
         self._json = []
         if error is None and self.status is not None and self.status >= 400:
@@ -79,33 +90,32 @@ class ProxiedCall(UsageFigures):
     def last_at(self) -> float | None:
         return self.scan.read_times[-1] if self.scan is not None and self.scan.read_times else None
 
+    def figures(self) -> AnswerFigures:
+        """The ended call's output tokens, TTFT, decode tok/s and ITL, by the load client's rule
+        (measure/timing.py); TTFT counts from when the proxy had the request."""
+        if self._figures is None:
+            scan = self.scan
+            self._figures = answer_figures(
+                self.received_at,
+                scan.read_times if scan is not None else (),
+                scan.read_events if scan is not None else (),
+                reported_output=usage_int(self.usage, "completion_tokens"),
+                counted_events=scan.events if scan is not None else None,
+            )
+        return self._figures
+
     @property
     def output_tokens(self) -> int | None:
-        """The server's count, else the content events counted (one token each: exact for vLLM's one
-        token per event, an undercount when a server batches tokens into events)."""
-        counted = usage_int(self.usage, "completion_tokens")
-        if counted is None and self.scan is not None:
-            return self.scan.events
-        return counted
+        """The server's count, else the content events counted (`answer_figures`)."""
+        return self.figures().output_tokens
 
     @property
     def ttft_s(self) -> float | None:
-        first = self.first_at
-        return None if first is None else first - self.received_at
-
-    def decode_figures(self) -> tuple[float | None, float | None]:
-        """(decode tok/s, request ITL) as the load client defines them (load/sending/sender.py)."""
-        out, first, last = self.output_tokens, self.first_at, self.last_at
-        if out and out > 1 and first is not None and last is not None and last > first:
-            span = last - first
-            return out / span, span / (out - 1)
-        return None, None
+        return self.figures().ttft_s
 
     def completed(self, prompt_tokens: int) -> Completed:
         """The call's figures for the run's statistics; `prompt_tokens` from usage or /tokenize."""
-        decode, request_itl = self.decode_figures()
-        scan = self.scan
-        itl = bucketed(scan.itl_samples(self.output_tokens)) if scan is not None else {}
+        answer = self.figures()
         return Completed(
             sent_at=self.received_at,
             first_token_at=self.first_at,
@@ -113,12 +123,12 @@ class ProxiedCall(UsageFigures):
             ended_at=self.ended_at,
             prompt_tokens=prompt_tokens,
             cached_tokens=self.cached_tokens,
-            output_tokens=self.output_tokens or 0,
+            output_tokens=answer.output_tokens or 0,
             ceiling_tokens=None,  # the prompt's blocks are known only later, off the request's path
-            ttft_s=self.ttft_s,
-            decode_tokens_per_s=decode,
-            request_itl_s=request_itl,
-            itl=itl,
+            ttft_s=answer.ttft_s,
+            decode_tokens_per_s=answer.decode_tokens_per_s,
+            request_itl_s=answer.request_itl_s,
+            itl=answer.itl_buckets(),
         )
 
     def failed(self) -> Failed:

@@ -8,7 +8,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from agentx_tui.errors import UsageError
-from agentx_tui.load import StatsSink
+from agentx_tui.measure import StatsSink
 from agentx_tui.proxy._capture import Capture
 from agentx_tui.proxy._server import DEFAULT_SESSION_HEADER, SHUTDOWN_GRACE_S, ProxyServer
 from agentx_tui.proxy._sessions import IDLE_S, LiveSessions

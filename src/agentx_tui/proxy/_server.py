@@ -30,7 +30,7 @@ from aiohttp import web
 from yarl import URL
 
 from agentx_tui.errors import UsageError
-from agentx_tui.load import LogHistogram, SseScanner
+from agentx_tui.measure import LogHistogram, SseScanner
 from agentx_tui.proxy._call import ProxiedCall
 from agentx_tui.proxy._headers import request_headers, response_headers
 from agentx_tui.proxy._request import call_kind, read_call
@@ -371,7 +371,7 @@ class ProxyServer:
     # -- idle upstreams ----------------------------------------------------------------------------
     def _watch_stream(self, stream: _Stream) -> None:
         """An upstream silent for `idle_timeout_s` fails as a timeout. One sweep every few seconds over
-        the open answers replaces aiohttp's per-read timer (load/sending/sse.py measured that timer at a
+        the open answers replaces aiohttp's per-read timer (load/sending/streaming.py measured that timer at a
         tenth of a client's CPU per token); aiohttp's `sock_read` still covers the wait for headers."""
         connection = stream.upstream.connection
         if connection is not None and connection.protocol is not None:
@@ -415,7 +415,7 @@ def _upstream_base(url: str) -> URL:
 
 
 def _kind(exc: BaseException) -> str:
-    """The failure's kind in the load client's names (load/sending/sse.py)."""
+    """The failure's kind in the load client's names (measure/sse.py)."""
     return "timeout" if isinstance(exc, TimeoutError) else "connection"
 
 

@@ -10,7 +10,7 @@ Which session a call belongs to (docs/capture.md has the rule and its limits):
    waiting for its next call (its tree active in the last `SPAWN_WINDOW_S`) but which does not extend
    it is a sub-agent of it; anything else starts a session of its own.
 
-Per session: the same figures as a simulated user (load/sending/users.py). Every cost per call is a
+Per session: the same figures as a simulated user (`CallTally`, measure/tally.py). Every cost per call is a
 few dictionary operations; `rows(limit)` is O(limit); a tree idle for `idle_s` is captured and leaves
 the live table, so memory follows the live sessions, not the run's length.
 """
@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from agentx_tui.load import CallTally, StatsSink
+from agentx_tui.measure import CallTally, StatsSink
 from agentx_tui.proxy._call import ProxiedCall
 from agentx_tui.proxy._capture import Capture, CaptureAgent, CapturedCall, CaptureTree
 from agentx_tui.proxy._tokenize import Tokenizer
@@ -330,7 +330,7 @@ class LiveSessions:
     def _count(self, session: LiveSession, call: ProxiedCall, prompt: int | None) -> None:
         if prompt is not None:
             session.context_tokens = prompt
-        session.count(call.output_tokens or 0, call.ttft_s, *call.decode_figures())
+        session.count(call.figures())
 
     def _touch(self, session: LiveSession) -> None:
         self._sessions.move_to_end(session.id)

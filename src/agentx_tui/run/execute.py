@@ -20,7 +20,6 @@ from agentx_tui import __version__
 from agentx_tui.engine import stopped_on_exit
 from agentx_tui.errors import EXIT_CHECK_FAILED, EXIT_OK, EXIT_TARGET
 from agentx_tui.load import (
-    ClientStats,
     Driver,
     LoadGenerator,
     LocalLoad,
@@ -32,6 +31,7 @@ from agentx_tui.load import (
     ray_actors,
     workers_for,
 )
+from agentx_tui.measure import ClientStats
 from agentx_tui.net import is_loopback_host
 from agentx_tui.proxy import LiveProxy
 from agentx_tui.recording import Recorder, ReplayPlayer, read_recording

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from agentx_tui.load import ClientStats, WindowFigures
+from agentx_tui.measure import ClientStats, WindowFigures
 from agentx_tui.run.phases import RunHandle
 from agentx_tui.snapshot import PointFigures, Snapshot, SweepPhase, SweepState, TierRead
 from agentx_tui.sweep import (

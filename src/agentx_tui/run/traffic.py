@@ -13,7 +13,8 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
-from agentx_tui.load import ClientStats, HealthBook, HealthProbe, LoadGenerator, LoadSample
+from agentx_tui.load import HealthBook, HealthProbe, LoadGenerator, LoadSample
+from agentx_tui.measure import ClientStats
 from agentx_tui.proxy import LiveProxy
 from agentx_tui.snapshot import USERS_SHOWN, ProxyState
 

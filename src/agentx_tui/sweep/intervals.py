@@ -2,7 +2,7 @@
 
 Pure functions on the point's raw sample (per session tree, per user slot and per one-second slot:
 tokens inside the window, the counted requests' per-request ITL in 2% buckets): no I/O, no clock,
-and a seeded random generator where there is one, so the same sample always gives the same interval.
+and no randomness, so the same sample always gives the same interval.
 
 Requests are not independent: those of one session tree share its context, and all of them share
 the server's state. The methods here, and what measuring their coverage on the simulator showed
@@ -13,29 +13,29 @@ the server's state. The methods here, and what measuring their coverage on the s
   freedom. Clusters of *user slots* (each runs its trees one after another) are honest; clusters of
   *trees* are too while a window holds about one tree per user, and far too wide once trees start and
   end inside it. Chosen for throughput.
-- **A bootstrap over session trees** (`tree_bootstrap_quantile`): whole trees drawn with
-  replacement, the p90 of their pooled requests taken again. Far too narrow for the p90 (~40%
-  coverage): a p90 of ITL is mostly the server's state, which every tree shares.
+- **A bootstrap over session trees**: whole trees drawn with replacement, the p90 of their pooled
+  requests taken again. Far too narrow for the p90 (~40% coverage): a p90 of ITL is mostly the
+  server's state, which every tree shares.
 - **Batch means over sub-windows** (`batch_throughput`, `batch_quantile`): the spread of k
   consecutive sub-windows' values / √k, t on k − 1 degrees of freedom (for the p90, the
   sub-windows' own p90s: the batch-quantile method). Honest for the p90 with k = 5 (chosen);
   over-covers throughput (a closed loop evens its sub-windows out): throughput's fallback with
   fewer than `MIN_TREES` user slots, or slots too alike to show any spread (`TOO_ALIKE`), the safe
   side.
+
+The methods not chosen (clusters of trees, of user slots with cohorts pooled, the tree bootstrap)
+live with the coverage study that measured them, in bench/_rejected_intervals.py.
 """
 
 from __future__ import annotations
 
 import math
-import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import accumulate
 from statistics import stdev
-from typing import Literal
 
-from agentx_tui.load import LogHistogram
+from agentx_tui.measure import LogHistogram
 
 CONFIDENCE = 0.95
 QUANTILE = 0.9  # p90 interactivity: the p90 of per-request ITL
@@ -43,16 +43,12 @@ MIN_REQUESTS = 20  # fewer counted requests: no interval (and no early stop)
 MIN_TREES = 8  # fewer clusters (user slots, trees): their spread cannot be told from 7 or fewer
 MIN_BATCHES = 5  # fewer sub-windows with requests: no batch-means interval
 BATCHES = 10  # throughput's fallback: 10 sub-windows
-RESAMPLES = 400  # bootstrap draws: a fixed, modest count keeps the cost bounded
-MAX_CLUSTERS = 64  # beyond this many trees the bootstrap draws groups of trees (its cost stays bounded)
-SEED = 2026  # the bootstrap's seed: reports are reproducible
+ITL_BATCHES = 5  # the p90's sub-windows: honest with k = 5 (docs/sweeps.md)
 # Clusters whose interval is narrower than this share of the batch means' are too alike to show the
 # noise (a workload of fixed lengths: every slot did the same in the window, while the window's rate
 # still moved with the server): batch means are used instead. With varied lengths the two methods'
 # mean half-widths measured 0.66–0.67 of each other (docs/sweeps.md), well above it.
 TOO_ALIKE = 0.25
-
-Method = Literal["users", "trees", "batches"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,65 +107,38 @@ class PointIntervals:
         return Interval(1.0 / itl.high, 1.0 / itl.low)
 
 
-@dataclass(frozen=True)
-class Choice:
-    """Which method each figure uses, and with how many sub-windows or draws."""
-
-    throughput: Method = "users"
-    itl_p90: Method = "batches"
-    throughput_batches: int = BATCHES  # batch means of throughput, or its fallback with too few trees
-    itl_batches: int = 5
-    resamples: int = RESAMPLES
-
-
-# Measured on the simulator (bench/ci_coverage.py, docs/sweeps.md): see the module's docstring.
-DEFAULT = Choice()
-
-
-def point_intervals(sample: Sample, choice: Choice = DEFAULT, *, seed: int = SEED) -> PointIntervals:
-    """The point's intervals by `choice`; a figure whose method cannot tell (too few requests, clusters
-    or sub-windows) has None. Throughput by clusters falls back to batch means with fewer than
-    `MIN_TREES` of them."""
+def point_intervals(sample: Sample) -> PointIntervals:
+    """The point's intervals by the methods measured honest on the simulator (bench/ci_coverage.py,
+    docs/sweeps.md; see the module's docstring); a figure whose method cannot tell (too few requests,
+    clusters or sub-windows) has None. Throughput by user slots falls back to batch means with fewer
+    than `MIN_TREES` of them."""
     if sample.requests < MIN_REQUESTS or not sample.duration_s > 0:
         return PointIntervals(method=None)
-    throughput, tput_how = _throughput(sample, choice)
-    if choice.itl_p90 == "trees":
-        itl = tree_bootstrap_quantile(sample, resamples=choice.resamples, seed=seed)
-        itl_how = f"bootstrap over {sample.trees} session trees ({choice.resamples} draws)"
-    else:
-        itl = batch_quantile(sample, choice.itl_batches)
-        itl_how = f"batch means of the p90 of {choice.itl_batches} sub-windows"
+    throughput, tput_how = _throughput(sample)
+    itl = batch_quantile(sample, ITL_BATCHES)
+    itl_how = f"batch means of the p90 of {ITL_BATCHES} sub-windows"
     if throughput is None and itl is None:
         return PointIntervals(method=None)
     method = f"throughput: {tput_how}; p90 interactivity: {itl_how if itl else 'none'}; 95%"
     return PointIntervals(throughput, itl, method)
 
 
-def _throughput(sample: Sample, choice: Choice) -> tuple[Interval | None, str]:
-    """Throughput's interval by clusters (user slots or trees), else by batch means; and how, in words."""
-    fallback = ""
-    if choice.throughput != "batches":
-        tokens, what = (
-            (sample.user_tokens, "user slots")
-            if choice.throughput == "users"
-            else (sample.tree_tokens, "session trees")
-        )
-        sizes = Counter(sample.user_cohorts) if choice.throughput == "users" else Counter()
-        found = user_throughput(sample) if choice.throughput == "users" else tree_throughput(sample)
-        batches = batch_throughput(sample, choice.throughput_batches)
-        if found is not None and (batches is None or found.half_width >= TOO_ALIKE * batches.half_width):
-            by = ""
-            if len(sizes) > 1 and min(sizes.values()) >= 2:
-                by = f" in {len(sizes)} cohorts (the slots this point added, those added before)"
-            return found, f"cluster standard error over {len(tokens)} {what}{by}"
-        if found is None:
-            fallback = f" ({len(tokens)} {what}, fewer than {MIN_TREES})"
-        else:
-            fallback = f" (the {len(tokens)} {what} were too alike to show the noise)"
-        found = batches
+def _throughput(sample: Sample) -> tuple[Interval | None, str]:
+    """Throughput's interval by clusters of user slots, else by batch means; and how, in words."""
+    slots = len(sample.user_tokens)
+    found = user_throughput(sample)
+    batches = batch_throughput(sample, BATCHES)
+    if found is not None and (batches is None or found.half_width >= TOO_ALIKE * batches.half_width):
+        sizes = Counter(sample.user_cohorts)
+        by = ""
+        if len(sizes) > 1 and min(sizes.values()) >= 2:
+            by = f" in {len(sizes)} cohorts (the slots this point added, those added before)"
+        return found, f"cluster standard error over {slots} user slots{by}"
+    if found is None:
+        fallback = f" ({slots} user slots, fewer than {MIN_TREES})"
     else:
-        found = batch_throughput(sample, choice.throughput_batches)
-    return found, f"batch means over {choice.throughput_batches} sub-windows{fallback}" if found else "none"
+        fallback = f" (the {slots} user slots were too alike to show the noise)"
+    return batches, f"batch means over {BATCHES} sub-windows{fallback}" if batches else "none"
 
 
 # --- the methods -----------------------------------------------------------------------------------
@@ -216,21 +185,10 @@ def cluster_throughput(tokens: Sequence[float], duration_s: float, strata: Seque
     return Interval(max(0.0, rate - half), rate + half)
 
 
-def tree_throughput(sample: Sample) -> Interval | None:
-    """Clusters = session trees. Honest while a window holds about one tree per user; conservative once
-    trees start and end inside it (a cut tree's part looks like spread that the user's next tree undoes)."""
-    return cluster_throughput(sample.tree_tokens, sample.duration_s)
-
-
 def user_throughput(sample: Sample) -> Interval | None:
     """Clusters = user slots (each runs its trees one after another, a sub-agent in its parent's slot),
     stratified by cohort."""
     return cluster_throughput(sample.user_tokens, sample.duration_s, sample.user_cohorts)
-
-
-def user_throughput_pooled(sample: Sample) -> Interval | None:
-    """Clusters = user slots, cohorts pooled (for the coverage study)."""
-    return cluster_throughput(sample.user_tokens, sample.duration_s)
 
 
 def _batches(sample: Sample, k: int) -> list[tuple[float, float, dict[int, float]]]:
@@ -298,45 +256,6 @@ def batch_quantile(sample: Sample, k: int = BATCHES, q: float = QUANTILE) -> Int
     return Interval(max(value - half, value * 1e-3), value + half)
 
 
-def tree_bootstrap_quantile(
-    sample: Sample, *, resamples: int = RESAMPLES, seed: int = SEED, q: float = QUANTILE
-) -> Interval | None:
-    """The p90 ITL's percentile interval from a bootstrap that draws whole session trees.
-
-    Beyond `MAX_CLUSTERS` trees, trees are dealt into that many groups (tree i into group i mod G, an
-    order that knows nothing of the figures) and whole groups are drawn: groups of independent trees
-    are independent too, and the cost of a check stays bounded however many trees a window holds.
-    Each draw's p90 is found by bisection over the groups' cumulative bucket counts."""
-    trees = [t for t in sample.tree_itl if t]
-    if len(trees) < MIN_TREES:
-        return None
-    order = sorted({index for t in trees for index in t})
-    position = {index: i for i, index in enumerate(order)}
-    groups = min(len(trees), MAX_CLUSTERS)
-    counts = [[0.0] * len(order) for _ in range(groups)]
-    for i, tree in enumerate(trees):
-        for index, count in tree.items():
-            counts[i % groups][position[index]] += count
-    cumulative = [list(accumulate(c)) for c in counts]
-    rng = random.Random(seed)
-    population = range(groups)
-    values = []
-    for _ in range(resamples):
-        drawn = list(Counter(rng.choices(population, k=groups)).items())
-        target = q * sum(times * cumulative[g][-1] for g, times in drawn)
-        lo, hi = 0, len(order) - 1
-        while lo < hi:  # the first bucket whose pooled cumulative count reaches the target
-            mid = (lo + hi) // 2
-            if sum(times * cumulative[g][mid] for g, times in drawn) >= target:
-                hi = mid
-            else:
-                lo = mid + 1
-        values.append(LogHistogram.value_of(order[lo]))
-    values.sort()
-    alpha = 1 - CONFIDENCE
-    return Interval(percentile(values, alpha / 2), percentile(values, 1 - alpha / 2))
-
-
 def percentile(ordered: Sequence[float], p: float) -> float:
     """The p-quantile of sorted values, linear between order statistics."""
     if not ordered:
@@ -374,9 +293,9 @@ class Precision:
         return f"{figures} after {self.requests} requests"
 
 
-def precision_of(sample: Sample, choice: Choice = DEFAULT, *, seed: int = SEED) -> Precision:
+def precision_of(sample: Sample) -> Precision:
     """The sample's figures and intervals, as the relative half-widths `--precision` compares."""
-    ci = point_intervals(sample, choice, seed=seed)
+    ci = point_intervals(sample)
     rate = math.fsum(sample.slot_tokens) / sample.duration_s if sample.duration_s > 0 else None
     pooled = LogHistogram()
     for buckets in sample.tree_itl:

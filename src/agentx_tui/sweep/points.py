@@ -13,7 +13,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from agentx_tui.load import WindowFigures
+from agentx_tui.measure import WindowFigures
 from agentx_tui.snapshot import EndpointTotals, PointFigures, Snapshot
 from agentx_tui.snapshot.stat import RunningStat, TickMeans, ratio
 from agentx_tui.sweep.intervals import (

@@ -19,8 +19,9 @@ import httpx
 import pytest
 
 from agentx_tui.engine import probe_server
-from agentx_tui.load import Driver, LoadSettings, RequestRecord, Workload
+from agentx_tui.load import Driver, LoadSettings, Workload
 from agentx_tui.load.workload.spec import parse_workload
+from agentx_tui.measure import RequestRecord
 from agentx_tui.snapshot import ClientFigures, EndpointTotals
 from agentx_tui.telemetry import EndpointMonitor
 from tests.helpers.waiting import until

@@ -16,8 +16,9 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from agentx_tui.load.sending.sse import SseScanner, StallWatch, StreamResult, stream_chat
+from agentx_tui.load.sending.streaming import StallWatch, StreamResult, stream_chat
 from agentx_tui.load.sending.wire import Answer, StreamPool, WireError
+from agentx_tui.measure import SseScanner
 from tests.load.fake_openai import FakeServer
 
 CHAT = "/v1/chat/completions"

@@ -17,8 +17,8 @@ from agentx_tui.load.sending.gates import PauseGate
 from agentx_tui.load.sending.sender import EventThrottle, RequestSender, ServerConnection
 from agentx_tui.load.sending.settings import IdStride, LoadSettings
 from agentx_tui.load.sending.users import User
-from agentx_tui.load.stats import Failed
 from agentx_tui.load.workload.base import StopRule
+from agentx_tui.measure import Failed
 from agentx_tui.snapshot import CHILD_ID_BASE
 
 ERROR_PAUSE_S = 1.0

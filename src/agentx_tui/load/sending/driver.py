@@ -32,12 +32,11 @@ from agentx_tui.load.sending.kinds import KindLoop, loop_for
 from agentx_tui.load.sending.limits import connection_budget
 from agentx_tui.load.sending.sender import EventThrottle, RequestSender, ServerConnection
 from agentx_tui.load.sending.settings import IdStride, LoadSettings
-from agentx_tui.load.sending.sse import RequestRecord
 from agentx_tui.load.sending.users import User
 from agentx_tui.load.sending.wire import StreamPool
-from agentx_tui.load.stats import ClientStats, StatsSink
 from agentx_tui.load.workload import PreparedWorkload, Workload, WorkloadBase, prepare
 from agentx_tui.load.workload.text import TextMaker, TokenModel
+from agentx_tui.measure import ClientStats, RequestRecord, StatsSink
 from agentx_tui.snapshot import USERS_SHOWN, ClientFigures, UserRow
 
 _CONTROL_TIMEOUT = aiohttp.ClientTimeout(total=30)

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 
 from agentx_tui.engine.info import ServerInfo
 from agentx_tui.load.sending.gates import FairLimit, PauseGate
-from agentx_tui.load.sending.sse import RETRIABLE, RequestRecord, StallWatch, stream_chat
+from agentx_tui.load.sending.streaming import StallWatch, stream_chat
 from agentx_tui.load.sending.users import User
 from agentx_tui.load.sending.wire import StreamPool
-from agentx_tui.load.stats import Completed, Failed, StatsSink, bucketed
 from agentx_tui.load.workload.conversation import CeilingTracker, Conversation
 from agentx_tui.load.workload.text import TextMaker, TokenModel
+from agentx_tui.measure import RETRIABLE, Completed, Failed, RequestRecord, StatsSink, answer_figures
 
 MAX_ATTEMPTS = 6
 _BACKOFF_S = 0.25
@@ -141,24 +141,18 @@ class RequestSender:
                 await self._pause.hold(user)
                 continue
             break
-        output = res.output_tokens if res.output_tokens is not None else (res.events if res.error is None else None)
-        ttft = None if res.first_at is None else res.first_at - res.sent_at
-        decode = request_itl = None
-        if output and output > 1 and res.first_at is not None and res.last_at is not None:
-            span = res.last_at - res.first_at
-            if span > 0:
-                decode = output / span
-                request_itl = span / (output - 1)
-        itl = res.itl_samples()
-        weight = sum(wt for _, wt in itl)
+        # A failed request's partial stream is not counted as its output: only the server's count is.
+        answer = answer_figures(
+            res.sent_at, res.read_times, res.read_events,
+            reported_output=res.output_tokens, counted_events=res.events if res.error is None else None,
+        )  # fmt: skip
         record = RequestRecord(
             endpoint=server.url, user=user.user, session=user.session, step=step,
             sent_at=res.sent_at, ended_at=res.ended_at, status=res.status, error=res.error,
             expected_prompt_tokens=expected, expected_output_tokens=out,
-            prompt_tokens=res.prompt_tokens, cached_tokens=res.cached_tokens, output_tokens=output,
-            ceiling_tokens=ceiling if res.error is None else 0, ttft_s=ttft,
-            itl_s=(sum(g * wt for g, wt in itl) / weight) if weight else None,
-            e2e_s=res.ended_at - res.sent_at, decode_tokens_per_s=decode,
+            prompt_tokens=res.prompt_tokens, cached_tokens=res.cached_tokens, output_tokens=answer.output_tokens,
+            ceiling_tokens=ceiling if res.error is None else 0, ttft_s=answer.ttft_s, itl_s=answer.itl_mean_s,
+            e2e_s=res.ended_at - res.sent_at, decode_tokens_per_s=answer.decode_tokens_per_s,
             malformed_lines=res.malformed, attempts=attempt,
         )  # fmt: skip
         self.records.append(record)
@@ -173,12 +167,13 @@ class RequestSender:
                 sent_at=res.sent_at, first_token_at=res.first_at, last_token_at=res.last_at,
                 ended_at=res.ended_at,
                 prompt_tokens=res.prompt_tokens if res.prompt_tokens is not None else expected,
-                cached_tokens=res.cached_tokens, output_tokens=output or 0, ceiling_tokens=ceiling,
-                ttft_s=ttft, decode_tokens_per_s=decode, request_itl_s=request_itl, itl=bucketed(itl),
+                cached_tokens=res.cached_tokens, output_tokens=answer.output_tokens or 0, ceiling_tokens=ceiling,
+                ttft_s=answer.ttft_s, decode_tokens_per_s=answer.decode_tokens_per_s,
+                request_itl_s=answer.request_itl_s, itl=answer.itl_buckets(),
                 tree=user.tree, user=user.user if user.parent is None else user.parent,
             )
         )  # fmt: skip
-        user.count(output or 0, ttft, decode, request_itl)
+        user.count(answer)
         return record, res.text
 
     def _error(self, user: User, kind: str, *, final: bool, sent_at: float, at: float) -> None:

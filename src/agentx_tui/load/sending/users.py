@@ -12,46 +12,8 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
+from agentx_tui.measure import CallTally
 from agentx_tui.snapshot import UserRow, UserState
-
-
-@dataclass(slots=True, kw_only=True)
-class CallTally:
-    """A row's per-call figures, as the users table shows them: a simulated user's (`User`) and a real
-    agent's seen through the proxy (agentx_tui.proxy) are counted alike."""
-
-    requests: int = 0  # calls completed
-    errors: int = 0
-    output_tokens: int = 0
-    last_ttft: float | None = None  # of the latest call that had a first token
-    decode_sum: float = 0.0
-    decode_n: int = 0
-    itl_sum: float = 0.0  # per-request ITL, summed for the session's mean interactivity
-    itl_n: int = 0
-
-    def count(self, output_tokens: int, ttft: float | None, decode: float | None, request_itl: float | None) -> None:
-        """One completed call."""
-        self.requests += 1
-        self.output_tokens += output_tokens
-        if ttft is not None:
-            self.last_ttft = ttft
-        if decode is not None:
-            self.decode_sum += decode
-            self.decode_n += 1
-        if request_itl is not None:
-            self.itl_sum += request_itl
-            self.itl_n += 1
-
-    def tallied(self) -> dict[str, float | int | None]:
-        """The `UserRow` fields these figures fill."""
-        return {
-            "requests": self.requests,
-            "errors": self.errors,
-            "output_tokens": self.output_tokens,
-            "last_ttft_s": self.last_ttft,
-            "decode_tokens_per_s": self.decode_sum / self.decode_n if self.decode_n else None,
-            "interactivity_tokens_per_s": self.itl_n / self.itl_sum if self.itl_sum > 0 else None,
-        }
 
 
 @dataclass(slots=True)

@@ -8,7 +8,7 @@ from collections import deque
 from collections.abc import Callable
 
 from agentx_tui.load.sending import ProcessHealth, judge
-from agentx_tui.load.stats import LogHistogram
+from agentx_tui.measure import LogHistogram
 from agentx_tui.snapshot import ClientHealth
 
 STREAK_TICKS = 3

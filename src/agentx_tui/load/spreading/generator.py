@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from agentx_tui.load.stats import ClientStats
 from agentx_tui.load.workload import PreparedWorkload
+from agentx_tui.measure import ClientStats
 from agentx_tui.snapshot import ClientFigures, ClientHealth, UserRow
 
 

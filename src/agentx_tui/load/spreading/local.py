@@ -8,8 +8,8 @@ from collections.abc import Callable
 from agentx_tui.load.sending import Driver, HealthProbe
 from agentx_tui.load.spreading.client_health import HealthBook
 from agentx_tui.load.spreading.generator import LoadSample
-from agentx_tui.load.stats import ClientStats
 from agentx_tui.load.workload import PreparedWorkload
+from agentx_tui.measure import ClientStats
 
 
 class LocalLoad:

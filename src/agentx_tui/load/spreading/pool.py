@@ -24,8 +24,8 @@ from agentx_tui.load.spreading.client_health import HealthBook
 from agentx_tui.load.spreading.generator import LoadSample
 from agentx_tui.load.spreading.process import ProcessWorker
 from agentx_tui.load.spreading.protocol import Command, WorkerHandle, WorkerReport, WorkerSpec
-from agentx_tui.load.stats import ClientStats, Completed
 from agentx_tui.load.workload import PreparedWorkload
+from agentx_tui.measure import ClientStats, Completed
 from agentx_tui.snapshot import USERS_SHOWN
 
 _REPLY_TIMEOUT_S = 5.0  # a worker that does not answer a control (drain, stop) within this is stuck

@@ -14,9 +14,9 @@ from typing import Any, Protocol
 from agentx_tui.engine.info import ServerInfo
 from agentx_tui.load.sending import LoadSettings
 from agentx_tui.load.sending.health import ProcessHealth
-from agentx_tui.load.stats import Completed, Failed
 from agentx_tui.load.workload import PreparedWorkload
 from agentx_tui.load.workload.text import TokenModel
+from agentx_tui.measure import Completed, Failed
 from agentx_tui.snapshot import UserRow
 
 

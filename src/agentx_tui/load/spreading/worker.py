@@ -13,8 +13,8 @@ from dataclasses import replace
 
 from agentx_tui.load.sending import Driver, HealthProbe, IdStride
 from agentx_tui.load.spreading.protocol import WorkerReport, WorkerSpec
-from agentx_tui.load.stats import Completed, Failed
 from agentx_tui.load.workload import PreparedWorkload
+from agentx_tui.measure import Completed, Failed
 from agentx_tui.snapshot import USERS_SHOWN
 
 

@@ -8,8 +8,9 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from agentx_tui.load.sending.sse import StallWatch, classify, stream_chat
+from agentx_tui.load.sending.streaming import StallWatch, stream_chat
 from agentx_tui.load.sending.wire import StreamPool
+from agentx_tui.measure import classify
 from tests.load.fake_openai import FakeServer
 
 pytestmark = pytest.mark.both_loops  # the app streams on uvloop; asyncio's loop is the reference

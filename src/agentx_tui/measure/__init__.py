@@ -1,0 +1,60 @@
+"""Measuring what the servers did, as the load client and the proxy see it (docs/metrics.md): from
+the bytes of one answer to the run's and a sweep point's figures. A leaf: it reads `snapshot` only.
+
+    sse.py         an OpenAI-compatible SSE body read from raw bytes; what went wrong, by kind
+    usage.py       the server's own token counts (`usage`)
+    timing.py      a finished answer's times and counts as figures: output tokens, TTFT, decode, ITL
+    record.py      one request as the statistics count it, and as the driver keeps it
+    histogram.py   log-bucketed histograms, mergeable exactly
+    tally.py       what a set of requests adds up to: a slot's or window's, a users-table row's
+    window.py      a sweep point's measured window and its raw sample (for the intervals)
+    stats.py       the client's figures over the run and its sliding window (`ClientStats`)
+
+Public:
+    SseScanner, classify, RETRIABLE                 reading an SSE stream; error kinds, the retriable ones
+    UsageFigures, usage_int, usage_cached_tokens    token counts from a `usage` object
+    answer_figures, AnswerFigures, token_gaps       a finished answer's output tokens, TTFT, decode, ITL
+                                                    (the one rule of the load client and the proxy)
+    Completed, Failed, RequestRecord                one request as counted; as the driver saw it
+    LogHistogram, bucket_of, bucketed               log-bucketed histograms
+    Tally, CallTally                                a set of requests' figures; a users-table row's
+    WindowFigures, PointSample, TreeSample, SlotSample, SLOT_S
+                                                    a sweep point's window and its sample
+    ClientStats, StatsSink                          the client's figures; where a load loop hands them
+"""
+
+from agentx_tui.measure.histogram import LogHistogram, bucket_of, bucketed
+from agentx_tui.measure.record import Completed, Failed, RequestRecord
+from agentx_tui.measure.sse import RETRIABLE, SseScanner, classify
+from agentx_tui.measure.stats import ClientStats, StatsSink
+from agentx_tui.measure.tally import CallTally, Tally
+from agentx_tui.measure.timing import AnswerFigures, answer_figures, token_gaps
+from agentx_tui.measure.usage import UsageFigures, usage_cached_tokens, usage_int
+from agentx_tui.measure.window import SLOT_S, PointSample, SlotSample, TreeSample, WindowFigures
+
+__all__ = [
+    "RETRIABLE",
+    "SLOT_S",
+    "AnswerFigures",
+    "CallTally",
+    "ClientStats",
+    "Completed",
+    "Failed",
+    "LogHistogram",
+    "PointSample",
+    "RequestRecord",
+    "SlotSample",
+    "SseScanner",
+    "StatsSink",
+    "Tally",
+    "TreeSample",
+    "UsageFigures",
+    "WindowFigures",
+    "answer_figures",
+    "bucket_of",
+    "bucketed",
+    "classify",
+    "token_gaps",
+    "usage_cached_tokens",
+    "usage_int",
+]

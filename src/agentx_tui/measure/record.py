@@ -1,0 +1,68 @@
+"""What one request came to: the summary the statistics count (`Completed`, `Failed`: local ones
+handed over directly, a worker's through its pipe, a proxied call's alike) and the fuller record the
+driver keeps for inspection (`RequestRecord`). Times are `time.monotonic()`, durations seconds."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Completed:
+    """The figures of one finished request that the statistics need (times: `time.monotonic()`)."""
+
+    sent_at: float
+    first_token_at: float | None
+    last_token_at: float | None
+    ended_at: float
+    prompt_tokens: int
+    cached_tokens: int | None
+    output_tokens: int
+    ceiling_tokens: int | None  # None when not known (a proxied call's blocks are read only later)
+    ttft_s: float | None
+    decode_tokens_per_s: float | None
+    request_itl_s: float | None = None  # (last − first token) / (output tokens − 1): AgentX's per-request ITL
+    itl: Mapping[int, float] = field(default_factory=dict)  # token gaps, bucketed (see `bucketed`)
+    # The global id of the session (tree) the request belongs to: requests of one tree are not
+    # independent, which a confidence interval must respect. -1 when unknown.
+    tree: int = -1
+    # The user slot (`-u`) whose session tree it is (a sub-agent's: its parent's): one slot runs one tree
+    # after another, so its tokens over a window are the cluster a throughput interval needs. -1: unknown.
+    user: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """A request that failed (`final`) or will be retried; `at` is when it ended."""
+
+    kind: str
+    final: bool
+    sent_at: float
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class RequestRecord:
+    """One request as the driver saw it (times from `time.monotonic()`, durations in seconds)."""
+
+    endpoint: str
+    user: int
+    session: int
+    step: int
+    sent_at: float
+    ended_at: float
+    status: int | None  # HTTP status; None when no response arrived
+    error: str | None  # error kind; None for a completed request
+    expected_prompt_tokens: int | None  # what the driver meant to send
+    expected_output_tokens: int
+    prompt_tokens: int | None = None  # server usage
+    cached_tokens: int | None = None  # usage.prompt_tokens_details.cached_tokens; None when absent
+    output_tokens: int | None = None
+    ceiling_tokens: int = 0
+    ttft_s: float | None = None
+    itl_s: float | None = None  # token-weighted mean inter-token latency
+    e2e_s: float | None = None
+    decode_tokens_per_s: float | None = None
+    malformed_lines: int = 0
+    attempts: int = 1

@@ -1,0 +1,171 @@
+"""Reading an OpenAI-compatible SSE body from raw bytes, fed one network read at a time (`SseScanner`):
+the load client's streaming call (load/sending/streaming.py) and the proxy (agentx_tui.proxy), which
+scans what it forwards, share it; and the names of what went wrong (`classify`, `RETRIABLE`).
+
+Per-token work is kept to a byte search: a `data:` line counts as a content event when its `"content"`
+value is a non-empty string, and only the final usage chunk (and, in echo mode, content chunks) is
+decoded as JSON. Timestamps are taken once per network read, not per event: events that arrive in the
+same read did arrive at the same time.
+"""
+
+from __future__ import annotations
+
+import json
+
+_DATA = b"data:"
+_CONTENT = b'"content":'
+_USAGE = b'"usage":'
+_NULLS = (b"null", b" null")
+_FINISH = b'"finish_reason":'
+# Besides `content`, what a delta streams generated tokens in (the proxy's agents call tools and reason;
+# a text completion streams `text`): see `SseScanner(any_tokens=True)`.
+_OTHER_TOKENS = (b'"tool_calls":[{', b'"reasoning":', b'"reasoning_content":', b'"text":')
+_OVERFLOW_HINTS = ("context length", "maximum context", "max_model_len", "too long", "context window")
+# The error kinds worth another try: the server was busy or away, or the stream went silent.
+RETRIABLE = frozenset({"rate_limited", "unavailable", "connection", "timeout"})
+
+
+def classify(status: int, body: str) -> str:
+    if status == 400 and any(h in body.lower() for h in _OVERFLOW_HINTS):
+        return "context_overflow"
+    if status == 429:
+        return "rate_limited"
+    if status == 503:
+        return "unavailable"
+    return f"http_{status}"
+
+
+def _content_nonempty(payload: bytes) -> bool:
+    i = payload.find(_CONTENT)
+    if i < 0:
+        return False
+    i += len(_CONTENT)
+    if payload[i : i + 1] == b" ":
+        i += 1
+    return payload[i : i + 1] == b'"' and payload[i + 1 : i + 2] != b'"'
+
+
+def _string_nonempty(payload: bytes, at: int) -> bool:
+    """Whether a non-empty JSON string starts at `at` (one optional space first)."""
+    if payload[at : at + 1] == b" ":
+        at += 1
+    return payload[at : at + 1] == b'"' and payload[at + 1 : at + 2] != b'"'
+
+
+def _other_tokens(payload: bytes) -> bool:
+    for key in _OTHER_TOKENS:
+        i = payload.find(key)
+        if i >= 0 and (key[-1:] == b"{" or _string_nonempty(payload, i + len(key))):
+            return True
+    return False
+
+
+class SseScanner:
+    """The events of one OpenAI-compatible SSE body, fed one network read at a time (`feed`).
+
+    Per read it records the time and the number of content events (for TTFT and the token gaps); it
+    keeps the usage event, whether `[DONE]` came, a stream error, and malformed lines. With `want_text`
+    it collects the content text; with `want_finish`, the last `finish_reason`; with `any_tokens`, an
+    event also counts when it streams tool-call arguments, reasoning or completion `text` (an agent's
+    answer may be all tool call), not only `content`."""
+
+    __slots__ = (
+        "any_tokens",
+        "buf",
+        "detail",
+        "done",
+        "error",
+        "events",
+        "finish_reason",
+        "malformed",
+        "pieces",
+        "read_events",
+        "read_times",
+        "usage",
+        "want_finish",
+        "want_text",
+    )
+
+    def __init__(self, *, want_text: bool = False, want_finish: bool = False, any_tokens: bool = False) -> None:
+        self.want_text = want_text
+        self.want_finish = want_finish
+        self.any_tokens = any_tokens
+        self.buf = b""
+        self.done = False
+        self.error: str | None = None
+        self.detail = ""
+        self.usage: dict[str, object] | None = None
+        self.finish_reason: str | None = None
+        self.events = 0
+        self.malformed = 0
+        self.pieces: list[str] = []
+        self.read_times: list[float] = []
+        self.read_events: list[int] = []
+
+    def feed(self, data: bytes, now: float) -> int:
+        """Scan one read that arrived at `now`; returns the content events it completed."""
+        buf = self.buf
+        lines = (buf + data).split(b"\n") if buf else data.split(b"\n")
+        self.buf = lines.pop()
+        want_text, want_finish, any_tokens = self.want_text, self.want_finish, self.any_tokens
+        n = 0
+        for line in lines:
+            if not line or line == b"\r" or line[:1] == b":":
+                continue
+            if line[:5] != _DATA:
+                if not line.startswith((b"event:", b"id:", b"retry:")):
+                    self.malformed += 1
+                continue
+            payload = line[5:].strip()
+            if payload[:1] != b"{":
+                if payload == b"[DONE]":
+                    self.done = True
+                else:
+                    self.malformed += 1
+                continue
+            if _content_nonempty(payload) or (any_tokens and _other_tokens(payload)):
+                n += 1
+                if want_text:
+                    self.pieces.append(_delta_text(payload))
+            if want_finish:
+                f = payload.find(_FINISH)
+                if f >= 0 and _string_nonempty(payload, f + len(_FINISH)):
+                    self.finish_reason = _string_at(payload, f + len(_FINISH))
+            u = payload.find(_USAGE)
+            if u >= 0 and payload[u + 8 : u + 13] not in _NULLS:
+                try:
+                    usage = json.loads(payload).get("usage")
+                except ValueError:
+                    self.malformed += 1
+                    continue
+                if isinstance(usage, dict):
+                    self.usage = usage
+            elif payload.startswith(b'{"error"'):
+                self.error = "stream_error"
+                self.detail = payload[:500].decode(errors="replace")
+        if n:
+            self.read_times.append(now)
+            self.read_events.append(n)
+            self.events += n
+        return n
+
+    def end(self) -> None:
+        """The body ended: a partial line left over is malformed."""
+        if self.buf.strip():
+            self.malformed += 1
+        self.buf = b""
+
+
+def _string_at(payload: bytes, at: int) -> str:
+    """The JSON string value starting at `at` (after an optional space), escapes left as they are."""
+    start = payload.index(b'"', at) + 1
+    end = payload.find(b'"', start)
+    return payload[start : end if end >= 0 else len(payload)].decode(errors="replace")
+
+
+def _delta_text(payload: bytes) -> str:
+    try:
+        choices = json.loads(payload).get("choices") or [{}]
+        return str((choices[0].get("delta") or {}).get("content") or "")
+    except (ValueError, AttributeError, IndexError):
+        return ""

@@ -1,0 +1,205 @@
+"""Client-side figures from completed requests: windowed rates and percentiles, run-wide percentiles
+(docs/metrics.md), and the sweep windows still counting (window.py).
+
+Every load process hands its completed requests to one `ClientStats` as `Completed` summaries (local
+ones directly, worker processes through their pipe), so one and many workers share one accounting.
+Per-token work happens where the stream is read: a request's token gaps arrive already bucketed.
+
+Memory is bounded whatever the run length: latencies go into log-bucketed histograms (histogram.py),
+windows are a ring of one-second slots. A request's output tokens are spread over the seconds it was
+decoding and its prompt tokens are counted when its first token arrived, so rates do not jump when
+long requests finish.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Protocol
+
+from agentx_tui.measure.record import Completed, Failed
+from agentx_tui.measure.tally import Tally
+from agentx_tui.measure.window import WindowFigures
+from agentx_tui.snapshot import ClientFigures, ClientTotals
+from agentx_tui.snapshot.stat import ratio
+
+
+class StatsSink(Protocol):
+    """Where a load loop hands what happened: `ClientStats` in this process, a worker's outbox in another."""
+
+    def add(self, done: Completed) -> None: ...
+
+    def error(self, failed: Failed) -> None: ...
+
+    def session_ended(self, how: str) -> None: ...
+
+
+class ClientStats:
+    def __init__(self, window_s: float, started_at: float) -> None:
+        self.window_s = window_s
+        self._slots: dict[int, Tally] = {}
+        self._window_start = started_at
+        self.run = Tally()
+        self.requests_failed = 0
+        self.output_tokens = 0
+        self.sessions_completed = 0
+        self.sessions_ended_by_context = 0
+        self.cached_reported = False
+        self.errors: dict[str, int] = {}
+        self.in_flight = 0  # set by the load generator each tick
+        self._windows: list[WindowFigures] = []  # sweep points still taking requests
+        # When each user slot sent its first request: a sweep point's slots added before its warm-up
+        # are a cohort apart from those it added (sweep/intervals.py stratifies by it). O(users).
+        self.user_since: dict[int, float] = {}
+
+    # -- input ---------------------------------------------------------------------------------
+    def _slot(self, t: float) -> Tally:
+        key = int(t)
+        slot = self._slots.get(key)
+        if slot is None:
+            slot = self._slots[key] = Tally()
+            horizon = key - int(self.window_s) - 2
+            for old in [k for k in self._slots if k < horizon]:
+                del self._slots[old]
+        return slot
+
+    def session_ended(self, how: str) -> None:
+        if how == "context":
+            self.sessions_ended_by_context += 1
+        elif how == "done":
+            self.sessions_completed += 1
+
+    def error(self, failed: Failed) -> None:
+        self.errors[failed.kind] = self.errors.get(failed.kind, 0) + 1
+        if failed.final:
+            self.requests_failed += 1
+            for window in self._windows:
+                if window.inside(failed.sent_at, failed.at):
+                    window.failed += 1
+
+    def add(self, done: Completed) -> None:
+        first = done.first_token_at if done.first_token_at is not None else done.ended_at
+        last = done.last_token_at or done.ended_at
+        if done.user >= 0 and done.sent_at < self.user_since.get(done.user, math.inf):
+            self.user_since[done.user] = done.sent_at
+        self.run.count(done)
+        self.run.prompt += done.prompt_tokens
+        self.run.output += done.output_tokens
+        self.output_tokens += done.output_tokens
+        if done.cached_tokens is not None:
+            self.cached_reported = True
+        start_slot = self._slot(first)
+        start_slot.prompt += done.prompt_tokens
+        start_slot.count_ceiling(done)
+        if done.cached_tokens is not None:
+            start_slot.cached += done.cached_tokens
+            start_slot.prompt_with_cached += done.prompt_tokens
+        end_slot = self._slot(done.ended_at)
+        end_slot.requests += 1
+        for name, value in (
+            ("ttft", done.ttft_s),
+            ("decode", done.decode_tokens_per_s),
+            ("request_itl", done.request_itl_s),
+            ("e2e", done.ended_at - done.sent_at),
+        ):
+            if value is not None:
+                getattr(end_slot, name).add(value)
+        if done.itl:
+            end_slot.itl.merge(done.itl)
+        self._spread_output(first, last, done.output_tokens)
+        for window in self._windows:
+            tree = window.spread(first, last, done.prompt_tokens, done.output_tokens, done.tree, done.user)
+            if window.inside(done.sent_at, done.ended_at):
+                sample = window.sample
+                sample.counted(tree or sample.tree_of(done.tree), done.ended_at, done.request_itl_s)
+                window.latency.count(done)
+                window.latency.prompt += done.prompt_tokens
+                window.latency.output += done.output_tokens
+                window.prompt_tokens_sum += done.prompt_tokens
+                window.cached_reported |= done.cached_tokens is not None
+
+    def _spread_output(self, start: float, end: float, tokens: int) -> None:
+        if tokens <= 0:
+            return
+        if end - start < 1.0 or int(start) == int(end):
+            self._slot(end).output += tokens
+            return
+        span = end - start
+        t = start
+        while t < end:
+            nxt = min(math.floor(t) + 1.0, end)
+            self._slot(t).output += tokens * (nxt - t) / span
+            t = nxt
+
+    # -- sweep windows ---------------------------------------------------------------------------
+    def open_window(self, now: float) -> WindowFigures:
+        window = WindowFigures(start=now)
+        window.user_since = self.user_since  # the run's, read when the window's intervals are computed
+        self._windows.append(window)
+        return window
+
+    def end_window(self, window: WindowFigures, now: float) -> None:
+        """The window's end: later requests no longer count for its latencies; tokens decoded inside
+        it still count for its rates until `close_window` (requests in flight at its end)."""
+        window.end = now
+
+    def close_window(self, window: WindowFigures) -> None:
+        if window in self._windows:
+            self._windows.remove(window)
+
+    # -- output ------------------------------------------------------------------------------------
+    def reset_window(self, now: float) -> None:
+        self._slots.clear()
+        self._window_start = now
+
+    def figures(self, now: float) -> ClientFigures:
+        lo = now - self.window_s
+        merged = Tally()
+        for key, slot in self._slots.items():
+            if key + 1 > lo and key <= now:
+                merged.merge(slot)
+        span = min(self.window_s, now - self._window_start)
+
+        def rate(value: float) -> float | None:
+            return value / span if span > 0 else None
+
+        run = self.run
+        return ClientFigures(
+            output_tokens_per_s=rate(merged.output),
+            prompt_tokens_per_s=rate(merged.prompt),
+            cached_prompt_tokens_per_s=rate(merged.cached) if self.cached_reported else None,
+            total_tokens_per_s=rate(merged.prompt + merged.output),
+            requests_per_s=rate(merged.requests),
+            prefix_hit_rate=ratio(merged.cached, merged.prompt_with_cached),
+            prefix_hit_rate_ceiling=ratio(merged.ceiling, merged.prompt_with_ceiling),
+            per_user_output_tokens_per_s_p50=merged.decode.quantile(0.5),
+            interactivity_p50_tokens_per_s=merged.request_itl.inverse_quantile(0.5),
+            interactivity_p90_tokens_per_s=merged.request_itl.inverse_quantile(0.9),
+            ttft=merged.ttft.percentiles(),
+            itl=merged.itl.percentiles(),
+            e2e=merged.e2e.percentiles(),
+            run_ttft=run.ttft.percentiles(),
+            run_itl=run.itl.percentiles(),
+            run_e2e=run.e2e.percentiles(),
+            run_per_user_output_tokens_per_s_p50=run.decode.quantile(0.5),
+            run_interactivity_p50_tokens_per_s=run.request_itl.inverse_quantile(0.5),
+            run_interactivity_p90_tokens_per_s=run.request_itl.inverse_quantile(0.9),
+            run_prefix_hit_rate_ceiling=ratio(run.ceiling, run.prompt_with_ceiling),
+            in_flight=self.in_flight,
+            totals=self.totals(),
+        )
+
+    def totals(self) -> ClientTotals:
+        run = self.run
+        return ClientTotals(
+            requests_completed=run.requests,
+            requests_failed=self.requests_failed,
+            prompt_tokens=run.prompt,
+            cached_prompt_tokens=run.cached,
+            output_tokens=self.output_tokens,
+            sessions_completed=self.sessions_completed,
+            sessions_ended_by_context=self.sessions_ended_by_context,
+            ceiling_cacheable_tokens=run.ceiling,
+            ceiling_prompt_tokens=run.prompt_with_ceiling,
+            cached_tokens_reported=self.cached_reported,
+            errors_by_kind=dict(self.errors),
+        )

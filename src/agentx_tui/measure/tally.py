@@ -1,0 +1,100 @@
+"""What a set of requests adds up to: a one-second slot's or a sweep window's counts and histograms
+(`Tally`), and a users-table row's per-call figures (`CallTally`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agentx_tui.measure.histogram import LogHistogram
+from agentx_tui.measure.record import Completed
+from agentx_tui.measure.timing import AnswerFigures
+
+
+@dataclass
+class Tally:
+    """Counts and histograms of a set of requests (a one-second slot, or a sweep point's window)."""
+
+    prompt: int = 0
+    cached: int = 0
+    prompt_with_cached: int = 0  # prompt tokens of requests that reported cached tokens
+    ceiling: int = 0
+    prompt_with_ceiling: int = 0  # prompt tokens of requests whose ceiling is known
+    output: float = 0.0
+    requests: int = 0
+    ttft: LogHistogram = field(default_factory=LogHistogram)
+    itl: LogHistogram = field(default_factory=LogHistogram)
+    request_itl: LogHistogram = field(default_factory=LogHistogram)
+    decode: LogHistogram = field(default_factory=LogHistogram)
+    e2e: LogHistogram = field(default_factory=LogHistogram)
+
+    def count(self, done: Completed) -> None:
+        """Latencies and the hit-rate tokens of `done` (token *rates* are spread separately)."""
+        self.requests += 1
+        self.count_ceiling(done)
+        if done.cached_tokens is not None:
+            self.cached += done.cached_tokens
+            self.prompt_with_cached += done.prompt_tokens
+        if done.ttft_s is not None:
+            self.ttft.add(done.ttft_s)
+        if done.decode_tokens_per_s is not None:
+            self.decode.add(done.decode_tokens_per_s)
+        if done.request_itl_s is not None:
+            self.request_itl.add(done.request_itl_s)
+        self.e2e.add(done.ended_at - done.sent_at)
+        if done.itl:
+            self.itl.merge(done.itl)
+
+    def count_ceiling(self, done: Completed) -> None:
+        if done.ceiling_tokens is not None:
+            self.ceiling += done.ceiling_tokens
+            self.prompt_with_ceiling += done.prompt_tokens
+
+    def merge(self, other: Tally) -> None:
+        self.prompt += other.prompt
+        self.cached += other.cached
+        self.prompt_with_cached += other.prompt_with_cached
+        self.ceiling += other.ceiling
+        self.prompt_with_ceiling += other.prompt_with_ceiling
+        self.output += other.output
+        self.requests += other.requests
+        for name in ("ttft", "itl", "request_itl", "decode", "e2e"):
+            getattr(self, name).merge(getattr(other, name))
+
+
+@dataclass(slots=True, kw_only=True)
+class CallTally:
+    """A row's per-call figures, as the users table shows them: a simulated user's (`User`) and a real
+    agent's seen through the proxy (agentx_tui.proxy) are counted alike."""
+
+    requests: int = 0  # calls completed
+    errors: int = 0
+    output_tokens: int = 0
+    last_ttft: float | None = None  # of the latest call that had a first token
+    decode_sum: float = 0.0
+    decode_n: int = 0
+    itl_sum: float = 0.0  # per-request ITL, summed for the session's mean interactivity
+    itl_n: int = 0
+
+    def count(self, answer: AnswerFigures) -> None:
+        """One completed call."""
+        self.requests += 1
+        self.output_tokens += answer.output_tokens or 0
+        if answer.ttft_s is not None:
+            self.last_ttft = answer.ttft_s
+        if answer.decode_tokens_per_s is not None:
+            self.decode_sum += answer.decode_tokens_per_s
+            self.decode_n += 1
+        if answer.request_itl_s is not None:
+            self.itl_sum += answer.request_itl_s
+            self.itl_n += 1
+
+    def tallied(self) -> dict[str, float | int | None]:
+        """The `UserRow` fields these figures fill."""
+        return {
+            "requests": self.requests,
+            "errors": self.errors,
+            "output_tokens": self.output_tokens,
+            "last_ttft_s": self.last_ttft,
+            "decode_tokens_per_s": self.decode_sum / self.decode_n if self.decode_n else None,
+            "interactivity_tokens_per_s": self.itl_n / self.itl_sum if self.itl_sum > 0 else None,
+        }

@@ -1,0 +1,85 @@
+"""A finished answer's times and counts as the figures define them (docs/metrics.md), in one place:
+the load client's sender and the proxy both turn what they read into figures here.
+
+    output tokens       the server's `usage.completion_tokens`, else the content events counted
+    TTFT                first content − when the request was sent (or reached the proxy)
+    decode tok/s        output tokens / (last content − first content), with 2 or more tokens
+    per-request ITL     (last content − first content) / (output tokens − 1): AgentX's ITL
+    token gaps          (gap per token, tokens) per network read after the first with content
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agentx_tui.measure.histogram import bucketed
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerFigures:
+    """What one finished answer says, in the statistics' terms (None: not known or not defined)."""
+
+    output_tokens: int | None
+    ttft_s: float | None
+    decode_tokens_per_s: float | None
+    request_itl_s: float | None
+    gaps: tuple[tuple[float, float], ...]  # see `token_gaps`
+
+    @property
+    def itl_mean_s(self) -> float | None:
+        """The token-weighted mean inter-token latency (the driver's record keeps it)."""
+        weight = sum(w for _, w in self.gaps)
+        return sum(g * w for g, w in self.gaps) / weight if weight else None
+
+    def itl_buckets(self) -> dict[int, float]:
+        """The token gaps as histogram buckets: what `Completed.itl` carries."""
+        return bucketed(self.gaps)
+
+
+def answer_figures(
+    sent_at: float,
+    read_times: Sequence[float],
+    read_events: Sequence[int],
+    *,
+    reported_output: int | None,
+    counted_events: int | None,
+) -> AnswerFigures:
+    """The figures of an answer sent at `sent_at` whose content came in reads at `read_times` (with
+    `read_events` content events each; both empty for an answer that was not streamed).
+
+    `reported_output` is the server's count (`usage.completion_tokens`); `counted_events` the content
+    events to fall back on without it (one token each: exact for vLLM's one token per event, an
+    undercount when a server batches tokens into events), None where the caller does not trust them
+    (a failed request's partial stream)."""
+    output = reported_output if reported_output is not None else counted_events
+    first = read_times[0] if read_times else None
+    last = read_times[-1] if read_times else None
+    decode = request_itl = None
+    if output and output > 1 and first is not None and last is not None and last > first:
+        span = last - first
+        decode, request_itl = output / span, span / (output - 1)
+    return AnswerFigures(
+        output_tokens=output,
+        ttft_s=None if first is None else first - sent_at,
+        decode_tokens_per_s=decode,
+        request_itl_s=request_itl,
+        gaps=token_gaps(read_times, read_events, sum(read_events), output),
+    )
+
+
+def token_gaps(
+    times: Sequence[float], counts: Sequence[int], events: int, output_tokens: int | None
+) -> tuple[tuple[float, float], ...]:
+    """(gap per token, tokens) for every read after the first that carried content. A content event
+    may hold several tokens: each event is weighted by the server's output tokens per event, so the
+    weights add up to the tokens that arrived after the first read."""
+    if len(times) < 2:
+        return ()
+    factor = output_tokens / events if output_tokens is not None and events > 0 else 1.0
+    samples = []
+    for i in range(1, len(times)):
+        tokens = counts[i] * factor
+        if tokens > 0:
+            samples.append(((times[i] - times[i - 1]) / tokens, tokens))
+    return tuple(samples)

@@ -1,0 +1,161 @@
+"""A sweep point's measured window (docs/sweeps.md): its client figures (`WindowFigures`) and the raw
+sample its confidence intervals are computed from (`PointSample`, per session tree and per one-second
+slot; sweep/intervals.py). Fed by `ClientStats` with every request that ends while the window is open."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from agentx_tui.measure.histogram import bucket_of
+from agentx_tui.measure.tally import Tally
+
+SLOT_S = 1.0  # the sample's time slots: batch means group whole slots into sub-windows
+
+
+@dataclass(slots=True)
+class TreeSample:
+    """One session tree's part of a sweep point's window (its sub-agents' requests included)."""
+
+    tokens: float = 0.0  # prompt tokens whose first token came inside, output tokens decoded inside
+    requests: int = 0  # requests counted for the window's latencies
+    itl: dict[int, float] = field(default_factory=dict)  # their per-request ITL, bucketed as `LogHistogram`
+
+
+@dataclass(slots=True)
+class SlotSample:
+    """One `SLOT_S` slot of a sweep point's window: its tokens, and the counted requests that ended in it."""
+
+    tokens: float = 0.0
+    requests: int = 0
+    itl: dict[int, float] = field(default_factory=dict)
+
+
+class PointSample:
+    """The raw sample a sweep point's confidence intervals are computed from (sweep/intervals.py): per
+    session tree and per time slot, the window's tokens and its counted requests' per-request ITL.
+
+    O(1) work per request (plus one step per second a request decodes across) and bounded memory:
+    one small record per tree and per slot, ITLs in the 2% buckets of `LogHistogram`, never a list
+    of requests. A request with no known tree (-1) counts as a tree of its own."""
+
+    __slots__ = ("_untreed", "slot_s", "slots", "start", "trees", "users")
+
+    def __init__(self, start: float) -> None:
+        self.start = start
+        self.slot_s = SLOT_S
+        self.trees: dict[int, TreeSample] = {}
+        self.users: dict[int | tuple[str, int], float] = {}  # tokens inside the window per user slot
+        self.slots: dict[int, SlotSample] = {}
+        self._untreed = 0
+
+    def tree_of(self, tree: int) -> TreeSample:
+        if tree < 0:  # unknown: a tree of its own, with an id no real tree has
+            self._untreed += 1
+            tree = -self._untreed
+        found = self.trees.get(tree)
+        if found is None:
+            found = self.trees[tree] = TreeSample()
+        return found
+
+    def user_tokens(self, user: int, tree: int, tokens: float) -> None:
+        """`tokens` of the window to the request's user slot. A request of no known slot counts apart
+        from every real slot: with its tree, or (no tree either) as the tree `tree_of` just made it."""
+        key: int | tuple[str, int] = user if user >= 0 else ("tree", tree if tree >= 0 else -self._untreed)
+        self.users[key] = self.users.get(key, 0.0) + tokens
+
+    def _slot(self, t: float) -> SlotSample:
+        key = max(0, int((t - self.start) / self.slot_s))
+        found = self.slots.get(key)
+        if found is None:
+            found = self.slots[key] = SlotSample()
+        return found
+
+    def tokens_at(self, t: float, tokens: float) -> None:
+        self._slot(t).tokens += tokens
+
+    def tokens_over(self, lo: float, hi: float, tokens: float) -> None:
+        """`tokens` spread evenly over [lo, hi] (inside the window), slot by slot."""
+        span = hi - lo
+        first = max(0, int((lo - self.start) / self.slot_s))
+        last = max(first, int((hi - self.start) / self.slot_s))
+        for key in range(first, last + 1):  # whole slot indices: no float step can stall the walk
+            edge_lo = max(lo, self.start + key * self.slot_s)
+            edge_hi = min(hi, self.start + (key + 1) * self.slot_s)
+            if edge_hi > edge_lo:
+                slot = self.slots.get(key)
+                if slot is None:
+                    slot = self.slots[key] = SlotSample()
+                slot.tokens += tokens * (edge_hi - edge_lo) / span
+
+    def counted(self, tree: TreeSample, ended_at: float, request_itl_s: float | None) -> None:
+        """A request counted for the window's latencies (started after the warm-up, ended inside)."""
+        slot = self._slot(ended_at)
+        tree.requests += 1
+        slot.requests += 1
+        if request_itl_s is not None:
+            index = bucket_of(request_itl_s)
+            tree.itl[index] = tree.itl.get(index, 0.0) + 1.0
+            slot.itl[index] = slot.itl.get(index, 0.0) + 1.0
+
+
+@dataclass
+class WindowFigures:
+    """A sweep point's client figures (docs/sweeps.md): latencies of the requests that started after the
+    warm-up and ended inside the window; token rates from token times inside the window."""
+
+    start: float
+    end: float | None = None
+    latency: Tally = field(default_factory=Tally)  # requests started and ended inside
+    prompt_in_window: int = 0  # prompt tokens whose first token came inside (rates)
+    output_in_window: float = 0.0  # output tokens decoded inside (rates)
+    failed: int = 0
+    prompt_tokens_sum: int = 0  # of the requests counted, for the mean prompt length
+    cached_reported: bool = False
+    sample: PointSample = field(init=False)  # per tree and per slot, for the intervals
+    user_since: Mapping[int, float] = field(default_factory=dict)  # ClientStats.user_since
+
+    def __post_init__(self) -> None:
+        self.sample = PointSample(self.start)
+
+    @property
+    def duration_s(self) -> float | None:
+        return None if self.end is None else self.end - self.start
+
+    def rate(self, tokens: float) -> float | None:
+        span = self.duration_s
+        return tokens / span if span else None
+
+    def inside(self, sent_at: float, ended_at: float) -> bool:
+        return sent_at >= self.start and (self.end is None or ended_at <= self.end)
+
+    def spread(
+        self, first: float, last: float, prompt: int, output: int, tree: int = -1, user: int = -1
+    ) -> TreeSample | None:
+        """Count the tokens of a finished request that fell inside the window; the tree's sample, or
+        None when none did."""
+        end = math.inf if self.end is None else self.end
+        inside = 0.0
+        if self.start <= first <= end and prompt:
+            inside += prompt
+            self.prompt_in_window += prompt
+            self.sample.tokens_at(first, prompt)
+        if output > 0 and last <= first:
+            if self.start <= last <= end:
+                inside += output
+                self.output_in_window += output
+                self.sample.tokens_at(last, output)
+        elif output > 0:
+            lo, hi = max(first, self.start), min(last, end)
+            if hi > lo:
+                share = output * (hi - lo) / (last - first)
+                inside += share
+                self.output_in_window += share
+                self.sample.tokens_over(lo, hi, share)
+        if not inside:
+            return None
+        found = self.sample.tree_of(tree)
+        found.tokens += inside
+        self.sample.user_tokens(user, tree, inside)
+        return found
