@@ -35,6 +35,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
         "procfs": "",
         "args": "errors",
         "snapshot": "",
+        "measure": "snapshot load",  # LogHistogram until it moves to measure.histogram
         "control": "snapshot",
         "telemetry": "snapshot errors secrets",
         "engine": "snapshot telemetry errors secrets procfs",
