@@ -3,9 +3,11 @@
 `frontier` holds the pure arithmetic: the Pareto front, Steffen's monotone curve through it, the
 throughput and cost read at each interactivity tier, and `--sweep auto`'s stop rules; `points` turns
 a point's measured window into its figures; `intervals` says how sure a point is (95% intervals,
-`--precision`), and `tier_intervals` carries that through the frontier to the tier reads.
+`--precision`), and `tier_intervals` carries that through the frontier to the tier reads; `agents`
+reads the users per GPU on the frontier at each tier, as the throughput is read.
 """
 
+from agentx_tui.sweep.agents import AgentsRead, agents_at_tiers, read_agents
 from agentx_tui.sweep.frontier import (
     AUTO_MAX_POINTS,
     TIER_KEY_PREFIXES,
@@ -27,11 +29,13 @@ from agentx_tui.sweep.tier_intervals import tier_intervals
 __all__ = [
     "AUTO_MAX_POINTS",
     "TIER_KEY_PREFIXES",
+    "AgentsRead",
     "Interval",
     "MonotoneCurve",
     "PointIntervals",
     "PointWindow",
     "Precision",
+    "agents_at_tiers",
     "auto_stop_reason",
     "frontier_curve",
     "interval_sample",
@@ -40,6 +44,7 @@ __all__ = [
     "peak_auto_users",
     "point_intervals",
     "point_xy",
+    "read_agents",
     "read_tiers",
     "tier_intervals",
     "tier_report_keys",

@@ -1,0 +1,63 @@
+"""Agents per GPU at an interactivity tier (docs/metrics.md, "Tasks"): how many concurrent agents one
+GPU carries while the sweep's frontier still gives p90 interactivity T.
+
+Read like the throughput at a tier (`frontier.read_tiers`): the frontier's points as (p90 interactivity,
+users) knots, Steffen's monotone curve through them (`MonotoneCurve`), read at T, then ÷ GPUs. Never
+extrapolated: outside the frontier's interactivity range every figure is None and `note` says why.
+Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agentx_tui.snapshot import PointFigures
+from agentx_tui.sweep.frontier import XY, MonotoneCurve, frontier_curve
+from agentx_tui.units import figure
+
+
+@dataclass(frozen=True, slots=True)
+class AgentsRead:
+    """Users (concurrent agents) on the frontier at tier T, in all and per GPU; None when not known."""
+
+    tier: float  # tokens/s/user, p90 interactivity
+    users: float | None = None
+    agents_per_gpu: float | None = None
+    note: str | None = None
+
+
+def agents_at_tiers(
+    frontier_users: Sequence[XY], tiers: Sequence[float], *, gpus: float | None
+) -> tuple[AgentsRead, ...]:
+    """Users per GPU at each tier T, from the frontier's points as (p90 interactivity, users) pairs (a
+    pair without both figures is left out; of two at one interactivity, the one with more users)."""
+    curve = frontier_curve(frontier_users, range(len(frontier_users)))
+    count = gpus if gpus is not None and math.isfinite(gpus) and gpus > 0 else None
+    return tuple(_read(curve, float(tier), count) for tier in tiers)
+
+
+def read_agents(
+    points: Sequence[PointFigures], frontier: Sequence[int], tiers: Sequence[float], *, gpus: float | None
+) -> tuple[AgentsRead, ...]:
+    """`agents_at_tiers` over a sweep's points and its frontier (indices into `points`, `pareto_front`'s)."""
+    pairs: list[XY] = [(points[i].interactivity_p90_tokens_per_s, float(points[i].users)) for i in frontier]
+    return agents_at_tiers(pairs, tiers, gpus=gpus)
+
+
+def _read(curve: MonotoneCurve, tier: float, gpus: float | None) -> AgentsRead:
+    if not curve.xs:
+        return AgentsRead(tier=tier, note="no measured point")
+    if tier > curve.xs[-1]:
+        note = f"above the fastest measured point (p90 interactivity {figure(curve.xs[-1])} tok/s/user)"
+        return AgentsRead(tier=tier, note=note)
+    if tier < curve.xs[0]:
+        note = f"below the slowest point on the frontier (p90 interactivity {figure(curve.xs[0])} tok/s/user)"
+        return AgentsRead(tier=tier, note=note)
+    users = curve.at(tier)
+    if users is None:  # NaN tier: not in any range
+        return AgentsRead(tier=tier, note="not a number")
+    if gpus is None:
+        return AgentsRead(tier=tier, users=users, note="no GPU count: set --gpus")
+    return AgentsRead(tier=tier, users=users, agents_per_gpu=users / gpus)
