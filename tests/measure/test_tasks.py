@@ -4,7 +4,7 @@ worked out by hand in the comments, windows, failures, and the step curve."""
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from itertools import pairwise
 
 import pytest
@@ -292,7 +292,7 @@ def test_step_rows_carry_the_report_keys() -> None:
     book = TaskBook(started_at=0.0)
     feed(book, 1, [Call(1, 0.0, 1.0, ttft_s=None)])
     (row,) = book.figures(now=10.0).step_curve
-    assert list(asdict(row)) == [
+    assert list(row.model_dump()) == [
         "step",
         "step_last",
         "requests",
@@ -302,7 +302,9 @@ def test_step_rows_carry_the_report_keys() -> None:
         "e2e_p50_s",
         "e2e_p90_s",
     ]
-    assert row == StepRow(1, 1, 1, 100.0, None, None, row.e2e_p50_s, row.e2e_p90_s)
+    assert row == StepRow(
+        step=1, step_last=1, requests=1, context_tokens_mean=100.0, e2e_p50_s=row.e2e_p50_s, e2e_p90_s=row.e2e_p90_s
+    )
 
 
 def test_failed_calls_stay_out_of_the_step_curve() -> None:

@@ -39,6 +39,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
 from agentx_tui.measure.histogram import LogHistogram
+from agentx_tui.snapshot import StepRow, TaskFigures
 
 STEPS_ALONE = 8  # steps 1..8 get a row each; beyond, one row per power of two
 
@@ -51,38 +52,6 @@ def step_bucket(step: int) -> tuple[int, int]:
         return step, step
     last = 1 << (step - 1).bit_length()
     return last // 2 + 1, last
-
-
-@dataclass(frozen=True, slots=True)
-class StepRow:
-    """One row of the step curve: the completed calls whose step falls in [step, step_last]."""
-
-    step: int  # the bucket's first step
-    step_last: int
-    requests: int
-    context_tokens_mean: float | None
-    ttft_p50_s: float | None
-    ttft_p90_s: float | None
-    e2e_p50_s: float | None
-    e2e_p90_s: float | None
-
-
-@dataclass(frozen=True, slots=True)
-class TaskFigures:
-    """The task figures of the whole run or of one window (module docstring). None: cannot be known."""
-
-    tasks_completed: int = 0
-    tasks_running: int = 0  # whole run: trees with calls and no end yet; a window: begun inside, not over at its end
-    tasks_failed: int = 0
-    task_s_p50: float | None = None
-    task_s_p90: float | None = None
-    task_model_share: float | None = None  # Σ model time / Σ wall time over the completed tasks
-    steps_per_task_mean: float | None = None
-    tokens_per_task_mean: float | None = None
-    output_tokens_per_task_mean: float | None = None
-    usd_per_task: float | None = None
-    tasks_per_hour_per_gpu: float | None = None
-    step_curve: tuple[StepRow, ...] = ()
 
 
 class _Union:
@@ -234,8 +203,10 @@ class TaskBook:
         output_tokens: int,
         ttft_s: float | None,
         ok: bool,
+        e2e_s: float | None = None,
     ) -> None:
-        """One call of `tree` ended; `ok` False (it failed for good) ends the task as failed."""
+        """One call of `tree` ended; `ok` False (it failed for good) ends the task as failed. `e2e_s`:
+        the call's E2E as the run counts it (to its last content token); `ended_at − sent_at` if None."""
         found = self._open.get(tree)
         if found is None:
             found = self._open[tree] = _Tree(sent_at, ended_at)
@@ -252,7 +223,8 @@ class TaskBook:
         found.tokens += tokens
         found.output_tokens += output_tokens
         self.tokens += tokens
-        e2e_s = max(0.0, ended_at - sent_at)
+        if e2e_s is None:
+            e2e_s = max(0.0, ended_at - sent_at)
         self.run.call(step, prompt_tokens, ttft_s, e2e_s)
         for window in self._windows:
             if window.inside(sent_at, ended_at):
@@ -346,4 +318,18 @@ def _figures(
         usd_per_task=tokens_mean / per_dollar if tokens_mean is not None and per_dollar is not None else None,
         tasks_per_hour_per_gpu=done / hours / gpu_count if hours is not None and gpu_count is not None else None,
         step_curve=rows,
+        task_s_histogram=_histogram(tally.wall),
     )
+
+
+_EDGES = tuple(m * 10.0**e for e in range(-1, 6) for m in (1, 2, 5))  # 0.1 s … 5·10⁵ s, 1-2-5
+
+
+def _histogram(times: LogHistogram) -> tuple[tuple[float, int], ...]:
+    """Task wall times regrouped on a 1-2-5 scale (upper edges in seconds), empty edges left out."""
+    counts: dict[float, float] = {}
+    for index, weight in times.buckets.items():
+        value = LogHistogram.value_of(index)
+        edge = next((e for e in _EDGES if value <= e), _EDGES[-1])
+        counts[edge] = counts.get(edge, 0.0) + weight
+    return tuple((edge, round(counts[edge])) for edge in sorted(counts))

@@ -226,6 +226,41 @@ class UserRow(_Frozen):
     real: bool = False  # a proxied session of a real agent (agentx_tui.proxy), not a simulated user
 
 
+class StepRow(_Frozen):
+    """One row of the step curve (docs/metrics.md, "Tasks"): the completed calls whose step (a call's
+    place in its agent's loop) falls in [step, step_last]."""
+
+    step: int  # the bucket's first step
+    step_last: int
+    requests: int
+    context_tokens_mean: float | None = None
+    ttft_p50_s: float | None = None
+    ttft_p90_s: float | None = None
+    e2e_p50_s: float | None = None
+    e2e_p90_s: float | None = None
+
+
+class TaskFigures(_Frozen):
+    """Agents, not requests (docs/metrics.md, "Tasks"): a task is one session tree. Only completed
+    tasks enter the figures; `tasks_running` and `tasks_failed` say what else there was."""
+
+    tasks_completed: int = 0
+    tasks_running: int = 0  # whole run: trees with calls and no end yet; a window: begun inside, not over at its end
+    tasks_failed: int = 0
+    task_s_p50: float | None = None
+    task_s_p90: float | None = None
+    task_model_share: float | None = None  # Σ model time / Σ wall time over the completed tasks
+    steps_per_task_mean: float | None = None
+    tokens_per_task_mean: float | None = None
+    output_tokens_per_task_mean: float | None = None
+    usd_per_task: float | None = None
+    tasks_per_hour_per_gpu: float | None = None
+    step_curve: tuple[StepRow, ...] = ()
+    # The completed tasks' wall times as (upper edge in seconds, tasks) on a 1-2-5 scale, for the
+    # distribution's picture; empty edges left out.
+    task_s_histogram: tuple[tuple[float, int], ...] = ()
+
+
 class CostFigures(_Frozen):
     """The tokens-per-dollar meter (docs/metrics.md). All ``None`` when no price is known."""
 
@@ -419,6 +454,7 @@ class Snapshot(_Frozen):
     sweep: SweepState | None = None
     proxy: ProxyState | None = None  # --proxy: real agents' traffic
     intervals: RunIntervals | None = None  # a plain run with --precision
+    tasks: TaskFigures | None = None  # per session tree; None when observing only or before any call
     cost: CostFigures = Field(default_factory=CostFigures)
     events: tuple[str, ...] = ()  # app events new since the previous tick (already redacted)
     server_log: tuple[str, ...] = ()  # launched-server log lines new since the previous tick
