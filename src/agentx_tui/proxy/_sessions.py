@@ -40,7 +40,15 @@ MAX_CANDIDATES = 16  # waiting sessions looked at for an inferred sub-agent's pa
 MAX_LIVE_TREES = 50_000
 CLOSE_TOKENIZE_S = 3.0  # at close, how long prompts still being tokenized are waited for
 _SWEEP_S = 5.0
+SCREEN_NAME_CHARS = 64  # a session's name is kept for the screen up to this long
 How = Literal["header", "user", "inferred"]
+
+
+def screen_name(value: str) -> str:
+    """A session's name as the screen may show it: at most `SCREEN_NAME_CHARS` printable characters (the
+    agent chose it: a control character in it must not reach the terminal)."""
+    text = "".join(c if c.isprintable() else "?" for c in value[: SCREEN_NAME_CHARS + 1])
+    return text if len(text) <= SCREEN_NAME_CHARS else text[: SCREEN_NAME_CHARS - 1] + "…"
 
 
 @dataclass(slots=True, eq=False)
@@ -64,6 +72,7 @@ class LiveSession(CallTally):
     label: str
     how: How
     name: tuple[str, str] | None  # ("header" | "user", value): in memory only
+    shown_name: str  # the name as the screen shows it ("" for inferred sessions): never written to a file
     agent: CaptureAgent | None
     head: int | None = None  # key of the first message (inferred sessions)
     tip: int | None = None  # key over the latest call's whole prompt (inferred sessions)
@@ -92,6 +101,7 @@ class LiveSession(CallTally):
             parent=self.parent.id if self.parent is not None else None,
             label=self.label,
             real=True,
+            name=self.shown_name,
             **self.tallied(),
         )
 
@@ -425,6 +435,7 @@ class LiveSessions:
             label=label,
             how=how,
             name=name,
+            shown_name=screen_name(name[1]) if name is not None else "",
             agent=agent,
         )
         tree.sessions.append(session)
