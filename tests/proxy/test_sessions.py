@@ -9,7 +9,7 @@ import json
 import pytest
 
 from agentx_tui.proxy import REAL_ID_BASE, LiveSessions, ProxiedCall, Tokenizer
-from agentx_tui.proxy._sessions import SCREEN_NAME_CHARS
+from agentx_tui.proxy._session import SCREEN_NAME_CHARS
 from agentx_tui.snapshot import Snapshot
 from tests.proxy.calls import SYSTEM, Sink, assistant, make_call, stream, tool, user
 from tests.proxy.upstream import Upstream
