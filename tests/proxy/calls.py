@@ -55,7 +55,8 @@ def stream(
     cached: int | None = 0,
     error: str | None = None,
 ) -> None:
-    """The answer streams `tokens` content events from `first`, one per read, then ends."""
+    """The answer streams `tokens` content events from `first`, one per read, then ends: with `[DONE]`,
+    or, given an `error`, without (an answer whose `[DONE]` was relayed is complete, `ProxiedCall.finish`)."""
     call.status = 200
     scan = call.scan = SseScanner(want_finish=True, any_tokens=True)
     t = first
@@ -69,7 +70,8 @@ def stream(
         if cached is not None:
             usage["prompt_tokens_details"] = {"cached_tokens": cached}
         scan.feed(f'data: {{"choices":[],"usage":{json.dumps(usage)}}}\n\n'.encode(), t)
-    scan.feed(b"data: [DONE]\n\n", t)
+    if error is None:
+        scan.feed(b"data: [DONE]\n\n", t)
     call.finish(t + 0.001, error)
 
 

@@ -85,6 +85,7 @@ async def test_a_real_agent_through_the_proxy_is_reported_captured_and_flushed_o
     assert r["partial"] is True and r["proxied_requests"] == STEPS and r["proxied_sessions"] == 1
     assert r["requests_completed"] == STEPS and r["captured_sessions"] == 1 and r["capture_dir"] == str(capture)
     assert r["proxy_added_ttft_p50_s"] is not None and r["prefix_cache_hit_rate_ceiling"] is None  # not 0
+    assert r["client_cpu_us_per_token"] is None  # the client streamed no token of its own
     (row,) = [u for u in r["users_detail"] if u["real"]]
     assert row["requests"] == STEPS and row["label"]
     (path,) = capture.glob("*.json")

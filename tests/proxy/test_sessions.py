@@ -4,12 +4,16 @@ what the run's statistics get."""
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
 from agentx_tui.proxy import REAL_ID_BASE, LiveSessions, ProxiedCall, Tokenizer
+from agentx_tui.proxy._session import SCREEN_NAME_CHARS
+from agentx_tui.snapshot import Snapshot
 from tests.proxy.calls import SYSTEM, Sink, assistant, make_call, stream, tool, user
 from tests.proxy.upstream import Upstream
+from tests.ui.fakes import make_snapshot
 
 
 def run(sessions: LiveSessions, call: ProxiedCall, *, first: float | None = None, **answer: object) -> ProxiedCall:
@@ -35,6 +39,33 @@ def test_the_session_header_names_a_session_and_the_parent_header_its_parent() -
     assert all("agent" not in r.label for r in rows.values())  # labels are ours, never the header's value
     figures = sessions.figures()
     assert figures.proxied_sessions == 2 and figures.subagents == 1 and figures.by_header == 3
+
+
+def test_the_screen_shows_a_sessions_own_name_and_files_keep_the_short_id() -> None:
+    """A team finds its agent by the name it gave it; the recording and the report's `users_detail`
+    (both serialise the rows) carry the short id only: no header value or `user` field is written."""
+    sessions = LiveSessions()
+    named = run(sessions, make_call([SYSTEM, user("one")], at=0.0, header="alpha1"))
+    sub = run(sessions, make_call([user("sub")], at=0.5, header="alpha1-explorer", parent="alpha1"))
+    by_user = run(sessions, make_call([SYSTEM, user("two")], at=1.0, user_field="team-b\x1b[31m"))
+    inferred = run(sessions, make_call([SYSTEM, user("three")], at=60.0))
+    rows = {r.user: r for r in sessions.rows()}
+    assert rows[named.session.id].name == "alpha1" and rows[sub.session.id].name == "alpha1-explorer"
+    assert rows[by_user.session.id].name == "team-b?[31m"  # no control character reaches the terminal
+    assert rows[inferred.session.id].name == ""  # inferred: the short id (its label) is what is shown
+    assert rows[named.session.id].label == named.session.tree.label and len(rows[named.session.id].label) == 6
+    snap = make_snapshot(1, sessions=1)
+    snap = snap.model_copy(update={"sessions": (*snap.sessions, *rows.values())})
+    written = snap.to_json() + json.dumps([row.model_dump() for row in snap.sessions])
+    assert "alpha1" not in written and "team-b" not in written
+    assert named.session.label in written
+    assert Snapshot.from_json(snap.to_json()).sessions[-1].name == ""  # a replay shows the short id
+
+
+def test_a_long_session_name_is_kept_shortened() -> None:
+    sessions = LiveSessions()
+    call = run(sessions, make_call([SYSTEM, user("one")], at=0.0, header="n" * 500))
+    assert call.session.shown_name == "n" * (SCREEN_NAME_CHARS - 1) + "…"
 
 
 def test_the_user_field_names_a_session_when_no_header_does() -> None:

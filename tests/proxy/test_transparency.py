@@ -14,8 +14,10 @@ from collections.abc import AsyncIterator
 import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
+from openai import AsyncOpenAI
 
 from agentx_tui.errors import UsageError
+from agentx_tui.measure import SseScanner
 from agentx_tui.proxy import ProxiedCall, ProxyServer
 from agentx_tui.proxy._headers import request_headers, response_headers
 from tests.proxy.upstream import Upstream
@@ -252,6 +254,55 @@ async def test_an_agent_hanging_up_is_counted_and_its_upstream_answer_dropped(up
         assert failed.kind == "cancelled" and not failed.final  # not a failure of the server
         await asyncio.sleep(0.2)
         assert len(upstream.sent) < 41  # the upstream stopped streaming to nobody
+
+
+async def test_an_agent_closing_after_done_completed_its_call(upstream: Upstream) -> None:
+    """Issue 30: the official `openai` client reads `[DONE]`, drains the rest for at most 0.1 s, then
+    closes its connection. A proxy whose loop is busy then (the dashboard) writes the body's end to a
+    closed connection; the agent has its whole answer all the same, so its call completed. The upstream
+    holds the end of its body 0.5 s after `[DONE]` to make that race certain."""
+    upstream.end_after_s = 0.5
+    calls = Calls()
+    async with running(ProxyServer(upstream.url, observer=calls)) as proxy:
+        client = AsyncOpenAI(base_url=proxy.url + "/v1", api_key=KEY, max_retries=0)
+        stream = await client.chat.completions.create(
+            model="fake",
+            messages=[{"role": "user", "content": "hi"}],
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+        usage = [chunk.usage async for chunk in stream if chunk.usage is not None]
+        assert usage and usage[0].completion_tokens == upstream.tokens
+        for _ in range(100):
+            if calls.ended:
+                break
+            await asyncio.sleep(0.05)
+        assert calls.ended, "the call never ended"
+        await client.close()
+        assert proxy.health().agent_cancelled == 0
+    call = calls.ended[0]
+    assert call.error is None
+    assert call.completed(call.prompt_tokens or 0).output_tokens == upstream.tokens
+
+
+def test_an_answer_relayed_whole_is_complete_whatever_its_connection_does_after() -> None:
+    streamed = ProxiedCall(kind="chat", body=b"{}", received_at=0.0, status=200)
+    streamed.scan = SseScanner(want_finish=True, any_tokens=True)
+    streamed.scan.feed(b'data: {"choices": [{"delta": {"content": "a"}}]}\n\n', 0.1)
+    cut = ProxiedCall(kind="chat", body=b"{}", received_at=0.0, status=200, scan=streamed.scan)
+    cut.finish(0.2, "cancelled", "the agent closed the connection")
+    assert cut.error == "cancelled"  # no [DONE] relayed yet: the agent hung up mid-answer
+    streamed.scan.feed(b"data: [DONE]\n\n", 0.2)
+    streamed.finish(0.3, "cancelled", "the agent closed the connection")
+    assert streamed.error is None and streamed.detail == ""
+    whole = ProxiedCall(kind="chat", body=b"{}", received_at=0.0, status=200, body_relayed=True)
+    whole.keep(b'{"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 2}}')
+    whole.finish(0.3, "cancelled", "the agent closed the connection")
+    assert whole.error is None and whole.output_tokens == 2
+    refused = ProxiedCall(kind="chat", body=b"{}", received_at=0.0, status=429, body_relayed=True)
+    refused.keep(b'{"error": {"message": "slow down"}}')
+    refused.finish(0.3, "cancelled", "the agent closed the connection")
+    assert refused.error == "rate_limited"  # relayed whole, and still the server's refusal
 
 
 async def test_a_failing_observer_never_costs_the_agent_its_answer(upstream: Upstream) -> None:

@@ -4,7 +4,8 @@
 - `/status/{code}`: that status, a JSON error body and headers that must pass through (two Set-Cookie);
 - `/v1/chat/completions`: a streamed chat answer in vLLM's shape, one event per chunk, with `gap_s`
   between chunks; it records when it sent each chunk (`sent`), so a test can check when each arrived;
-  `tokens`, `usage` and `cut_after` (close the connection after that many chunks) script it;
+  `tokens`, `usage`, `cut_after` (close the connection after that many chunks) and `end_after_s` (hold
+  the end of the body that long after `[DONE]`, as a busy proxy's loop may) script it;
   a non-streamed request gets one JSON answer with usage;
 - `/tokenize`: one token per whitespace-separated word of every message (and a fixed template);
 - `/hang`: never answers (the proxy's idle timeout must end it);
@@ -49,6 +50,7 @@ class Upstream:
     usage: bool | None = None  # None: as the request asks (stream_options.include_usage)
     cached: int = 0
     cut_after: int | None = None
+    end_after_s: float = 0.0
     sent: list[float] = field(default_factory=list)  # time.monotonic() of every chat chunk written
     seen: list[dict[str, Any]] = field(default_factory=list)  # every request: method, path, headers, body
     tokenized: list[dict[str, Any]] = field(default_factory=list)
@@ -143,5 +145,7 @@ class Upstream:
                 return resp
             self.sent.append(time.monotonic())
             await resp.write(event + (tail.encode() if i == len(events) - 1 else b""))
+        if self.end_after_s:
+            await asyncio.sleep(self.end_after_s)
         await resp.write_eof()
         return resp

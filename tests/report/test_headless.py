@@ -117,10 +117,12 @@ def test_summary_says_what_the_client_cost_and_whether_it_was_the_limit() -> Non
     healthy = {"client_saturated": False, "client_cpu_us_per_token": 18.2, "client_cpu_cores_mean": 0.31}
     bound = {**healthy, "client_saturated": True, "client_saturated_reason": "its event loop ran 80 ms late (p99)"}
     texts = []
-    for report in (healthy, bound, {"client_saturated": None}):
+    proxy_only = {**healthy, "client_cpu_us_per_token": None}  # no token of its own streamed
+    for report in (healthy, bound, {"client_saturated": None}, proxy_only):
         out = io.StringIO()
         HeadlessPrinter(out, color=False).summary(report, [])
         texts.append(out.getvalue())
     assert "client: 18.2 µs of CPU per output token, 0.31 cores on average\n" in texts[0]
     assert "CLIENT-BOUND (its event loop ran 80 ms late (p99)): figures measure the client" in texts[1]
     assert "client:" not in texts[2]  # observing only: no load generator
+    assert "client: 0.31 cores on average\n" in texts[3]

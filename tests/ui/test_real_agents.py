@@ -20,6 +20,11 @@ def _with_real_agents(seq: int) -> Snapshot:
                 requests=7, output_tokens=2_100, label="3f2a9c", real=True),
         UserRow(user=REAL + 1, session=1, state="prefill", step=2, steps_total=0, context_tokens=9_000,
                 requests=2, output_tokens=300, parent=REAL, label="3f2a9c.1", real=True),
+        UserRow(user=REAL + 2, session=1, state="tool", step=3, steps_total=0, context_tokens=4_000,
+                requests=3, output_tokens=90, label="7c01d2", real=True, name="alpha1"),
+        UserRow(user=REAL + 3, session=1, state="tool", step=1, steps_total=0, context_tokens=1_000,
+                requests=1, output_tokens=10, parent=REAL + 2, label="7c01d2.1", real=True,
+                name="alpha1-the-explorer-of-src-and-tests"),
     )  # fmt: skip
     assert snap.client is not None
     totals = snap.client.totals
@@ -41,10 +46,13 @@ async def test_real_sessions_are_marked_listed_first_and_their_share_is_shown() 
     async with app.run_test(size=(120, 40)) as pilot:
         await shown(pilot, 2)
         table = app.query_one(UsersPane).table
-        first, second, *rest = table.order
+        first, second, named, named_sub, *rest = table.order
         assert table.cell(first, "user").text == "real" and table.cell(first, "where").text == "3f2a9c"
         assert table.cell(second, "user").text == "real›" and table.cell(second, "where").text == "3f2a9c.1"
         assert table.cell(second, "step").text == "2"  # a real agent's steps so far (its total is unknown)
+        # A session that named itself shows its name, cut with an ellipsis to the column's width.
+        assert table.cell(named, "where").text == "alpha1"
+        assert table.cell(named_sub, "where").text == "alpha1-the-explorer-…"  # 21 columns
         assert [table.cell(key, "user").text for key in rest] == ["0", "1", "2"]
         latency = app.query_one(ThroughputPane).query_one("#tps-latency", Figures)
         assert "real  25.0% of tokens · 2 live sessions" in str(latency.render())

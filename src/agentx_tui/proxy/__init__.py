@@ -5,6 +5,7 @@ agents as live sessions beside the simulated users, and their capture as AgentX 
     ProxyServer    the transparent streaming proxy; hands every model call to a `ProxyObserver`
     LiveSessions   the observer: calls → sessions (header, `user` field, or inferred), users-table rows,
                    `Completed`/`Failed` for the run's statistics, and the capture's session trees
+                   (`_sessions.py` lists the modules that do each of those jobs)
     Capture        session files: no text, no token ids, no header values; salted block hashes
     Tokenizer      the server's own token ids of a call's prompt, off the request's path
 
@@ -21,7 +22,9 @@ from agentx_tui.proxy._server import (
     ProxyServer,
     parent_header,
 )
-from agentx_tui.proxy._sessions import REAL_ID_BASE, LiveSession, LiveSessions, SessionFigures
+from agentx_tui.proxy._session import REAL_ID_BASE, LiveSession
+from agentx_tui.proxy._session_stats import SessionFigures
+from agentx_tui.proxy._sessions import LiveSessions
 from agentx_tui.proxy._tokenize import Tokenizer, TokenizerFigures
 
 __all__ = [

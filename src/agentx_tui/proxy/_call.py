@@ -41,6 +41,7 @@ class ProxiedCall(UsageFigures):
     scan: SseScanner | None = None  # a streamed (SSE) answer
     _json: list[bytes] = field(default_factory=list)  # a whole (non-SSE) answer, for its usage or error
     _json_size: int = 0
+    body_relayed: bool = False  # the upstream's body ended and every byte of it went to the agent's connection
     ended_at: float = 0.0
     error: str | None = None  # the failure's kind (measure/sse.py's names), None if completed
     detail: str = ""  # the upstream's error, one line (no header values: they are never in it)
@@ -56,10 +57,23 @@ class ProxiedCall(UsageFigures):
             self._json.append(data)
             self._json_size += len(data)
 
+    @property
+    def answer_relayed(self) -> bool:
+        """Whether the agent has its whole answer: a streamed answer's `[DONE]` handed to its connection,
+        or a whole body. The scanner is fed only what was handed over, so its `[DONE]` is the relayed one."""
+        return self.scan.done if self.scan is not None else self.body_relayed
+
     def finish(self, ended_at: float, error: str | None = None, detail: str = "") -> None:
-        """The call is over: read the usage and finish reason, decide whether it completed."""
+        """The call is over: read the usage and finish reason, decide whether it completed.
+
+        An answer relayed whole is complete whatever happens to either connection after: an agent that
+        has its `[DONE]` may close at once (the official `openai` client drains the rest for at most
+        0.1 s, then closes), and the proxy, on a busy event loop, may only then try to end the response.
+        Counting that as a hang-up would drop a call the agent received from its capture and session."""
         self.ended_at = ended_at
         self._figures = None
+        if error is not None and self.answer_relayed:
+            error, detail = None, ""
         body = b"".join(self._json)
         self._json = []
         if error is None and self.status is not None and self.status >= 400:

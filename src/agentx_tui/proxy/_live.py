@@ -10,8 +10,9 @@ from pathlib import Path
 from agentx_tui.errors import UsageError
 from agentx_tui.measure import StatsSink
 from agentx_tui.proxy._capture import Capture
+from agentx_tui.proxy._eviction import IDLE_S
 from agentx_tui.proxy._server import DEFAULT_SESSION_HEADER, SHUTDOWN_GRACE_S, ProxyServer
-from agentx_tui.proxy._sessions import IDLE_S, LiveSessions
+from agentx_tui.proxy._sessions import LiveSessions
 from agentx_tui.proxy._tokenize import Tokenizer
 from agentx_tui.snapshot import USERS_SHOWN, ProxyState, UserRow
 

@@ -326,18 +326,26 @@ class ProxyServer:
                         scan.feed(data, now)
                     else:
                         call.keep(data)
+            if call is not None:
+                call.body_relayed = True
             try:
                 await resp.write_eof()
             except ConnectionError:
-                return self._agent_gone(resp, call)
+                return self._agent_gone(resp, call, body_relayed=True)
             if call is not None:
                 call.finish(time.monotonic())
             return resp
         finally:
             self._open.pop(id(stream), None)
 
-    def _agent_gone(self, resp: web.StreamResponse, call: ProxiedCall | None) -> web.StreamResponse:
-        self._cancelled += 1
+    def _agent_gone(
+        self, resp: web.StreamResponse, call: ProxiedCall | None, *, body_relayed: bool = False
+    ) -> web.StreamResponse:
+        """The agent's connection failed a write. An agent that already had its whole answer (every
+        body byte, or a streamed answer's `[DONE]`: `ProxiedCall.answer_relayed`) just closed early:
+        nobody hung up, and its call completed."""
+        if not (call.answer_relayed if call is not None else body_relayed):
+            self._cancelled += 1
         if call is not None:
             call.finish(time.monotonic(), "cancelled", "the agent closed the connection")
         resp.force_close()

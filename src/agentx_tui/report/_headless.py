@@ -107,7 +107,9 @@ class HeadlessPrinter:
 
     def _client(self, report: dict[str, Any]) -> str:
         us, cores = report.get("client_cpu_us_per_token"), report.get("client_cpu_cores_mean")
-        text = f"  client: {cell(us)} µs of CPU per output token, {cell(cores)} cores on average"
+        # No figure per token when the client streamed none of its own (a proxy-only run: docs/metrics.md).
+        per_token = f"{cell(us)} µs of CPU per output token, " if us is not None else ""
+        text = f"  client: {per_token}{cell(cores)} cores on average"
         if report.get("client_saturated"):
             why = report.get("client_saturated_reason") or "see the log"
             text += "; " + self._style(f"CLIENT-BOUND ({why}): figures measure the client", _RED)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentx_tui.load import LoadSettings, PreparedWorkload
+from agentx_tui.proxy import DEFAULT_SESSION_HEADER
 from agentx_tui.report import Check
 
 TargetKind = Literal["attach", "serve", "sim", "prometheus"]
@@ -72,7 +73,7 @@ class ProxyPlan:
     host: str
     port: int  # 0: a free port (said when the run starts)
     capture_dir: Path | None = None  # --capture
-    session_header: str = "X-Session-ID"
+    session_header: str = DEFAULT_SESSION_HEADER  # --session-header
 
 
 @dataclass(frozen=True)

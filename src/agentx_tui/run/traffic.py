@@ -57,7 +57,11 @@ class Traffic:
             sample = await self.load.sample()
         elif self.stats is not None and self._probe is not None:
             figures = self.stats.figures(time.monotonic())
-            sample = LoadSample(figures, self._health.tick([self._probe.look()], 0, figures.totals.output_tokens))
+            # No output tokens for the health: its CPU per token (the Throughput border, the report's
+            # `client_cpu_us_per_token`) is what a token streamed by the load client cost it, and this
+            # process streamed none of its own; divided by the agents' tokens it relays, it read as a
+            # client cost ("12.8 K µs CPU/tok") that was the proxy's and the dashboard's. n/a instead.
+            sample = LoadSample(figures, self._health.tick([self._probe.look()], 0))
         else:
             return None, state, events
         if proxy is not None:

@@ -222,8 +222,12 @@ class UserRow(_Frozen):
     endpoint: str = ""
     parent: int | None = None  # for sub-agents: the parent user id
     interactivity_tokens_per_s: float | None = None  # 1 / mean per-request ITL over this session
-    label: str = ""  # what the session replays (a trace file name), if anything
+    label: str = ""  # what the session replays (a trace file name), or a real session's short id
     real: bool = False  # a proxied session of a real agent (agentx_tui.proxy), not a simulated user
+    # A real session's own name (its session header's value or the request's `user` field), for the
+    # screen only: excluded from every serialisation (the recording, the report's `users_detail`), as
+    # docs/capture.md promises that no header value is ever written. "" for inferred sessions.
+    name: str = Field(default="", exclude=True)
 
 
 class StepRow(_Frozen):

@@ -78,6 +78,9 @@ def _source(source: str, snap: Snapshot, width: int) -> str:
     if source == "none":
         return ""
     health = snap.client_health
+    # None before the client streamed a token, and in a run with no simulated users (`-w none` with
+    # `--proxy`): the client then sent no token of its own, and its CPU over the agents' relayed tokens
+    # would be the proxy's and the dashboard's cost, not the client's (run/traffic.py leaves it out).
     cost = health.cpu_us_per_token if health is not None and source == "client" else None
     if cost is None:
         return f"measured by the {source}"

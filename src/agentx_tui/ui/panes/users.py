@@ -119,7 +119,7 @@ _SORT_VALUES: tuple[Callable[[UserRow], float | str | tuple[bool, int] | None], 
     lambda s: s.decode_tokens_per_s,
     lambda s: s.interactivity_tokens_per_s,
     lambda s: s.output_tokens,
-    lambda s: s.label or s.endpoint or None,
+    lambda s: s.name or s.label or s.endpoint or None,
 )
 
 
@@ -128,8 +128,17 @@ def _sort_key(s: UserRow, column: int) -> tuple[int, Any]:
     return (1, 0) if raw is None else (0, raw)  # unknown values sort last
 
 
+def _where(s: UserRow) -> str:
+    """A real session's own name (an ellipsis where the column cuts it), else its short id (a session
+    the proxy inferred), the file a simulated user replays, or the host it sends to."""
+    if s.name:
+        width = COLUMNS[-1].width
+        return s.name if len(s.name) <= width else s.name[: width - 1] + "…"
+    return s.label or _short_url(s.endpoint)
+
+
 def _who(s: UserRow) -> str:
-    if s.real:  # a real agent through --proxy: its short session id is in the last column
+    if s.real:  # a real agent through --proxy: its name (or short id) is in the last column
         return "real" if s.parent is None else "real›"
     # A sub-agent shows as parent›n: its own id is a large number that would say nothing.
     return f"{s.user}" if s.parent is None else f"{s.parent}›{s.user - CHILD_ID_BASE}"
@@ -145,7 +154,7 @@ def _cells(s: UserRow) -> tuple[Cell, ...]:
         compact(s.decode_tokens_per_s),
         compact(s.interactivity_tokens_per_s),
         count(s.output_tokens),
-        s.label or _short_url(s.endpoint),
+        _where(s),
     )
     styles = ("real" if s.real else "", s.state)
     return tuple(
