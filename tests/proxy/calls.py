@@ -89,5 +89,5 @@ class Sink:
     def error(self, failed: Failed) -> None:
         self.errors.append(failed)
 
-    def session_ended(self, how: str) -> None:
+    def session_ended(self, how: str, tree: int = -1) -> None:
         self.ended.append(how)

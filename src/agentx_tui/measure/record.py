@@ -30,6 +30,7 @@ class Completed:
     # The user slot (`-u`) whose session tree it is (a sub-agent's: its parent's): one slot runs one tree
     # after another, so its tokens over a window are the cluster a throughput interval needs. -1: unknown.
     user: int = -1
+    step: int = 0  # the call's place in its agent's loop (1-based; 0: unknown): the step curve's row
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +41,7 @@ class Failed:
     final: bool
     sent_at: float
     at: float
+    tree: int = -1  # the session tree it belonged to (-1: unknown): a final failure fails its task
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from typing import Protocol
 
 from agentx_tui.measure.record import Completed, Failed
 from agentx_tui.measure.tally import Tally
+from agentx_tui.measure.tasks import TaskBook
 from agentx_tui.measure.window import WindowFigures
 from agentx_tui.snapshot import ClientFigures, ClientTotals
 from agentx_tui.snapshot.stat import ratio
@@ -30,7 +31,15 @@ class StatsSink(Protocol):
 
     def error(self, failed: Failed) -> None: ...
 
-    def session_ended(self, how: str) -> None: ...
+    def session_ended(self, how: str, tree: int = -1) -> None:
+        """A session ended: `how` is done, error, context or retired; `tree` is its session tree's id
+        when it was a whole task (a top-level session), -1 for a sub-agent's own loop."""
+        ...
+
+
+# How a task ends by how its top-level session ended: done completes it, error fails it; one cut off
+# (the model's context reached, a user retired) is neither, and leaves the figures.
+_TASK_END = {"done": False, "error": True}
 
 
 class ClientStats:
@@ -50,6 +59,7 @@ class ClientStats:
         # When each user slot sent its first request: a sweep point's slots added before its warm-up
         # are a cohort apart from those it added (sweep/intervals.py stratifies by it). O(users).
         self.user_since: dict[int, float] = {}
+        self.tasks = TaskBook(started_at)  # per session tree (measure/tasks.py)
 
     # -- input ---------------------------------------------------------------------------------
     def _slot(self, t: float) -> Tally:
@@ -62,16 +72,24 @@ class ClientStats:
                 del self._slots[old]
         return slot
 
-    def session_ended(self, how: str) -> None:
+    def session_ended(self, how: str, tree: int = -1) -> None:
         if how == "context":
             self.sessions_ended_by_context += 1
         elif how == "done":
             self.sessions_completed += 1
+        if tree >= 0:
+            failed = _TASK_END.get(how)
+            if failed is None:
+                self.tasks.tree_dropped(tree)
+            else:
+                self.tasks.tree_ended(tree, failed=failed)
 
     def error(self, failed: Failed) -> None:
         self.errors[failed.kind] = self.errors.get(failed.kind, 0) + 1
         if failed.final:
             self.requests_failed += 1
+            if failed.tree >= 0:
+                self.tasks.call_ended(failed.tree, 0, failed.sent_at, failed.at, 0, 0, None, ok=False)
             for window in self._windows:
                 if window.inside(failed.sent_at, failed.at):
                     window.failed += 1
@@ -116,6 +134,11 @@ class ClientStats:
                 window.latency.output += done.output_tokens
                 window.prompt_tokens_sum += done.prompt_tokens
                 window.cached_reported |= done.cached_tokens is not None
+        if done.tree >= 0:
+            self.tasks.call_ended(
+                done.tree, done.step, done.sent_at, done.ended_at, done.prompt_tokens, done.output_tokens,
+                done.ttft_s, ok=True, e2e_s=last - done.sent_at,
+            )  # fmt: skip
 
     def _spread_output(self, start: float, end: float, tokens: int) -> None:
         if tokens <= 0:
@@ -134,6 +157,8 @@ class ClientStats:
     def open_window(self, now: float) -> WindowFigures:
         window = WindowFigures(start=now)
         window.user_since = self.user_since  # the run's, read when the window's intervals are computed
+        window.tasks = self.tasks.open_window(now)
+        window.task_book = self.tasks
         self._windows.append(window)
         return window
 
@@ -141,10 +166,14 @@ class ClientStats:
         """The window's end: later requests no longer count for its latencies; tokens decoded inside
         it still count for its rates until `close_window` (requests in flight at its end)."""
         window.end = now
+        if window.tasks is not None:
+            self.tasks.end_window(window.tasks, now)
 
     def close_window(self, window: WindowFigures) -> None:
         if window in self._windows:
             self._windows.remove(window)
+        if window.tasks is not None:
+            self.tasks.close_window(window.tasks)
 
     # -- output ------------------------------------------------------------------------------------
     def reset_window(self, now: float) -> None:

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 
 from agentx_tui.measure.histogram import bucket_of
 from agentx_tui.measure.tally import Tally
+from agentx_tui.measure.tasks import TaskBook, TaskWindow
+from agentx_tui.snapshot import TaskFigures
 
 SLOT_S = 1.0  # the sample's time slots: batch means group whole slots into sub-windows
 
@@ -115,9 +117,18 @@ class WindowFigures:
     cached_reported: bool = False
     sample: PointSample = field(init=False)  # per tree and per slot, for the intervals
     user_since: Mapping[int, float] = field(default_factory=dict)  # ClientStats.user_since
+    # The tasks (session trees) that began and ended inside, kept by the run's `TaskBook`.
+    tasks: TaskWindow | None = None
+    task_book: TaskBook | None = None
 
     def __post_init__(self) -> None:
         self.sample = PointSample(self.start)
+
+    def task_figures(self, now: float, *, gpus: float | None, tokens_per_dollar: float | None) -> TaskFigures | None:
+        """The window's task figures (measure/tasks.py); None for a window no `ClientStats` opened."""
+        if self.tasks is None or self.task_book is None:
+            return None
+        return self.task_book.figures(now, self.tasks, gpus=gpus, tokens_per_dollar=tokens_per_dollar)
 
     @property
     def duration_s(self) -> float | None:

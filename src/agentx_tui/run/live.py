@@ -24,7 +24,7 @@ from agentx_tui.run.plan import RunPlan
 from agentx_tui.run.serving import Serving
 from agentx_tui.run.subscribers import Fanout
 from agentx_tui.run.traffic import Traffic
-from agentx_tui.snapshot import RunInfo, RunState, Snapshot
+from agentx_tui.snapshot import RunInfo, RunState, Snapshot, TaskFigures
 from agentx_tui.snapshot.bottleneck import simulator_behind
 
 _CRASH_LOG_LINES = 15  # as many as a failed start-up shows (engine/launcher.py)
@@ -248,6 +248,7 @@ class LiveRun:
             sessions=load.rows if load else (),
             session_states=load.states if load else {},
             proxy=c.proxy,
+            tasks=self._tasks(c),
             cost=c.cost,
             events=(),
             server_log=c.server_log,
@@ -256,6 +257,14 @@ class LiveRun:
         snap = self.phases.advance(snap, self, final=final)
         # Events last: the phases may have added some for this very tick.
         return snap.model_copy(update={"events": self.events.take()})
+
+    def _tasks(self, c: Collected) -> TaskFigures | None:
+        """The run's task figures (measure/tasks.py), priced like the cost meter: None with no client traffic."""
+        stats = self.traffic.stats if self.traffic is not None else None
+        if stats is None:
+            return None
+        cost = c.cost
+        return stats.tasks.figures(time.monotonic(), gpus=cost.gpus, tokens_per_dollar=cost.tokens_per_dollar_total)
 
     def _note_client(self, snap: Snapshot) -> None:
         """Say in words when the client or the simulator starts (and stops) limiting the figures."""

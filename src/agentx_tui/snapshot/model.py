@@ -352,6 +352,13 @@ class PointFigures(_Frozen):
     ci_method: str | None = None
     stopped_early: bool = False  # --precision was met before --point-duration
     stop_reason: str | None = None  # why the point's window ended, in words
+    # Tasks (docs/metrics.md, "Tasks"): session trees that began and ended inside the window.
+    tasks_completed: int | None = None
+    tasks_failed: int | None = None
+    task_s_p50: float | None = None
+    task_s_p90: float | None = None
+    usd_per_task: float | None = None
+    tasks_per_hour_per_gpu: float | None = None
 
 
 class ProxyState(_Frozen):

@@ -10,6 +10,7 @@ counter deltas between the window's first and last tick; means and maxima are ov
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -112,6 +113,11 @@ class PointWindow:
         ci = point_intervals(interval_sample(c, duration, self.cohort_edge)) if duration else PointIntervals()
         tput_ci = _around(ci.throughput, total_rate)
         inter_ci = _around(ci.interactivity_p90(), interactivity)
+        tasks = c.task_figures(
+            time.monotonic(),
+            gpus=gpus,
+            tokens_per_dollar=ratio(total_rate * 3600 if total_rate else None, usd_per_hour),
+        )
         server = _server_deltas(
             self.start.aggregate.totals if self.start.aggregate else None,
             end.aggregate.totals if end.aggregate else None,
@@ -171,6 +177,12 @@ class PointWindow:
             ci_method=ci.method if tput_ci or inter_ci else None,
             stopped_early=self.stopped_early,
             stop_reason=self.stop_reason,
+            tasks_completed=tasks.tasks_completed if tasks else None,
+            tasks_failed=tasks.tasks_failed if tasks else None,
+            task_s_p50=tasks.task_s_p50 if tasks else None,
+            task_s_p90=tasks.task_s_p90 if tasks else None,
+            usd_per_task=tasks.usd_per_task if tasks else None,
+            tasks_per_hour_per_gpu=tasks.tasks_per_hour_per_gpu if tasks else None,
         )
 
 

@@ -105,8 +105,10 @@ class LoopContext:
         user.state = "error"
         await asyncio.sleep(ERROR_PAUSE_S)
 
-    def session_ended(self, how: str, server: ServerConnection) -> None:
-        self.sender.sink.session_ended(how)
+    def session_ended(self, how: str, server: ServerConnection, tree: int = -1) -> None:
+        """A session ended (`how`); `tree`: its tree's id when it was a whole task (a top-level session,
+        not a sub-agent's own loop), so the task figures count it (measure/tasks.py)."""
+        self.sender.sink.session_ended(how, tree)
         if how == "context":
             self.events.count(
                 "context",

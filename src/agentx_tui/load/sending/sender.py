@@ -170,7 +170,7 @@ class RequestSender:
                 cached_tokens=res.cached_tokens, output_tokens=answer.output_tokens or 0, ceiling_tokens=ceiling,
                 ttft_s=answer.ttft_s, decode_tokens_per_s=answer.decode_tokens_per_s,
                 request_itl_s=answer.request_itl_s, itl=answer.itl_buckets(),
-                tree=user.tree, user=user.user if user.parent is None else user.parent,
+                tree=user.tree, user=user.user if user.parent is None else user.parent, step=step,
             )
         )  # fmt: skip
         user.count(answer)
@@ -178,6 +178,6 @@ class RequestSender:
 
     def _error(self, user: User, kind: str, *, final: bool, sent_at: float, at: float) -> None:
         user.errors += 1
-        self.sink.error(Failed(kind, final, sent_at, at))
+        self.sink.error(Failed(kind, final, sent_at, at, tree=user.tree))
         if kind != "context_overflow":
             self._events.count("errors", lambda n: f"{n} request error(s) in the last seconds, latest: {kind}")

@@ -226,8 +226,8 @@ class WorkerPool:
             self.stats.add(_shifted(done, shift) if shift else done)
         for failed in report.failed:
             self.stats.error(replace(failed, sent_at=failed.sent_at + shift, at=failed.at + shift) if shift else failed)
-        for how in report.sessions_ended:
-            self.stats.session_ended(how)
+        for how, tree in report.sessions_ended:
+            self.stats.session_ended(how, tree)
         for event in report.events:
             self._emit(event)
         self._last[report.index] = report

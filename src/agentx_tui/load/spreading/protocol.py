@@ -60,7 +60,7 @@ class WorkerReport:
     index: int
     completed: list[Completed]
     failed: list[Failed]
-    sessions_ended: list[str]
+    sessions_ended: list[tuple[str, int]]  # (how a session ended, its tree id or -1)
     rows: tuple[UserRow, ...]
     states: dict[str, int]
     health: ProcessHealth

@@ -29,7 +29,7 @@ class Outbox:
     def __init__(self) -> None:
         self.completed: list[Completed] = []
         self.failed: list[Failed] = []
-        self.sessions_ended: list[str] = []
+        self.sessions_ended: list[tuple[str, int]] = []  # (how, tree)
 
     def add(self, done: Completed) -> None:
         self.completed.append(done)
@@ -37,10 +37,10 @@ class Outbox:
     def error(self, failed: Failed) -> None:
         self.failed.append(failed)
 
-    def session_ended(self, how: str) -> None:
-        self.sessions_ended.append(how)
+    def session_ended(self, how: str, tree: int = -1) -> None:
+        self.sessions_ended.append((how, tree))
 
-    def take(self) -> tuple[list[Completed], list[Failed], list[str]]:
+    def take(self) -> tuple[list[Completed], list[Failed], list[tuple[str, int]]]:
         out = (self.completed, self.failed, self.sessions_ended)
         self.completed, self.failed, self.sessions_ended = [], [], []
         return out

@@ -60,7 +60,7 @@ class AgentLoop:
         server = self.ctx.pick_server()
         rng = random.Random(hash((self.ctx.settings.seed, session_id)))
         how = await self._session(user, server, rng)
-        self.ctx.session_ended(how, server)
+        self.ctx.session_ended(how, server, user.tree)
         if how == "error" or (how == "context" and user.step == 0):
             await self.ctx.error_pause(user)
         return True

@@ -217,7 +217,7 @@ class SessionsLoop:
         tree = trees[session_id % len(trees)]
         how = await self._pass(user, server, tree, hash((ctx.settings.nonce, session_id)), user.stop)
         user.stop = None
-        ctx.session_ended(how, server)
+        ctx.session_ended(how, server, user.tree)
         if how == "error":
             await ctx.error_pause(user)
         return True

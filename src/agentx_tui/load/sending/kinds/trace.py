@@ -54,7 +54,7 @@ class TraceLoop:
             return
         await ctx.pause.hold(user)
         record, _ = await ctx.sender.send(server, user, conv, out, 1, temperature=self.workload.spec.temperature)
-        ctx.session_ended("done" if record.error is None else "error", server)
+        ctx.session_ended("done" if record.error is None else "error", server, user.tree)
 
     async def _feed(self) -> None:
         ctx, spec = self.ctx, self.workload.spec.trace
