@@ -3,9 +3,11 @@
 `frontier` holds the pure arithmetic: the Pareto front, Steffen's monotone curve through it, the
 throughput and cost read at each interactivity tier, and `--sweep auto`'s stop rules; `points` turns
 a point's measured window into its figures; `intervals` says how sure a point is (95% intervals,
-`--precision`), and `tier_intervals` carries that through the frontier to the tier reads.
+`--precision`), and `tier_intervals` carries that through the frontier to the tier reads; `chart` is the
+sweep as the Frontier pane and the report's pictures draw it.
 """
 
+from agentx_tui.sweep.chart import ChartPoint, ChartTier, SweepChart, nice_step
 from agentx_tui.sweep.frontier import (
     AUTO_MAX_POINTS,
     TIER_KEY_PREFIXES,
@@ -27,15 +29,19 @@ from agentx_tui.sweep.tier_intervals import tier_intervals
 __all__ = [
     "AUTO_MAX_POINTS",
     "TIER_KEY_PREFIXES",
+    "ChartPoint",
+    "ChartTier",
     "Interval",
     "MonotoneCurve",
     "PointIntervals",
     "PointWindow",
     "Precision",
+    "SweepChart",
     "auto_stop_reason",
     "frontier_curve",
     "interval_sample",
     "next_auto_users",
+    "nice_step",
     "pareto_front",
     "peak_auto_users",
     "point_intervals",
