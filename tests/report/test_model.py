@@ -116,3 +116,14 @@ def test_figure_is_a_finite_number_or_none() -> None:
     assert report.figure("users") == 8.0
     assert report.figure("error_rate") is None and report.figure("model") is None
     assert report.figure("no_such_key") is None
+
+
+def test_a_dead_servers_exit_and_the_checks_come_after_the_tiers(tmp_path: Path) -> None:
+    """What the run adds when a launched server died (run/execute.py), then the checks, as they always were."""
+    data = built(sweep_snaps()).model_dump()
+    died = Report.model_validate({**data, "server_exit_code": -9, "server_log_tail": ["Killed"]})
+    text = written(tmp_path, died, "error_rate == 0")
+    keys = list(json.loads(text))
+    assert keys[-3:] == ["server_exit_code", "server_log_tail", "checks"]
+    assert keys[:-3] == list(data)
+    assert json.dumps(Report.model_validate_json(text).model_dump(), indent=2, ensure_ascii=False) + "\n" == text
