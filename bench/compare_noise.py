@@ -31,7 +31,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from agentx_tui.report._compare import compare_reports
+from agentx_tui.report import Report
+from agentx_tui.report._compare import Comparison, compare_reports
 from ci_coverage import WORKLOAD
 
 FAST, SLOW = "h200/llama-3.1-8b", "h100/llama-3.1-8b"
@@ -50,6 +51,11 @@ def run_sweep(folder: Path, profile: str, n: int, args: argparse.Namespace) -> P
     return out
 
 
+def compared(a: dict[str, Any], b: dict[str, Any]) -> Comparison:
+    """`compare` of two reports as it reads them from their files."""
+    return compare_reports(Report.model_validate(a), Report.model_validate(b))
+
+
 def stripped(report: dict[str, Any]) -> dict[str, Any]:
     """The report as one from before the trust work: no interval anywhere."""
     return {k: v for k, v in report.items() if not k.endswith(("_ci_low", "_ci_high"))}
@@ -60,7 +66,7 @@ def rate(pairs: list[tuple[dict[str, Any], dict[str, Any]]], *, intervals: bool)
     for a, b in pairs:
         if not intervals:
             a, b = stripped(a), stripped(b)
-        alarms += bool(compare_reports(a, b).regressions)
+        alarms += bool(compared(a, b).regressions)
     return alarms, len(pairs)
 
 
@@ -120,11 +126,11 @@ def main() -> None:
     caught, named = 0, Counter[str]()
     pairs = [(a, b) for a in same for b in slow]
     for a, b in pairs:
-        regressions = compare_reports(a, b).regressions
+        regressions = compared(a, b).regressions
         caught += bool(regressions)
         named.update(r.key for r in regressions if r.key.startswith("total_tokens_per_s_per_gpu_at_"))
     print(f"slower GPU (h100 vs h200) caught: {caught}/{len(pairs)} = {caught / max(len(pairs), 1):.1%}")
-    missed = [i for i, a in enumerate(same) for b in slow if not compare_reports(a, b).regressions]
+    missed = [i for i, a in enumerate(same) for b in slow if not compared(a, b).regressions]
     if missed:
         print(f"  missed with identical run(s) {[f'h200-{i}' for i in sorted(set(missed))]} as A")
     print(

@@ -155,7 +155,7 @@ async def soak(args: argparse.Namespace) -> dict[str, Any]:
                 task.cancel()
             await asyncio.gather(*monitors, return_exceptions=True)
             await live.close()
-        report = builder.build()
+        report = builder.build().model_dump()
     finally:
         await asyncio.to_thread(server.stop)
     return summarise(args, samples, report, watcher.warmup_s)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -79,11 +80,12 @@ DOCUMENTED_KEYS = [
 ]
 
 
-def build(snaps: list[Snapshot], **kw: str | None) -> dict[str, object]:
+def build(snaps: list[Snapshot], **kw: str | None) -> dict[str, Any]:
+    """The report as its JSON has it."""
     builder = ReportBuilder()
     for s in snaps:
         builder.add(s)
-    return builder.build(**kw)
+    return builder.build(**kw).model_dump()
 
 
 def test_keys_are_the_contract_in_order_then_the_extras() -> None:
@@ -228,7 +230,7 @@ def test_partial_reports_carry_the_reason() -> None:
 
 
 def test_a_run_without_samples_is_partial_with_every_key_null() -> None:
-    r = ReportBuilder().build()
+    r = ReportBuilder().build().model_dump()
     assert list(r) == list(REPORT_KEYS)
     assert r["partial"] is True and "before its first sample" in str(r["partial_reason"])
     assert r["output_tokens_per_s"] is None and r["duration_s"] is None and r["endpoints"] == []

@@ -10,16 +10,26 @@ from typing import Any
 
 import pytest
 
-from agentx_tui.report._charts import (
-    chart_paths,
-    markdown_images,
-    render_frontier_svg,
-    render_points_svg,
-    write_sweep_charts,
-)
+from agentx_tui.report import Report
+from agentx_tui.report import _charts as charts
+from agentx_tui.report._charts import chart_paths, markdown_images
 from agentx_tui.report._svg import text_width
 from agentx_tui.snapshot import PointFigures
 from agentx_tui.sweep import pareto_front, read_tiers, tier_report_keys
+
+
+# The tests write each report as the JSON it is (a dict), and the charts read it as a `Report`, as from a file.
+def render_frontier_svg(report: dict[str, Any]) -> str:
+    return charts.render_frontier_svg(Report.model_validate(report))
+
+
+def render_points_svg(report: dict[str, Any]) -> str:
+    return charts.render_points_svg(Report.model_validate(report))
+
+
+def write_sweep_charts(report_path: Path, report: dict[str, Any]) -> list[Path]:
+    return charts.write_sweep_charts(report_path, Report.model_validate(report))
+
 
 SVG = "{http://www.w3.org/2000/svg}"
 USERS = (1, 2, 4, 8, 16, 32, 64, 96, 128, 160, 196, 256)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agentx_tui.errors import UsageError
-from agentx_tui.report import NUMERIC_KEYS, REPORT_KEYS, Check, evaluate_checks, parse_check
+from agentx_tui.report import NUMERIC_KEYS, REPORT_KEYS, Check, Report, evaluate_checks, parse_check
 
 
 @pytest.mark.parametrize(
@@ -66,13 +66,13 @@ def test_numeric_keys_are_report_keys() -> None:
 
 
 def test_evaluation_passes_fails_and_never_passes_an_unknown_figure() -> None:
-    report = {
-        "output_tokens_per_s": 600.0,
-        "ttft_p90_s": 2.5,
-        "error_rate": 0.0,
-        "gpu_util_mean": None,
-        "requests_completed": 12,
-    }
+    report = Report(
+        output_tokens_per_s=600.0,
+        ttft_p90_s=2.5,
+        error_rate=0.0,
+        gpu_util_mean=None,
+        requests_completed=12,
+    )
     checks = [
         parse_check(e)
         for e in (
@@ -92,15 +92,17 @@ def test_evaluation_passes_fails_and_never_passes_an_unknown_figure() -> None:
 
 def test_equality_tolerates_float_rounding_only() -> None:
     (near,) = evaluate_checks(
-        [parse_check("prefix_cache_hit_rate_server == 0.3")], {"prefix_cache_hit_rate_server": 0.1 + 0.2}
+        [parse_check("prefix_cache_hit_rate_server == 0.3")], Report(prefix_cache_hit_rate_server=0.1 + 0.2)
     )
     assert near.passed
-    (far,) = evaluate_checks([Check("x", "error_rate", "==", 0.0)], {"error_rate": 1e-6})
+    (far,) = evaluate_checks([Check("x", "error_rate", "==", 0.0)], Report(error_rate=1e-6))
     assert not far.passed
 
 
 def test_a_boolean_is_not_a_measured_value() -> None:
-    (result,) = evaluate_checks([Check("x", "error_rate", ">=", 0.0)], {"error_rate": True})
+    # Not through validation, which would make it 1.0: as if a file had it.
+    report = Report.model_construct(error_rate=True)  # type: ignore[arg-type]
+    (result,) = evaluate_checks([Check("x", "error_rate", ">=", 0.0)], report)
     assert result.value is None and not result.passed
 
 
@@ -109,7 +111,9 @@ def test_interval_ends_can_be_checked_too() -> None:
     tier = parse_check("total_tokens_per_s_per_gpu_at_100_ci_low >= 7e5")
     run = parse_check("interactivity_p90_tokens_per_s_ci_low >= 95")
     assert (tier.key, run.key) == ("total_tokens_per_s_per_gpu_at_100_ci_low", "interactivity_p90_tokens_per_s_ci_low")
-    report = {"total_tokens_per_s_per_gpu_at_100_ci_low": 7.2e5, "interactivity_p90_tokens_per_s_ci_low": None}
+    report = Report.model_validate(
+        {"total_tokens_per_s_per_gpu_at_100_ci_low": 7.2e5, "interactivity_p90_tokens_per_s_ci_low": None}
+    )
     passed, unknown = evaluate_checks([tier, run], report)
     assert passed.passed and not unknown.passed
     with pytest.raises(UsageError):

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from agentx_tui.errors import UsageError
+from agentx_tui.report import Report
 from agentx_tui.report._compare import compare_main, compare_reports, render_comparison
 
 RUN: dict[str, Any] = {
@@ -132,7 +133,7 @@ def test_a_sweeps_whole_run_figures_do_not_gate_while_tiers_do(tmp_path: Path) -
     # B's auto sweep stopped a point earlier: its whole-run average is lower, its frontier is the same.
     a = sweep(at_100=10000.0)
     b = {**sweep(at_100=10000.0), "total_tokens_per_s": 6000.0, "interactivity_p90_tokens_per_s": 140.0}
-    comparison = compare_reports(a, b)
+    comparison = compare_reports(Report.model_validate(a), Report.model_validate(b))
     assert comparison.gate == "tiers"
     assert not comparison.regressions
     text = render_comparison(comparison, a_name="a.json", b_name="b.json")
@@ -142,7 +143,7 @@ def test_a_sweeps_whole_run_figures_do_not_gate_while_tiers_do(tmp_path: Path) -
 def test_sweeps_with_no_tier_known_on_both_sides_gate_on_the_whole_run(tmp_path: Path) -> None:
     a = sweep(at_100=None)
     b = {**sweep(at_100=None), "total_tokens_per_s": 6000.0}
-    comparison = compare_reports(a, b)
+    comparison = compare_reports(Report.model_validate(a), Report.model_validate(b))
     assert comparison.gate == "headline"
     assert [r.key for r in comparison.regressions] == ["total_tokens_per_s"]
     assert "no tier is known on both sides, so the whole-run figures gate" in render_comparison(
@@ -270,7 +271,7 @@ def test_a_drop_beyond_both_intervals_regresses_and_names_both_intervals(
 def test_a_small_change_beyond_the_noise_but_within_the_tolerance_passes(tmp_path: Path) -> None:
     a = with_ci(sweep(at_50=10_000.0), 0.005, 50)
     b = with_ci(sweep(at_50=9_700.0), 0.005, 50)  # -3%: the intervals part, the tolerance holds
-    comparison = compare_reports(json.loads(json.dumps(a)), json.loads(json.dumps(b)))
+    comparison = compare_reports(Report.model_validate_json(json.dumps(a)), Report.model_validate_json(json.dumps(b)))
     assert not comparison.regressions
     assert run(tmp_path, a, b) == 0
 
@@ -278,7 +279,7 @@ def test_a_small_change_beyond_the_noise_but_within_the_tolerance_passes(tmp_pat
 def test_an_interval_on_one_side_only_keeps_the_tolerance_rule(tmp_path: Path) -> None:
     a = with_ci(sweep(at_50=10_000.0), 0.2, 50)
     b = sweep(at_50=9_000.0)  # a report from before the trust work: no interval
-    comparison = compare_reports(a, b)
+    comparison = compare_reports(Report.model_validate(a), Report.model_validate(b))
     row = next(r for r in comparison.tiers if r.key == "total_tokens_per_s_per_gpu_at_50")
     assert row.a_ci is not None and row.b_ci is None and not row.noise
     assert run(tmp_path, a, b) == 1
@@ -295,7 +296,8 @@ def test_single_runs_with_precision_intervals_compare_by_noise_too(tmp_path: Pat
             "total_tokens_per_s_per_gpu_ci_high": tput * 1.1,
         }
 
-    comparison = compare_reports(precise(12_000.0), precise(11_000.0))  # -8.3%, inside ±10%
+    a, b = Report.model_validate(precise(12_000.0)), Report.model_validate(precise(11_000.0))
+    comparison = compare_reports(a, b)  # -8.3%, inside ±10%
     noise = {r.key for r in comparison.within_noise}
     assert noise == {"total_tokens_per_s", "total_tokens_per_s_per_gpu", "tokens_per_dollar_total"}
     assert not comparison.regressions

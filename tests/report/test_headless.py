@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from agentx_tui.report import HeadlessPrinter, ReportBuilder, evaluate_checks, parse_check
+from agentx_tui.report import HeadlessPrinter, Report, ReportBuilder, evaluate_checks, parse_check
 from tests.report._snaps import snap, stream
 
 CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")  # anything but the newline
@@ -100,11 +100,11 @@ def test_summary_lists_the_figures_and_each_check_with_its_value() -> None:
 
 
 def test_summary_of_a_run_with_precision_gives_its_intervals_and_why_it_ended() -> None:
-    report = {
-        "total_tokens_per_s_per_gpu_ci_low": 900.0,
-        "total_tokens_per_s_per_gpu_ci_high": 1100.0,
-        "stop_reason": "precision ±5% reached: throughput ±4.0%, p90 interactivity unknown after 80 requests",
-    }
+    report = Report(
+        total_tokens_per_s_per_gpu_ci_low=900.0,
+        total_tokens_per_s_per_gpu_ci_high=1100.0,
+        stop_reason="precision ±5% reached: throughput ±4.0%, p90 interactivity unknown after 80 requests",
+    )
     out = io.StringIO()
     HeadlessPrinter(out).summary(report, [])
     text = out.getvalue()
@@ -114,11 +114,12 @@ def test_summary_of_a_run_with_precision_gives_its_intervals_and_why_it_ended() 
 
 
 def test_summary_says_what_the_client_cost_and_whether_it_was_the_limit() -> None:
-    healthy = {"client_saturated": False, "client_cpu_us_per_token": 18.2, "client_cpu_cores_mean": 0.31}
-    bound = {**healthy, "client_saturated": True, "client_saturated_reason": "its event loop ran 80 ms late (p99)"}
+    healthy = Report(client_saturated=False, client_cpu_us_per_token=18.2, client_cpu_cores_mean=0.31)
+    why = "its event loop ran 80 ms late (p99)"
+    bound = healthy.model_copy(update={"client_saturated": True, "client_saturated_reason": why})
     texts = []
-    proxy_only = {**healthy, "client_cpu_us_per_token": None}  # no token of its own streamed
-    for report in (healthy, bound, {"client_saturated": None}, proxy_only):
+    proxy_only = healthy.model_copy(update={"client_cpu_us_per_token": None})  # no token of its own streamed
+    for report in (healthy, bound, Report(client_saturated=None), proxy_only):
         out = io.StringIO()
         HeadlessPrinter(out, color=False).summary(report, [])
         texts.append(out.getvalue())

@@ -64,7 +64,7 @@ def test_headless_sim_run_report_and_replay_agree(tmp_path: Path) -> None:
     builder = ReportBuilder()
     for snap in recording.snapshots:
         builder.add(snap)
-    rebuilt = builder.build()
+    rebuilt = builder.build().model_dump()
     assert {k: rebuilt[k] for k in REPORT_KEYS if k != "agentx_version"} == {
         k: data[k] for k in REPORT_KEYS if k != "agentx_version"
     }

@@ -6,13 +6,13 @@ import csv
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from agentx_tui.errors import UsageError
 from agentx_tui.report import (
     REPORT_KEYS,
+    Report,
     ReportBuilder,
     check_report_path,
     evaluate_checks,
@@ -27,18 +27,19 @@ LISTS = ("endpoints", "users_detail")
 
 
 @pytest.fixture
-def built() -> tuple[dict[str, Any], ReportBuilder]:
+def built() -> tuple[Report, ReportBuilder]:
     builder = ReportBuilder()
     for s in stream(with_gpus=False):  # some nulls among the figures
         builder.add(s)
     return builder.build(partial_reason="stopped by SIGTERM"), builder
 
 
-def test_json_holds_every_key_and_the_checks(tmp_path: Path, built: tuple[dict[str, Any], ReportBuilder]) -> None:
-    report, builder = built
-    results = evaluate_checks([parse_check("error_rate == 0")], report)
+def test_json_holds_every_key_and_the_checks(tmp_path: Path, built: tuple[Report, ReportBuilder]) -> None:
+    model, builder = built
+    report = model.model_dump()
+    results = evaluate_checks([parse_check("error_rate == 0")], model)
     path = tmp_path / "r.json"
-    write_report(path, report, series=builder.series(), checks=results)
+    write_report(path, model, series=builder.series(), checks=results)
     data = json.loads(path.read_text())
     assert {k: data[k] for k in REPORT_KEYS} == report
     assert data["gpu_util_mean"] is None
@@ -55,11 +56,12 @@ def test_json_holds_every_key_and_the_checks(tmp_path: Path, built: tuple[dict[s
 
 
 def test_csv_is_one_header_row_and_one_value_row_with_the_same_figures(
-    tmp_path: Path, built: tuple[dict[str, Any], ReportBuilder]
+    tmp_path: Path, built: tuple[Report, ReportBuilder]
 ) -> None:
-    report, _ = built
+    model, _ = built
+    report = model.model_dump()
     path = tmp_path / "r.csv"
-    write_report(path, report)
+    write_report(path, model)
     rows = list(csv.reader(path.open()))
     assert len(rows) == 2
     row = dict(zip(rows[0], rows[1], strict=True))
@@ -81,12 +83,13 @@ def test_csv_is_one_header_row_and_one_value_row_with_the_same_figures(
 
 
 def test_markdown_has_every_figure_with_its_unit_the_checks_and_charts(
-    tmp_path: Path, built: tuple[dict[str, Any], ReportBuilder]
+    tmp_path: Path, built: tuple[Report, ReportBuilder]
 ) -> None:
-    report, builder = built
-    results = evaluate_checks([parse_check("output_tokens_per_s >= 50"), parse_check("gpu_util_mean > 0")], report)
+    model, builder = built
+    report = model.model_dump()
+    results = evaluate_checks([parse_check("output_tokens_per_s >= 50"), parse_check("gpu_util_mean > 0")], model)
     path = tmp_path / "r.md"
-    write_report(path, report, series=builder.series(), checks=results)
+    write_report(path, model, series=builder.series(), checks=results)
     text = path.read_text()
     assert text.startswith("# agentx-tui report (partial)")
     assert "stopped by SIGTERM" in text
@@ -112,7 +115,7 @@ def test_sparkline_scales_to_the_peak_and_shows_gaps() -> None:
 
 
 def test_an_interrupted_write_leaves_the_old_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, built: tuple[dict[str, Any], ReportBuilder]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, built: tuple[Report, ReportBuilder]
 ) -> None:
     report, _ = built
     path = tmp_path / "r.json"
@@ -130,7 +133,7 @@ def test_an_interrupted_write_leaves_the_old_file(
 
 def test_non_finite_figures_are_written_as_null(tmp_path: Path) -> None:
     path = tmp_path / "r.json"
-    write_report(path, {"output_tokens_per_s": float("nan"), "endpoints": [{"x": float("inf")}]})
+    write_report(path, Report.model_validate({"output_tokens_per_s": float("nan"), "endpoints": [{"x": float("inf")}]}))
     assert json.loads(path.read_text()) == {"output_tokens_per_s": None, "endpoints": [{"x": None}]}
 
 
@@ -152,7 +155,7 @@ def test_bad_report_paths_are_usage_errors(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="does not exist"):
         check_report_path(tmp_path / "missing" / "r.json")
     with pytest.raises(UsageError, match="unknown extension"):
-        write_report(tmp_path / "r.yaml", {})
+        write_report(tmp_path / "r.yaml", Report())
 
 
 def test_a_file_in_place_of_the_folder_is_refused(tmp_path: Path) -> None:
@@ -178,10 +181,10 @@ def test_the_report_gets_ordinary_permissions_not_the_temp_files(tmp_path: Path)
     umask = os.umask(0o022)
     try:
         path = tmp_path / "r.json"
-        write_report(path, {"x": 1})
+        write_report(path, Report(users=1))
         assert path.stat().st_mode & 0o777 == 0o644
         path.chmod(0o640)
-        write_report(path, {"x": 2})  # an existing file keeps its mode
+        write_report(path, Report(users=2))  # an existing file keeps its mode
         assert path.stat().st_mode & 0o777 == 0o640
     finally:
         os.umask(umask)

@@ -1,7 +1,7 @@
 """Reports, SLO checks, headless output and report comparison: sinks and readers of the Snapshot stream.
 
-- `ReportBuilder` turns the stream into the report of docs/metrics.md (`REPORT_KEYS`), and
-  `write_report` writes it as JSON, Markdown or CSV (`check_report_path` vets the path up front);
+- `ReportBuilder` turns the stream into the report of docs/metrics.md (`Report`, its keys `REPORT_KEYS`),
+  and `write_report` writes it as JSON, Markdown or CSV (`check_report_path` vets the path up front);
 - `parse_check` / `evaluate_checks` are the `--check` SLO assertions;
 - `HeadlessPrinter` is `--headless` output;
 - `compare_main` is `agentx-tui compare A.json B.json`.
@@ -16,6 +16,7 @@ from agentx_tui.report._compare import compare_main
 from agentx_tui.report._headless import HeadlessPrinter
 from agentx_tui.report._keys import CONTRACT_KEYS, NUMERIC_KEYS, REPORT_KEYS, unit
 from agentx_tui.report._markdown import render_markdown, sparkline
+from agentx_tui.report._model import CheckRow, EndpointRow, Report
 from agentx_tui.report._series import SERIES_NAMES, ReportSeries
 from agentx_tui.report._writers import (
     REPORT_EXTENSIONS,
@@ -36,7 +37,10 @@ __all__ = [
     "SERVER_HIT_RATE_SOURCE",
     "Check",
     "CheckResult",
+    "CheckRow",
+    "EndpointRow",
     "HeadlessPrinter",
+    "Report",
     "ReportBuilder",
     "ReportSeries",
     "check_report_path",

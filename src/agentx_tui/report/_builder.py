@@ -27,11 +27,11 @@ from typing import Any
 
 from agentx_tui import __version__
 from agentx_tui.report._keys import REPORT_KEYS
+from agentx_tui.report._model import Report
 from agentx_tui.report._series import ReportSeries, SeriesBuffer
 from agentx_tui.snapshot import EndpointFigures, EndpointTotals, ProxyState, RunIntervals, Snapshot
 from agentx_tui.snapshot.rates import rates
 from agentx_tui.snapshot.stat import RunningStat, TickMeans, ratio
-from agentx_tui.sweep import tier_report_keys
 
 SERVER_HIT_RATE_SOURCE = "server prefix-cache counters over the run: Δhits / Δqueries (tokens)"
 POWER_SOURCE = "sum of the GPUs' power per tick, mean over the ticks with a reading"
@@ -72,7 +72,8 @@ class ReportBuilder:
     def series(self) -> ReportSeries:
         return self._series.series()
 
-    def build(self, *, partial_reason: str | None = None) -> dict[str, Any]:
+    def build(self, *, partial_reason: str | None = None) -> Report:
+        # Every key is set, null where unknown: the report a reader gets always has them all.
         report: dict[str, Any] = dict.fromkeys(REPORT_KEYS)
         report.update(
             agentx_version=__version__,
@@ -86,7 +87,7 @@ class ReportBuilder:
         first, last = self._first, self._last
         if first is None or last is None:
             report.update(partial=True, partial_reason=partial_reason or "the run ended before its first sample")
-            return report
+            return Report.model_validate(report)
         report.update(partial=partial_reason is not None, partial_reason=partial_reason)
         duration = last.time - first.time
         agg = last.aggregate
@@ -124,8 +125,8 @@ class ReportBuilder:
         if last.intervals is not None:
             report.update(_interval_figures(report, last.intervals))
         report["endpoints"] = [self._endpoint(e, duration) for e in last.endpoints]
-        report["users_detail"] = [row.model_dump() for row in last.sessions]
-        return report
+        report["users_detail"] = last.sessions
+        return Report.model_validate(report)
 
     def _endpoint(self, e: EndpointFigures, duration: float) -> dict[str, Any]:
         kv = self._endpoint_kv.get(e.url, RunningStat())
@@ -274,12 +275,11 @@ def _sweep_figures(last: Snapshot) -> dict[str, Any]:
     sweep = last.sweep
     assert sweep is not None
     return {
-        "points": [p.model_dump() for p in sweep.points],
-        "frontier": list(sweep.frontier),
-        "tiers": [t.model_dump() for t in sweep.tiers],
+        "points": sweep.points,
+        "frontier": sweep.frontier,
+        "tiers": sweep.tiers,  # the report writes each tier's flat keys too (report/_model.py)
         "sweep_stop_reason": sweep.stop_reason,
         "precision": sweep.precision,
-        **tier_report_keys(sweep.tiers),
     }
 
 

@@ -28,12 +28,10 @@ import math
 import os
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
-from agentx_tui.report._keys import tier_of
+from agentx_tui.report._model import Report
 from agentx_tui.report._svg import (
     INK,
     LABEL_SIZE,
@@ -49,9 +47,9 @@ from agentx_tui.report._svg import (
     place_labels,
     y_title,
 )
-from agentx_tui.sweep import frontier_curve, pareto_front
+from agentx_tui.snapshot import PointFigures
+from agentx_tui.sweep import SweepChart
 
-TIER_KEY = "total_tokens_per_s_per_gpu_at_"
 FRONTIER_COLOUR = "#1f5fa8"
 OTHER_COLOUR = "#d9480f"
 MUTED = "#8a8a8a"
@@ -59,96 +57,33 @@ MUTED = "#8a8a8a"
 # --- reading the report ----------------------------------------------------------------------------
 
 
-def _num(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) if math.isfinite(value) else None
+def _sweep(report: Report) -> SweepChart:
+    # A point this version cannot read keeps its place (None), so `frontier` still points at the right ones.
+    points = [p if isinstance(p, PointFigures) else None for p in report.points or ()]
+    return SweepChart.of(points, report.frontier, report.tiers or ())
 
 
-Span = tuple[float, float] | None  # a 95% interval (low, high), when the report has one
-
-
-@dataclass(frozen=True)
-class _Point:
-    users: int | None
-    interactivity_p90: float | None
-    interactivity_p50: float | None
-    tput: float | None  # per GPU when known, else total (see _Sweep.per_gpu)
-    interactivity_p90_ci: Span = None
-    tput_ci: Span = None  # per GPU only
-
-
-@dataclass(frozen=True)
-class _Tier:
-    tier: float
-    read: float | None  # throughput per GPU read there
-    ci: Span = None
-
-
-@dataclass(frozen=True)
-class _Sweep:
-    points: tuple[_Point, ...]
-    frontier: tuple[int, ...]
-    tiers: tuple[_Tier, ...]
-    per_gpu: bool
-    subtitle: str
-
-    @property
-    def intervals(self) -> bool:
-        return any(p.interactivity_p90_ci or p.tput_ci for p in self.points) or any(t.ci for t in self.tiers)
-
-
-def _span(data: dict[str, Any], key: str) -> Span:
-    low, high = _num(data.get(f"{key}_ci_low")), _num(data.get(f"{key}_ci_high"))
-    return (low, high) if low is not None and high is not None and low <= high else None
-
-
-def _sweep(report: dict[str, Any]) -> _Sweep:
-    # Every entry keeps its place, so the report's `frontier` indices still point at the right ones.
-    raw = [p if isinstance(p, dict) else {} for p in report.get("points") or []]
-    per_gpu = any(_num(p.get("total_tokens_per_s_per_gpu")) is not None for p in raw)
-    tput_key = "total_tokens_per_s_per_gpu" if per_gpu else "total_tokens_per_s"
-    points = tuple(
-        _Point(
-            users=int(u) if (u := _num(p.get("users"))) is not None else None,
-            interactivity_p90=_num(p.get("interactivity_p90_tokens_per_s")),
-            interactivity_p50=_num(p.get("interactivity_p50_tokens_per_s")),
-            tput=_num(p.get(tput_key)),
-            interactivity_p90_ci=_span(p, "interactivity_p90_tokens_per_s"),
-            tput_ci=_span(p, tput_key) if per_gpu else None,
-        )
-        for p in raw
-    )
-    xy = [(p.interactivity_p90, p.tput) for p in points]
-    given = report.get("frontier")
-    valid = isinstance(given, list) and all(type(i) is int and 0 <= i < len(points) for i in given)
-    frontier = tuple(given) if valid and given else pareto_front(xy)
-    tiers = [
-        _Tier(tier, _num(value) if per_gpu else None, _span(report, key) if per_gpu else None)
-        for key, value in report.items()
-        if (tier := tier_of(key, TIER_KEY)) is not None
-    ]
-    parts = [str(report[k]) for k in ("model", "workload") if report.get(k)]
-    gpus = _num(report.get("gpus"))
+def _subtitle(report: Report) -> str:
+    parts = [text for text in (report.model, report.workload) if text]
+    gpus = report.figure("gpus")
     if gpus is not None:
         parts.append(f"{gpus:g} GPU" + ("" if gpus == 1 else "s"))
-    return _Sweep(points, frontier, tuple(sorted(tiers, key=lambda t: t.tier)), per_gpu, " · ".join(parts))
+    return " · ".join(parts)
 
 
 # --- the frontier chart -----------------------------------------------------------------------------
 
 
-def render_frontier_svg(report: dict[str, Any]) -> str:
+def render_frontier_svg(report: Report) -> str:
     """The frontier picture of a sweep report, as SVG text (deterministic)."""
-    sweep = _sweep(report)
-    known = [(i, p) for i, p in enumerate(sweep.points) if p.interactivity_p90 is not None and p.tput is not None]
+    sweep, subtitle = _sweep(report), _subtitle(report)
+    known = sweep.placed
     xs = [p.interactivity_p90 for _, p in known if p.interactivity_p90 is not None]
-    ys = [p.tput for _, p in known if p.tput is not None]
+    ys = [p.throughput for _, p in known if p.throughput is not None]
     # The error bars' ends are inside the axes too (a bar is not cut off at the frame).
     x_ends = [end for _, p in known if p.interactivity_p90_ci for end in p.interactivity_p90_ci]
-    y_ends = [end for _, p in known if p.tput_ci for end in p.tput_ci]
-    xy = [(p.interactivity_p90, p.tput) for p in sweep.points]
-    curve = frontier_curve(xy, [i for i in sweep.frontier if i < len(xy)])
+    y_ends = [end for _, p in known if p.throughput_ci for end in p.throughput_ci]
+    curve = sweep.curve
     notes = []  # one line each under the legend
     if missing := len(sweep.points) - len(known):
         notes.append(f"{missing} point{'s' if missing > 1 else ''} without both figures, not drawn.")
@@ -159,8 +94,8 @@ def render_frontier_svg(report: dict[str, Any]) -> str:
     legend_rows = 2 if sweep.intervals else 1
     svg = Svg(860, 540 + 18 * len(notes) + 20 * (legend_rows - 1), title)
     svg.text(box[0], 28, title, size=17, font_weight="bold")
-    if sweep.subtitle:
-        svg.text(box[0], 48, sweep.subtitle, size=13, fill=MUTED)
+    if subtitle:
+        svg.text(box[0], 48, subtitle, size=13, fill=MUTED)
     # The axis reaches the tiers near the measured range (a gap to a tier is the message); reaching far
     # ones would squash the points. Every tier inside the axis is drawn; the note names those not read.
     near = [t.tier for t in sweep.tiers if xs and min(xs) / 1.3 <= t.tier <= max(xs) * 1.3]
@@ -199,24 +134,23 @@ def render_frontier_svg(report: dict[str, Any]) -> str:
         svg.add(f'<path d="{" ".join(d)}" fill="none" stroke="{FRONTIER_COLOUR}" stroke-width="2.5"/>')
         obstacles += _along(curve.bezier(), curve.xs[0], curve.ys[0], sx, sy)
 
-    on_front = set(sweep.frontier)
-    for i, p in known:  # error bars first: the markers are drawn over their middles
-        assert p.interactivity_p90 is not None and p.tput is not None
-        colour = FRONTIER_COLOUR if i in on_front else OTHER_COLOUR
-        x, y = sx(p.interactivity_p90), sy(p.tput)
+    for _, p in known:  # error bars first: the markers are drawn over their middles
+        assert p.interactivity_p90 is not None and p.throughput is not None
+        colour = FRONTIER_COLOUR if p.on_frontier else OTHER_COLOUR
+        x, y = sx(p.interactivity_p90), sy(p.throughput)
         if p.interactivity_p90_ci is not None:
             lo, hi = sx(p.interactivity_p90_ci[0]), sx(p.interactivity_p90_ci[1])
             _error_bar(svg, (lo, y), (hi, y), colour)
             obstacles.append((lo, y - 5, hi, y + 5))
-        if p.tput_ci is not None:
-            top, bottom = sy(p.tput_ci[1]), sy(p.tput_ci[0])
+        if p.throughput_ci is not None:
+            top, bottom = sy(p.throughput_ci[1]), sy(p.throughput_ci[0])
             _error_bar(svg, (x, bottom), (x, top), colour)
             obstacles.append((x - 5, top, x + 5, bottom))
     anchors = []
-    for i, p in known:
-        assert p.interactivity_p90 is not None and p.tput is not None
-        x, y = sx(p.interactivity_p90), sy(p.tput)
-        if i in on_front:
+    for _, p in known:
+        assert p.interactivity_p90 is not None and p.throughput is not None
+        x, y = sx(p.interactivity_p90), sy(p.throughput)
+        if p.on_frontier:
             svg.circle(x, y, 5, fill=FRONTIER_COLOUR, stroke="#ffffff")
         else:
             svg.circle(x, y, 4.5, fill="#ffffff", stroke=OTHER_COLOUR)
@@ -247,7 +181,7 @@ def _error_bar(svg: Svg, start: tuple[float, float], end: tuple[float, float], c
         svg.line(x - across[0], y - across[1], x + across[0], y + across[1], colour, 1.2)
 
 
-def _unread_tiers(sweep: _Sweep, knots: Sequence[float]) -> list[str]:
+def _unread_tiers(sweep: SweepChart, knots: Sequence[float]) -> list[str]:
     """Why tiers have no read, in words: no tier is extrapolated (docs/sweeps.md)."""
     unread = [t.tier for t in sweep.tiers if t.read is None]
     if not unread:
@@ -302,15 +236,15 @@ def _frontier_legend(svg: Svg, x: float, y: float) -> None:
 # --- the per-point chart ----------------------------------------------------------------------------
 
 
-def render_points_svg(report: dict[str, Any]) -> str:
+def render_points_svg(report: Report) -> str:
     """Throughput and interactivity against users, one panel each, as SVG text (deterministic)."""
-    sweep = _sweep(report)
+    sweep, subtitle = _sweep(report), _subtitle(report)
     width, height = 860, 640
     title = "Per point: throughput and interactivity against users"
     svg = Svg(width, height, title)
     svg.text(96, 28, title, size=17, font_weight="bold")
-    if sweep.subtitle:
-        svg.text(96, 48, sweep.subtitle, size=13, fill=MUTED)
+    if subtitle:
+        svg.text(96, 48, subtitle, size=13, fill=MUTED)
     pts = sorted((p for p in sweep.points if p.users is not None and p.users > 0), key=lambda p: p.users or 0)
     users = sorted({p.users for p in pts if p.users is not None})
     left, right = 96.0, 830.0
@@ -329,7 +263,7 @@ def render_points_svg(report: dict[str, Any]) -> str:
     top: Box = (left, 70.0, right, 270.0)
     bottom: Box = (left, 340.0, right, 540.0)
     # Top: throughput.
-    tput = [(p.users, p.tput) for p in pts]
+    tput = [(p.users, p.throughput) for p in pts]
     y_ticks = nice_ticks([v for _, v in tput if v is not None], 4)
     sy = Linear(y_ticks[0], y_ticks[-1], top[3], top[1])
     axes(svg, sx, sy, top, x_ticks, labelled(y_ticks))
@@ -419,10 +353,10 @@ def _umask() -> int:
     return mask
 
 
-def write_sweep_charts(report_path: Path, report: dict[str, Any]) -> list[Path]:
+def write_sweep_charts(report_path: Path, report: Report) -> list[Path]:
     """Write the sweep's pictures beside `report_path` and return their paths; none (and nothing written)
     when the report has no `points`. OSError propagates: the caller words it like the report's own."""
-    if not report.get("points"):
+    if not report.points:
         return []
     paths = chart_paths(report_path)
     for path, (_, _, render) in zip(paths, CHARTS, strict=True):

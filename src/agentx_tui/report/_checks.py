@@ -11,12 +11,12 @@ import difflib
 import math
 import operator
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from agentx_tui.errors import UsageError
 from agentx_tui.report._keys import NUMERIC_KEYS, REPORT_KEYS, is_tier_key
+from agentx_tui.report._model import CheckRow, Report
 
 
 def _equal(a: float, b: float) -> bool:
@@ -51,6 +51,12 @@ class CheckResult:
     threshold: float
     value: float | None
     passed: bool
+
+    def row(self) -> CheckRow:
+        """The check as the report file keeps it (`checks`)."""
+        return CheckRow(
+            expr=self.expr, key=self.key, op=self.op, threshold=self.threshold, value=self.value, passed=self.passed
+        )
 
     @property
     def shown_value(self) -> str:
@@ -90,11 +96,10 @@ def parse_check(expr: str) -> Check:
     return Check(expr=expr.strip(), key=key, op=op, threshold=threshold)
 
 
-def evaluate_checks(checks: Iterable[Check], report: Mapping[str, Any]) -> list[CheckResult]:
+def evaluate_checks(checks: Iterable[Check], report: Report) -> list[CheckResult]:
     results = []
     for check in checks:
-        raw = report.get(check.key)
-        value = float(raw) if isinstance(raw, int | float) and not isinstance(raw, bool) else None
+        value = report.figure(check.key)
         passed = value is not None and OPERATORS[check.op](value, check.threshold)
         results.append(
             CheckResult(

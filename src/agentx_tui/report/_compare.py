@@ -29,12 +29,14 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
+
+from pydantic import ValidationError
 
 from agentx_tui.args import Parser
 from agentx_tui.errors import UsageError
 from agentx_tui.report._format import NA
-from agentx_tui.report._keys import tier_of
+from agentx_tui.report._model import Report
 from agentx_tui.sweep import TIER_KEY_PREFIXES, tier_suffix
 from agentx_tui.terminal import wants_color
 from agentx_tui.units import compact
@@ -129,8 +131,9 @@ def compare_main(argv: Sequence[str]) -> int:
 _HINT = "Compare reads the JSON reports that `agentx-tui --report NAME.json` writes."
 
 
-def load_report(path: Path, side: str) -> dict[str, Any]:
-    """The report in `path`, or a `UsageError` saying in one sentence why it is not one."""
+def load_report(path: Path, side: str) -> Report:
+    """The report in `path` (an older one too: the keys it lacks are None), or a `UsageError` saying in
+    one sentence why it is not one."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -149,7 +152,12 @@ def load_report(path: Path, side: str) -> dict[str, Any]:
         raise UsageError(
             f"{path} ({side}) is JSON but not an agentx-tui report (it lacks agentx_version and duration_s).", _HINT
         )
-    return report
+    try:
+        return Report.model_validate(report)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "the report"
+        raise UsageError(f"{path} ({side}) is not a valid report: {where}: {first['msg']}.", _HINT) from None
 
 
 def _is_recording(data: bytes) -> bool:
@@ -223,19 +231,8 @@ class Comparison:
         return tuple(r for r in gated_section if r.better is not None and not r.gated)
 
 
-def _value(report: dict[str, Any], key: str) -> float | None:
-    v = report.get(key)
-    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-        return None
-    return float(v)
-
-
-def _is_sweep(report: dict[str, Any]) -> bool:
-    return bool(report.get("points")) or any(k.startswith(TIER_KEY_PREFIXES) for k in report)
-
-
-def _tiers(report: dict[str, Any]) -> set[float]:
-    return {tier for key in report for prefix in TIER_KEY_PREFIXES if (tier := tier_of(key, prefix)) is not None}
+def _tiers(report: Report) -> set[float]:
+    return {t.tier for t in report.tiers or () if math.isfinite(t.tier)}
 
 
 _PER_GPU = "total_tokens_per_s_per_gpu"
@@ -255,17 +252,17 @@ def _carrier(key: str) -> tuple[str, int] | None:
     return None
 
 
-def _interval(report: dict[str, Any], key: str) -> Span | None:
+def _interval(report: Report, key: str) -> Span | None:
     """The figure's 95% interval in `report`: its own `_ci_low`/`_ci_high`, or the throughput's it carries."""
-    low, high = _value(report, f"{key}_ci_low"), _value(report, f"{key}_ci_high")
+    low, high = report.figure(f"{key}_ci_low"), report.figure(f"{key}_ci_high")
     if low is not None and high is not None:
         return (low, high)
     carrier = _carrier(key)
-    value = _value(report, key)
+    value = report.figure(key)
     if carrier is None or value is None:
         return None
     base_key, power = carrier
-    base, span = _value(report, base_key), _interval(report, base_key)
+    base, span = report.figure(base_key), _interval(report, base_key)
     if base is None or span is None or not base > 0 or not span[0] > 0:
         return None
     if power > 0:
@@ -273,8 +270,8 @@ def _interval(report: dict[str, Any], key: str) -> Span | None:
     return (value * base / span[1], value * base / span[0])
 
 
-def _row(a: dict[str, Any], b: dict[str, Any], key: str, better: Better, kind: Kind, gating: bool) -> Row:
-    va, vb = _value(a, key), _value(b, key)
+def _row(a: Report, b: Report, key: str, better: Better, kind: Kind, gating: bool) -> Row:
+    va, vb = a.figure(key), b.figure(key)
     worse_by = None
     if va is not None and vb is not None and va != 0 and better is not None:
         change = (vb - va) / abs(va)
@@ -283,9 +280,9 @@ def _row(a: dict[str, Any], b: dict[str, Any], key: str, better: Better, kind: K
     return Row(key, kind, better, va, vb, gated, worse_by, _interval(a, key), _interval(b, key))
 
 
-def compare_reports(a: dict[str, Any], b: dict[str, Any], *, tolerance: float = DEFAULT_TOLERANCE) -> Comparison:
+def compare_reports(a: Report, b: Report, *, tolerance: float = DEFAULT_TOLERANCE) -> Comparison:
     """B against A, figure by figure (the pure part of `compare_main`)."""
-    sweeps = (_is_sweep(a), _is_sweep(b))
+    sweeps = (a.is_sweep, b.is_sweep)
     tiers = sorted(_tiers(a) | _tiers(b))
 
     def tier_rows(gating: bool) -> tuple[Row, ...]:
@@ -299,14 +296,14 @@ def compare_reports(a: dict[str, Any], b: dict[str, Any], *, tolerance: float = 
         return tuple(
             _row(a, b, f.key, f.better, f.kind, gating)
             for f in HEADLINE
-            if f.key in a or f.key in b  # older reports lack the newer keys: no row of n/a for them
+            if a.has(f.key) or b.has(f.key)  # older reports lack the newer keys: no row of n/a for them
         )
 
     gate: Literal["headline", "tiers"] = "headline"
     if all(sweeps) and any(r.gated for r in tier_rows(True)):
         gate = "tiers"
     about = (_describe(a), _describe(b))
-    bound = (a.get("client_saturated") is True, b.get("client_saturated") is True)
+    bound = (a.client_saturated is True, b.client_saturated is True)
     return Comparison(
         tolerance, headline_rows(gate == "headline"), tier_rows(gate == "tiers"), gate, sweeps, about, bound
     )
@@ -331,17 +328,17 @@ def _fmt(value: float | None, kind: Kind) -> str:
     return f"{value:,.1f}" if abs(value) >= 100 else f"{value:.4g}"
 
 
-def _describe(report: dict[str, Any]) -> str:
-    parts = [str(report[k]) for k in ("model", "workload") if report.get(k)]
-    points = report.get("points")
-    if isinstance(points, list) and points:
-        parts.append(f"sweep of {len(points)} point{'s' if len(points) != 1 else ''}")
-    elif isinstance(report.get("users"), int):
-        parts.append(f"{report['users']} users")
-    duration = _value(report, "duration_s")
+def _describe(report: Report) -> str:
+    parts = [text for text in (report.model, report.workload) if text]
+    if report.points:
+        n = len(report.points)
+        parts.append(f"sweep of {n} point{'s' if n != 1 else ''}")
+    elif report.users is not None:
+        parts.append(f"{report.users} users")
+    duration = report.figure("duration_s")
     if duration is not None:
         parts.append(f"{duration:.0f} s")
-    if report.get("partial"):
+    if report.partial:
         parts.append("PARTIAL")
     return " · ".join(parts) or "(no description)"
 

@@ -10,11 +10,12 @@ when the servers expose none); tok/$ is total tokens per dollar at the window's 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TextIO
 
 from agentx_tui.report._checks import CheckResult
 from agentx_tui.report._format import NA, cell, elapsed, percent, si
 from agentx_tui.report._keys import unit
+from agentx_tui.report._model import Report
 from agentx_tui.snapshot import Snapshot
 from agentx_tui.snapshot.rates import rates
 from agentx_tui.terminal import wants_color
@@ -105,37 +106,39 @@ class HeadlessPrinter:
             text += "  " + self._style(snap.run.state, _RED if snap.run.state == "server down" else _BOLD)
         self._write(text)
 
-    def _client(self, report: dict[str, Any]) -> str:
-        us, cores = report.get("client_cpu_us_per_token"), report.get("client_cpu_cores_mean")
+    def _client(self, report: Report) -> str:
+        us, cores = report.client_cpu_us_per_token, report.client_cpu_cores_mean
         # No figure per token when the client streamed none of its own (a proxy-only run: docs/metrics.md).
         per_token = f"{cell(us)} µs of CPU per output token, " if us is not None else ""
         text = f"  client: {per_token}{cell(cores)} cores on average"
-        if report.get("client_saturated"):
-            why = report.get("client_saturated_reason") or "see the log"
+        if report.client_saturated:
+            why = report.client_saturated_reason or "see the log"
             text += "; " + self._style(f"CLIENT-BOUND ({why}): figures measure the client", _RED)
         return text
 
-    def summary(self, report: dict[str, Any], checks: Sequence[CheckResult]) -> None:
-        title = "summary" + (f" (partial: {report.get('partial_reason')})" if report.get("partial") else "")
+    def summary(self, report: Report, checks: Sequence[CheckResult]) -> None:
+        title = "summary" + (f" (partial: {report.partial_reason})" if report.partial else "")
         self._write("")
         self._write(self._style(title, _BOLD))
         width = max(len(k) for k in SUMMARY_KEYS)
         for key in SUMMARY_KEYS:
-            value = cell(report.get(key))
+            value = cell(getattr(report, key))
             self._write(f"  {key.ljust(width)}  {value} {unit(key)}".rstrip())
-        if report.get("throughput_source"):
-            self._write(f"  (tokens/s are {report['throughput_source']}-side)")
-        if report.get("proxied_requests") is not None:  # --proxy: the real agents' part of it
+        if report.throughput_source:
+            self._write(f"  (tokens/s are {report.throughput_source}-side)")
+        if report.proxied_requests is not None:  # --proxy: the real agents' part of it
             for key in PROXY_SUMMARY_KEYS:
-                self._write(f"  {key.ljust(width)}  {cell(report.get(key))} {unit(key)}".rstrip())
-        if report.get("client_saturated") is not None:  # a load generator ran: its cost, and was it the limit
+                self._write(f"  {key.ljust(width)}  {cell(getattr(report, key))} {unit(key)}".rstrip())
+        if report.client_saturated is not None:  # a load generator ran: its cost, and was it the limit
             self._write(self._client(report))
-        if report.get("stop_reason"):  # a plain run with --precision: how sure, and why it ended
-            for key in ("total_tokens_per_s_per_gpu", "interactivity_p90_tokens_per_s"):
-                low, high = report.get(f"{key}_ci_low"), report.get(f"{key}_ci_high")
+        if report.stop_reason:  # a plain run with --precision: how sure, and why it ended
+            tput = (report.total_tokens_per_s_per_gpu_ci_low, report.total_tokens_per_s_per_gpu_ci_high)
+            inter = (report.interactivity_p90_tokens_per_s_ci_low, report.interactivity_p90_tokens_per_s_ci_high)
+            spans = (("total_tokens_per_s_per_gpu", *tput), ("interactivity_p90_tokens_per_s", *inter))
+            for key, low, high in spans:
                 span = NA if low is None or high is None else f"{cell(low)}–{cell(high)}"
                 self._write(f"  {key} 95%: {span} {unit(key)}".rstrip())
-            self._write(f"  ended: {report['stop_reason']}")
+            self._write(f"  ended: {report.stop_reason}")
         for c in checks:
             verdict = self._style("PASS", _GREEN) if c.passed else self._style("FAIL", _RED)
             self._write(f"{verdict} {c.expr} ({c.verdict_detail})")

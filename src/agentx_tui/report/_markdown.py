@@ -9,6 +9,7 @@ from typing import Any
 from agentx_tui.report._checks import CheckResult
 from agentx_tui.report._format import NA, cell, percent, si
 from agentx_tui.report._keys import REPORT_KEYS, unit
+from agentx_tui.report._model import Report
 from agentx_tui.report._series import ReportSeries
 
 _BLOCKS = "▁▂▃▄▅▆▇█"
@@ -123,30 +124,32 @@ def _when(ts: Any) -> str:
 
 
 def render_markdown(
-    report: dict[str, Any],
+    report: Report,
     *,
     series: ReportSeries | None = None,
     checks: Sequence[CheckResult] = (),
     images: Sequence[str] = (),
 ) -> str:
-    title = "agentx-tui report" + (" (partial)" if report.get("partial") else "")
+    title = "agentx-tui report" + (" (partial)" if report.partial else "")
     lines = [f"# {title}", ""]
     lines.append(
-        f"Target **{_esc(cell(report.get('target')))}**, model **{_esc(cell(report.get('model')))}**, "
-        f"workload **{_esc(cell(report.get('workload')))}**, started {_when(report.get('started_at'))}, "
-        f"{cell(report.get('duration_s'))} s."
+        f"Target **{_esc(cell(report.target))}**, model **{_esc(cell(report.model))}**, "
+        f"workload **{_esc(cell(report.workload))}**, started {_when(report.started_at)}, "
+        f"{cell(report.duration_s)} s."
     )
-    if report.get("simulated"):
+    if report.simulated:
         lines += [
             "",
             "**Simulated engine**: the figures come from the built-in simulator, not real hardware.",
         ]
-    if report.get("partial"):
-        lines += ["", f"**Partial run**: {_esc(cell(report.get('partial_reason')))}."]
+    if report.partial:
+        lines += ["", f"**Partial run**: {_esc(cell(report.partial_reason))}."]
     lines += ["", "## Figures", "", "| key | value | unit |", "|---|---|---|"]
-    keys = [k for k in REPORT_KEYS if k not in _LISTS] + [k for k in report if k not in REPORT_KEYS and k != "checks"]
+    # The figures as the JSON has them: every key, a sweep's tier keys too, in the file's order.
+    data = report.model_dump()
+    keys = [k for k in REPORT_KEYS if k not in _LISTS] + [k for k in data if k not in REPORT_KEYS and k != "checks"]
     for key in keys:
-        lines.append(f"| {key} | {_esc(cell(report.get(key)))} | {unit(key)} |")
+        lines.append(f"| {key} | {_esc(cell(data.get(key)))} | {unit(key)} |")
     lines.append("")
     if checks:
         lines += ["## Checks", "", "| check | measured | result |", "|---|---|---|"]
@@ -155,7 +158,7 @@ def render_markdown(
         lines.append("")
     if images:
         lines += ["## Frontier", "", *(line for image in images for line in (image, ""))]
-        lines += _points_table(report)
+        lines += _points_table(data)
     if series is not None and len(series):
         span = f"{series.elapsed_s[0]:.1f}–{series.elapsed_s[-1]:.1f} s"
         lines += [
@@ -172,6 +175,6 @@ def render_markdown(
             lines += [f"{label} (peak {peak})", sparkline(vals) or "(no data)", ""]
         lines[-1] = "```"
         lines.append("")
-    lines += ["## Endpoints", "", *_table(report.get("endpoints") or [])]
-    lines += ["## Users", "", *_table(report.get("users_detail") or [])]
+    lines += ["## Endpoints", "", *_table(data.get("endpoints") or [])]
+    lines += ["## Users", "", *_table(data.get("users_detail") or [])]
     return "\n".join(lines)

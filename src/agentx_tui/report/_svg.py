@@ -1,12 +1,14 @@
-"""SVG primitives for the report's charts (report/_charts.py): nice axis ticks and their labels, linear
-and log₂ scales, an SVG writer with coordinates rounded to 0.1 px (same input → byte-identical file),
-and labels placed clear of each other."""
+"""SVG primitives for the report's charts (report/_charts.py): nice axis ticks (the steps of
+`sweep.nice_step`, as on the Frontier pane) and their labels, linear and log₂ scales, an SVG writer with
+coordinates rounded to 0.1 px (same input → byte-identical file), and labels placed clear of each other."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
 from xml.sax.saxutils import escape
+
+from agentx_tui.sweep import nice_step
 
 FONT = "DejaVu Sans, Verdana, Helvetica, Arial, sans-serif"
 GRID = "#e6e6e6"
@@ -15,13 +17,6 @@ TICK_SIZE = 12
 LABEL_SIZE = 12
 
 # --- scales, ticks, numbers --------------------------------------------------------------------------
-
-
-def nice_step(span: float, count: int) -> float:
-    """A step of 1, 2, 2.5 or 5 × 10ⁿ that cuts `span` into about `count` parts."""
-    raw = span / max(1, count)
-    mag = 10.0 ** math.floor(math.log10(raw))
-    return next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
 
 
 def nice_ticks(values: Sequence[float], count: int, *, room: float = 0.05, also: Sequence[float] = ()) -> list[float]:
@@ -47,7 +42,7 @@ def nice_ticks(values: Sequence[float], count: int, *, room: float = 0.05, also:
 
 
 def tick_labels(ticks: Sequence[float]) -> list[str]:
-    """0, 5K, 10K … 30K; 0, 500, 1,000 … 3,000; 0, 2.5, 5: a suffix from 10 K up, as few decimals as the
+    """0, 5K, 10K … 30K; 0, 500, 1,000 … 3,000; 0, 0.5, 1: a suffix from 10 K up, as few decimals as the
     ticks need, and the same decimals on every tick."""
     top = ticks[-1]
     scale, suffix = next(((s, x) for s, x in ((1e9, "B"), (1e6, "M"), (1e3, "K")) if top >= 10 * s), (1.0, ""))

@@ -24,6 +24,7 @@ from agentx_tui.errors import UsageError
 from agentx_tui.report._charts import markdown_images, write_sweep_charts
 from agentx_tui.report._checks import CheckResult
 from agentx_tui.report._markdown import render_markdown
+from agentx_tui.report._model import Report
 from agentx_tui.report._series import ReportSeries
 
 REPORT_EXTENSIONS = (".json", ".md", ".csv")
@@ -70,23 +71,6 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def _with_checks(report: dict[str, Any], checks: Sequence[CheckResult]) -> dict[str, Any]:
-    if not checks:
-        return report
-    rows = [
-        {
-            "expr": c.expr,
-            "key": c.key,
-            "op": c.op,
-            "threshold": c.threshold,
-            "value": c.value,
-            "passed": c.passed,
-        }
-        for c in checks
-    ]
-    return {**report, "checks": rows}
-
-
 def _flatten(prefix: str, value: Any) -> Iterator[tuple[str, Any]]:
     if isinstance(value, dict):
         for k, v in value.items():
@@ -108,8 +92,12 @@ def _csv_cell(value: Any) -> str:
     return str(value)
 
 
-def render_csv(report: dict[str, Any]) -> str:
+def render_csv(report: Report) -> str:
     """One row for the run; a sweep adds one row per point (`row` says which), same columns."""
+    return _csv(_clean(report.model_dump()))
+
+
+def _csv(report: dict[str, Any]) -> str:
     points = report.get("points") or []
     run = {k: v for k, v in report.items() if k not in ("points", "frontier", "tiers")}
     rows = [{"row": "run", **dict(_flatten("", run))}]
@@ -125,8 +113,8 @@ def render_csv(report: dict[str, Any]) -> str:
     return buf.getvalue()
 
 
-def render_json(report: dict[str, Any]) -> str:
-    return json.dumps(_clean(report), indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+def render_json(report: Report) -> str:
+    return json.dumps(_clean(report.model_dump()), indent=2, allow_nan=False, ensure_ascii=False) + "\n"
 
 
 def _mode_for(path: Path) -> int:
@@ -156,24 +144,25 @@ def write_text_atomic(path: Path, text: str) -> None:
 
 def write_report(
     path: Path,
-    report: dict[str, Any],
+    report: Report,
     *,
     series: ReportSeries | None = None,
     checks: Sequence[CheckResult] = (),
 ) -> None:
     """Write `report` to `path` (.json, .md or .csv); `checks`, when given, are written with it."""
     suffix = path.suffix.lower()
-    data = _with_checks(_clean(report), checks)
+    if checks:
+        report = report.model_copy(update={"checks": [c.row() for c in checks]})
     if suffix == ".json":
-        text = render_json(data)
+        text = render_json(report)
     elif suffix == ".md":
         try:
-            charts = write_sweep_charts(path, data)
+            charts = write_sweep_charts(path, report)
         except OSError as exc:
             raise UsageError(f"--report {path}: its charts could not be written: {exc.strerror or exc}.") from exc
-        text = render_markdown(data, series=series, checks=checks, images=markdown_images(charts))
+        text = render_markdown(report, series=series, checks=checks, images=markdown_images(charts))
     elif suffix == ".csv":
-        text = render_csv(data)
+        text = render_csv(report)
     else:
         raise UsageError(f"--report {path} has an unknown extension.", "Use .json, .md or .csv.")
     try:

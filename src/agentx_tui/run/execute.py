@@ -35,7 +35,7 @@ from agentx_tui.measure import ClientStats
 from agentx_tui.net import is_loopback_host
 from agentx_tui.proxy import LiveProxy
 from agentx_tui.recording import Recorder, ReplayPlayer, read_recording
-from agentx_tui.report import HeadlessPrinter, ReportBuilder, evaluate_checks, write_report
+from agentx_tui.report import HeadlessPrinter, Report, ReportBuilder, evaluate_checks, write_report
 from agentx_tui.run.collect import EventLog
 from agentx_tui.run.live import LiveRun, Outcome
 from agentx_tui.run.phases import Phases, TimedRun
@@ -253,10 +253,10 @@ def _finish(
     plan: RunPlan, builder: ReportBuilder, outcome: Outcome, interrupted: list[signal.Signals], live: LiveRun
 ) -> int:
     """The report, the checks, the summary and the exit code: once, whatever ended the run."""
-    report = builder.build(partial_reason=outcome.partial_reason)
+    data = builder.build(partial_reason=outcome.partial_reason).model_dump()
     if outcome.server_exit is not None:
-        report["server_exit_code"], report["server_log_tail"] = outcome.server_exit
-    report = redact_value(report, plan.secrets)  # before it is printed, checked or written
+        data["server_exit_code"], data["server_log_tail"] = outcome.server_exit
+    report = Report.model_validate(redact_value(data, plan.secrets))  # before it is printed, checked or written
     results = evaluate_checks(plan.output.checks, report)
     if plan.output.report is not None:
         write_report(plan.output.report, report, series=builder.series(), checks=results)

@@ -4,10 +4,12 @@
 throughput and cost read at each interactivity tier, and `--sweep auto`'s stop rules; `points` turns
 a point's measured window into its figures; `intervals` says how sure a point is (95% intervals,
 `--precision`), and `tier_intervals` carries that through the frontier to the tier reads; `agents`
-reads the users per GPU on the frontier at each tier, as the throughput is read.
+reads the users per GPU on the frontier at each tier, as the throughput is read; `chart` is the
+sweep as the Frontier pane and the report's pictures draw it.
 """
 
 from agentx_tui.sweep.agents import AgentsRead, agents_at_tiers, read_agents
+from agentx_tui.sweep.chart import ChartPoint, ChartTier, SweepChart, nice_step
 from agentx_tui.sweep.frontier import (
     AUTO_MAX_POINTS,
     TIER_KEY_PREFIXES,
@@ -30,16 +32,20 @@ __all__ = [
     "AUTO_MAX_POINTS",
     "TIER_KEY_PREFIXES",
     "AgentsRead",
+    "ChartPoint",
+    "ChartTier",
     "Interval",
     "MonotoneCurve",
     "PointIntervals",
     "PointWindow",
     "Precision",
+    "SweepChart",
     "agents_at_tiers",
     "auto_stop_reason",
     "frontier_curve",
     "interval_sample",
     "next_auto_users",
+    "nice_step",
     "pareto_front",
     "peak_auto_users",
     "point_intervals",

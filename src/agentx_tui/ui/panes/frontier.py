@@ -29,7 +29,7 @@ from textual.widget import Widget
 
 from agentx_tui.snapshot import Snapshot, SweepState, TierRead
 from agentx_tui.snapshot.rates import rates
-from agentx_tui.sweep import MonotoneCurve, frontier_curve, point_xy
+from agentx_tui.sweep import MonotoneCurve, SweepChart, nice_step
 from agentx_tui.ui._format import NA, compact, money
 from agentx_tui.ui.panes._base import Figures, Pane, flow, label, line, value
 
@@ -69,15 +69,6 @@ class ChartData:
 # --- the pure drawing: data → rows of (text, role) runs -------------------------------------------
 
 Run = tuple[str, str]
-
-
-def nice_step(span: float, count: int) -> float:
-    """A step of 1, 2 or 5 × 10ⁿ that cuts `span` into about `count` parts."""
-    raw = span / max(count, 1)
-    if raw <= 0:
-        return 1.0
-    magnitude = 10.0 ** math.floor(math.log10(raw))
-    return next(m * magnitude for m in (1.0, 2.0, 5.0, 10.0) if m * magnitude >= raw * 0.999)
 
 
 def nice_scale(value: float, most: int) -> tuple[float, float]:
@@ -356,11 +347,15 @@ class FrontierPane(Pane):
         if sweep.stop_reason:
             status.append(line(label("ended "), value(sweep.stop_reason, "bold $text-warning")))
         self.query_one("#frontier-status", Figures).show(Content("\n").join(status))
-        data = chart_data(snap, sweep)
+        chart = SweepChart.of(sweep.points, sweep.frontier, sweep.tiers)
+        data = chart_data(snap, sweep, chart)
         self.query_one("#frontier-chart", FrontierChart).plot(data)
         legend = self.query_one("#frontier-legend", Figures)
+        live = _live_point(snap, sweep) is not None
         bars = any(m.x_span or m.y_span for m in data.markers)
-        legend.show(_legend(legend.size.width, live=_live_point(snap, sweep) is not None, bars=bars))
+        # Without a GPU count the points are placed by their total throughput: the axis says so.
+        per_gpu = chart.per_gpu or not chart.placed
+        legend.show(_legend(legend.size.width, live=live, bars=bars, per_gpu=per_gpu))
         table, notes = tier_lines(sweep.tiers)
         self.query_one("#frontier-tiers", Figures).show(Content("\n").join(table))
         self.query_one("#frontier-notes", Figures).show(Content("\n").join(notes))
@@ -398,35 +393,32 @@ def progress(sweep: SweepState) -> str:
     return " · ".join(parts)
 
 
-def chart_data(snap: Snapshot, sweep: SweepState) -> ChartData:
-    on_frontier = set(sweep.frontier)
+def chart_data(snap: Snapshot, sweep: SweepState, chart: SweepChart | None = None) -> ChartData:
+    """What the chart draws: the sweep's points (sweep/chart.py, as the report's pictures place them) as
+    glyphs, the point being measured, the frontier's knots and the tiers as x ticks."""
+    chart = chart or SweepChart.of(sweep.points, sweep.frontier, sweep.tiers)
     markers: list[Marker] = []
-    for index, point in enumerate(sweep.points):
-        x, y = point.interactivity_p90_tokens_per_s, point.total_tokens_per_s_per_gpu
-        if x is None or y is None or not _placeable(x, y):
-            continue  # a point whose figures are unknown cannot be placed
-        front = index in on_frontier
+    for _, point in chart.placed:
+        assert point.interactivity_p90 is not None and point.throughput is not None
         markers.append(
             Marker(
-                x,
-                y,
-                ON_FRONTIER if front else BELOW_FRONTIER,
-                "point" if front else "dominated",
+                point.interactivity_p90,
+                point.throughput,
+                ON_FRONTIER if point.on_frontier else BELOW_FRONTIER,
+                "point" if point.on_frontier else "dominated",
                 str(point.users),
-                _span(point.interactivity_p90_tokens_per_s_ci_low, point.interactivity_p90_tokens_per_s_ci_high),
-                _span(point.total_tokens_per_s_per_gpu_ci_low, point.total_tokens_per_s_per_gpu_ci_high),
+                point.interactivity_p90_ci,
+                point.throughput_ci,
             )
         )
     live = _live_point(snap, sweep)
     if live is not None:
         markers.append(Marker(live[0], live[1], LIVE, "live", str(sweep.current_users or "")))
-    frontier = [i for i in sweep.frontier if 0 <= i < len(sweep.points)]
-    curve = frontier_curve([point_xy(point) for point in sweep.points], frontier)
     empty = "warming up for the first point" if sweep.phase == "warmup" else "no point measured yet"
     return ChartData(
         markers=tuple(markers),
-        curve=tuple(zip(curve.xs, curve.ys, strict=True)),
-        x_ticks=tuple(sorted(t.tier for t in sweep.tiers)),
+        curve=tuple(zip(chart.curve.xs, chart.curve.ys, strict=True)),
+        x_ticks=tuple(t.tier for t in chart.tiers),
         empty=empty,
     )
 
@@ -447,13 +439,7 @@ def _placeable(x: float, y: float) -> bool:
     return math.isfinite(x) and math.isfinite(y) and x >= 0 and y >= 0
 
 
-def _span(low: float | None, high: float | None) -> tuple[float, float] | None:
-    if low is None or high is None or not _placeable(low, high) or high < low:
-        return None
-    return (low, high)
-
-
-def _legend(width: int, *, live: bool, bars: bool) -> Content:
+def _legend(width: int, *, live: bool, bars: bool, per_gpu: bool) -> Content:
     parts = [
         line(Content.styled(ON_FRONTIER, "bold $accent"), label(" frontier")),
         line(Content.styled(BELOW_FRONTIER, "$foreground"), label(" below it")),
@@ -462,7 +448,7 @@ def _legend(width: int, *, live: bool, bars: bool) -> Content:
         parts.append(line(Content.styled(BAR_X + BAR_Y, "$secondary"), label(" 95%")))
     if live:
         parts.append(line(Content.styled(LIVE, "bold $warning"), label(" now")))
-    parts += [label("y tok/s/GPU"), label("x p90 tok/s/user")]
+    parts += [label("y tok/s/GPU" if per_gpu else "y tok/s"), label("x p90 tok/s/user")]
     return flow(parts, width)
 
 

@@ -1,0 +1,129 @@
+"""The typed report (report/_model.py): its JSON is the contract, and a file read back and written again
+is the same file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agentx_tui.report import REPORT_KEYS, Report, ReportBuilder, evaluate_checks, parse_check, write_report
+from agentx_tui.report._keys import SWEEP_KEYS
+from agentx_tui.snapshot import PointFigures, Snapshot, TierRead, UserRow
+from agentx_tui.sweep import tier_report_keys
+from tests.report._snaps import stream
+from tests.ui.fakes import make_sweep_snapshot, make_sweep_state
+
+
+def built(snaps: list[Snapshot], partial_reason: str | None = None) -> Report:
+    builder = ReportBuilder()
+    for snap in snaps:
+        builder.add(snap)
+    return builder.build(partial_reason=partial_reason)
+
+
+def sweep_snaps() -> list[Snapshot]:
+    first = make_sweep_snapshot(1, sweep=make_sweep_state(4))
+    last = make_sweep_snapshot(2, sweep=make_sweep_state(5, phase="done", stop_reason="every point measured"))
+    return [first, last.model_copy(update={"time": first.time + 600.0, "elapsed_s": first.elapsed_s + 600.0})]
+
+
+def written(tmp_path: Path, report: Report, *checks: str) -> str:
+    path = tmp_path / "r.json"
+    results = evaluate_checks([parse_check(c) for c in checks], report)
+    write_report(path, report, checks=results)
+    return path.read_text(encoding="utf-8")
+
+
+def test_the_fields_are_the_report_keys_in_their_order() -> None:
+    fields = list(Report.model_fields)
+    assert fields[: len(REPORT_KEYS)] == list(REPORT_KEYS)
+    assert fields[len(REPORT_KEYS) : len(REPORT_KEYS) + len(SWEEP_KEYS)] == list(SWEEP_KEYS)
+
+
+@pytest.mark.parametrize(
+    ("snaps", "checks"),
+    [
+        (stream(), ("error_rate == 0",)),
+        (stream(with_client=False, with_gpus=False, with_price=False), ()),
+        ([], ()),
+        (sweep_snaps(), ("total_tokens_per_s_per_gpu_at_50 >= 1", "tokens_per_dollar_total_at_100 > 0")),
+    ],
+    ids=["run", "observing", "no sample", "sweep"],
+)
+def test_a_written_report_read_back_and_written_again_is_the_same_file(
+    tmp_path: Path, snaps: list[Snapshot], checks: tuple[str, ...]
+) -> None:
+    text = written(tmp_path, built(snaps, "stopped by SIGTERM" if not snaps else None), *checks)
+    again = Report.model_validate(json.loads(text))
+    assert json.dumps(again.model_dump(), indent=2, ensure_ascii=False) + "\n" == text
+
+
+def test_a_sweep_keeps_its_rows_typed_and_writes_each_tier_flat() -> None:
+    report = built(sweep_snaps())
+    assert report.is_sweep and report.points and report.tiers and report.users_detail is not None
+    assert all(isinstance(p, PointFigures) for p in report.points)
+    assert all(isinstance(u, UserRow) for u in report.users_detail)
+    data = report.model_dump()
+    flat = tier_report_keys(report.tiers)
+    assert {k: data[k] for k in flat} == flat
+    keys = list(data)
+    assert keys[: len(REPORT_KEYS)] == list(REPORT_KEYS)
+    assert keys[len(REPORT_KEYS) :] == [*SWEEP_KEYS, *flat]  # the tiers' keys after the sweep's own
+
+
+def test_a_single_run_has_no_sweep_keys() -> None:
+    data = built(stream()).model_dump()
+    assert list(data) == list(REPORT_KEYS)
+    assert not built(stream()).is_sweep
+
+
+def test_an_older_report_loads_with_its_missing_keys_none_and_stays_as_it_was() -> None:
+    old = {"agentx_version": "0.0.9", "duration_s": 60, "users": 8, "total_tokens_per_s": 900.0}
+    report = Report.model_validate(old)
+    assert report.users == 8 and report.interactivity_p90_tokens_per_s is None and report.tiers is None
+    assert report.has("users") and not report.has("interactivity_p90_tokens_per_s")
+    assert report.model_dump() == old  # 60 == 60.0: the same JSON number
+    assert Report.model_validate({**old, "a_key_of_a_newer_version": 1}).model_dump() == old
+
+
+def test_tier_keys_without_the_tiers_list_make_the_tiers() -> None:
+    report = Report.model_validate(
+        {
+            "total_tokens_per_s_per_gpu_at_100": 9000.0,
+            "total_tokens_per_s_per_gpu_at_100_ci_low": 8500.0,
+            "tokens_per_dollar_total_at_37.5": None,
+        }
+    )
+    assert report.tiers == [
+        TierRead(tier=100.0, total_tokens_per_s_per_gpu=9000.0, total_tokens_per_s_per_gpu_ci_low=8500.0),
+        TierRead(tier=37.5),
+    ]
+    assert report.figure("total_tokens_per_s_per_gpu_at_100_ci_low") == 8500.0
+    assert report.figure("usd_per_million_total_tokens_at_37.5") is None
+
+
+def test_list_entries_this_version_cannot_read_are_kept_as_they_are() -> None:
+    data = {"points": [{"users": 1}], "endpoints": [{"url": "http://a", "x": 1}], "frontier": [0]}
+    report = Report.model_validate(data)
+    assert report.points == [{"users": 1}] and report.endpoints == [{"url": "http://a", "x": 1}]
+    assert report.model_dump() == data
+
+
+def test_figure_is_a_finite_number_or_none() -> None:
+    report = Report(users=8, error_rate=float("nan"), model="tiny")
+    assert report.figure("users") == 8.0
+    assert report.figure("error_rate") is None and report.figure("model") is None
+    assert report.figure("no_such_key") is None
+
+
+def test_a_dead_servers_exit_and_the_checks_come_after_the_tiers(tmp_path: Path) -> None:
+    """What the run adds when a launched server died (run/execute.py), then the checks, as they always were."""
+    data = built(sweep_snaps()).model_dump()
+    died = Report.model_validate({**data, "server_exit_code": -9, "server_log_tail": ["Killed"]})
+    text = written(tmp_path, died, "error_rate == 0")
+    keys = list(json.loads(text))
+    assert keys[-3:] == ["server_exit_code", "server_log_tail", "checks"]
+    assert keys[:-3] == list(data)
+    assert json.dumps(Report.model_validate_json(text).model_dump(), indent=2, ensure_ascii=False) + "\n" == text
