@@ -37,7 +37,7 @@ from agentx_tui.report._format import NA
 from agentx_tui.report._keys import tier_of
 from agentx_tui.sweep import TIER_KEY_PREFIXES, tier_suffix
 from agentx_tui.terminal import wants_color
-from agentx_tui.units import compact
+from agentx_tui.units import compact, outputs_scaled
 
 EXIT_SAME = 0
 EXIT_REGRESSED = 1
@@ -333,6 +333,8 @@ def _fmt(value: float | None, kind: Kind) -> str:
 
 def _describe(report: dict[str, Any]) -> str:
     parts = [str(report[k]) for k in ("model", "workload") if report.get(k)]
+    if outputs := outputs_scaled(_value(report, "output_scale")):
+        parts.append(outputs)
     points = report.get("points")
     if isinstance(points, list) and points:
         parts.append(f"sweep of {len(points)} point{'s' if len(points) != 1 else ''}")

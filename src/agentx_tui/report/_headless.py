@@ -18,6 +18,7 @@ from agentx_tui.report._keys import unit
 from agentx_tui.snapshot import Snapshot
 from agentx_tui.snapshot.rates import rates
 from agentx_tui.terminal import wants_color
+from agentx_tui.units import outputs_scaled
 
 _COLUMNS = (
     ("elapsed", 8),
@@ -115,6 +116,8 @@ class HeadlessPrinter:
 
     def summary(self, report: dict[str, Any], checks: Sequence[CheckResult]) -> None:
         title = "summary" + (f" (partial: {report.get('partial_reason')})" if report.get("partial") else "")
+        if outputs := outputs_scaled(report.get("output_scale")):  # not to be taken for a plain run
+            title += f", {outputs}"
         self._write("")
         self._write(self._style(title, _BOLD))
         width = max(len(k) for k in SUMMARY_KEYS)

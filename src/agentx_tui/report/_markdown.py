@@ -10,6 +10,7 @@ from agentx_tui.report._checks import CheckResult
 from agentx_tui.report._format import NA, cell, percent, si
 from agentx_tui.report._keys import REPORT_KEYS, unit
 from agentx_tui.report._series import ReportSeries
+from agentx_tui.units import outputs_scaled
 
 _BLOCKS = "▁▂▃▄▅▆▇█"
 CHART_WIDTH = 60
@@ -122,6 +123,13 @@ def _when(ts: Any) -> str:
     return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
+def _outputs(report: dict[str, Any]) -> str:
+    """`--output-scale`: said beside the workload, so the report is not taken for a plain run."""
+    factor = report.get("output_scale")
+    outputs = outputs_scaled(factor) if isinstance(factor, int | float) else None
+    return f" (**{outputs}**)" if outputs else ""
+
+
 def render_markdown(
     report: dict[str, Any],
     *,
@@ -133,7 +141,8 @@ def render_markdown(
     lines = [f"# {title}", ""]
     lines.append(
         f"Target **{_esc(cell(report.get('target')))}**, model **{_esc(cell(report.get('model')))}**, "
-        f"workload **{_esc(cell(report.get('workload')))}**, started {_when(report.get('started_at'))}, "
+        f"workload **{_esc(cell(report.get('workload')))}**{_outputs(report)}, "
+        f"started {_when(report.get('started_at'))}, "
         f"{cell(report.get('duration_s'))} s."
     )
     if report.get("simulated"):
