@@ -202,3 +202,12 @@ def test_a_bad_output_scale_is_one_sentence(bad: float, tmp_path: Path) -> None:
         load_workload("chat", output_scale=bad)
     with pytest.raises(WorkloadError, match="--output-scale must be a positive number"):
         load_workload(str(_trace(tmp_path)), output_scale=bad)
+
+
+def test_a_workload_file_cannot_claim_an_output_scale(tmp_path: Path) -> None:
+    # The spec's `output_scale` is the factor already applied: a file saying it would be ignored by
+    # one kind (whose drawn lengths are in the file) and applied by another.
+    path = tmp_path / "w.yaml"
+    path.write_text("output_tokens: 100\noutput_scale: 0.5\n")
+    with pytest.raises(WorkloadError, match="field 'output_scale' is not for a workload file"):
+        load_workload(str(path))

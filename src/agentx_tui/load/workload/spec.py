@@ -89,6 +89,10 @@ def parse_workload(data: Any, *, source: str, default_name: str) -> Workload:
     if not isinstance(kind, str) or kind not in KINDS:
         allowed = ", ".join(f"'{k}'" for k in KINDS)
         raise WorkloadError(f"{source}: field 'kind' is {kind!r}; it must be one of {allowed}.", _HINT)
+    if "output_scale" in data:  # the factor already applied (base.py): a file cannot say it was
+        raise WorkloadError(
+            f"{source}: field 'output_scale' is not for a workload file.", "Pass --output-scale F on the command line."
+        )
     try:
         spec: Workload = KINDS[kind].spec.model_validate(data)
     except ValidationError as exc:
