@@ -100,3 +100,30 @@ def test_default_target_is_the_simulator() -> None:
 
 def test_main_returns_exit_code_in_process() -> None:
     assert main(["--users", "x"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("value", "needle"),
+    [
+        ("0", "--output-scale: '0' is out of range: the output scale must be more than 0 and at most 100."),
+        ("-0.5", "--output-scale: '-0.5' is out of range"),
+        ("101", "--output-scale: '101' is out of range"),
+        ("nan", "--output-scale: 'nan' is not a finite number."),
+        ("inf", "--output-scale: 'inf' is not a finite number."),
+        ("30%", "--output-scale: '30%' is not a number."),
+    ],
+)
+def test_a_bad_output_scale_is_one_sentence_exit_2(value: str, needle: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--output-scale", value, "--headless", "--duration", "1"]) == 2  # before anything starts
+    err = capsys.readouterr().err
+    assert needle in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_output_scale_goes_into_the_plan_its_workload_and_its_recorded_settings() -> None:
+    plan = _plan("--output-scale", "0.7", "-w", "chat")
+    assert plan.load.output_scale == 0.7
+    assert plan.load.workload.spec.output_scale == 0.7
+    assert plan.recorded_settings()["output_scale"] == 0.7
+    plain = _plan("-w", "chat")
+    assert plain.load.output_scale == 1.0 and plain.load.workload.spec.output_scale == 1.0

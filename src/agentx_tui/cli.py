@@ -151,6 +151,14 @@ def _workload_flags(w: argparse._ArgumentGroup) -> None:
         help="multiply every token length by F (default: shrink a preset to fit the model's context)",
     )
     w.add_argument(
+        "--output-scale",
+        type=number("the output scale", 0, 100, lo_open=True),
+        default=1.0,
+        metavar="F",
+        help="multiply every answer's length (drawn or recorded) by F, nothing else, e.g. 0.7: what answers "
+        "30%% shorter would save (compare with a plain run; docs/metrics.md)",
+    )
+    w.add_argument(
         "--duration", type=seconds(), metavar="SECONDS", help="stop after this many seconds (default: until quit)"
     )
     w.add_argument("--seed", type=int, default=0, metavar="N", help="random seed for the workload (default 0)")

@@ -27,6 +27,14 @@ def figure(value: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
 
 
+def outputs_scaled(factor: float | None) -> str | None:
+    """'outputs ×0.7' for a run with `--output-scale 0.7`, so a screenshot or a report of it is not taken
+    for a plain run; None for a plain run (factor 1, or none recorded)."""
+    if factor is None or factor == 1.0 or not math.isfinite(factor):
+        return None
+    return f"outputs ×{factor:g}"
+
+
 def percent(fraction: float | None, decimals: int = 1) -> str:
     return NA if fraction is None else f"{fraction * 100:.{decimals}f}%"
 

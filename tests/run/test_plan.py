@@ -37,9 +37,9 @@ def test_the_workload_is_loaded_once(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
     real = preflight.load_workload
 
-    def counting(name: str, *, scale: float | None = None):  # type: ignore[no-untyped-def]
+    def counting(name: str, *, scale: float | None = None, output_scale: float = 1.0):  # type: ignore[no-untyped-def]
         calls.append(name)
-        return real(name, scale=scale)
+        return real(name, scale=scale, output_scale=output_scale)
 
     monkeypatch.setattr(preflight, "load_workload", counting)
     p = plan("-w", "chat", "--scale", "0.5")

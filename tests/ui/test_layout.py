@@ -8,7 +8,7 @@ from textual.color import Color
 from textual.content import Content
 from textual.widgets import RichLog, Sparkline
 
-from agentx_tui.snapshot import UserRow
+from agentx_tui.snapshot import Snapshot, UserRow
 from agentx_tui.ui import AgentXApp
 from agentx_tui.ui.header import RunHeader
 from agentx_tui.ui.panes._base import flow, pack
@@ -203,3 +203,20 @@ async def test_users_table_formats_only_the_rows_on_screen(monkeypatch: pytest.M
         await pilot.pause()
         assert table.order[0] == "255"
         assert len(set(formatted)) < 80
+
+
+async def test_the_header_says_a_runs_output_scale_beside_its_workload() -> None:
+    def scaled(seq: int) -> Snapshot:
+        snap = make_snapshot(seq)
+        return snap.model_copy(update={"run": snap.run.model_copy(update={"output_scale": 0.7})})
+
+    app = AgentXApp(FakeSource([scaled(seq) for seq in range(1, 4)]), FakeLiveControls(), refresh_s=0.25)
+    async with app.run_test(size=(200, 60)) as pilot:
+        await shown(pilot, 3)
+        text = str(app.query_one(RunHeader).render())
+        assert "outputs ×0.7" in text
+        assert text.index("workload") < text.index("outputs ×0.7") < text.index("users")
+    plain = live_app()
+    async with plain.run_test(size=(200, 60)) as pilot:
+        await shown(pilot, 3)
+        assert "outputs" not in str(plain.query_one(RunHeader).render())

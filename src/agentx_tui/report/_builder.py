@@ -95,6 +95,7 @@ class ReportBuilder:
             target=last.run.target,
             simulated=last.run.simulated,
             workload=last.run.workload,
+            output_scale=last.run.output_scale,
             users=last.run.users,
             users_max=self._users_max,
             started_at=first.run.started_at or first.time,

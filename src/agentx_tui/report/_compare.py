@@ -39,7 +39,7 @@ from agentx_tui.report._format import NA
 from agentx_tui.report._model import Report
 from agentx_tui.sweep import TIER_KEY_PREFIXES, tier_suffix
 from agentx_tui.terminal import wants_color
-from agentx_tui.units import compact
+from agentx_tui.units import compact, outputs_scaled
 
 EXIT_SAME = 0
 EXIT_REGRESSED = 1
@@ -330,6 +330,8 @@ def _fmt(value: float | None, kind: Kind) -> str:
 
 def _describe(report: Report) -> str:
     parts = [text for text in (report.model, report.workload) if text]
+    if outputs := outputs_scaled(report.output_scale):
+        parts.append(outputs)
     if report.points:
         n = len(report.points)
         parts.append(f"sweep of {n} point{'s' if n != 1 else ''}")

@@ -19,6 +19,7 @@ from agentx_tui.report._model import Report
 from agentx_tui.snapshot import Snapshot
 from agentx_tui.snapshot.rates import rates
 from agentx_tui.terminal import wants_color
+from agentx_tui.units import outputs_scaled
 
 _COLUMNS = (
     ("elapsed", 8),
@@ -118,6 +119,8 @@ class HeadlessPrinter:
 
     def summary(self, report: Report, checks: Sequence[CheckResult]) -> None:
         title = "summary" + (f" (partial: {report.partial_reason})" if report.partial else "")
+        if outputs := outputs_scaled(report.output_scale):  # not to be taken for a plain run
+            title += f", {outputs}"
         self._write("")
         self._write(self._style(title, _BOLD))
         width = max(len(k) for k in SUMMARY_KEYS)

@@ -108,6 +108,7 @@ EXTRA_KEYS: tuple[str, ...] = (
     "client_cpu_us_per_token",
     "sessions_started",
     "precision",
+    "output_scale",
 )
 
 REPORT_KEYS: tuple[str, ...] = CONTRACT_KEYS + EXTRA_KEYS

@@ -11,6 +11,7 @@ from agentx_tui.report._format import NA, cell, percent, si
 from agentx_tui.report._keys import REPORT_KEYS, unit
 from agentx_tui.report._model import Report
 from agentx_tui.report._series import ReportSeries
+from agentx_tui.units import outputs_scaled
 
 _BLOCKS = "▁▂▃▄▅▆▇█"
 CHART_WIDTH = 60
@@ -123,6 +124,12 @@ def _when(ts: Any) -> str:
     return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
+def _outputs(report: Report) -> str:
+    """`--output-scale`: said beside the workload, so the report is not taken for a plain run."""
+    outputs = outputs_scaled(report.output_scale)
+    return f" (**{outputs}**)" if outputs else ""
+
+
 def render_markdown(
     report: Report,
     *,
@@ -134,7 +141,7 @@ def render_markdown(
     lines = [f"# {title}", ""]
     lines.append(
         f"Target **{_esc(cell(report.target))}**, model **{_esc(cell(report.model))}**, "
-        f"workload **{_esc(cell(report.workload))}**, started {_when(report.started_at)}, "
+        f"workload **{_esc(cell(report.workload))}**{_outputs(report)}, started {_when(report.started_at)}, "
         f"{cell(report.duration_s)} s."
     )
     if report.simulated:

@@ -177,6 +177,7 @@ class Report(BaseModel):
     client_cpu_us_per_token: float | None = None
     sessions_started: int | None = None
     precision: float | None = None
+    output_scale: float | None = None
 
     # --- a sweep only (SWEEP_KEYS; the tiers' flat keys follow `sweep_stop_reason`) ---
     points: list[Point] | None = None

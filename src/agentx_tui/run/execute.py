@@ -46,6 +46,7 @@ from agentx_tui.run.subscribers import DashboardFeed, Fanout, Subscriber
 from agentx_tui.run.sweep import SweepPhases
 from agentx_tui.run.traffic import Traffic
 from agentx_tui.secrets import redact_value
+from agentx_tui.units import outputs_scaled
 
 STOP_SIGNALS = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP (terminal closed)"}
 
@@ -192,6 +193,8 @@ async def _run_on(plan: RunPlan, serving: Serving) -> int:
     live = LiveRun(plan, serving, traffic if traffic.measures else None, _phases(plan), fanout, events)
     # The first line of the dashboard's log: what is running, so the log is never blank without reason.
     doing = f"driving {plan.load.users} users of {workload.name}" if load is not None else "observing only, no load"
+    if load is not None and (outputs := outputs_scaled(plan.load.output_scale)):
+        doing += f" ({outputs})"
     if traffic.proxy is not None:
         doing += f"; real agents through the proxy at {traffic.proxy.url}"
     events.add(f"{serving.label} ready; {doing}")

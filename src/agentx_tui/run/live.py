@@ -125,7 +125,8 @@ class LiveRun:
         scale = self.plan.load.scale
         try:
             lens = [s.max_model_len for s in self.serving.endpoints]
-            prepared, _ = fit_to_servers(prepare_workload(name, scale=scale), lens, scale)
+            preset = prepare_workload(name, scale=scale, output_scale=self.plan.load.output_scale)
+            prepared, _ = fit_to_servers(preset, lens, scale)
         except AgentXError as exc:
             return str(exc)
         if prepared.spec.is_none:
@@ -235,6 +236,7 @@ class LiveRun:
                 target=self.serving.label,
                 simulated=self.serving.simulated,
                 workload=self._workload.name,
+                output_scale=self.plan.load.output_scale,
                 users=self.users,
                 state=self._state(c),
                 started_at=self.started_at,

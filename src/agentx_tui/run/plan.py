@@ -48,6 +48,7 @@ class LoadPlan:
     workload: PreparedWorkload
     settings: LoadSettings = field(default_factory=LoadSettings)  # handed unchanged to every driver
     scale: float | None = None  # the user's --scale; None lets the run fit a preset to the context
+    output_scale: float = 1.0  # --output-scale: answers only, already applied to `workload`
     workers: int = 1
     workers_auto: bool = True  # --workers auto: with --ray, the cluster's size decides
     # One load process: in the main one for small runs (or `--workers 1`); a run of many users on a
@@ -143,6 +144,7 @@ class RunPlan:
             "workload": load.workload.spec.name,
             "users": load.users,
             "scale": load.scale,
+            "output_scale": load.output_scale,
             "seed": load.settings.seed,
             "sessions": load.settings.sessions,
             "max_think_s": load.settings.max_think_s,

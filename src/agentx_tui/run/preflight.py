@@ -82,7 +82,7 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
         _check_output_path(args.record, "--record")
     workload = "none" if target.kind == "prometheus" and not target.attach else args.workload
     pulled = _pull_hub_workload(workload)
-    spec = load_workload(str(pulled.folder) if pulled else workload, scale=args.scale)
+    spec = load_workload(str(pulled.folder) if pulled else workload, scale=args.scale, output_scale=args.output_scale)
     if pulled is not None:  # the run names the dataset and the commit it replays, not a cache path
         named = {"name": pulled.workload_name, "description": f"replay of the agent sessions of {pulled.pinned_label}"}
         spec = spec.model_copy(update=named)
@@ -110,6 +110,7 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
         workload=prepared,
         settings=settings,
         scale=args.scale,
+        output_scale=args.output_scale,
         workers=_workers(args.workers, peak),
         workers_auto=args.workers == "auto",
         in_process=args.workers != "auto" or peak <= USERS_PER_WORKER,

@@ -439,6 +439,7 @@ class RunInfo(_Frozen):
     target: str  # "attach http://…", "serve Qwen/Qwen3-8B", "simulated h200/llama-3.1-8b"
     simulated: bool = False
     workload: str = "none"
+    output_scale: float = 1.0  # --output-scale: every answer's length × this (1 in older recordings)
     users: int = 0
     state: RunState = "starting"
     started_at: float = 0.0  # unix time of the run's first tick

@@ -11,6 +11,7 @@ from agentx_tui.snapshot import Snapshot
 from agentx_tui.snapshot.bottleneck import simulator_behind
 from agentx_tui.ui._format import duration
 from agentx_tui.ui.panes._base import pack
+from agentx_tui.units import outputs_scaled
 
 _STATE_STYLE = {
     "starting": "bold $accent",
@@ -66,6 +67,7 @@ class RunHeader(Static):
                 _pair("model" if named else "", model),
                 _pair("vLLM", version),
                 _pair("workload" if named else "", run.workload),
+                *self._outputs(run.output_scale),
                 _pair("users", self._users(run.users)),
                 *self._client(snap),
             ]
@@ -80,6 +82,12 @@ class RunHeader(Static):
             relayout = self._shown is None or self._shown.plain.count("\n") != content.plain.count("\n")
             self._shown = content
             self.update(content, layout=relayout)
+
+    @staticmethod
+    def _outputs(factor: float) -> list[Content]:
+        """`--output-scale`: said beside the workload, so a screenshot is not taken for a plain run."""
+        label = outputs_scaled(factor)
+        return [Content.styled(label, "bold $warning")] if label else []
 
     @staticmethod
     def _client(snap: Snapshot) -> list[Content]:

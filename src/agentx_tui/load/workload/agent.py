@@ -84,6 +84,14 @@ class AgentSpec(WorkloadBase):
         update["scale"] = self.scale * factor
         return self.model_copy(update=update)
 
+    def outputs_scaled(self, factor: float) -> AgentSpec:
+        """Every answer's drawn length multiplied by `factor` (the output scale, base.py); the other
+        draws are unchanged, and a seed draws the same sequence, so only the answers differ."""
+        factor = checked_factor(factor, "--output-scale")
+        return self.model_copy(
+            update={"output_tokens": self.output_tokens.scaled(factor), "output_scale": self.output_scale * factor}
+        )
+
     def context_needed(self) -> int:
         """Tokens of context the first few steps of a session need."""
         steps = min(self.steps.mean_value, _FIT_STEPS)

@@ -10,6 +10,14 @@ session file — is multiplied by F when the workload is prepared, and never aga
 recorded lengths are rounded to the nearest token (at least 1 where a request needs one). Block sizes
 are not rounded: block i covers tokens ⌊i·b·F⌋ to ⌊(i+1)·b·F⌋, so the recorded shared fraction of a
 prompt survives any scale. Scaling twice composes (F × G), always from the recorded lengths.
+
+**The output scale** (`--output-scale F`, "what if the model answered 30% shorter", docs/metrics.md):
+every answer's length — drawn (an `agent` workload's `output_tokens`) or recorded (a trace's
+`output_length`, a session call's `out`) — is multiplied by F as well, and nothing else: prompts,
+think times, block sizes, hash ids and the number of calls stay as they are. It composes with the
+scaling rule: an answer asks for `output_length(recorded, scale, output_scale)` =
+`scaled_length(recorded, scale × output_scale)` tokens (rounded, at least 1). (A synthetic session's
+history holds its answers, so its later prompts are shorter by the tokens its answers saved.)
 """
 
 from __future__ import annotations
@@ -47,6 +55,8 @@ class WorkloadBase(Spec):
     temperature: float = Field(default=0.0, ge=0)
     # The factor already applied to every token length (the scaling rule above); 1 as written.
     scale: float = Field(default=1.0, gt=0)
+    # The factor already applied to every answer's length, on top of `scale` (the output scale above).
+    output_scale: float = Field(default=1.0, gt=0)
 
     @property
     def is_none(self) -> bool:
@@ -57,6 +67,11 @@ class WorkloadBase(Spec):
         """The spec at `factor` times its scale. A kind that replays data applies the scale when it is
         prepared; a kind whose lengths are in the spec (synthetic) scales them here."""
         return self.model_copy(update={"scale": self.scale * checked_factor(factor)})
+
+    def outputs_scaled(self, factor: float) -> Self:
+        """The spec at `factor` times its output scale (answers only). A kind that replays data applies
+        it when it is prepared; a kind whose lengths are in the spec (synthetic) scales them here."""
+        return self.model_copy(update={"output_scale": self.output_scale * checked_factor(factor, "--output-scale")})
 
     @classmethod
     def from_data(cls, path: Path) -> Self | None:
@@ -69,15 +84,21 @@ class WorkloadBase(Spec):
         return self
 
 
-def checked_factor(factor: float) -> float:
+def checked_factor(factor: float, flag: str = "--scale") -> float:
     if not (factor > 0 and math.isfinite(factor)):
-        raise WorkloadError(f"--scale must be a positive number, not {factor}.")
+        raise WorkloadError(f"{flag} must be a positive number, not {factor}.")
     return factor
 
 
 def scaled_length(recorded: int, scale: float) -> int:
     """A recorded token length at `scale`: rounded, at least 1 (a request needs a token)."""
     return max(1, round(recorded * scale))
+
+
+def output_length(recorded: int, scale: float, output_scale: float) -> int:
+    """A recorded answer's length at `scale` and `output_scale` (the output scale above): rounded, at
+    least 1, so a recorded answer of 0 tokens still asks for one."""
+    return scaled_length(recorded, scale * output_scale)
 
 
 def p95(sizes: list[int]) -> int:

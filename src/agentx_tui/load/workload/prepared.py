@@ -26,9 +26,10 @@ def prepare(spec: Workload) -> PreparedWorkload:
     return KINDS[spec.kind].prepare(spec)
 
 
-def prepare_workload(name_or_path: str, *, scale: float | None = None) -> PreparedWorkload:
-    """A preset name, a YAML file, a Mooncake `.jsonl` trace or AgentX session files, with their data."""
-    return prepare(load_workload(name_or_path, scale=scale))
+def prepare_workload(name_or_path: str, *, scale: float | None = None, output_scale: float = 1.0) -> PreparedWorkload:
+    """A preset name, a YAML file, a Mooncake `.jsonl` trace or AgentX session files, with their data
+    (answers at `output_scale`, the output scale of base.py)."""
+    return prepare(load_workload(name_or_path, scale=scale, output_scale=output_scale))
 
 
 class _Fittable(Protocol):

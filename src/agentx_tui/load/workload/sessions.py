@@ -27,6 +27,9 @@ Choices the format leaves open:
   block size is *not* rounded: block i covers ⌊i·b⌋ to ⌊(i+1)·b⌋ tokens (b = block_size × scale),
   so the recorded shared fraction of every prompt survives any scale (rounding 1.92 to 2 or to 1
   would move it by 4% or 48%);
+- `output_scale` (`--output-scale`) multiplies `out` only, on top of `scale`: `out` × scale ×
+  output_scale, rounded, at least 1 (`output_length`, base.py); prompts, hash ids, think times and the
+  calls stay as recorded;
 - hash ids are kept as `array`s of 32- (or 64-) bit integers: 4 M ids cost 16 MB, not ~150 MB of
   int objects. Treat them as read-only.
 """
@@ -43,7 +46,16 @@ from pathlib import Path
 from typing import Any, Literal, NoReturn
 
 from agentx_tui.errors import WorkloadError
-from agentx_tui.load.workload.base import Prepared, Spec, WorkloadBase, WorkloadKind, checked_factor, p95, scaled_length
+from agentx_tui.load.workload.base import (
+    Prepared,
+    Spec,
+    WorkloadBase,
+    WorkloadKind,
+    checked_factor,
+    output_length,
+    p95,
+    scaled_length,
+)
 from agentx_tui.load.workload.session_variants import normalise
 from agentx_tui.units import compact
 
@@ -91,7 +103,7 @@ class SessionCall:
     think_time: float  # recorded seconds the client waited after the agent's previous call
     api_time: float | None  # recorded seconds the server took; some calls have none
     input_tokens: int  # `in` × scale: the prompt's exact length
-    output_tokens: int  # `out` × scale, at least 1
+    output_tokens: int  # `out` × scale × output scale, rounded, at least 1
     hash_ids: array[int]  # one id per block of the prompt; equal ids (within a file) = equal blocks
     recorded_in: int
     recorded_out: int
@@ -155,6 +167,7 @@ class SessionSet:
     input_tokens: int
     output_tokens: int
     max_context_tokens: int
+    output_scale: float = 1.0  # answers only, on top of `scale` (the module docstring)
 
     def describe(self) -> str:
         return (
@@ -163,17 +176,21 @@ class SessionSet:
             f"{compact(self.input_tokens)} input / {compact(self.output_tokens)} output tokens, "
             f"contexts up to {compact(self.max_context_tokens)} tokens"
             + (f" (scale {self.scale:g})" if self.scale != 1.0 else "")
+            + (f" (outputs ×{self.output_scale:g})" if self.output_scale != 1.0 else "")
         )
 
-    def with_scale(self, scale: float) -> SessionSet:
-        """The same sessions at `scale` (relative to the recorded sizes, not to this set's)."""
-        return _make_set(self.source, scale, tuple(_rescaled_tree(t, scale) for t in self.trees))
+    def with_scale(self, scale: float, output_scale: float = 1.0) -> SessionSet:
+        """The same sessions at `scale` and `output_scale` (relative to the recorded sizes, not to this
+        set's)."""
+        trees = tuple(_rescaled_tree(t, scale, output_scale) for t in self.trees)
+        return _make_set(self.source, scale, trees, output_scale)
 
 
-def load_session_set(path: Path, *, scale: float = 1.0) -> SessionSet:
+def load_session_set(path: Path, *, scale: float = 1.0, output_scale: float = 1.0) -> SessionSet:
     """The sessions of a folder's `*.json` and `*.jsonl` files (see the module docstring) or of one file;
     any problem is one `WorkloadError`."""
     checked_factor(scale)
+    checked_factor(output_scale, "--output-scale")
     if path.is_dir():
         files = _session_files(path)
         if not files:
@@ -187,7 +204,7 @@ def load_session_set(path: Path, *, scale: float = 1.0) -> SessionSet:
         raise WorkloadError(f"No agent-session file or folder at {path}.")
     trees = tuple(tree for p in files for tree in _file_trees(p))
     loaded = _make_set(path, 1.0, trees)
-    return loaded if scale == 1.0 else loaded.with_scale(scale)
+    return loaded if scale == 1.0 and output_scale == 1.0 else loaded.with_scale(scale, output_scale)
 
 
 # -- corpus files: folders and JSONL -----------------------------------------------------------------------
@@ -437,10 +454,11 @@ def _make_tree(**fields: Any) -> SessionTree:
     )
 
 
-def _make_set(source: Path, scale: float, trees: tuple[SessionTree, ...]) -> SessionSet:
+def _make_set(source: Path, scale: float, trees: tuple[SessionTree, ...], output_scale: float = 1.0) -> SessionSet:
     return SessionSet(
         source=source,
         scale=scale,
+        output_scale=output_scale,
         trees=trees,
         calls=sum(t.call_count for t in trees),
         subagents=sum(t.subagent_count for t in trees),
@@ -451,21 +469,29 @@ def _make_set(source: Path, scale: float, trees: tuple[SessionTree, ...]) -> Ses
     )
 
 
-def _rescaled_calls(calls: tuple[SessionCall, ...], scale: float) -> tuple[SessionCall, ...]:
+def _rescaled_calls(calls: tuple[SessionCall, ...], scale: float, output_scale: float) -> tuple[SessionCall, ...]:
     return tuple(
-        replace(c, input_tokens=scaled_length(c.recorded_in, scale), output_tokens=scaled_length(c.recorded_out, scale))
+        replace(
+            c,
+            input_tokens=scaled_length(c.recorded_in, scale),
+            output_tokens=output_length(c.recorded_out, scale, output_scale),
+        )
         for c in calls
     )
 
 
-def _rescaled_subagents(subagents: tuple[SubAgent, ...], scale: float) -> tuple[SubAgent, ...]:
+def _rescaled_subagents(subagents: tuple[SubAgent, ...], scale: float, output_scale: float) -> tuple[SubAgent, ...]:
     return tuple(
-        replace(s, calls=_rescaled_calls(s.calls, scale), subagents=_rescaled_subagents(s.subagents, scale))
+        replace(
+            s,
+            calls=_rescaled_calls(s.calls, scale, output_scale),
+            subagents=_rescaled_subagents(s.subagents, scale, output_scale),
+        )
         for s in subagents
     )
 
 
-def _rescaled_tree(tree: SessionTree, scale: float) -> SessionTree:
+def _rescaled_tree(tree: SessionTree, scale: float, output_scale: float) -> SessionTree:
     return _make_tree(
         name=tree.name,
         path=tree.path,
@@ -473,8 +499,8 @@ def _rescaled_tree(tree: SessionTree, scale: float) -> SessionTree:
         key=tree.key,
         block_size=tree.block_size,
         scale=scale,
-        calls=_rescaled_calls(tree.calls, scale),
-        subagents=_rescaled_subagents(tree.subagents, scale),
+        calls=_rescaled_calls(tree.calls, scale, output_scale),
+        subagents=_rescaled_subagents(tree.subagents, scale, output_scale),
     )
 
 
@@ -483,11 +509,12 @@ def _rescaled_tree(tree: SessionTree, scale: float) -> SessionTree:
 
 @dataclass(frozen=True)
 class PreparedSessions(Prepared[SessionsSpec]):
-    sessions: SessionSet  # at `spec.scale`
+    sessions: SessionSet  # at `spec.scale` and `spec.output_scale`
 
     @classmethod
     def load(cls, spec: SessionsSpec) -> PreparedSessions:
-        return cls(spec, load_session_set(Path(spec.sessions.path), scale=spec.scale))
+        path = Path(spec.sessions.path)
+        return cls(spec, load_session_set(path, scale=spec.scale, output_scale=spec.output_scale))
 
     def context_needed(self) -> int:
         # Over calls, not sessions: two 450 K-token files are outliers, skipped and counted, not fitted.
@@ -495,7 +522,7 @@ class PreparedSessions(Prepared[SessionsSpec]):
 
     def scaled(self, factor: float) -> PreparedSessions:
         spec = self.spec.scaled(factor)
-        return PreparedSessions(spec, self.sessions.with_scale(spec.scale))
+        return PreparedSessions(spec, self.sessions.with_scale(spec.scale, spec.output_scale))
 
     def check_fits(self, max_model_len: int, scale: float | None) -> None:
         """Nothing to refuse: a call too long for the model ends its session and is counted."""

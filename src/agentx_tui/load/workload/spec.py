@@ -89,6 +89,10 @@ def parse_workload(data: Any, *, source: str, default_name: str) -> Workload:
     if not isinstance(kind, str) or kind not in KINDS:
         allowed = ", ".join(f"'{k}'" for k in KINDS)
         raise WorkloadError(f"{source}: field 'kind' is {kind!r}; it must be one of {allowed}.", _HINT)
+    if "output_scale" in data:  # the factor already applied (base.py): a file cannot say it was
+        raise WorkloadError(
+            f"{source}: field 'output_scale' is not for a workload file.", "Pass --output-scale F on the command line."
+        )
     try:
         spec: Workload = KINDS[kind].spec.model_validate(data)
     except ValidationError as exc:
@@ -96,9 +100,10 @@ def parse_workload(data: Any, *, source: str, default_name: str) -> Workload:
     return spec
 
 
-def load_workload(name_or_path: str, *, scale: float | None = None) -> Workload:
+def load_workload(name_or_path: str, *, scale: float | None = None, output_scale: float = 1.0) -> Workload:
     """A preset name, a YAML file, a Mooncake `.jsonl` trace, or AgentX agent sessions (a folder of
-    `.json` files, or one); `scale` multiplies every token length (the scaling rule, base.py)."""
+    `.json` files, or one); `scale` multiplies every token length (the scaling rule, base.py), and
+    `output_scale` every answer's length on top of it (the output scale, base.py)."""
     preset = presets_dir() / f"{name_or_path}.yaml"
     path = Path(name_or_path).expanduser()
     if "/" not in name_or_path and preset.is_file():
@@ -117,6 +122,8 @@ def load_workload(name_or_path: str, *, scale: float | None = None) -> Workload:
             hint = "Check the indentation and brackets there." if "YAML" in exc.reason else "Pass a YAML workload file."
             raise WorkloadError(f"The workload file {path} is {exc.reason}.", hint) from exc
         workload = parse_workload(data, source=str(path), default_name=path.stem).relative_to(path.parent)
+    if output_scale != 1.0:
+        workload = workload.outputs_scaled(output_scale)
     return workload if scale is None else workload.scaled(scale)
 
 

@@ -4,7 +4,8 @@ equal blocks).
 
 Each request becomes one user message made of its blocks' text: equal hash ids give byte-identical
 text, so the server sees the trace's real prefix sharing. Lengths and the block size follow the one
-scaling rule (load/workload/base.py). The loop that sends them is load/sending/kinds/trace.py.
+scaling rule, and answers the output scale too (load/workload/base.py). The loop that sends them is
+load/sending/kinds/trace.py.
 """
 
 from __future__ import annotations
@@ -19,7 +20,15 @@ from typing import Literal
 from pydantic import Field
 
 from agentx_tui.errors import WorkloadError
-from agentx_tui.load.workload.base import Prepared, Spec, WorkloadBase, WorkloadKind, p95, scaled_length
+from agentx_tui.load.workload.base import (
+    Prepared,
+    Spec,
+    WorkloadBase,
+    WorkloadKind,
+    output_length,
+    p95,
+    scaled_length,
+)
 from agentx_tui.load.workload.conversation import Conversation, Segment
 from agentx_tui.load.workload.text import TextMaker
 
@@ -62,7 +71,7 @@ class TraceRequest:
     index: int  # line number − 1: the request's place in the whole file
     timestamp_s: float
     input_tokens: int  # at the workload's scale
-    output_tokens: int
+    output_tokens: int  # at its scale × its output scale
     hash_ids: tuple[int, ...]
     recorded_in: int
     recorded_out: int
@@ -112,7 +121,7 @@ class PreparedTrace(Prepared[TraceSpec]):
     @classmethod
     def load(cls, spec: TraceSpec) -> PreparedTrace:
         recorded = load_trace(spec.trace.path, spec.trace.skip, spec.trace.limit)
-        return cls(spec, _at_scale(recorded, spec.scale))
+        return cls(spec, _at_scale(recorded, spec))
 
     @property
     def block_tokens(self) -> float:
@@ -126,7 +135,7 @@ class PreparedTrace(Prepared[TraceSpec]):
 
     def scaled(self, factor: float) -> PreparedTrace:
         spec = self.spec.scaled(factor)
-        return PreparedTrace(spec, _at_scale(self.requests, spec.scale))
+        return PreparedTrace(spec, _at_scale(self.requests, spec))
 
     def check_fits(self, max_model_len: int, scale: float | None) -> None:
         """Nothing to refuse: a request too long for the model is skipped and counted, the rest run."""
@@ -135,10 +144,15 @@ class PreparedTrace(Prepared[TraceSpec]):
 KIND = WorkloadKind(TraceSpec, PreparedTrace.load)
 
 
-def _at_scale(requests: tuple[TraceRequest, ...], scale: float) -> tuple[TraceRequest, ...]:
-    """The requests with their lengths at `scale`, always from the recorded ones (the scaling rule)."""
+def _at_scale(requests: tuple[TraceRequest, ...], spec: TraceSpec) -> tuple[TraceRequest, ...]:
+    """The requests with their lengths at `spec`'s scale (answers at its output scale too), always from
+    the recorded ones (the scaling rule)."""
     return tuple(
-        replace(r, input_tokens=scaled_length(r.recorded_in, scale), output_tokens=scaled_length(r.recorded_out, scale))
+        replace(
+            r,
+            input_tokens=scaled_length(r.recorded_in, spec.scale),
+            output_tokens=output_length(r.recorded_out, spec.scale, spec.output_scale),
+        )
         for r in requests
     )
 
