@@ -19,10 +19,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from agentx_tui.errors import WorkloadError
-from agentx_tui.sessionfile.schema import RULE_ERROR, SessionFile
+from agentx_tui.sessionfile.schema import RULE_ERROR, Call, SessionFile, SubAgent
 from agentx_tui.sessionfile.variants import normalise
 
 HINT = (
@@ -31,21 +31,8 @@ HINT = (
 )
 SESSION_SUFFIXES = (".json", ".jsonl")
 
-# What each field must be, for messages; a request's own `requests` differs from the file's.
-_RULES = {
-    "block_size": "a positive integer (tokens per hash id)",
-    "requests": "a list of calls and sub-agents",
-    "t": "a non-negative number",
-    "think_time": "a non-negative number",
-    "api_time": "a non-negative number",
-    "duration_ms": "a non-negative number",
-    "in": "a positive integer (prompt tokens)",
-    "out": "a non-negative integer (output tokens)",
-    "hash_ids": "a list of integers (one per block)",
-    "hash_id_scope": '"local" (hash ids compared within one file)',
-}
-_SUB_AGENT_REQUESTS = "a list of the sub-agent's calls"
-_READ_AS = ("SubAgent", "Call")  # how pydantic names the union's members in an error's location
+# How pydantic names the union's members in an error's location.
+_READ_AS: dict[str, type[BaseModel]] = {"SubAgent": SubAgent, "Call": Call}
 _JSON_AT = re.compile(r"^(?P<msg>.*) at line (?P<line>\d+) column (?P<column>\d+)$")
 
 
@@ -137,7 +124,7 @@ class _Place:
         error = _first_as_read(errors)
         if error["type"] == RULE_ERROR:
             self.fail(error["ctx"]["where"], error["ctx"]["problem"])
-        where, field = _where(error["loc"])
+        where, model, field = _where(error["loc"])
         value = error["input"]
         if not field:
             whole = "it must hold one JSON object" if not where else "it must be an object (a call or a sub-agent)"
@@ -145,7 +132,7 @@ class _Place:
         name = field[0]
         if name == "hash_ids" and len(field) > 1:
             self.fail(where, f"`hash_ids[{field[1]}]` must be an integer (64 bits at most), not {_show(value)}")
-        rule = _SUB_AGENT_REQUESTS if name == "requests" and where else _RULES.get(str(name), "valid")
+        rule = _rule(model, str(name))
         if error["type"] == "missing":
             self.fail(where, f"`{name}` is missing; it must be {rule}")
         self.fail(where, f"`{name}` must be {rule}, not {_show(value)}")
@@ -162,17 +149,27 @@ def _first_as_read(errors: list[Any]) -> Any:
                 return False
         return True
 
-    return next(e for e in errors if applies(tuple(e["loc"])))
+    return next((e for e in errors if applies(tuple(e["loc"]))), errors[0])
 
 
-def _where(loc: tuple[Any, ...]) -> tuple[str, tuple[Any, ...]]:
-    """("requests", 1, "SubAgent", "requests", 0, "Call", "t") → ("requests[1].requests[0]", ("t",))."""
+def _where(loc: tuple[Any, ...]) -> tuple[str, type[BaseModel], tuple[Any, ...]]:
+    """("requests", 1, "SubAgent", "requests", 0, "Call", "t") → ("requests[1].requests[0]", Call, ("t",))."""
     parts: list[str] = []
+    model: type[BaseModel] = SessionFile
     k = 0
     while k + 2 < len(loc) and loc[k] == "requests" and loc[k + 2] in _READ_AS:
         parts.append(f"requests[{loc[k + 1]}]")
+        model = _READ_AS[loc[k + 2]]
         k += 3
-    return ".".join(parts), loc[k:]
+    return ".".join(parts), model, loc[k:]
+
+
+def _rule(model: type[BaseModel], name: str) -> str:
+    """What the field `name` (as a file spells it) must be: its description in the schema."""
+    for python_name, field in model.model_fields.items():
+        if (field.alias or python_name) == name and field.description:
+            return field.description
+    return "valid"
 
 
 def _show(value: Any) -> str:

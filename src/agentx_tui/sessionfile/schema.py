@@ -16,7 +16,10 @@ always been read:
   times are finite, non-negative numbers; `think_time`, `api_time` and `duration_ms` may be null;
 - `hash_ids` are integers, or strings: the variants step (`variants.py`) renumbers strings and
   integers past 64 bits, as no replay needs more than equality within one file.
-Rules across fields (no more hash ids than `in` has blocks, at least one call) are checked here too.
+Rules across fields (no more hash ids than `in` has blocks, at least one call) are checked here too,
+and a field's `description` is what the reader's message says it must be. Writing leaves out what a
+file leaves out when unknown (`ttft`, the corpus's own fields) and writes null where null says
+"unknown" (`cached`, `duration_ms`, `tokenizer`, `totals.cached_tokens`).
 """
 
 from __future__ import annotations
@@ -37,6 +40,9 @@ from pydantic import (
     model_validator,
 )
 from pydantic_core import PydanticCustomError, core_schema
+
+# What a field must be, as the reader's messages say it ("`t` must be a non-negative number, not -1").
+_SECONDS = "a non-negative number"
 
 # A problem the models find across fields: its `where` (e.g. "requests[3]") and `problem` in the context.
 RULE_ERROR = "session_file_rule"
@@ -103,18 +109,19 @@ class _Model(BaseModel):
 class Call(_Model):
     """One model call of an agent."""
 
-    t: Seconds  # start, seconds from the start of its agent (a sub-agent's: its spawn)
+    t: Annotated[Seconds, Field(description=_SECONDS)]  # start, from the start of its agent (a sub-agent's: its spawn)
     type: Annotated[Extra[str], AfterValidator(_not_a_sub_agent)] = None  # `s` streamed, `n` not (or `?`, none)
     model: Extra[str] = None
-    input_tokens: Annotated[Count, Field(alias="in", ge=1)]  # the prompt's tokens
-    output_tokens: Annotated[Count, Field(alias="out", ge=0)]
+    input_tokens: Annotated[Count, Field(alias="in", ge=1, description="a positive integer (prompt tokens)")]
+    output_tokens: Annotated[Count, Field(alias="out", ge=0, description="a non-negative integer (output tokens)")]
     cached: Lenient[int] = None  # the server's cached prompt tokens; null: unknown
-    hash_ids: list[HashId]  # one id per whole block of the prompt (a partial last block may have one)
+    # One id per whole block of the prompt (a partial last block may have one); equal ids, equal blocks.
+    hash_ids: Annotated[list[HashId], Field(description="a list of integers (one per block)")]
     input_types: Extra[list[str]] = None
     output_types: Extra[list[str]] = None
     stop: Extra[str] = None
-    api_time: Omittable[Seconds] = None  # seconds the server took
-    think_time: Omittable[Seconds] = None  # waited after the previous call
+    api_time: Annotated[Omittable[Seconds], Field(description=_SECONDS)] = None  # seconds the server took
+    think_time: Annotated[Omittable[Seconds], Field(description=_SECONDS)] = None  # waited after the previous call
     counts_from: Extra[str] = None
     ttft: Extra[float] = None
 
@@ -123,17 +130,17 @@ class SubAgent(_Model):
     """A sub-agent: its own requests, on its own clock (from its spawn)."""
 
     type: Literal["subagent"] = "subagent"
-    t: Seconds  # when its result came back to the parent (its end), on the parent's clock
+    t: Annotated[Seconds, Field(description=_SECONDS)]  # its result came back to the parent (its end), on its clock
     agent_id: Extra[str] = None
     subagent_type: Extra[str] = None
-    duration_ms: Milliseconds | None = None  # null: its span is unknown (its order is not)
+    duration_ms: Annotated[Milliseconds | None, Field(description=_SECONDS)] = None  # null: its span is unknown
     status: Extra[str] = None
     models: Extra[list[str]] = None
     total_tokens: Extra[int] = None
     tool_use_count: Extra[int] = None
     tool_tokens: Extra[int] = None
     system_tokens: Extra[int] = None
-    requests: list[Request]
+    requests: Annotated[list[Request], Field(description="a list of the sub-agent's calls")]
 
 
 # A request is a sub-agent when its `type` says so, else a call. Tried in this order, so that an error's
@@ -167,11 +174,12 @@ class SessionFile(_Model):
     captured_by: Extra[str] = None  # "agentx-tui <version> proxy"
     tokenizer: Lenient[str] = None  # the capture's: the served model's name
     models: Extra[list[str]] = None
-    block_size: Annotated[Count, Field(ge=1)]  # tokens per hash id
-    hash_id_scope: Omittable[str] = None  # "local" (none: local); `variants.py` refuses any other
+    block_size: Annotated[Count, Field(ge=1, description="a positive integer (tokens per hash id)")]
+    # "local" (none: local): ids compared within the file only; `variants.py` refuses any other.
+    hash_id_scope: Annotated[Omittable[str], Field(description='"local" (hash ids compared within one file)')] = None
     tool_tokens: Extra[int] = None
     system_tokens: Extra[int] = None
-    requests: list[Request]
+    requests: Annotated[list[Request], Field(description="a list of calls and sub-agents")]
     totals: Extra[Totals] = None
 
     @model_validator(mode="after")
