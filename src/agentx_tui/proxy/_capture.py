@@ -13,28 +13,28 @@ One file per session tree (an agent and its sub-agents), in the format of the Ag
   `duration_ms`, `agent_id`, `subagent_type` (unknown: ""), `models`, `requests`, placed among the
   parent's requests in order of that end, as the corpus records them.
 
-A file is written atomically (a temporary file in the same folder, then a rename) with mode 0600,
-when its tree has been idle long enough (`LiveSessions`) and for every open tree when the capture
-closes.
+The file is built as the session-file schema's models (`agentx_tui.sessionfile`, where every field
+name is spelled) and written through its writer: atomically (a temporary file in the same folder, then
+a rename) with mode 0600, when its tree has been idle long enough (`LiveSessions`) and for every open
+tree when the capture closes. What is written is what the replay reads: the same models read it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import os
 import secrets
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from agentx_tui import __version__
 from agentx_tui.errors import UsageError
 from agentx_tui.proxy._blocks import BLOCK_SIZE, BlockChain, BlockHasher, IdTable
 from agentx_tui.proxy._call import ProxiedCall
+from agentx_tui.sessionfile import Call, SessionFile, SubAgent, TokenCounts, Totals, write_session_file
 
 CountsFrom = Literal["server_usage", "tokenize_and_events"]
 _HASH_SLICE = 512  # blocks hashed between two turns of the event loop (~1 ms)
@@ -223,12 +223,18 @@ class Capture:
 
     def write(self, tree: CaptureTree) -> Path | None:
         """Write (or rewrite) the tree's file; None when it has no completed call or cannot be written."""
-        document, calls, without = self.document(tree)
-        if not calls:
+        try:
+            built = self.document(tree)
+        except ValueError as exc:  # pydantic's ValidationError: a bug here, counted rather than raised in the proxy
+            self._write_errors += 1
+            self._last_error = f"a session tree did not make a valid session file ({exc})"[:300]
             return None
+        if built is None:
+            return None
+        session, calls, without = built
         path = tree.written or self.folder / f"capture-{self._prefix}-{self._files + 1:05d}-{tree.id}.json"
         try:
-            _write_atomic(path, json.dumps(document, separators=(",", ":")).encode())
+            write_session_file(path, session)
         except OSError as exc:
             self._write_errors += 1
             self._last_error = f"cannot write the session file {path.name} ({exc.strerror or exc})"
@@ -240,37 +246,40 @@ class Capture:
         tree.written = path
         return path
 
-    def document(self, tree: CaptureTree) -> tuple[dict[str, Any], int, int]:
-        """(the file's JSON object, calls in it, calls in it without hash ids)."""
+    def document(self, tree: CaptureTree) -> tuple[SessionFile, int, int] | None:
+        """(the file, calls in it, calls in it without hash ids); None when it would hold no call."""
         root = tree.root
         counts = _Counts()
         requests = self._requests(root, root.start() or 0.0, counts, top=True)
+        if counts.calls == 0:
+            return None
         models = sorted({c.model for a in tree.agents for c in a.calls if c.model})
-        combined = {"input": counts.parent_in + counts.sub_in, "output": counts.parent_out + counts.sub_out}
-        document: dict[str, Any] = {
-            "id": tree.id,
-            "captured_by": f"agentx-tui {__version__} proxy",
-            "tokenizer": self.tokenizer_name or (models[0] if models else None),
-            "models": models,
-            "block_size": self.block_size,
-            "hash_id_scope": "local",
-            "requests": requests,
-            "totals": {
-                "parent_tokens": {"input": counts.parent_in, "output": counts.parent_out},
-                "subagent_tokens": {"input": counts.sub_in, "output": counts.sub_out},
-                "combined_tokens": combined,
-                "cached_tokens": counts.cached if counts.cached_known else None,
-                "subagent_count": counts.subagents,
-                "calls": counts.calls,
-                "calls_counted_without_usage": counts.without_usage,
-                "calls_without_hash_ids": counts.without_ids,
-                "failed_calls_left_out": tree.failed_calls,
-            },
-        }
-        return document, counts.calls, counts.without_ids
+        session = SessionFile(
+            id=tree.id,
+            captured_by=f"agentx-tui {__version__} proxy",
+            tokenizer=self.tokenizer_name or (models[0] if models else None),
+            models=models,
+            block_size=self.block_size,
+            hash_id_scope="local",
+            requests=requests,
+            totals=Totals(
+                parent_tokens=TokenCounts(input=counts.parent_in, output=counts.parent_out),
+                subagent_tokens=TokenCounts(input=counts.sub_in, output=counts.sub_out),
+                combined_tokens=TokenCounts(
+                    input=counts.parent_in + counts.sub_in, output=counts.parent_out + counts.sub_out
+                ),
+                cached_tokens=counts.cached if counts.cached_known else None,
+                subagent_count=counts.subagents,
+                calls=counts.calls,
+                calls_counted_without_usage=counts.without_usage,
+                calls_without_hash_ids=counts.without_ids,
+                failed_calls_left_out=tree.failed_calls,
+            ),
+        )
+        return session, counts.calls, counts.without_ids
 
-    def _requests(self, agent: CaptureAgent, clock: float, counts: _Counts, *, top: bool) -> list[dict[str, Any]]:
-        items: list[tuple[float, int, dict[str, Any]]] = []
+    def _requests(self, agent: CaptureAgent, clock: float, counts: _Counts, *, top: bool) -> list[SubAgent | Call]:
+        items: list[tuple[float, int, SubAgent | Call]] = []
         previous_end = agent.spawned_after
         for call in sorted(agent.calls, key=lambda c: c.start):
             think = max(0.0, call.start - previous_end) if previous_end is not None else 0.0
@@ -278,22 +287,21 @@ class Capture:
             tokens_in = call.input_tokens
             if tokens_in is None or tokens_in < 1:
                 continue  # no count from the server nor from /tokenize: nothing to replay
-            entry: dict[str, Any] = {
-                "t": _r(call.start - clock),
-                "type": "s" if call.streamed else "n",
-                "model": call.model or "",
-                "in": tokens_in,
-                "out": call.output_tokens,
-                "cached": call.cached,
-                "hash_ids": list(call.hash_ids) if call.hash_ids is not None else [],
-                "input_types": [call.input_type],
-                "stop": call.stop,
-                "api_time": _r(call.end - call.start),
-                "think_time": _r(think),
-                "counts_from": call.counts_from,
-            }
-            if call.ttft is not None:
-                entry["ttft"] = _r(call.ttft)
+            entry = Call(
+                t=_r(call.start - clock),
+                type="s" if call.streamed else "n",
+                model=call.model or "",
+                input_tokens=tokens_in,
+                output_tokens=call.output_tokens,
+                cached=call.cached,
+                hash_ids=list(call.hash_ids) if call.hash_ids is not None else [],
+                input_types=[call.input_type],
+                stop=call.stop,
+                api_time=_r(call.end - call.start),
+                think_time=_r(think),
+                counts_from=call.counts_from,
+                ttft=_r(call.ttft) if call.ttft is not None else None,  # a streamed call's only
+            )
             items.append((call.start - clock, 1, entry))
             counts.add(call, tokens_in, top=top)
         for sub in agent.subagents:
@@ -301,17 +309,16 @@ class Capture:
             if start is None or end is None:
                 continue
             counts.subagents += 1
-            entry = {
-                "type": "subagent",
-                "t": _r(end - clock),
-                "agent_id": f"agent_{sub.number:03d}",
-                "subagent_type": "",
-                "duration_ms": round((end - start) * 1000),
-                "status": "completed",
-                "models": sorted({c.model for c in sub.calls if c.model}),
-                "requests": self._requests(sub, start, counts, top=False),
-            }
-            items.append((end - clock, 0, entry))  # at a tie, before the parent call that waited for it
+            marker = SubAgent(
+                t=_r(end - clock),
+                agent_id=f"agent_{sub.number:03d}",
+                subagent_type="",
+                duration_ms=round((end - start) * 1000),
+                status="completed",
+                models=sorted({c.model for c in sub.calls if c.model}),
+                requests=self._requests(sub, start, counts, top=False),
+            )
+            items.append((end - clock, 0, marker))  # at a tie, before the parent call that waited for it
         items.sort(key=lambda item: (item[0], item[1]))
         return [entry for _, _, entry in items]
 
@@ -347,26 +354,3 @@ class _Counts:
 
 def _r(seconds: float) -> float:
     return round(seconds, 3)  # milliseconds, as the corpus records times
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    """`data` at `path`, all or nothing: a temporary file (mode 0600, not `*.json`, so a replay never
-    reads it) in the same folder, synced, then renamed over `path`."""
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    with contextlib.suppress(OSError):  # the rename itself survives a crash once the folder is synced
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)

@@ -170,7 +170,7 @@ BAD: list[tuple[str, Any, str, str]] = [
     ("out negative", _with({"out": -1}), "requests[1]", "`out`"),
     ("out text", _with({"out": "ten"}), "requests[1]", "`out`"),
     ("hash_ids not a list", _with({"hash_ids": 7}), "requests[1]", "`hash_ids`"),
-    # String ids and ids past 64 bits are renumbered, not refused (test_session_variants.py).
+    # String ids and ids past 64 bits are renumbered, not refused (tests/sessionfile/test_variants.py).
     ("hash id float", _with({"hash_ids": [1, 2.5]}), "requests[1]", "`hash_ids[1]`"),
     ("hash id null", _with({"hash_ids": [1, None]}), "requests[1]", "`hash_ids[1]`"),
     ("hash_ids too long", _with({"in": 129, "hash_ids": [1, 2, 3, 4]}), "requests[1]", "`hash_ids`"),

@@ -1,27 +1,21 @@
-"""`kind: sessions`: AgentX agent-session files (workloads/README.md; the format is in the traces README),
-loaded, checked and turned into immutable session trees once, before any server starts.
+"""`kind: sessions`: AgentX agent-session files (workloads/README.md), read through their schema
+(`agentx_tui.sessionfile`: the format, its published variants, where a folder's sessions are, and the
+one-sentence errors) and turned into immutable session trees once, before any server starts.
 
-A file is one JSON object with `block_size` and `requests`: calls (`t`, `in`, `out`, `hash_ids`,
-`think_time`, `api_time`) and `subagent` entries holding calls of their own, whose `t` counts from
-the sub-agent's spawn. A sub-agent's own `t` is when its result came back to the parent — its end,
-not its start (DESIGN §7, measured on the shipped files: read so, every sub-agent with a duration
-but one pair of clock outliers starts 0.1–1.0 s after the parent call before it ended, and no parent
-call falls inside its span). Each sub-agent gets its schedule here: it spawns after the parent call
-just before it in `requests`; the first later parent call whose `t` is at or after the sub-agent's
-`t` (its join) waits for it (none: the tree ends when it does). A null `duration_ms` changes nothing
-about that order (only the span is unknown). Sub-agents inside sub-agents are read the same way, one
-level down (the shipped files have none).
-
-Where sessions come from: every `*.json` (one session) and `*.jsonl` (one session per line, the
-layout of the published corpora on Hugging Face) of a folder, in path order, looking into its
-subfolders only when it has none at the top (a pulled corpus keeps its files where the publisher
-put them); or one file. The published corpora's variants (sub-agent clocks, hash-id forms, extra
-fields) are rewritten into this format by `session_variants.normalise` before anything is checked.
+A file's `requests` are calls and sub-agents holding calls of their own, whose `t` counts from the
+sub-agent's spawn. A sub-agent's own `t` is when its result came back to the parent — its end, not
+its start (workloads/README.md, measured on the shipped files: read so, every sub-agent with a
+duration but one pair of clock outliers starts 0.1–1.0 s after the parent call before it ended, and no
+parent call falls inside its span). Each sub-agent gets its schedule here: it spawns after the parent
+call just before it in `requests`; the first later parent call whose `t` is at or after the
+sub-agent's `t` (its join) waits for it (none: the tree ends when it does). A null `duration_ms`
+changes nothing about that order (only the span is unknown). Sub-agents inside sub-agents are read the
+same way, one level down (the shipped files have none).
 
 Choices the format leaves open:
 - a missing or null `think_time` is 0 (two calls of the shipped files have none);
 - `hash_ids` may have one id per whole block (as recorded) or also one for a partial last block
-  (as Mooncake traces do); more than that is an error;
+  (as Mooncake traces do); more than that is an error (the schema's);
 - `scale` multiplies `in`, `out` and the block size alike; `in` is rounded to the nearest token
   (at least 1) and `out` too (at least 1, so a recorded `out` of 0 still asks for a token); the
   block size is *not* rounded: block i covers ⌊i·b⌋ to ⌊(i+1)·b⌋ tokens (b = block_size × scale),
@@ -36,15 +30,14 @@ Choices the format leaves open:
 
 from __future__ import annotations
 
-import json
-import math
 import zlib
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal, NoReturn
+from typing import Any, Literal, cast
 
+from agentx_tui import sessionfile
 from agentx_tui.errors import WorkloadError
 from agentx_tui.load.workload.base import (
     Prepared,
@@ -56,14 +49,7 @@ from agentx_tui.load.workload.base import (
     p95,
     scaled_length,
 )
-from agentx_tui.load.workload.session_variants import normalise
 from agentx_tui.units import compact
-
-_HINT = (
-    "A session file is one JSON object with block_size and requests; each call needs t, in, out and "
-    "hash_ids (think_time and api_time optional), each sub-agent t, duration_ms (or null) and requests."
-)
-_MISSING: Any = object()
 
 
 class SessionsReplay(Spec):
@@ -187,16 +173,16 @@ class SessionSet:
 
 
 def load_session_set(path: Path, *, scale: float = 1.0, output_scale: float = 1.0) -> SessionSet:
-    """The sessions of a folder's `*.json` and `*.jsonl` files (see the module docstring) or of one file;
+    """The sessions of a folder's session files (`sessionfile.session_file_paths`) or of one file;
     any problem is one `WorkloadError`."""
     checked_factor(scale)
     checked_factor(output_scale, "--output-scale")
     if path.is_dir():
-        files = _session_files(path)
+        files = sessionfile.session_file_paths(path)
         if not files:
             raise WorkloadError(
                 f"The folder {path} holds no agent-session files (*.json, or *.jsonl with one session a line).",
-                _HINT,
+                sessionfile.HINT,
             )
     elif path.is_file():
         files = [path]
@@ -207,112 +193,43 @@ def load_session_set(path: Path, *, scale: float = 1.0, output_scale: float = 1.
     return loaded if scale == 1.0 and output_scale == 1.0 else loaded.with_scale(scale, output_scale)
 
 
-# -- corpus files: folders and JSONL -----------------------------------------------------------------------
-
-_SESSION_SUFFIXES = (".json", ".jsonl")
-
-
-def _session_files(folder: Path) -> list[Path]:
-    """The folder's session files; its subfolders' (hidden ones aside) only when it has none of its own."""
-    files = sorted(p for p in folder.iterdir() if p.suffix in _SESSION_SUFFIXES and p.is_file())
-    if files:
-        return files
-    found = (
-        p
-        for p in folder.rglob("*")
-        if p.suffix in _SESSION_SUFFIXES
-        and not any(part.startswith(".") for part in p.relative_to(folder).parts)
-        and p.is_file()
-    )
-    return sorted(found, key=lambda p: p.relative_to(folder).as_posix())
+# -- session files → trees ---------------------------------------------------------------------------------
 
 
 def _file_trees(path: Path) -> Iterator[SessionTree]:
-    if path.suffix != ".jsonl":
-        yield _Parser(path).tree()
-        return
-    count = 0
-    try:
-        with path.open("rb") as lines:  # line by line: a published corpus is one file of 2 GB
-            for number, line in enumerate(lines, 1):
-                if line.strip():
-                    count += 1
-                    yield _Parser(path, line=number).tree_of(_json(line, f"{path}, line {number},", one_line=True))
-    except OSError as exc:
-        raise WorkloadError(f"Cannot read the session file {path} ({exc.strerror or exc}).") from exc
-    if count == 0:
-        raise WorkloadError(f"The session file {path} holds no sessions (one JSON object a line).", _HINT)
+    for line, session in sessionfile.read_sessions(path):
+        yield _TreeBuilder().tree(path, line, session)
 
 
-def _json(raw: bytes, place: str, *, one_line: bool = False) -> Any:
-    try:
-        return json.loads(raw)
-    except UnicodeDecodeError as exc:
-        raise WorkloadError(f"The session file {place} is not UTF-8 text ({exc.reason}).", _HINT) from exc
-    except json.JSONDecodeError as exc:
-        at = f"column {exc.colno}" if one_line else f"line {exc.lineno} column {exc.colno}"
-        raise WorkloadError(f"The session file {place} is not JSON ({exc.msg}, {at}).", _HINT) from exc
+class _TreeBuilder:
+    """One validated session (the reference format) → its tree, each sub-agent scheduled."""
 
-
-# -- parsing ---------------------------------------------------------------------------------------
-
-
-class _Parser:
-    def __init__(self, path: Path, *, line: int | None = None) -> None:
-        self.path = path
-        self.line = line  # the session's line in a `.jsonl` file
-        self.block_size = 1
+    def __init__(self) -> None:
         self.seq = 0
 
-    def fail(self, where: str, problem: str) -> NoReturn:
-        place = (
-            f"Session file {self.path}" + (f", line {self.line}" if self.line else "") + (f", {where}" if where else "")
-        )
-        raise WorkloadError(f"{place}: {problem}.", _HINT)
-
-    def tree(self) -> SessionTree:
-        try:
-            raw = self.path.read_bytes()
-        except OSError as exc:
-            raise WorkloadError(f"Cannot read the session file {self.path} ({exc.strerror or exc}).") from exc
-        return self.tree_of(_json(raw, str(self.path)))
-
-    def tree_of(self, data: Any) -> SessionTree:
-        if not isinstance(data, dict):
-            self.fail("", f"it must hold one JSON object, not {_kind(data)}")
-        data = normalise(data, self.fail)
-        block = _integer(data.get("block_size", _MISSING))
-        if block is None or block < 1:
-            self._bad("", data, "block_size", "a positive integer (tokens per hash id)")
-        self.block_size = block
-        requests = data.get("requests", _MISSING)
-        if not isinstance(requests, list):
-            self._bad("", data, "requests", "a list of calls and sub-agents")
-        calls, subagents = self.agent(requests, "")
-        if self.seq == 0:
-            self.fail("", "`requests` holds no calls")
-        session_id = data.get("id")
-        suffix = f":{self.line}" if self.line else ""
+    def tree(self, path: Path, line: int | None, session: sessionfile.SessionFile) -> SessionTree:
+        calls, subagents = self.agent(session.requests, "")
+        suffix = f":{line}" if line else ""
         return _make_tree(
-            name=self.path.name + suffix,
-            path=self.path,
-            session_id=session_id if isinstance(session_id, str) and session_id else self.path.stem + suffix,
-            key=zlib.crc32(f"{self.path}{suffix}".encode()),
-            block_size=block,
+            name=path.name + suffix,
+            path=path,
+            session_id=session.id or path.stem + suffix,
+            key=zlib.crc32(f"{path}{suffix}".encode()),
+            block_size=session.block_size,
             scale=1.0,
             calls=calls,
             subagents=subagents,
         )
 
-    def agent(self, requests: list[Any], prefix: str) -> tuple[tuple[SessionCall, ...], tuple[SubAgent, ...]]:
+    def agent(
+        self, requests: list[sessionfile.SubAgent | sessionfile.Call], prefix: str
+    ) -> tuple[tuple[SessionCall, ...], tuple[SubAgent, ...]]:
         """One agent's requests: its calls, and its sub-agents with their schedule against those calls."""
         calls: list[SessionCall] = []
         found: list[tuple[SubAgent, int | None]] = []
         for i, item in enumerate(requests):
             where = f"{prefix}requests[{i}]"
-            if not isinstance(item, dict):
-                self.fail(where, f"it must be an object (a call or a sub-agent), not {_kind(item)}")
-            if item.get("type") == "subagent":
+            if isinstance(item, sessionfile.SubAgent):
                 found.append((self.subagent(item, where), len(calls) - 1 if calls else None))
             else:
                 calls.append(self.call(item, where, len(calls)))
@@ -323,109 +240,31 @@ class _Parser:
             subagents.append(replace(sub, spawn_after=after, join_at=join))
         return tuple(calls), tuple(subagents)
 
-    def call(self, item: dict[str, Any], where: str, index: int) -> SessionCall:
-        t = self._seconds(item, where, "t")
-        think = self._optional_seconds(item, where, "think_time")
-        api = self._optional_seconds(item, where, "api_time")
-        tokens_in = _integer(item.get("in", _MISSING))
-        if tokens_in is None or tokens_in < 1:
-            self._bad(where, item, "in", "a positive integer (prompt tokens)")
-        tokens_out = _integer(item.get("out", _MISSING))
-        if tokens_out is None or tokens_out < 0:
-            self._bad(where, item, "out", "a non-negative integer (output tokens)")
-        raw = item.get("hash_ids", _MISSING)
-        if not isinstance(raw, list):
-            self._bad(where, item, "hash_ids", "a list of integers (one per block)")
-        ids = _id_array(raw)
-        if isinstance(ids, int):
-            self.fail(where, f"`hash_ids[{ids}]` must be an integer (64 bits at most), not {_show(raw[ids])}")
-        if len(ids) > -(-tokens_in // self.block_size):
-            self.fail(
-                where,
-                f"`hash_ids` has {len(ids)} ids, more than `in` ({tokens_in} tokens) allows in blocks of "
-                f"{self.block_size}",
-            )
+    def call(self, item: sessionfile.Call, where: str, index: int) -> SessionCall:
         self.seq += 1
         return SessionCall(
-            index=index, seq=self.seq - 1, where=where, t=t, think_time=think or 0.0, api_time=api,
-            input_tokens=tokens_in, output_tokens=max(1, tokens_out), hash_ids=ids,
-            recorded_in=tokens_in, recorded_out=tokens_out,
+            index=index, seq=self.seq - 1, where=where, t=item.t, think_time=item.think_time or 0.0,
+            api_time=item.api_time, input_tokens=item.input_tokens, output_tokens=max(1, item.output_tokens),
+            hash_ids=_id_array(cast(list[int], item.hash_ids)),  # integers of 64 bits at most, once normalised
+            recorded_in=item.input_tokens, recorded_out=item.output_tokens,
         )  # fmt: skip
 
-    def subagent(self, item: dict[str, Any], where: str) -> SubAgent:
-        t = self._seconds(item, where, "t")
-        requests = item.get("requests", _MISSING)
-        if not isinstance(requests, list):
-            self._bad(where, item, "requests", "a list of the sub-agent's calls")
-        calls, nested = self.agent(requests, where + ".")
-        duration = self._optional_seconds(item, where, "duration_ms")
-        agent_id, kind = item.get("agent_id"), item.get("subagent_type")
+    def subagent(self, item: sessionfile.SubAgent, where: str) -> SubAgent:
+        calls, nested = self.agent(item.requests, where + ".")
         return SubAgent(
-            where=where, agent_id=agent_id if isinstance(agent_id, str) else where,
-            subagent_type=kind if isinstance(kind, str) else "", t=t,
-            start=None if duration is None else t - duration / 1000.0,
+            where=where, agent_id=item.agent_id if item.agent_id is not None else where,
+            subagent_type=item.subagent_type or "", t=item.t,
+            start=None if item.duration_ms is None else item.t - item.duration_ms / 1000.0,
             spawn_after=None, join_at=None, calls=calls, subagents=nested,
         )  # fmt: skip
 
-    def _seconds(self, item: dict[str, Any], where: str, name: str) -> float:
-        number = _number(item.get(name, _MISSING))
-        if number is None or number < 0:
-            self._bad(where, item, name, "a non-negative number")
-        return number
 
-    def _optional_seconds(self, item: dict[str, Any], where: str, name: str) -> float | None:
-        return None if item.get(name) is None else self._seconds(item, where, name)
-
-    def _bad(self, where: str, item: dict[str, Any], name: str, rule: str) -> NoReturn:
-        value = item.get(name, _MISSING)
-        if value is _MISSING:
-            self.fail(where, f"`{name}` is missing; it must be {rule}")
-        self.fail(where, f"`{name}` must be {rule}, not {_show(value)}")
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
+def _id_array(ids: list[int]) -> array[int]:
+    """The ids packed, 32-bit when they fit."""
     try:
-        number = float(value)
+        return array("i", ids)
     except OverflowError:
-        return None
-    return number if math.isfinite(number) else None
-
-
-def _integer(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
-
-
-def _id_array(values: list[Any]) -> array[int] | int:
-    """The ids packed (32-bit when they fit), or the index of the first one that is not an integer."""
-    for code in ("i", "q"):
-        try:
-            return array(code, values)
-        except OverflowError:
-            continue
-        except TypeError:
-            break
-    for j, value in enumerate(values):
-        if not isinstance(value, int) or isinstance(value, bool) or not -(2**63) <= value < 2**63:
-            return j
-    return 0  # not reached: array() refused something
-
-
-def _show(value: Any) -> str:
-    text = json.dumps(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _kind(value: Any) -> str:
-    kinds = {dict: "an object", list: "a list", str: "a string", type(None): "null", bool: "a boolean"}
-    return kinds.get(type(value), "a number")
+        return array("q", ids)
 
 
 # -- derived figures and scaling -----------------------------------------------------------------------

@@ -1,9 +1,8 @@
-"""The published corpora's variants read as the reference session-file format (session_variants.py), and
-the corpus layouts (JSONL, one session a line; nested folders) read by sessions.py."""
+"""The published corpora's variants read as the reference session-file format (sessionfile/variants.py),
+and the corpus layouts (JSONL, one session a line; nested folders) read by sessionfile/reader.py."""
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -11,8 +10,8 @@ from typing import Any
 import pytest
 
 from agentx_tui.errors import WorkloadError
-from agentx_tui.load.workload.session_variants import normalise
 from agentx_tui.load.workload.sessions import SessionTree, SubAgent, load_session_set
+from agentx_tui.sessionfile import SessionFile, normalise, read_session_file
 from tests.helpers.paths import AGENTX_WEKA
 
 
@@ -55,6 +54,15 @@ def fail(where: str, problem: str) -> Any:
     raise AssertionError(f"{where}: {problem}")
 
 
+def validated(data: dict[str, Any]) -> SessionFile:
+    return SessionFile.model_validate(data, by_name=False)
+
+
+def normalised(data: dict[str, Any]) -> dict[str, Any]:
+    """`data` read and rewritten into the reference format, as JSON again."""
+    return normalise(validated(data), fail).model_dump(mode="json")
+
+
 # -- sub-agent clocks ---------------------------------------------------------------------------------------
 
 
@@ -76,7 +84,7 @@ def test_sub_agent_calls_on_the_session_clock_read_as_the_reference_form(tmp_pat
 def test_a_sub_agent_without_duration_ends_when_its_last_call_does(tmp_path: Path) -> None:
     # On the session's clock: spawn 3, last call at 6 for 1.5 s, so it ended at 7.5 (4.5 after its spawn).
     captured = session([call(0, [1]), sub(3.0, [call(3.0, [1, 5]), call(6.0, [1, 5, 6], api=1.5)], None), call(9, [1])])
-    data = normalise(copy.deepcopy(captured), fail)
+    data = normalised(captured)
     marker = data["requests"][1]
     assert marker["t"] == 7.5 and marker["duration_ms"] is None
     assert [c["t"] for c in marker["requests"]] == [0.0, 3.0]
@@ -89,7 +97,7 @@ def test_a_sub_agent_without_duration_ends_when_its_last_call_does(tmp_path: Pat
 def test_nested_sub_agents_move_onto_their_parents_clocks() -> None:
     # Session clock: outer spawns at 10 (runs 30 s), inner spawns at 12 (runs 4 s) with a call at 13.
     inner = sub(12.0, [call(13.0, [7])], 4000, "inner")
-    data = normalise(session([call(0, [1]), sub(10.0, [call(10.0, [1, 2]), inner], 30_000, "outer")]), fail)
+    data = normalised(session([call(0, [1]), sub(10.0, [call(10.0, [1, 2]), inner], 30_000, "outer")]))
     outer = data["requests"][1]
     assert outer["t"] == 40.0  # its end, on the session's clock
     assert outer["requests"][0]["t"] == 0.0
@@ -98,7 +106,7 @@ def test_nested_sub_agents_move_onto_their_parents_clocks() -> None:
 
 
 def test_a_call_a_millisecond_before_its_spawn_is_jitter(tmp_path: Path) -> None:
-    data = normalise(session([call(0, [1]), sub(3.0, [call(2.9995, [1, 2])], 1000), call(5, [1])]), fail)
+    data = normalised(session([call(0, [1]), sub(3.0, [call(2.9995, [1, 2])], 1000), call(5, [1])]))
     assert data["requests"][1]["requests"][0]["t"] == 0.0
 
 
@@ -118,26 +126,16 @@ def test_a_file_mixing_the_two_clocks_is_one_sentence_naming_file_and_field(tmp_
 def test_files_without_evidence_are_left_as_they_are() -> None:
     # No sub-agents, or one at the session's very start: both readings agree, nothing is rewritten.
     for data in (session([call(0, [1]), call(4, [1, 2])]), session([sub(0.0, [call(0.0, [5])], 1000), call(2, [1])])):
-        assert normalise(copy.deepcopy(data), fail) == data
+        model = validated(data)
+        assert normalise(model, fail) is model
 
 
 @pytest.mark.skipif(not AGENTX_WEKA.is_dir(), reason="the AgentX session traces are not here")
 def test_the_forty_reference_files_are_not_touched() -> None:
     for path in sorted(AGENTX_WEKA.glob("*.json")):
-        data = json.loads(path.read_bytes())
-        before = stamps(data["requests"])  # not a deep copy: the files hold 4 M hash ids
-        assert stamps(normalise(data, fail)["requests"]) == before, path.name
-
-
-def stamps(requests: list[Any]) -> list[Any]:
-    """What the normaliser may rewrite: every `t`, and each call's hash ids (by their ends and count)."""
-    out: list[Any] = []
-    for r in requests:
-        ids = r.get("hash_ids") or []
-        out.append((r["t"], len(ids), ids[:2], ids[-2:]))
-        if r.get("type") == "subagent":
-            out.append(stamps(r["requests"]))
-    return out
+        model = SessionFile.model_validate_json(path.read_bytes(), by_name=False)
+        assert normalise(model, fail) is model, path.name  # nothing rewritten: the very same model
+        assert read_session_file(path) == model
 
 
 # -- hash ids -----------------------------------------------------------------------------------------------
