@@ -53,6 +53,7 @@ class FakeServer:
     chunk_tokens: int = 1
     token_delay_s: float = 0.0
     prefill_delay_s: float = 0.0  # before the first content token, as a real server computes the prompt
+    usage_delay_s: float = 0.0  # after the last content token, before the usage chunk and `[DONE]`
     cached_details: bool = True
     requests: list[dict[str, Any]] = field(default_factory=list)
     # (arrived, answered, max_tokens) of every streamed completion, in `time.monotonic()` seconds
@@ -139,6 +140,8 @@ class FakeServer:
             if self.token_delay_s:
                 await asyncio.sleep(self.token_delay_s)
         self.generation_tokens_total += out
+        if self.usage_delay_s:  # a server that sends its usage late (an inflated E2E, if it counted)
+            await asyncio.sleep(self.usage_delay_s)
         usage: dict[str, Any] = {"prompt_tokens": len(ids), "completion_tokens": out, "total_tokens": len(ids) + out}
         if self.cached_details:
             usage["prompt_tokens_details"] = {"cached_tokens": cached}

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pytest
 
 from agentx_tui.cli import parse_args
+from agentx_tui.load.spreading.generator import LoadSample
 from agentx_tui.run import build_plan
 from agentx_tui.run.collect import Collected, EventLog
 from agentx_tui.run.live import LiveRun
 from agentx_tui.run.phases import TimedRun
 from agentx_tui.run.serving import Serving
 from agentx_tui.run.subscribers import DashboardFeed, Fanout
-from agentx_tui.snapshot import CostFigures, GpuState, Snapshot
+from agentx_tui.snapshot import ClientFigures, ClientHealth, CostFigures, GpuState, Snapshot
 from tests.helpers.waiting import until
 
 
@@ -125,3 +126,24 @@ async def test_users_without_load_stay_zero(users: int) -> None:
     live, _, _ = _run("--duration", "0.05")
     live.set_users(users)
     assert live.users == 0 and not live.paused
+
+
+class LateReplay(FakeCollectors):
+    """A timed replay whose users fall behind its schedule from the third tick on."""
+
+    async def collect(self) -> Collected:
+        base = await super().collect()
+        behind = self.collected >= 3
+        client = ClientFigures(
+            schedule_lag_p90_s=2.0 if behind else 0.001, schedule_behind=behind, schedule_users_needed=12
+        )
+        return replace(base, load=LoadSample(client, ClientHealth()))
+
+
+async def test_a_replay_behind_its_schedule_is_said_once() -> None:
+    live, recorded, _ = _run("--duration", "0.4")
+    collectors = live.collectors = LateReplay(live.started_at)
+    await live.run()
+    said = [e for s in recorded.snaps for e in s.events if "behind schedule" in e]
+    assert collectors.collected > 3 and len(said) == 1
+    assert "2.00 s after they were due" in said[0] and "about 12 users" in said[0]

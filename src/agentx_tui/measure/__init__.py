@@ -8,6 +8,7 @@ the bytes of one answer to the run's and a sweep point's figures. A leaf: it rea
     histogram.py   log-bucketed histograms, mergeable exactly
     tally.py       what a set of requests adds up to: a slot's or window's, a users-table row's
     window.py      a sweep point's measured window and its raw sample (for the intervals)
+    schedule.py    a timed replay's schedule as kept: behind or not, the users that would keep it
     stats.py       the client's figures over the run and its sliding window (`ClientStats`)
 
 Public:
@@ -21,10 +22,12 @@ Public:
     WindowFigures, PointSample, TreeSample, SlotSample, SLOT_S
                                                     a sweep point's window and its sample
     ClientStats, StatsSink                          the client's figures; where a load loop hands them
+    ScheduleBook, behind_schedule                   a timed replay's schedule: users needed, the lag rule
 """
 
 from agentx_tui.measure.histogram import LogHistogram, bucket_of, bucketed
 from agentx_tui.measure.record import Completed, Failed, RequestRecord
+from agentx_tui.measure.schedule import ScheduleBook, behind_schedule
 from agentx_tui.measure.sse import RETRIABLE, SseScanner, classify
 from agentx_tui.measure.stats import ClientStats, StatsSink
 from agentx_tui.measure.tally import CallTally, Tally
@@ -43,6 +46,7 @@ __all__ = [
     "LogHistogram",
     "PointSample",
     "RequestRecord",
+    "ScheduleBook",
     "SlotSample",
     "SseScanner",
     "StatsSink",
@@ -51,6 +55,7 @@ __all__ = [
     "UsageFigures",
     "WindowFigures",
     "answer_figures",
+    "behind_schedule",
     "bucket_of",
     "bucketed",
     "classify",

@@ -31,6 +31,23 @@ class Completed:
     # after another, so its tokens over a window are the cluster a throughput interval needs. -1: unknown.
     user: int = -1
     step: int = 0  # the call's place in its agent's loop (1-based; 0: unknown): the step curve's row
+    # A timed replay's schedule (docs/metrics.md, "Honest clocks"): when the request was due, and how
+    # long after that its first attempt went out (a busy user's or the connection limit's wait). None:
+    # not scheduled, its clock starts when it was sent.
+    due_at: float | None = None
+    schedule_lag_s: float | None = None
+
+    @property
+    def started_at(self) -> float:
+        """Where TTFT and E2E count from: when it was due, else when it was sent."""
+        return self.sent_at if self.due_at is None else self.due_at
+
+    @property
+    def e2e_s(self) -> float:
+        """The start to the last content token (a late usage chunk and `[DONE]` are not the answer's
+        time); the end of the body for an answer without content."""
+        end = self.last_token_at if self.last_token_at is not None else self.ended_at
+        return end - self.started_at
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,3 +85,4 @@ class RequestRecord:
     decode_tokens_per_s: float | None = None
     malformed_lines: int = 0
     attempts: int = 1
+    due_at: float | None = None  # a timed replay's schedule: when the request was due (None: not scheduled)

@@ -17,6 +17,7 @@ import math
 from typing import Protocol
 
 from agentx_tui.measure.record import Completed, Failed
+from agentx_tui.measure.schedule import ScheduleBook, behind_schedule
 from agentx_tui.measure.tally import Tally
 from agentx_tui.measure.tasks import TaskBook
 from agentx_tui.measure.window import WindowFigures
@@ -48,6 +49,7 @@ class ClientStats:
         self._slots: dict[int, Tally] = {}
         self._window_start = started_at
         self.run = Tally()
+        self.schedule = ScheduleBook()  # a timed replay's requests (measure/schedule.py)
         self.requests_failed = 0
         self.output_tokens = 0
         self.sessions_completed = 0
@@ -100,6 +102,7 @@ class ClientStats:
         if done.user >= 0 and done.sent_at < self.user_since.get(done.user, math.inf):
             self.user_since[done.user] = done.sent_at
         self.run.count(done)
+        self.schedule.count(done)
         self.run.prompt += done.prompt_tokens
         self.run.output += done.output_tokens
         self.output_tokens += done.output_tokens
@@ -117,7 +120,7 @@ class ClientStats:
             ("ttft", done.ttft_s),
             ("decode", done.decode_tokens_per_s),
             ("request_itl", done.request_itl_s),
-            ("e2e", done.ended_at - done.sent_at),
+            ("e2e", done.e2e_s),
         ):
             if value is not None:
                 getattr(end_slot, name).add(value)
@@ -137,7 +140,7 @@ class ClientStats:
         if done.tree >= 0:
             self.tasks.call_ended(
                 done.tree, done.step, done.sent_at, done.ended_at, done.prompt_tokens, done.output_tokens,
-                done.ttft_s, ok=True, e2e_s=last - done.sent_at,
+                done.ttft_s, ok=True, e2e_s=done.e2e_s,
             )  # fmt: skip
 
     def _spread_output(self, start: float, end: float, tokens: int) -> None:
@@ -192,6 +195,8 @@ class ClientStats:
             return value / span if span > 0 else None
 
         run = self.run
+        lag = run.schedule_lag.percentiles()
+        run_e2e = run.e2e.percentiles()
         return ClientFigures(
             output_tokens_per_s=rate(merged.output),
             prompt_tokens_per_s=rate(merged.prompt),
@@ -208,13 +213,18 @@ class ClientStats:
             e2e=merged.e2e.percentiles(),
             run_ttft=run.ttft.percentiles(),
             run_itl=run.itl.percentiles(),
-            run_e2e=run.e2e.percentiles(),
+            run_e2e=run_e2e,
             run_per_user_output_tokens_per_s_p50=run.decode.quantile(0.5),
             run_interactivity_p50_tokens_per_s=run.request_itl.inverse_quantile(0.5),
             run_interactivity_p90_tokens_per_s=run.request_itl.inverse_quantile(0.9),
             run_prefix_hit_rate_ceiling=ratio(run.ceiling, run.prompt_with_ceiling),
             in_flight=self.in_flight,
             totals=self.totals(),
+            schedule_lag_p50_s=lag.p50,
+            schedule_lag_p90_s=lag.p90,
+            schedule_lag_p99_s=lag.p99,
+            schedule_behind=behind_schedule(self.schedule.requests, lag.p90, run_e2e.p90),
+            schedule_users_needed=self.schedule.users_needed(),
         )
 
     def totals(self) -> ClientTotals:

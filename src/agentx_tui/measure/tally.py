@@ -26,6 +26,8 @@ class Tally:
     request_itl: LogHistogram = field(default_factory=LogHistogram)
     decode: LogHistogram = field(default_factory=LogHistogram)
     e2e: LogHistogram = field(default_factory=LogHistogram)
+    # A timed replay's lag: first attempt sent − due, of the scheduled requests (measure/schedule.py).
+    schedule_lag: LogHistogram = field(default_factory=LogHistogram)
 
     def count(self, done: Completed) -> None:
         """Latencies and the hit-rate tokens of `done` (token *rates* are spread separately)."""
@@ -40,9 +42,11 @@ class Tally:
             self.decode.add(done.decode_tokens_per_s)
         if done.request_itl_s is not None:
             self.request_itl.add(done.request_itl_s)
-        self.e2e.add(done.ended_at - done.sent_at)
+        self.e2e.add(done.e2e_s)
         if done.itl:
             self.itl.merge(done.itl)
+        if done.schedule_lag_s is not None:
+            self.schedule_lag.add(done.schedule_lag_s)
 
     def count_ceiling(self, done: Completed) -> None:
         if done.ceiling_tokens is not None:
@@ -59,6 +63,7 @@ class Tally:
         self.requests += other.requests
         for name in ("ttft", "itl", "request_itl", "decode", "e2e"):
             getattr(self, name).merge(getattr(other, name))
+        self.schedule_lag.merge(other.schedule_lag)
 
 
 @dataclass(slots=True, kw_only=True)

@@ -2,7 +2,8 @@
 the load client's sender and the proxy both turn what they read into figures here.
 
     output tokens       the server's `usage.completion_tokens`, else the content events counted
-    TTFT                first content − when the request was sent (or reached the proxy)
+    TTFT                first content − when the request was sent (or reached the proxy, or was
+                        due in a timed replay: `sent_at` is whichever the caller counts from)
     decode tok/s        output tokens / (last content − first content), with 2 or more tokens
     per-request ITL     (last content − first content) / (output tokens − 1): AgentX's ITL
     token gaps          (gap per token, tokens) per network read after the first with content

@@ -25,7 +25,7 @@ from agentx_tui.run.serving import Serving
 from agentx_tui.run.subscribers import Fanout
 from agentx_tui.run.traffic import Traffic
 from agentx_tui.snapshot import RunInfo, RunState, Snapshot, TaskFigures
-from agentx_tui.snapshot.bottleneck import simulator_behind
+from agentx_tui.snapshot.bottleneck import schedule_behind, simulator_behind
 
 _CRASH_LOG_LINES = 15  # as many as a failed start-up shows (engine/launcher.py)
 _INTERRUPTED_DRAIN_S = 1.0  # a user who pressed Ctrl-C wants out, not a full drain
@@ -84,6 +84,7 @@ class LiveRun:
         self._seq = 0
         self._client_saturated = False
         self._sim_behind = False
+        self._schedule_behind = False
         self._first = asyncio.Event()
 
     # ---- LiveControls ----------------------------------------------------------------------------
@@ -269,7 +270,8 @@ class LiveRun:
         return stats.tasks.figures(time.monotonic(), gpus=cost.gpus, tokens_per_dollar=cost.tokens_per_dollar_total)
 
     def _note_client(self, snap: Snapshot) -> None:
-        """Say in words when the client or the simulator starts (and stops) limiting the figures."""
+        """Say in words when the client (its health, or too few users for a timed replay's schedule) or the
+        simulator starts (and stops) limiting the figures."""
         health = snap.client_health
         saturated = health is not None and health.saturated
         if saturated and not self._client_saturated and health is not None:
@@ -283,6 +285,12 @@ class LiveRun:
         elif self._sim_behind and not behind:
             self.events.add("the simulated engine keeps up again")
         self._sim_behind = behind is not None
+        late = schedule_behind(snap)
+        if late and not self._schedule_behind:
+            self.events.add(late)
+        elif self._schedule_behind and not late:
+            self.events.add("the timed replay keeps its schedule again")
+        self._schedule_behind = late is not None
 
     def _state(self, c: Collected) -> RunState:
         if self._stop.is_set():

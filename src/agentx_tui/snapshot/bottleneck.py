@@ -1,5 +1,6 @@
 """Who limits the figures, when it is not the server under test: the load generator (its own health,
-load/sending/health.py) or the built-in simulated engine running out of CPU (docs/sim.md)."""
+load/sending/health.py; too few users for a timed replay's schedule, measure/schedule.py) or the
+built-in simulated engine running out of CPU (docs/sim.md)."""
 
 from __future__ import annotations
 
@@ -21,3 +22,20 @@ def simulator_behind(snap: Snapshot) -> str | None:
                 "the figures are limited by the simulator, not the modelled GPU"
             )
     return None
+
+
+def schedule_behind(snap: Snapshot) -> str | None:
+    """Why a timed replay's users fell behind its schedule, in words; None when they keep it (or
+    nothing is scheduled). The rule and the estimate: docs/metrics.md, "Honest clocks"."""
+    client = snap.client
+    if client is None or client.schedule_behind is not True or client.schedule_lag_p90_s is None:
+        return None
+    e2e = client.run_e2e.p90
+    against = f" (E2E p90 {e2e:.2f} s)" if e2e is not None else ""
+    users = snap.run.users
+    needed = client.schedule_users_needed
+    keep = f"; about {needed} users would keep the schedule" if needed is not None else ""
+    return (
+        f"timed replay behind schedule: requests went out {client.schedule_lag_p90_s:.2f} s after they were "
+        f"due (p90){against}: {users} user(s) are too few{keep}. TTFT and E2E count from when each was due"
+    )

@@ -171,6 +171,15 @@ class ClientFigures(_Frozen):
     run_prefix_hit_rate_ceiling: float | None = None
     in_flight: int = 0  # requests on the wire now (sub-agents push it above the user count)
     totals: ClientTotals = Field(default_factory=ClientTotals)
+    # A timed replay's schedule, over the run (docs/metrics.md, "Honest clocks"); None when nothing was
+    # scheduled. The lag: a request's first attempt sent − when it was due (TTFT and E2E count from due).
+    schedule_lag_p50_s: float | None = None
+    schedule_lag_p90_s: float | None = None
+    schedule_lag_p99_s: float | None = None
+    # Whether the users fell behind (the lag rule; None: too few scheduled requests to tell), and how
+    # many users would keep the schedule (Little's law with headroom, measure/schedule.py).
+    schedule_behind: bool | None = None
+    schedule_users_needed: int | None = None
 
 
 class ClientHealth(_Frozen):

@@ -241,3 +241,19 @@ async def test_a_users_state_follows_its_stream(fake: FakeServer) -> None:
     await until(watch)
     await d.stop()
     assert seen.index("prefill") < seen.index("decoding") < seen.index("tool"), seen
+
+
+async def test_e2e_ends_at_the_last_content_token_not_a_late_usage_chunk(fake: FakeServer) -> None:
+    # A server that sends its usage chunk and `[DONE]` half a second after the last token (vLLM can):
+    # E2E is the answer's time, so the late tail is not in it.
+    fake.token_delay_s, fake.usage_delay_s = 0.0, 0.5
+    d = _driver(fake, _agent(steps=1, output_tokens=5), users=1, sessions=2)
+    await d.start()
+    await until(lambda: d.finished, timeout=15)
+    await d.stop()
+    records = d.records()
+    assert len(records) == 2 and all(r.error is None for r in records)
+    assert all(r.ended_at - r.sent_at >= 0.5 for r in records)  # the body did end late
+    assert all(r.e2e_s is not None and r.e2e_s < 0.3 for r in records)
+    figures = d.figures(time.monotonic())
+    assert figures.run_e2e.p99 is not None and figures.run_e2e.p99 < 0.3

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import itertools
+import time
 from typing import Generic, TypeVar
 
 from agentx_tui.load.sending.users import User
@@ -128,20 +129,34 @@ class FairQueue(Generic[T]):
 
 
 class PauseGate:
-    """The load's pause: a user about to send waits here while paused, its row saying so."""
+    """The load's pause: a user about to send waits here while paused, its row saying so. It keeps the
+    time spent paused: a timed replay's schedule stands still meanwhile (load/sending/kinds/trace.py)."""
 
     def __init__(self) -> None:
         self._gate = Gate()
+        self._paused_since: float | None = None
+        self._paused_before = 0.0  # seconds of the pauses that have ended
 
     @property
     def paused(self) -> bool:
         return not self._gate.is_open
 
     def set_paused(self, paused: bool) -> None:
+        now = time.monotonic()
         if paused:
+            if self._paused_since is None:
+                self._paused_since = now
             self._gate.shut()
         else:
+            if self._paused_since is not None:
+                self._paused_before += now - self._paused_since
+                self._paused_since = None
             self._gate.open()
+
+    def paused_s(self, now: float) -> float:
+        """Seconds spent paused until `now` (`time.monotonic()`), the pause going on included."""
+        ongoing = now - self._paused_since if self._paused_since is not None else 0.0
+        return self._paused_before + max(0.0, ongoing)
 
     async def hold(self, user: User) -> None:
         if self._gate.is_open:

@@ -59,7 +59,8 @@ class ConnectionLimit(FairLimit):
 
     The limit comes from what the machine allows (file descriptors, ephemeral ports): a request that
     waits for a slot waits on the client, so the wait is kept out of TTFT and reported as client
-    saturation instead (load/sending/health.py)."""
+    saturation instead (load/sending/health.py) — except in a timed replay, whose clock starts when
+    the request was due: there the wait is schedule lag, in TTFT and in the lag figures."""
 
 
 class EventThrottle:
@@ -110,12 +111,17 @@ class RequestSender:
         *,
         temperature: float,
         echo: bool = False,
+        due_at: float | None = None,
     ) -> tuple[RequestRecord, str]:
         """Send `conv` (asking for exactly `out` tokens), retrying what is worth retrying; the text
-        streamed back is returned only with `echo`."""
+        streamed back is returned only with `echo`.
+
+        `due_at` (`time.monotonic()`): when a timed replay's schedule wanted it sent. TTFT and E2E then
+        count from it, not from when a free user got round to it (docs/metrics.md, "Honest clocks")."""
         body = conv.body(server.head(out, temperature), TAIL)
         expected = conv.prompt_tokens
         attempt = 0
+        first_sent: float | None = None
         while True:
             attempt += 1
             # Observed on every attempt: a retried prompt may already sit in the server's cache (the
@@ -132,6 +138,8 @@ class RequestSender:
                 finally:
                     user.in_flight = False
                     self.in_flight -= 1
+            if first_sent is None:
+                first_sent = res.sent_at
             if res.error in RETRIABLE and attempt < MAX_ATTEMPTS and not user.retire:
                 self._error(user, res.error or "", final=False, sent_at=res.sent_at, at=res.ended_at)
                 user.state = "waiting"
@@ -141,9 +149,15 @@ class RequestSender:
                 await self._pause.hold(user)
                 continue
             break
+        # The schedule's lag is the first attempt's: a retry's back-off is the server's doing, not the users'.
+        due = None if due_at is None or first_sent is None else min(due_at, first_sent)
+        lag = None if due is None or first_sent is None else first_sent - due
+        start = res.sent_at if due is None else due
+        # E2E ends at the last content token: a usage chunk and `[DONE]` that come late are not the answer.
+        end = res.last_at if res.error is None and res.last_at is not None else res.ended_at
         # A failed request's partial stream is not counted as its output: only the server's count is.
         answer = answer_figures(
-            res.sent_at, res.read_times, res.read_events,
+            start, res.read_times, res.read_events,
             reported_output=res.output_tokens, counted_events=res.events if res.error is None else None,
         )  # fmt: skip
         record = RequestRecord(
@@ -152,8 +166,8 @@ class RequestSender:
             expected_prompt_tokens=expected, expected_output_tokens=out,
             prompt_tokens=res.prompt_tokens, cached_tokens=res.cached_tokens, output_tokens=answer.output_tokens,
             ceiling_tokens=ceiling if res.error is None else 0, ttft_s=answer.ttft_s, itl_s=answer.itl_mean_s,
-            e2e_s=res.ended_at - res.sent_at, decode_tokens_per_s=answer.decode_tokens_per_s,
-            malformed_lines=res.malformed, attempts=attempt,
+            e2e_s=end - start, decode_tokens_per_s=answer.decode_tokens_per_s,
+            malformed_lines=res.malformed, attempts=attempt, due_at=due,
         )  # fmt: skip
         self.records.append(record)
         if res.malformed:
@@ -171,6 +185,7 @@ class RequestSender:
                 ttft_s=answer.ttft_s, decode_tokens_per_s=answer.decode_tokens_per_s,
                 request_itl_s=answer.request_itl_s, itl=answer.itl_buckets(),
                 tree=user.tree, user=user.user if user.parent is None else user.parent, step=step,
+                due_at=due, schedule_lag_s=lag,
             )
         )  # fmt: skip
         user.count(answer)

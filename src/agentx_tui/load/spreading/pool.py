@@ -247,4 +247,5 @@ def _shifted(done: Completed, shift: float) -> Completed:
         first_token_at=None if done.first_token_at is None else done.first_token_at + shift,
         last_token_at=None if done.last_token_at is None else done.last_token_at + shift,
         ended_at=done.ended_at + shift,
+        due_at=None if done.due_at is None else done.due_at + shift,
     )
