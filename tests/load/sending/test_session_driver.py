@@ -57,9 +57,9 @@ def _session(folder: Path) -> Path:
 
 
 async def test_a_server_sees_the_replay_rules(fake: FakeServer, tmp_path: Path) -> None:
-    # Arrival and end of every call, as a server stamps them. Read as a start (the rule before DESIGN
-    # §7 was corrected), S's `t` would put its end at 11 s, after every parent call: P1 would go 0.2 s
-    # after P0, while S still streams; this test fails then.
+    # Arrival and end of every call, as a server stamps them. Read as a start (the rule before
+    # workloads/README.md's sub-agent rule was corrected), S's `t` would put its end at 11 s, after
+    # every parent call: P1 would go 0.2 s after P0, while S still streams; this test fails then.
     fake.token_delay_s = 0.01  # a call of 11–22 tokens takes 0.1–0.2 s
     workload = prepare_workload(str(_session(tmp_path)))
     info = ServerInfo(fake.url, "fake", max_model_len=fake.max_model_len, block_size=4)

@@ -61,7 +61,7 @@ def test_all_forty_real_files_load_with_their_sub_agents(weka: SessionSet) -> No
 
 @needs_weka
 def test_real_schedules_follow_the_recorded_times(weka: SessionSet) -> None:
-    # A sub-agent's `t` is its end (DESIGN §7): it started t − duration after the parent call before
+    # A sub-agent's `t` is its end (workloads/README.md): it started t − duration after the parent call before
     # it ended (0.1–1.0 s after, but for one pair of clock outliers), and the parent's next call, the
     # first recorded at or after its end, waits for it.
     background, started = 0, []

@@ -4,7 +4,7 @@ loaded, checked and turned into immutable session trees once, before any server 
 A file is one JSON object with `block_size` and `requests`: calls (`t`, `in`, `out`, `hash_ids`,
 `think_time`, `api_time`) and `subagent` entries holding calls of their own, whose `t` counts from
 the sub-agent's spawn. A sub-agent's own `t` is when its result came back to the parent — its end,
-not its start (DESIGN §7, measured on the shipped files: read so, every sub-agent with a duration
+not its start (workloads/README.md, measured on the shipped files: read so, every sub-agent with a duration
 but one pair of clock outliers starts 0.1–1.0 s after the parent call before it ended, and no parent
 call falls inside its span). Each sub-agent gets its schedule here: it spawns after the parent call
 just before it in `requests`; the first later parent call whose `t` is at or after the sub-agent's

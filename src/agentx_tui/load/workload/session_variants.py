@@ -27,7 +27,7 @@ Extra fields (`models`, `totals`, `ttft`, `status`, `total_tokens`, `tool_use_co
 need nothing: the parser reads only the fields it uses. Sub-agents recorded *flat* (untagged calls of
 parallel agents interleaved with the parent's, found in the newer captures) are read as what they
 are written as, parent calls in file order; AIPerf splits them into agents by a heuristic over the
-hash ids, which would be a replay rule of its own (DESIGN §7), not a reading of the file.
+hash ids, which would be a replay rule of its own (workloads/README.md), not a reading of the file.
 """
 
 from __future__ import annotations
