@@ -4,6 +4,8 @@
   (`MAY_IMPORT`): the same packages, each allowed the same imports.
 - Nothing refers to a design document the repository does not contain: a reader who follows a
   citation must find it here (docs/*.md, workloads/README.md, themes/README.md).
+- Every relative link of the README and the docs leads to a file, and CI runs the test command the
+  README's quick start gives.
 """
 
 from __future__ import annotations
@@ -100,3 +102,27 @@ def test_nothing_cites_a_document_outside_the_repository() -> None:
 def test_the_citation_check_sees_one() -> None:
     assert _OUTSIDE_DOC.search(b"the replay rules (" + b"DES" + b"IGN \xc2\xa77)")
     assert not _OUTSIDE_DOC.search(b"the design notes; REDESIGNED")
+
+
+def test_relative_links_in_the_docs_lead_somewhere() -> None:
+    pages = [
+        REPO / "README.md",
+        *(REPO / "docs").glob("*.md"),
+        *(REPO / d / "README.md" for d in ("workloads", "themes")),
+    ]
+    broken = [
+        f"{page.relative_to(REPO)} → {target}"
+        for page in pages
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8"))
+        if not target.startswith(("http://", "https://")) and not (page.parent / target).exists()
+    ]
+    assert broken == []
+
+
+def test_ci_runs_the_readmes_test_command() -> None:
+    # The README's quick start is two commands: the dashboard, then the whole suite, which CI runs.
+    quick_start = (REPO / "README.md").read_text(encoding="utf-8").split("## Quick start", 1)[1]
+    commands = quick_start.split("```bash\n", 1)[1].split("```", 1)[0].splitlines()
+    assert commands == ["./scripts/run.sh", "./scripts/test.sh"]
+    ci = [line.strip() for line in (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
+    assert commands[1] in ci
