@@ -1,18 +1,30 @@
 #!/usr/bin/env bash
 # Set up both environments (once) and run the whole test suite: lint, types, unit tests and the
 # integration tests against a real vLLM engine (CPU build, tiny model). Extra arguments go to pytest.
+#
+# --quick: the loop while you work: lint, types and every test that needs no real vLLM, Prometheus or
+# browser (markers `vllm`, `prometheus`, `browser`), setting none of those up (a few minutes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+quick=false
+pytest_args=()
+for arg in "$@"; do
+    if [[ $arg == --quick ]]; then quick=true; else pytest_args+=("$arg"); fi
+done
 AGENTX_EXTRAS=test,ray source scripts/_venv.sh
-bash scripts/setup-vllm-env.sh
-# The fleet tests read telemetry through a real Prometheus (Debian's package).
-bash scripts/setup-prometheus.sh
-# The `--web` test opens the dashboard in Debian's chromium (through Playwright, which downloads nothing).
-bash scripts/setup-chromium.sh
-# The end-to-end dashboard test drives the real app in tmux.
-if ! command -v tmux >/dev/null && command -v apt-get >/dev/null && [[ $(id -u) == 0 ]]; then
-    (apt-get update -qq && apt-get install -y -qq tmux) >/dev/null
+if $quick; then
+    pytest_args=(-m "not vllm and not prometheus and not browser" "${pytest_args[@]}")
+else
+    bash scripts/setup-vllm-env.sh
+    # The fleet tests read telemetry through a real Prometheus (Debian's package).
+    bash scripts/setup-prometheus.sh
+    # The `--web` test opens the dashboard in Debian's chromium (through Playwright, which downloads nothing).
+    bash scripts/setup-chromium.sh
+    # The end-to-end dashboard test drives the real app in tmux.
+    if ! command -v tmux >/dev/null && command -v apt-get >/dev/null && [[ $(id -u) == 0 ]]; then
+        (apt-get update -qq && apt-get install -y -qq tmux) >/dev/null
+    fi
 fi
 echo "== ruff" && .venv/bin/ruff check src tests bench && .venv/bin/ruff format --check src tests bench
 echo "== mypy" && .venv/bin/mypy
-echo "== pytest" && exec .venv/bin/pytest -q -p no:cacheprovider "$@"
+echo "== pytest" && exec .venv/bin/pytest -q -p no:cacheprovider "${pytest_args[@]}"

@@ -78,6 +78,19 @@ class _SessionVllm:
 
 _session_vllm: _SessionVllm | None = None
 _USES_VLLM = {"vllm_server", "vllm_url"}
+_USES_PROMETHEUS = {"prometheus_server"}  # tests/telemetry/prometheus_server.py
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that uses the real engine or a real Prometheus, even through another fixture, carries
+    its marker: `-m "not vllm and not prometheus"` (scripts/test.sh --quick) never starts either."""
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        if used & _USES_VLLM:
+            item.add_marker(pytest.mark.vllm)
+        if used & _USES_PROMETHEUS:
+            item.add_marker(pytest.mark.prometheus)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -25,7 +25,7 @@ import pytest
 from tests.helpers.procs import wait_gone
 from tests.web._run import figure_grows, generated, users, web_run
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 VIEWPORT = {"width": 1600, "height": 1000}  # a projector's 16:10: every pane on one screen

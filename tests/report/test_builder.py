@@ -62,7 +62,7 @@ DOCUMENTED_KEYS = [
     "client_loop_lag_p99_s",
     "client_saturated",
     "workers",
-    # Since the proxy (DESIGN §4):
+    # Since the proxy (docs/metrics.md, the report keys):
     "proxied_requests",
     "proxied_sessions",
     "proxy_added_ttft_p50_s",

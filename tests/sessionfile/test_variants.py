@@ -12,7 +12,8 @@ import pytest
 from agentx_tui.errors import WorkloadError
 from agentx_tui.load.workload.sessions import SessionTree, SubAgent, load_session_set
 from agentx_tui.sessionfile import SessionFile, normalise, read_session_file
-from tests.helpers.paths import AGENTX_WEKA
+from tests.helpers.paths import AGENTX_WEKA, AGENTX_WEKA_ABSENT
+from tests.helpers.traces import session_tree
 
 
 def call(t: float, ids: list[Any], *, tokens: int = 256, api: float | None = 1.0, think: float = 0.5) -> dict[str, Any]:
@@ -130,7 +131,13 @@ def test_files_without_evidence_are_left_as_they_are() -> None:
         assert normalise(model, fail) is model
 
 
-@pytest.mark.skipif(not AGENTX_WEKA.is_dir(), reason="the AgentX session traces are not here")
+def test_files_in_the_reference_format_are_not_touched() -> None:
+    for seed in range(4):
+        model = validated(session_tree(seed))
+        assert normalise(model, fail) is model  # nothing rewritten: the very same model
+
+
+@pytest.mark.skipif(not AGENTX_WEKA.is_dir(), reason=AGENTX_WEKA_ABSENT)
 def test_the_forty_reference_files_are_not_touched() -> None:
     for path in sorted(AGENTX_WEKA.glob("*.json")):
         model = SessionFile.model_validate_json(path.read_bytes(), by_name=False)

@@ -1,4 +1,4 @@
-"""Your own traffic (DESIGN §10; docs/capture.md): a transparent proxy in front of the target, the proxied
+"""Your own traffic (docs/capture.md): a transparent proxy in front of the target, the proxied
 agents as live sessions beside the simulated users, and their capture as AgentX session files.
 
     LiveProxy      the whole of it, as a run starts, ticks and stops it (most callers need only this)

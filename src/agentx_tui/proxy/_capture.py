@@ -1,4 +1,4 @@
-"""Proxied sessions as AgentX session files (DESIGN §10; docs/capture.md): no text, no token ids, no
+"""Proxied sessions as AgentX session files (docs/capture.md): no text, no token ids, no
 header values; lengths, timings and salted block hashes only.
 
 One file per session tree (an agent and its sub-agents), in the format of the AgentX corpus

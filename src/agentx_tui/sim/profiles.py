@@ -7,7 +7,6 @@ the weights, exactly as vLLM sizes its cache at start-up).
 
 from __future__ import annotations
 
-import math
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -201,7 +200,3 @@ def load_profile(name: str) -> SimProfile:
         max_num_batched_tokens=gpu.scheduler.max_num_batched_tokens,
         kv_cache_memory_bytes=int(num_blocks * block_bytes),
     )
-
-
-def blocks_for(tokens: int, block_size: int) -> int:
-    return math.ceil(tokens / block_size)

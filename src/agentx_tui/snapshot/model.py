@@ -371,7 +371,7 @@ class PointFigures(_Frozen):
 
 
 class ProxyState(_Frozen):
-    """`--proxy`: real agents' traffic through the transparent proxy (DESIGN §10), as of this tick.
+    """`--proxy`: real agents' traffic through the transparent proxy (docs/capture.md), as of this tick.
     Token counts are of the completed proxied calls since the run started; their requests are also
     counted in the client figures, beside the simulated users'."""
 

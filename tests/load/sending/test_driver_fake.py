@@ -6,17 +6,13 @@ import asyncio
 import time
 from pathlib import Path
 
-import pytest
-
 from agentx_tui.engine import ServerInfo
 from agentx_tui.load import Driver, LoadSettings, Workload, load_workload
 from agentx_tui.load.sending.sender import _BACKOFF_S
 from agentx_tui.load.workload.spec import parse_workload
-from tests.helpers.paths import MOONCAKE_TRACE
+from tests.helpers.traces import write_mooncake_trace
 from tests.helpers.waiting import until
 from tests.load.fake_openai import FakeServer
-
-TRACE = MOONCAKE_TRACE
 
 
 def _agent(**fields: object) -> Workload:
@@ -201,10 +197,9 @@ async def test_workload_none_sends_nothing_and_set_workload_switches(fake: FakeS
     await d.stop()
 
 
-@pytest.mark.skipif(not TRACE.exists(), reason="the shared Mooncake trace is not here")
 async def test_trace_replay_shares_equal_hash_blocks(fake: FakeServer, tmp_path: Path) -> None:
     spec = tmp_path / "trace.yaml"
-    spec.write_text(f"kind: trace\ntrace: {{path: {TRACE}, mode: closed, limit: 40}}\n")
+    spec.write_text(f"kind: trace\ntrace: {{path: {write_mooncake_trace(tmp_path)}, mode: closed, limit: 40}}\n")
     w = load_workload(str(spec), scale=1 / 16)
     d = _driver(fake, w, users=4)
     await d.start()
@@ -215,7 +210,7 @@ async def test_trace_replay_shares_equal_hash_blocks(fake: FakeServer, tmp_path:
     skipped = d.figures(time.monotonic()).totals.errors_by_kind.get("trace_skipped_too_long", 0)
     assert len(records) + skipped == 40 and len(records) >= 30
     assert all(r.prompt_tokens == r.expected_prompt_tokens for r in records)
-    # The first 40 requests of the trace share hash block 0 (32 tokens at 1/16 scale) and more.
+    # The first 40 requests of the trace share hash block 0 (32 tokens at 1/16 scale) and more; one is too long.
     totals = d.figures(time.monotonic()).totals
     assert totals.ceiling_cacheable_tokens > 0 and totals.cached_prompt_tokens > 0
     assert totals.cached_prompt_tokens <= totals.ceiling_cacheable_tokens

@@ -13,11 +13,9 @@ import pytest
 from agentx_tui.engine import ServerInfo, probe_server
 from agentx_tui.load import Driver, LoadSettings, prepare_workload
 from agentx_tui.telemetry import EndpointMonitor
-from tests.helpers.paths import AGENTX_WEKA
+from tests.helpers.traces import write_session_corpus
 from tests.helpers.waiting import until
 from tests.load.fake_openai import FakeServer
-
-TRACES = AGENTX_WEKA
 
 
 def _call(t: float, think: float, out: int, blocks: list[int], tokens: int) -> dict[str, object]:
@@ -57,9 +55,9 @@ def _session(folder: Path) -> Path:
 
 
 async def test_a_server_sees_the_replay_rules(fake: FakeServer, tmp_path: Path) -> None:
-    # Arrival and end of every call, as a server stamps them. Read as a start (the rule before DESIGN
-    # §7 was corrected), S's `t` would put its end at 11 s, after every parent call: P1 would go 0.2 s
-    # after P0, while S still streams; this test fails then.
+    # Arrival and end of every call, as a server stamps them. Read as a start (the rule before
+    # workloads/README.md's sub-agent rule was corrected), S's `t` would put its end at 11 s, after
+    # every parent call: P1 would go 0.2 s after P0, while S still streams; this test fails then.
     fake.token_delay_s = 0.01  # a call of 11–22 tokens takes 0.1–0.2 s
     workload = prepare_workload(str(_session(tmp_path)))
     info = ServerInfo(fake.url, "fake", max_model_len=fake.max_model_len, block_size=4)
@@ -97,13 +95,9 @@ async def test_two_passes_of_one_file_share_nothing(fake: FakeServer, tmp_path: 
 
 @pytest.mark.vllm
 @pytest.mark.slow
-@pytest.mark.skipif(not TRACES.is_dir(), reason="the shared AgentX traces are not here")
 async def test_real_vllm_replays_sessions_with_subagents(vllm_url: str, tmp_path: Path) -> None:
-    folder = tmp_path / "sessions"
-    folder.mkdir()
-    for name in ("trace_0277.json", "trace_0291.json"):  # 4 and 2 sub-agents, up to 93 K and 101 K tokens
-        (folder / name).symlink_to(TRACES / name)
-    workload = prepare_workload(str(folder), scale=0.02)
+    # Two session trees of four sub-agents each, contexts up to ~15 K tokens: ~1.5 K at this scale.
+    workload = prepare_workload(str(write_session_corpus(tmp_path / "sessions", count=2)), scale=0.1)
     info = await probe_server(vllm_url)
     driver = Driver(workload, [info], LoadSettings(users=2, seed=5, sessions=2, max_think_s=0.2))
     async with httpx.AsyncClient() as client:

@@ -14,12 +14,11 @@ from agentx_tui.load.workload.conversation import CeilingTracker, Conversation
 from agentx_tui.load.workload.session_prompts import PassPrompts
 from agentx_tui.load.workload.sessions import SessionCall, SessionTree, load_session_set
 from agentx_tui.load.workload.text import TextMaker
+from tests.helpers.traces import write_session_tree
 from tests.load.sending.kinds.test_sessions import MAKER, VirtualLoop, run_virtual, tree_of
 from tests.load.workload.test_sessions import WEKA, call, needs_weka, sub
 
 HEAD, TAIL = b'{"model":"m","messages":[', b"]}"
-# Sub-agents in parallel, one joined late, one never; blocks shared with the parent and among calls.
-WITH_SUBAGENTS = ["trace_0291.json", "trace_0277.json", "trace_0274.json"]
 
 
 class _Memo(TextMaker):
@@ -75,13 +74,13 @@ def _replay_both(tree: SessionTree, pass_key: int) -> tuple[int, int]:
     return calls, held
 
 
-@needs_weka
 @pytest.mark.parametrize("scale", [1.0, 0.5, 0.03])
-def test_built_prompts_are_byte_for_byte_those_built_from_scratch(scale: float) -> None:
-    for name in WITH_SUBAGENTS:
-        (tree,) = load_session_set(WEKA / name, scale=scale).trees
+def test_built_prompts_are_byte_for_byte_those_built_from_scratch(scale: float, tmp_path: Path) -> None:
+    # Sub-agents in parallel, one joined late, one never; blocks shared with the parent and among calls.
+    for seed in range(3):
+        (tree,) = load_session_set(write_session_tree(tmp_path, seed), scale=scale).trees
         assert tree.subagent_count > 0
-        _replay_both(tree, pass_key=hash((name, scale)))
+        _replay_both(tree, pass_key=hash((seed, scale)))
 
 
 @needs_weka
@@ -109,9 +108,8 @@ def test_any_order_of_calls_gives_the_same_prompts(tmp_path: Path) -> None:
             _same(prompts.build(c)[0], _scratch(scratch, c))
 
 
-@needs_weka
-def test_memory_is_about_the_latest_prompt_of_each_running_agent() -> None:
-    (tree,) = load_session_set(WEKA / "trace_0277.json", scale=0.5).trees  # four sub-agents
+def test_memory_is_about_the_latest_prompt_of_each_running_agent(tmp_path: Path) -> None:
+    (tree,) = load_session_set(write_session_tree(tmp_path), scale=0.5).trees  # four sub-agents
     prompts = PassPrompts(tree, 1, MAKER)
     largest = 0
     for c in sorted(tree.all_calls(), key=lambda c: c.seq):

@@ -8,10 +8,11 @@ import pytest
 
 from agentx_tui.errors import WorkloadError
 from agentx_tui.load.workload.sessions import SessionSet, load_session_set
-from tests.helpers.paths import AGENTX_WEKA
+from tests.helpers.paths import AGENTX_WEKA, AGENTX_WEKA_ABSENT
+from tests.helpers.traces import SUBAGENTS_PER_TREE, write_session_corpus, write_session_tree
 
 WEKA = AGENTX_WEKA
-needs_weka = pytest.mark.skipif(not WEKA.is_dir(), reason="the AgentX session traces are not here")
+needs_weka = pytest.mark.skipif(not WEKA.is_dir(), reason=AGENTX_WEKA_ABSENT)
 
 
 def call(t: float, think: float | None = 0.0, *, tokens: int = 200, out: int = 10, api: float | None = 1.0,
@@ -37,12 +38,17 @@ def write(folder: Path, requests: Any, name: str = "s.json", **top: Any) -> Path
     return path
 
 
-# -- the shipped files -------------------------------------------------------------------------------------
+# -- the real files (checks about the recorded data) ---------------------------------------------------
 
 
 @pytest.fixture(scope="module")
 def weka() -> SessionSet:
     return load_session_set(WEKA)
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> SessionSet:
+    return load_session_set(write_session_corpus(tmp_path_factory.mktemp("sessions")))
 
 
 @needs_weka
@@ -61,7 +67,7 @@ def test_all_forty_real_files_load_with_their_sub_agents(weka: SessionSet) -> No
 
 @needs_weka
 def test_real_schedules_follow_the_recorded_times(weka: SessionSet) -> None:
-    # A sub-agent's `t` is its end (DESIGN §7): it started t − duration after the parent call before
+    # A sub-agent's `t` is its end (workloads/README.md): it started t − duration after the parent call before
     # it ended (0.1–1.0 s after, but for one pair of clock outliers), and the parent's next call, the
     # first recorded at or after its end, waits for it.
     background, started = 0, []
@@ -85,21 +91,35 @@ def test_real_schedules_follow_the_recorded_times(weka: SessionSet) -> None:
     assert t4.subagents[0].start == pytest.approx(440243.409 - 94.117)
 
 
-@needs_weka
-def test_missing_think_time_is_zero(weka: SessionSet) -> None:
-    t319 = next(t for t in weka.trees if t.name == "trace_0319.json")
-    assert t319.calls[1].think_time == 0.0 and t319.calls[3].think_time == 40.0
+# -- files made here (tests/helpers/traces.py) ---------------------------------------------------------
 
 
-@needs_weka
-def test_scaling_keeps_in_exact_and_scales_the_block(weka: SessionSet) -> None:
-    small = weka.with_scale(0.03)
+def test_made_files_load_with_their_sub_agents(made: SessionSet) -> None:
+    assert len(made.trees) == 4 and made.with_subagents == 4 and made.subagents == 4 * SUBAGENTS_PER_TREE
+    assert "4 agent session(s)" in made.describe() and "16 sub-agent(s) in 4 session(s)" in made.describe()
+    for tree in made.trees:
+        assert tree.block_size == 64 and sorted(c.seq for c in tree.all_calls()) == list(range(tree.call_count))
+        for c in tree.all_calls():
+            assert len(c.hash_ids) * 64 <= c.input_tokens and c.output_tokens >= 1
+        parallel_a, parallel_b, late, never = tree.subagents
+        assert (parallel_a.spawn_after, parallel_a.join_at) == (parallel_b.spawn_after, parallel_b.join_at) == (1, 2)
+        assert None in (parallel_a.start, parallel_b.start)  # one with a null duration_ms
+        assert (late.spawn_after, late.join_at) == (3, 5) and never.join_at is None
+
+
+def test_missing_think_time_is_zero(tmp_path: Path) -> None:
+    (tree,) = load_session_set(write_session_tree(tmp_path)).trees
+    assert tree.calls[5].think_time == 0.0 and tree.calls[3].think_time > 0  # call 5 was written without one
+
+
+def test_scaling_keeps_in_exact_and_scales_the_block(made: SessionSet) -> None:
+    small = made.with_scale(0.03)
     assert small.scale == 0.03 and small.trees[0].block_tokens == pytest.approx(1.92)
-    for big, little in zip(weka.trees[0].all_calls(), small.trees[0].all_calls(), strict=True):
+    for big, little in zip(made.trees[0].all_calls(), small.trees[0].all_calls(), strict=True):
         assert little.input_tokens == max(1, round(big.recorded_in * 0.03))
         assert little.output_tokens == max(1, round(big.recorded_out * 0.03))
         assert little.hash_ids is big.hash_ids  # shared, not copied
-    assert small.with_scale(1.0).input_tokens == weka.input_tokens
+    assert small.with_scale(1.0).input_tokens == made.input_tokens
 
 
 # -- schedules on hand-made files ------------------------------------------------------------------

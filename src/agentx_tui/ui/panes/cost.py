@@ -11,7 +11,7 @@ from agentx_tui.snapshot import Snapshot
 from agentx_tui.ui._format import NA, money, split_compact
 from agentx_tui.ui.panes._base import Figures, Pane, flow, label, line, value
 
-# SemiAnalysis AgentX as reported for vLLM (README.md): the figure users come to compare against.
+# SemiAnalysis AgentX as reported for vLLM (docs/sweeps.md): the figure users come to compare against.
 AGENTX_REFERENCE = "1.3 B tokens/$ (SemiAnalysis AgentX, vLLM)"
 
 

@@ -15,6 +15,7 @@ from agentx_tui.load.workload.conversation import CeilingTracker, Conversation
 from agentx_tui.load.workload.session_prompts import PassPrompts
 from agentx_tui.load.workload.sessions import SessionCall, SessionTree, SubAgent, load_session_set
 from agentx_tui.load.workload.text import WORD_POOL, TextMaker, TokenModel
+from tests.helpers.traces import write_session_corpus, write_session_tree
 from tests.load.fake_openai import GEN, HEADER, TRAILER, chat_ids, word_ids
 from tests.load.workload.test_sessions import WEKA, call, needs_weka, sub, write
 
@@ -272,14 +273,22 @@ def test_an_exception_in_send_cancels_the_tree_and_propagates_as_itself(tmp_path
     assert run_virtual(main).cancelled == [("s", 1, 1.0)]
 
 
-@needs_weka
-def test_every_real_tree_replays_on_the_virtual_clock(tmp_path: Path) -> None:
-    for tree in load_session_set(WEKA).trees:
+def _replays_to_the_end(trees: list[SessionTree]) -> None:
+    for tree in trees:
         if not tree.subagents:
             continue
         outcome, sender = replay(tree, max_think_s=30)
         assert outcome.ended == "done" and outcome.calls_ok == tree.call_count == len(sender.log)
         assert outcome.subagents_done == tree.subagent_count
+
+
+def test_every_tree_with_sub_agents_replays_on_the_virtual_clock(tmp_path: Path) -> None:
+    _replays_to_the_end(load_session_set(write_session_corpus(tmp_path)).trees)
+
+
+@needs_weka
+def test_every_real_tree_replays_on_the_virtual_clock() -> None:
+    _replays_to_the_end(load_session_set(WEKA).trees)
 
 
 # -- prompt text --------------------------------------------------------------------------------------------
@@ -380,9 +389,8 @@ def test_a_prompt_shorter_than_the_template_and_marker_comes_out_longer_and_says
     assert conv.prompt_tokens > 5 and conv.prompt_tokens == _real_tokens(conv)
 
 
-@needs_weka
-def test_real_prompts_are_exact_and_reach_the_recorded_ceiling() -> None:
-    (tree,) = load_session_set(WEKA / "trace_0291.json").trees  # with two sub-agents
+def test_prompts_are_exact_and_reach_the_recorded_ceiling(tmp_path: Path) -> None:
+    (tree,) = load_session_set(write_session_tree(tmp_path, parent_calls=20)).trees  # with four sub-agents
     tracker, prompts = CeilingTracker(block_size=16), PassPrompts(tree, 11, MAKER)
     chains: set[int] = set()  # every prefix of hash ids sent so far in this tree
     recorded = measured = total = 0

@@ -1,0 +1,128 @@
+"""The docs agree with the code they describe, and cite only what the repository holds.
+
+- The package table of docs/architecture.md is the table tests/test_architecture.py enforces
+  (`MAY_IMPORT`): the same packages, each allowed the same imports.
+- Nothing refers to a design document the repository does not contain: a reader who follows a
+  citation must find it here (docs/*.md, workloads/README.md, themes/README.md).
+- Every relative link of the README and the docs leads to a file, and CI runs the test command the
+  README's quick start gives.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tests.helpers.paths import REPO
+from tests.test_architecture import LAZY_ONLY, MAY_IMPORT
+
+ARCHITECTURE = REPO / "docs" / "architecture.md"
+TABLE_HEADING = "## Packages and what each may import"
+ROOT_PACKAGE = "agentx_tui"  # the table's name for the package's own __init__, "(root)" in MAY_IMPORT
+_NAME = re.compile(r"`([A-Za-z_][\w.]*)`")
+
+# Built from parts so that this file does not name what it looks for.
+_OUTSIDE_DOC = re.compile(rb"\b" + b"DES" + rb"IGN\b")
+_SCANNED = ("src", "tests", "docs", "bench", "scripts", "workloads", "themes", "README.md", "pyproject.toml")
+
+
+def _cells(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def _package_table(text: str) -> list[list[str]]:
+    """The rows (package, job, may import) of the table under the heading, header and rule left out."""
+    after = text.split(TABLE_HEADING, 1)[1].splitlines()
+    start = next(i for i, line in enumerate(after) if line.startswith("|"))
+    rows = []
+    for line in after[start:]:
+        if not line.startswith("|"):
+            break
+        rows.append(_cells(line))
+    return [row for row in rows[2:] if len(row) == 3]  # past the header and the |---| rule
+
+
+def _documented_rules(text: str) -> dict[str, tuple[frozenset[str], str]]:
+    """Each package of the table → the packages its "may import" cell names, and the cell itself.
+
+    The cell may say more in words ("only lazily", a module of the package, a third party): only
+    the names in backticks whose first part is one of our packages count, the row's own aside."""
+    known = {ROOT_PACKAGE, *MAY_IMPORT}
+    rules: dict[str, tuple[frozenset[str], str]] = {}
+    for packages, _job, may_import in _package_table(text):
+        named = {name.split(".")[0] for name in _NAME.findall(may_import)} & known
+        for package in _NAME.findall(re.sub(r"\([^)]*\)", "", packages)):  # a note in brackets is no name
+            key = "(root)" if package == ROOT_PACKAGE else package
+            assert key not in rules, f"{package} has two rows"
+            rules[key] = (frozenset(named - {package}), may_import)
+    return rules
+
+
+def test_the_architecture_table_is_the_enforced_one() -> None:
+    documented = _documented_rules(ARCHITECTURE.read_text(encoding="utf-8"))
+    assert sorted(documented) == sorted(MAY_IMPORT), "packages in docs/architecture.md's table"
+    wrong = {
+        package: f"docs say {sorted(named)}, MAY_IMPORT says {sorted(MAY_IMPORT[package])}"
+        for package, (named, _cell) in documented.items()
+        if named != MAY_IMPORT[package]
+    }
+    assert wrong == {}
+    not_said_lazy = sorted(f"{a} → {b}" for a, b in LAZY_ONLY if "lazily" not in documented[a][1])
+    assert not_said_lazy == [], "an import allowed only lazily, not said so in the table"
+
+
+def test_the_table_parser_sees_a_drifted_row() -> None:
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    drifted = text.replace("| `args` |", "| `args`, `newpackage` |", 1)
+    drifted = re.sub(r"(\| `sim` \|[^|]*\| )`errors`", r"\1`errors`, `net`", drifted, count=1)
+    documented = _documented_rules(drifted)
+    assert "newpackage" in documented
+    assert documented["sim"][0] == {"errors", "net"}
+
+
+def _scanned_files() -> list[Path]:
+    files = []
+    for name in _SCANNED:
+        path = REPO / name
+        candidates = [path] if path.is_file() else path.rglob("*")
+        files += [p for p in candidates if p.is_file() and "__pycache__" not in p.parts]
+    return files
+
+
+def test_nothing_cites_a_document_outside_the_repository() -> None:
+    citing = [
+        f"{path.relative_to(REPO)}:{number}"
+        for path in _scanned_files()
+        for number, line in enumerate(path.read_bytes().splitlines(), start=1)
+        if _OUTSIDE_DOC.search(line)
+    ]
+    assert citing == [], "cite docs/*.md or workloads/README.md instead"
+
+
+def test_the_citation_check_sees_one() -> None:
+    assert _OUTSIDE_DOC.search(b"the replay rules (" + b"DES" + b"IGN \xc2\xa77)")
+    assert not _OUTSIDE_DOC.search(b"the design notes; REDESIGNED")
+
+
+def test_relative_links_in_the_docs_lead_somewhere() -> None:
+    pages = [
+        REPO / "README.md",
+        *(REPO / "docs").glob("*.md"),
+        *(REPO / d / "README.md" for d in ("workloads", "themes")),
+    ]
+    broken = [
+        f"{page.relative_to(REPO)} → {target}"
+        for page in pages
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8"))
+        if not target.startswith(("http://", "https://")) and not (page.parent / target).exists()
+    ]
+    assert broken == []
+
+
+def test_ci_runs_the_readmes_test_command() -> None:
+    # The README's quick start is two commands: the dashboard, then the whole suite, which CI runs.
+    quick_start = (REPO / "README.md").read_text(encoding="utf-8").split("## Quick start", 1)[1]
+    commands = quick_start.split("```bash\n", 1)[1].split("```", 1)[0].splitlines()
+    assert commands == ["./scripts/run.sh", "./scripts/test.sh"]
+    ci = [line.strip() for line in (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
+    assert commands[1] in ci
