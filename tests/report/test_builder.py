@@ -77,6 +77,10 @@ DOCUMENTED_KEYS = [
     "ci_method",
     "stopped_early",
     "stop_reason",
+    # Since the North Star work (docs/metrics.md):
+    "schedule_lag_p50_s",
+    "schedule_lag_p90_s",
+    "schedule_lag_p99_s",
 ]
 
 

@@ -127,3 +127,26 @@ def test_summary_says_what_the_client_cost_and_whether_it_was_the_limit() -> Non
     assert "CLIENT-BOUND (its event loop ran 80 ms late (p99)): figures measure the client" in texts[1]
     assert "client:" not in texts[2]  # observing only: no load generator
     assert "client: 0.31 cores on average\n" in texts[3]
+
+
+def test_summary_says_the_schedule_lag_and_when_the_users_were_too_few() -> None:
+    kept = Report(schedule_lag_p50_s=0.001, schedule_lag_p90_s=0.002, schedule_lag_p99_s=0.004, schedule_behind=False)
+    behind = kept.model_copy(update={"schedule_lag_p90_s": 2.4, "schedule_behind": True, "schedule_users_needed": 12})
+    texts = []
+    for report in (Report(), kept, behind):
+        out = io.StringIO()
+        HeadlessPrinter(out, color=False).summary(report, [])
+        texts.append(out.getvalue())
+    unscheduled, on_time, late = texts
+    assert "schedule lag" not in unscheduled  # nothing was scheduled: no line at all
+    assert "schedule lag p50/p90/p99" in on_time and "BEHIND" not in on_time
+    assert "BEHIND SCHEDULE: too few users; about 12 users would keep it" in late
+
+
+def test_the_report_carries_the_schedule_lag_keys_null_when_unscheduled() -> None:
+    builder = ReportBuilder()
+    for s in stream():
+        builder.add(s)
+    report = builder.build().model_dump()
+    for key in ("schedule_lag_p50_s", "schedule_lag_p90_s", "schedule_lag_p99_s"):
+        assert key in report and report[key] is None

@@ -230,6 +230,11 @@ def _client_figures(last: Snapshot, duration: float, server: dict[str, Any]) -> 
         "interactivity_p50_tokens_per_s": client.run_interactivity_p50_tokens_per_s,
         "interactivity_p90_tokens_per_s": client.run_interactivity_p90_tokens_per_s,
         "e2e_p90_s": client.run_e2e.p90,
+        "schedule_lag_p50_s": client.schedule_lag_p50_s,
+        "schedule_lag_p90_s": client.schedule_lag_p90_s,
+        "schedule_lag_p99_s": client.schedule_lag_p99_s,
+        "schedule_behind": client.schedule_behind,
+        "schedule_users_needed": client.schedule_users_needed,
         "sessions_started": t.sessions_completed + t.sessions_ended_by_context,
     }
 

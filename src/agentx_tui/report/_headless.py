@@ -117,6 +117,17 @@ class HeadlessPrinter:
             text += "; " + self._style(f"CLIENT-BOUND ({why}): figures measure the client", _RED)
         return text
 
+    def _schedule(self, report: Report) -> str:
+        lags = "/".join(
+            cell(v) for v in (report.schedule_lag_p50_s, report.schedule_lag_p90_s, report.schedule_lag_p99_s)
+        )
+        text = f"  schedule lag p50/p90/p99: {lags} s (latency counts from when a request was due)"
+        if report.schedule_behind:
+            needed = report.schedule_users_needed
+            more = f"; about {needed} users would keep it" if needed else ""
+            text += "; " + self._style(f"BEHIND SCHEDULE: too few users{more}", _RED)
+        return text
+
     def summary(self, report: Report, checks: Sequence[CheckResult]) -> None:
         title = "summary" + (f" (partial: {report.partial_reason})" if report.partial else "")
         if outputs := outputs_scaled(report.output_scale):  # not to be taken for a plain run
@@ -134,6 +145,8 @@ class HeadlessPrinter:
                 self._write(f"  {key.ljust(width)}  {cell(getattr(report, key))} {unit(key)}".rstrip())
         if report.client_saturated is not None:  # a load generator ran: its cost, and was it the limit
             self._write(self._client(report))
+        if report.schedule_lag_p90_s is not None:  # a timed replay: did the users keep its schedule
+            self._write(self._schedule(report))
         if report.stop_reason:  # a plain run with --precision: how sure, and why it ended
             tput = (report.total_tokens_per_s_per_gpu_ci_low, report.total_tokens_per_s_per_gpu_ci_high)
             inter = (report.interactivity_p90_tokens_per_s_ci_low, report.interactivity_p90_tokens_per_s_ci_high)

@@ -75,6 +75,10 @@ CONTRACT_KEYS: tuple[str, ...] = (
     "ci_method",
     "stopped_early",
     "stop_reason",
+    # Since the North Star work (docs/metrics.md, "Honest clocks"): a timed replay's lag, null when unscheduled.
+    "schedule_lag_p50_s",
+    "schedule_lag_p90_s",
+    "schedule_lag_p99_s",
 )
 
 # A sweep adds these (and, for every tier T, the flat keys of `tier_keys`).
@@ -109,6 +113,8 @@ EXTRA_KEYS: tuple[str, ...] = (
     "sessions_started",
     "precision",
     "output_scale",
+    "schedule_behind",
+    "schedule_users_needed",
 )
 
 REPORT_KEYS: tuple[str, ...] = CONTRACT_KEYS + EXTRA_KEYS

@@ -148,6 +148,9 @@ class Report(BaseModel):
     ci_method: str | None = None
     stopped_early: bool | None = None
     stop_reason: str | None = None
+    schedule_lag_p50_s: float | None = None
+    schedule_lag_p90_s: float | None = None
+    schedule_lag_p99_s: float | None = None
 
     # --- how each figure was obtained (EXTRA_KEYS) ---
     partial: bool | None = None
@@ -178,6 +181,8 @@ class Report(BaseModel):
     sessions_started: int | None = None
     precision: float | None = None
     output_scale: float | None = None
+    schedule_behind: bool | None = None
+    schedule_users_needed: int | None = None
 
     # --- a sweep only (SWEEP_KEYS; the tiers' flat keys follow `sweep_stop_reason`) ---
     points: list[Point] | None = None
