@@ -17,7 +17,7 @@ import math
 from typing import Protocol
 
 from agentx_tui.measure.record import Completed, Failed
-from agentx_tui.measure.tally import Tally
+from agentx_tui.measure.tally import Tally, e2e_per_token_of
 from agentx_tui.measure.window import WindowFigures
 from agentx_tui.snapshot import ClientFigures, ClientTotals
 from agentx_tui.snapshot.stat import ratio
@@ -100,6 +100,7 @@ class ClientStats:
             ("decode", done.decode_tokens_per_s),
             ("request_itl", done.request_itl_s),
             ("e2e", done.ended_at - done.sent_at),
+            ("e2e_per_token", e2e_per_token_of(done)),
         ):
             if value is not None:
                 getattr(end_slot, name).add(value)
@@ -110,7 +111,9 @@ class ClientStats:
             tree = window.spread(first, last, done.prompt_tokens, done.output_tokens, done.tree, done.user)
             if window.inside(done.sent_at, done.ended_at):
                 sample = window.sample
-                sample.counted(tree or sample.tree_of(done.tree), done.ended_at, done.request_itl_s)
+                sample.counted(
+                    tree or sample.tree_of(done.tree), done.ended_at, done.request_itl_s, e2e_per_token_of(done)
+                )
                 window.latency.count(done)
                 window.latency.prompt += done.prompt_tokens
                 window.latency.output += done.output_tokens
@@ -174,6 +177,9 @@ class ClientStats:
             per_user_output_tokens_per_s_p50=merged.decode.quantile(0.5),
             interactivity_p50_tokens_per_s=merged.request_itl.inverse_quantile(0.5),
             interactivity_p90_tokens_per_s=merged.request_itl.inverse_quantile(0.9),
+            e2e_interactivity_p50_tokens_per_s=merged.e2e_per_token.inverse_quantile(0.5),
+            e2e_interactivity_p75_tokens_per_s=merged.e2e_per_token.inverse_quantile(0.75),
+            e2e_interactivity_p90_tokens_per_s=merged.e2e_per_token.inverse_quantile(0.9),
             ttft=merged.ttft.percentiles(),
             itl=merged.itl.percentiles(),
             e2e=merged.e2e.percentiles(),
@@ -183,6 +189,9 @@ class ClientStats:
             run_per_user_output_tokens_per_s_p50=run.decode.quantile(0.5),
             run_interactivity_p50_tokens_per_s=run.request_itl.inverse_quantile(0.5),
             run_interactivity_p90_tokens_per_s=run.request_itl.inverse_quantile(0.9),
+            run_e2e_interactivity_p50_tokens_per_s=run.e2e_per_token.inverse_quantile(0.5),
+            run_e2e_interactivity_p75_tokens_per_s=run.e2e_per_token.inverse_quantile(0.75),
+            run_e2e_interactivity_p90_tokens_per_s=run.e2e_per_token.inverse_quantile(0.9),
             run_prefix_hit_rate_ceiling=ratio(run.ceiling, run.prompt_with_ceiling),
             in_flight=self.in_flight,
             totals=self.totals(),

@@ -7,7 +7,13 @@ from dataclasses import dataclass, field
 
 from agentx_tui.measure.histogram import LogHistogram
 from agentx_tui.measure.record import Completed
-from agentx_tui.measure.timing import AnswerFigures
+from agentx_tui.measure.timing import AnswerFigures, e2e_per_token
+
+
+def e2e_per_token_of(done: Completed) -> float | None:
+    """r_i of a completed request (measure/timing.py `e2e_per_token`): from its start, `sent_at` (the
+    one place that says when a request's end-to-end time begins), to its last content token."""
+    return e2e_per_token(done.sent_at, done.last_token_at, done.ended_at, done.output_tokens)
 
 
 @dataclass
@@ -26,6 +32,9 @@ class Tally:
     request_itl: LogHistogram = field(default_factory=LogHistogram)
     decode: LogHistogram = field(default_factory=LogHistogram)
     e2e: LogHistogram = field(default_factory=LogHistogram)
+    # AgentX's E2E-normalized latency r_i, seconds per output token: 1 / its percentiles is the
+    # E2E-normalized interactivity, the North Star (docs/metrics.md).
+    e2e_per_token: LogHistogram = field(default_factory=LogHistogram)
 
     def count(self, done: Completed) -> None:
         """Latencies and the hit-rate tokens of `done` (token *rates* are spread separately)."""
@@ -41,6 +50,8 @@ class Tally:
         if done.request_itl_s is not None:
             self.request_itl.add(done.request_itl_s)
         self.e2e.add(done.ended_at - done.sent_at)
+        if (per_token := e2e_per_token_of(done)) is not None:
+            self.e2e_per_token.add(per_token)
         if done.itl:
             self.itl.merge(done.itl)
 
@@ -57,7 +68,7 @@ class Tally:
         self.prompt_with_ceiling += other.prompt_with_ceiling
         self.output += other.output
         self.requests += other.requests
-        for name in ("ttft", "itl", "request_itl", "decode", "e2e"):
+        for name in ("ttft", "itl", "request_itl", "decode", "e2e", "e2e_per_token"):
             getattr(self, name).merge(getattr(other, name))
 
 
@@ -74,6 +85,8 @@ class CallTally:
     decode_n: int = 0
     itl_sum: float = 0.0  # per-request ITL, summed for the session's mean interactivity
     itl_n: int = 0
+    e2e_per_token_sum: float = 0.0  # r_i (E2E per output token), summed for the row's E2E-normalized rate
+    e2e_per_token_n: int = 0
 
     def count(self, answer: AnswerFigures) -> None:
         """One completed call."""
@@ -87,6 +100,9 @@ class CallTally:
         if answer.request_itl_s is not None:
             self.itl_sum += answer.request_itl_s
             self.itl_n += 1
+        if answer.e2e_per_token_s is not None:
+            self.e2e_per_token_sum += answer.e2e_per_token_s
+            self.e2e_per_token_n += 1
 
     def tallied(self) -> dict[str, float | int | None]:
         """The `UserRow` fields these figures fill."""
@@ -97,4 +113,7 @@ class CallTally:
             "last_ttft_s": self.last_ttft,
             "decode_tokens_per_s": self.decode_sum / self.decode_n if self.decode_n else None,
             "interactivity_tokens_per_s": self.itl_n / self.itl_sum if self.itl_sum > 0 else None,
+            "e2e_interactivity_tokens_per_s": self.e2e_per_token_n / self.e2e_per_token_sum
+            if self.e2e_per_token_sum > 0
+            else None,
         }
