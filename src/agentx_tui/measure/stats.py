@@ -17,7 +17,7 @@ import math
 from typing import Protocol
 
 from agentx_tui.measure.record import Completed, Failed
-from agentx_tui.measure.tally import Tally, e2e_per_token_of
+from agentx_tui.measure.tally import Tally
 from agentx_tui.measure.window import WindowFigures
 from agentx_tui.snapshot import ClientFigures, ClientTotals
 from agentx_tui.snapshot.stat import ratio
@@ -100,20 +100,18 @@ class ClientStats:
             ("decode", done.decode_tokens_per_s),
             ("request_itl", done.request_itl_s),
             ("e2e", done.ended_at - done.sent_at),
-            ("e2e_per_token", e2e_per_token_of(done)),
         ):
             if value is not None:
                 getattr(end_slot, name).add(value)
         if done.itl:
             end_slot.itl.merge(done.itl)
+        per_token = end_slot.count_e2e_per_token(done)  # r_i, for the North Star
         self._spread_output(first, last, done.output_tokens)
         for window in self._windows:
             tree = window.spread(first, last, done.prompt_tokens, done.output_tokens, done.tree, done.user)
             if window.inside(done.sent_at, done.ended_at):
                 sample = window.sample
-                sample.counted(
-                    tree or sample.tree_of(done.tree), done.ended_at, done.request_itl_s, e2e_per_token_of(done)
-                )
+                sample.counted(tree or sample.tree_of(done.tree), done.ended_at, done.request_itl_s, per_token)
                 window.latency.count(done)
                 window.latency.prompt += done.prompt_tokens
                 window.latency.output += done.output_tokens

@@ -50,10 +50,16 @@ class Tally:
         if done.request_itl_s is not None:
             self.request_itl.add(done.request_itl_s)
         self.e2e.add(done.ended_at - done.sent_at)
-        if (per_token := e2e_per_token_of(done)) is not None:
-            self.e2e_per_token.add(per_token)
+        self.count_e2e_per_token(done)
         if done.itl:
             self.itl.merge(done.itl)
+
+    def count_e2e_per_token(self, done: Completed) -> float | None:
+        """`done`'s r_i into `e2e_per_token`; r_i itself (None when not defined: no output token)."""
+        per_token = e2e_per_token_of(done)
+        if per_token is not None:
+            self.e2e_per_token.add(per_token)
+        return per_token
 
     def count_ceiling(self, done: Completed) -> None:
         if done.ceiling_tokens is not None:

@@ -224,13 +224,14 @@ class UserRow(_Frozen):
     context_tokens: int
     last_ttft_s: float | None = None
     decode_tokens_per_s: float | None = None  # rolling mean over this session's requests
+    # 1 / mean r_i (E2E latency per output token) over this session: its E2E-normalized interactivity
+    e2e_interactivity_tokens_per_s: float | None = None
     output_tokens: int = 0  # over all sessions of this user
     requests: int = 0
     errors: int = 0
     endpoint: str = ""
     parent: int | None = None  # for sub-agents: the parent user id
     interactivity_tokens_per_s: float | None = None  # 1 / mean per-request ITL over this session
-    e2e_interactivity_tokens_per_s: float | None = None  # 1 / mean r_i (E2E per output token), likewise
     label: str = ""  # what the session replays (a trace file name), if anything
     real: bool = False  # a proxied session of a real agent (agentx_tui.proxy), not a simulated user
 

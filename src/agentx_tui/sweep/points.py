@@ -116,8 +116,8 @@ class PointWindow:
         e2e_interactivity = tally.e2e_per_token.inverse_quantile(0.9)
         ci = point_intervals(interval_sample(c, duration, self.cohort_edge)) if duration else PointIntervals()
         tput_ci = _around(ci.throughput, total_rate)
-        inter_ci = _around(ci.interactivity_p90(), interactivity)
         e2e_ci = _around(ci.e2e_interactivity_p90(), e2e_interactivity)
+        inter_ci = _around(ci.interactivity_p90(), interactivity)
         server = _server_deltas(
             self.start.aggregate.totals if self.start.aggregate else None,
             end.aggregate.totals if end.aggregate else None,
