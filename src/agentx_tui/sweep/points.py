@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from agentx_tui.measure import WindowFigures
 from agentx_tui.snapshot import EndpointTotals, FrontierAxis, PointFigures, Snapshot
 from agentx_tui.snapshot.stat import RunningStat, TickMeans, ratio
+from agentx_tui.sweep.frontier import NORTH_STAR
 from agentx_tui.sweep.intervals import (
     MIN_REQUESTS,
     Interval,
@@ -59,7 +60,7 @@ class PointWindow:
     # by earlier points, a cohort the throughput interval keeps apart. None: one cohort.
     cohort_edge: float | None = None
     # The frontier's axis: `--precision` checks the p90 interactivity on it (and the throughput).
-    axis: FrontierAxis = "decode_interactivity"
+    axis: FrontierAxis = NORTH_STAR
 
     def check_precision(self, now: float, *, force: bool = False) -> Precision | None:
         """How precise the point is so far (`--precision`): the intervals of its throughput and of its p90
