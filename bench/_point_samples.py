@@ -28,6 +28,8 @@ def sample_to_json(sample: Sample) -> dict[str, Any]:
     data = asdict(sample)
     data["tree_itl"] = [{str(k): v for k, v in t.items()} for t in sample.tree_itl]
     data["slot_itl"] = [{str(k): v for k, v in t.items()} for t in sample.slot_itl]
+    data["tree_e2e"] = [{str(k): v for k, v in t.items()} for t in sample.tree_e2e]
+    data["slot_e2e"] = [{str(k): v for k, v in t.items()} for t in sample.slot_e2e]
     return data
 
 
@@ -42,6 +44,8 @@ def sample_from_json(data: dict[str, Any]) -> Sample:
         requests=data["requests"],
         user_tokens=tuple(data.get("user_tokens", ())),
         user_cohorts=tuple(data.get("user_cohorts", ())),
+        tree_e2e=tuple({int(k): v for k, v in t.items()} for t in data.get("tree_e2e", ())),
+        slot_e2e=tuple({int(k): v for k, v in t.items()} for t in data.get("slot_e2e", ())),
     )
 
 

@@ -6,7 +6,8 @@ quotes the figures), kept here to be measured again; agentx-tui uses sweep/inter
 - clusters of user slots with their cohorts pooled (`user_throughput_pooled`): the added slots'
   difference from the older ones, fixed by the sweep's design, counted as noise;
 - a bootstrap over session trees for the p90 of ITL (`tree_bootstrap_quantile`): far too narrow
-  (~40% coverage), a p90 of ITL being mostly the server's state, which every tree shares.
+  (~40% coverage), a p90 of ITL being mostly the server's state, which every tree shares; measured
+  for the p90 of r_i (E2E per output token) too (`of="e2e"`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from agentx_tui.sweep.intervals import (
     MIN_TREES,
     QUANTILE,
     Interval,
+    Latency,
     Sample,
     cluster_throughput,
     percentile,
@@ -43,15 +45,16 @@ def user_throughput_pooled(sample: Sample) -> Interval | None:
 
 
 def tree_bootstrap_quantile(
-    sample: Sample, *, resamples: int = RESAMPLES, seed: int = SEED, q: float = QUANTILE
+    sample: Sample, *, resamples: int = RESAMPLES, seed: int = SEED, q: float = QUANTILE, of: Latency = "itl"
 ) -> Interval | None:
-    """The p90 ITL's percentile interval from a bootstrap that draws whole session trees.
+    """The p90 ITL's (or, `of="e2e"`, r_i's) percentile interval from a bootstrap that draws whole
+    session trees.
 
     Beyond `MAX_CLUSTERS` trees, trees are dealt into that many groups (tree i into group i mod G, an
     order that knows nothing of the figures) and whole groups are drawn: groups of independent trees
     are independent too, and the cost of a check stays bounded however many trees a window holds.
     Each draw's p90 is found by bisection over the groups' cumulative bucket counts."""
-    trees = [t for t in sample.tree_itl if t]
+    trees = [t for t in (sample.tree_itl if of == "itl" else sample.tree_e2e) if t]
     if len(trees) < MIN_TREES:
         return None
     order = sorted({index for t in trees for index in t})

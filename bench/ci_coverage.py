@@ -12,6 +12,9 @@ workload below (short agent steps with sub-agents, so that a 15-s window holds a
 requests from a few dozen session trees). Every run keeps its point's raw sample
 (bench/_point_samples.py), so every method is computed offline from the same runs.
 
+Figures studied: the throughput, the p90 of per-request ITL (decode interactivity) and the p90 of
+r_i, the E2E latency per output token (E2E-normalized interactivity, the North Star).
+
 The reference is the mean of the repeats' figures (its own noise is about sd/√repeats, small beside
 the intervals). A method's coverage is the share of repeats whose 95% interval holds the
 reference: honest is ~95%; much lower means too narrow (a gate would flap), much higher too wide (a
@@ -96,8 +99,13 @@ def methods() -> dict[str, tuple[str, Method]]:
         out[f"p90: tree bootstrap B={b}"] = ("itl", lambda s, b=b: tree_bootstrap_quantile(s, resamples=b))
     for k in (5, 6, 8, 10, 20):
         out[f"p90: batch means k={k}"] = ("itl", lambda s, k=k: batch_quantile(s, k))
+    # The North Star: the p90 of r_i (E2E latency per output token), by the same candidates.
+    out["E2E p90: tree bootstrap B=400"] = ("e2e", lambda s: tree_bootstrap_quantile(s, resamples=400, of="e2e"))
+    for k in (5, 10, 20):
+        out[f"E2E p90: batch means k={k}"] = ("e2e", lambda s, k=k: batch_quantile(s, k, of="e2e"))
     out["throughput: chosen (ci_method)"] = ("tput", lambda s: point_intervals(s).throughput)
     out["p90: chosen (ci_method)"] = ("itl", lambda s: point_intervals(s).itl_p90)
+    out["E2E p90: chosen (ci_method)"] = ("e2e", lambda s: point_intervals(s).e2e_p90)
     return out
 
 
@@ -105,12 +113,13 @@ def study(points: list[dict[str, Any]]) -> list[str]:
     samples = [sample_from_json(p["sample"]) for p in points]
     tput = [p["figures"]["total_tokens_per_s"] for p in points]
     itl = [1.0 / p["figures"]["interactivity_p90_tokens_per_s"] for p in points]
-    values = {"tput": tput, "itl": itl}
+    e2e = [1.0 / (p["figures"].get("e2e_interactivity_p90_tokens_per_s") or float("nan")) for p in points]
+    values = {"tput": tput, "itl": itl, "e2e": e2e}
     lines = []
     for figure, vs in values.items():
         ref = statistics.fmean(vs)
         sd = statistics.stdev(vs)
-        name = "throughput" if figure == "tput" else "p90 ITL"
+        name = {"tput": "throughput", "itl": "p90 ITL", "e2e": "p90 r_i (E2E per token)"}[figure]
         honest = 1.96 * sd / ref
         lines.append(
             f"  {name}: mean {ref:.4g}, repeats' sd {sd / ref:.1%} of the mean -> honest half-width ~{honest:.1%}"
@@ -174,7 +183,8 @@ def main() -> None:
         for out in outs:
             if out.name.startswith(f"u{u}-") and out.exists():
                 found = json.loads(out.read_text())
-                if found and found[-1]["figures"]["interactivity_p90_tokens_per_s"]:
+                figures = found[-1]["figures"] if found else {}
+                if figures.get("interactivity_p90_tokens_per_s") and figures.get("e2e_interactivity_p90_tokens_per_s"):
                     points.append(found[-1])  # the studied point: the last (after `--before`'s)
         after = f", after a point of {args.before} users" if args.before else ""
         print(

@@ -76,6 +76,20 @@ def test_usage_errors_are_one_sentence_exit_2(args: list[str], needle: str) -> N
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+def test_a_bad_frontier_axis_is_one_sentence_exit_2() -> None:
+    result = _cli("--sweep", "auto", "--frontier-axis", "ttft")
+    assert result.returncode == 2
+    assert "--frontier-axis 'ttft' is not one of e2e, decode." in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+
+
+def test_the_frontier_axis_is_the_north_star_unless_decode_is_asked_for() -> None:
+    assert _plan("--sweep", "auto").frontier_axis == "e2e_interactivity"
+    decode = _plan("--sweep", "auto", "--frontier-axis", "decode")
+    assert decode.frontier_axis == "decode_interactivity"
+    assert decode.recorded_settings()["frontier_axis"] == "decode_interactivity"
+
+
 def _plan(*argv: str) -> RunPlan:
     return build_plan(parse_args(argv))
 

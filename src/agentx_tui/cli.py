@@ -220,12 +220,20 @@ def _sweep_flags(s: argparse._ArgumentGroup) -> None:
         help="interactivity tiers (tok/s/user, p90) at which the frontier is read (default 30,50,75,100,150,200)",
     )
     s.add_argument(
+        "--frontier-axis",
+        default="e2e",
+        metavar="e2e|decode",
+        help="the frontier's x-axis: `e2e`, AgentX's North Star, E2E-normalized interactivity (1 / p90 of "
+        "end-to-end latency per output token; the default), or `decode`, decode interactivity (1 / p90 of "
+        "per-request ITL); tier reads are made on both, the auto stop rule and --precision use this one",
+    )
+    s.add_argument(
         "--precision",
         type=number("the precision", 0, 1, lo_open=True),
         metavar="F",
-        help="end a point once the 95%% intervals of its throughput and of its p90 interactivity are each "
-        "within ±F of the value (after at least 20 requests), e.g. 0.05; --point-duration is then the longest "
-        "a point may take (a plain run: ends likewise, --duration the longest)",
+        help="end a point once the 95%% intervals of its throughput and of its p90 interactivity (on "
+        "--frontier-axis) are each within ±F of the value (after at least 20 requests), e.g. 0.05; "
+        "--point-duration is then the longest a point may take (a plain run: ends likewise, --duration the longest)",
     )
     s.add_argument(
         "--sessions",

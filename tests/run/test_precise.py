@@ -64,3 +64,28 @@ def test_a_run_that_never_becomes_precise_ends_at_its_duration() -> None:
     iv = last.intervals
     assert iv is not None and not iv.stopped_early
     assert iv.stop_reason is not None and iv.stop_reason.startswith("--duration reached before ±5%: throughput ±")
+
+
+def test_precision_checks_the_p90_of_the_frontier_axis() -> None:
+    """E2E-normalized by default: waits before the first token that vary widely leave the North Star
+    imprecise while decode is steady; `--precision` says which p90 it checked."""
+    rng = random.Random(3)
+
+    def waits(user: int, sent: float) -> Completed:
+        ttft = rng.lognormvariate(0.0, 1.0)  # a heavy tail of waits
+        done = replace(request(sent, 0.01), tree=user, user=user)
+        last = sent + ttft + 0.1
+        return replace(done, first_token_at=sent + ttft, last_token_at=last, ended_at=last, ttft_s=ttft)
+
+    clock, run = Clock(), FakeRun()
+    last = drive(PreciseRun(20.0, 0.05, clock=clock), run, clock, 100, waits)
+    iv = last.intervals
+    assert iv is not None and not iv.stopped_early
+    assert iv.stop_reason is not None and "p90 E2E-normalized interactivity ±" in iv.stop_reason
+    assert "p90 E2E-normalized interactivity ±0.0%" not in iv.stop_reason  # end to end: far from steady
+    assert iv.e2e_interactivity_p90_tokens_per_s is not None
+    clock, run = Clock(), FakeRun()
+    rng.seed(3)
+    decode = drive(PreciseRun(20.0, 0.05, axis="decode_interactivity", clock=clock), run, clock, 100, waits)
+    assert decode.intervals is not None and decode.intervals.stop_reason is not None
+    assert "p90 interactivity ±0.0%" in decode.intervals.stop_reason  # decode: steady

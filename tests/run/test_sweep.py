@@ -6,6 +6,8 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+import pytest
+
 from agentx_tui.measure import ClientStats, Completed
 from agentx_tui.run.collect import EventLog
 from agentx_tui.run.sweep import SweepPhases
@@ -199,3 +201,56 @@ def test_without_precision_a_point_says_it_measured_its_duration() -> None:
     (point,) = sweep.points
     assert not point.stopped_early and point.stop_reason == "--point-duration 10 s measured"
     assert point.total_tokens_per_s_per_gpu_ci_low is not None  # intervals whether or not --precision is set
+
+
+# --- the frontier's axis: the North Star by default, decode beside it -----------------------------------
+
+
+def queued(sent: float, ttft: float, itl: float = 0.01, out: int = 11) -> Completed:
+    """A request whose first token waits `ttft` (a server queueing more with more users)."""
+    return replace(request(sent, itl, out), first_token_at=sent + ttft, last_token_at=sent + ttft + itl * (out - 1),
+                   ended_at=sent + ttft + itl * (out - 1), ttft_s=ttft)  # fmt: skip
+
+
+def sweep_with_growing_ttft(**kw: object) -> tuple[SweepPhases, FakeRun, Clock]:
+    clock, run = Clock(), FakeRun()
+    phases = SweepPhases((1, 2, 4), start_users=1, warmup_s=2, point_duration_s=5, tiers=(50.0, 90.0), clock=clock,
+                         **kw)  # type: ignore[arg-type]  # fmt: skip
+    ttft = {1: 0.05, 2: 0.3, 4: 0.8}  # decode stays at 100 tok/s/user (ITL 10 ms); the wait grows
+    t = 0.0
+    while t <= 60 and run.stopped is None:
+        clock.now = t
+        users = run.users[-1] if run.users else 0
+        for _ in range(users):
+            if t >= 1:
+                run.load.stats.add(queued(t - 1.0, ttft[users], itl=0.01 * (1 + 0.05 * users)))
+        phases.advance(snap(t), run, final=False)  # type: ignore[arg-type]
+        t += 1.0
+    return phases, run, clock
+
+
+def test_the_tiers_are_read_on_the_north_star_and_on_decode_beside_it() -> None:
+    phases, run, clock = sweep_with_growing_ttft()
+    sweep = phases.advance(snap(clock.now + 1), run, final=True).sweep  # type: ignore[arg-type]
+    assert sweep is not None and sweep.frontier_axis == "e2e_interactivity"
+    p1 = sweep.points[0]
+    # r_i = (TTFT + 10 ITL) / 11 tokens: 1 user, (0.05 + 0.105) / 11 s per token, ≈ 71 tok/s/user
+    assert p1.e2e_interactivity_p90_tokens_per_s == pytest.approx(11 / (0.05 + 0.105), rel=0.02)
+    assert p1.interactivity_p90_tokens_per_s == pytest.approx(1 / 0.0105, rel=0.02)
+    assert [t.axis for t in sweep.tiers] == ["e2e_interactivity"] * 2
+    assert sweep.secondary_tiers is not None and [t.axis for t in sweep.secondary_tiers] == ["decode_interactivity"] * 2
+    at_90, at_90_decode = sweep.tiers[1], sweep.secondary_tiers[1]
+    assert at_90.total_tokens_per_s_per_gpu is None  # no point is that fast end to end
+    assert at_90_decode.total_tokens_per_s_per_gpu is not None  # but decoding, every point is
+    assert sweep.secondary_frontier is not None and set(sweep.secondary_frontier) <= set(sweep.frontier)
+    assert any("at p90 E2E-normalized interactivity" in e for e in run.events.take())
+
+
+def test_with_the_decode_axis_the_views_swap() -> None:
+    phases, run, clock = sweep_with_growing_ttft(axis="decode_interactivity")
+    sweep = phases.advance(snap(clock.now + 1), run, final=True).sweep  # type: ignore[arg-type]
+    assert sweep is not None and sweep.frontier_axis == "decode_interactivity"
+    assert [t.axis for t in sweep.tiers] == ["decode_interactivity"] * 2
+    assert sweep.secondary_tiers is not None and sweep.secondary_tiers[1].axis == "e2e_interactivity"
+    assert sweep.tiers[1].total_tokens_per_s_per_gpu is not None
+    assert sweep.secondary_tiers[1].total_tokens_per_s_per_gpu is None

@@ -19,7 +19,7 @@ from agentx_tui.sweep.intervals import (
     precision_of,
     t975,
 )
-from tests.sweep.samples import p90_exponential_trees, sample
+from tests.sweep.samples import buckets, p90_exponential_trees, sample
 
 # --- the pieces -------------------------------------------------------------------------------------
 
@@ -150,3 +150,33 @@ def test_a_sliver_of_a_last_slot_joins_the_sub_window_before_it() -> None:
     rate = 10_500 / 10.02
     assert found.low <= rate <= found.high
     assert found.high - found.low < 0.25 * rate  # alone, the sliver made it ten times the rate
+
+
+# --- the North Star: the p90 of r_i (E2E per output token) ------------------------------------------------
+
+
+def test_the_e2e_p90_has_its_own_interval_and_precision_checks_the_axis_in_use() -> None:
+    """Steady decode (ITL 10 ms everywhere), end-to-end per token that moves from sub-window to
+    sub-window: the ITL's interval has no width, r_i's does; `--precision` on the North Star is not met,
+    on decode it is."""
+    itls = [[0.01] * 5 for _ in range(12)]
+    e2e_slots = [[0.02 * (1 + i // 4), 0.02] for i in range(20)]  # p90 of r_i grows from sub-window to sub-window
+    base = sample([500.0] * 12, itls, slot_tokens=[300.0] * 20, slot_itls=[[0.01] * 2] * 20)
+    s = replace(
+        base,
+        tree_e2e=(buckets([v for values in e2e_slots for v in values]),),  # pooled: what precision_of reads
+        slot_e2e=sample(slot_itls=e2e_slots).slot_itl,
+    )
+    e2e = batch_quantile(s, 5, of="e2e")
+    itl = batch_quantile(s, 5)
+    assert itl is not None and itl.half_width == 0.0
+    assert e2e is not None and e2e.half_width > 0.0
+    found = point_intervals(s)
+    assert found.e2e_p90 == e2e and found.e2e_interactivity_p90() == Interval(1 / e2e.high, 1 / e2e.low)
+    assert found.method is not None and "p90 E2E-normalized interactivity: batch means of the p90" in found.method
+    north_star = precision_of(s, "e2e_interactivity")
+    decode = precision_of(s, "decode_interactivity")
+    assert north_star.interactivity is not None and north_star.interactivity > 0.05 and not north_star.met(0.05)
+    assert decode.interactivity == 0.0 and decode.met(0.05)
+    assert north_star.words().startswith("throughput ±0.0%, p90 E2E-normalized interactivity ±")
+    assert point_intervals(base).e2e_p90 is None  # no r_i in the sample: no interval

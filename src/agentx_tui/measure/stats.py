@@ -126,12 +126,13 @@ class ClientStats:
                 getattr(end_slot, name).add(value)
         if done.itl:
             end_slot.itl.merge(done.itl)
+        per_token = end_slot.count_e2e_per_token(done)  # r_i, for the North Star
         self._spread_output(first, last, done.output_tokens)
         for window in self._windows:
             tree = window.spread(first, last, done.prompt_tokens, done.output_tokens, done.tree, done.user)
             if window.inside(done.sent_at, done.ended_at):
                 sample = window.sample
-                sample.counted(tree or sample.tree_of(done.tree), done.ended_at, done.request_itl_s)
+                sample.counted(tree or sample.tree_of(done.tree), done.ended_at, done.request_itl_s, per_token)
                 window.latency.count(done)
                 window.latency.prompt += done.prompt_tokens
                 window.latency.output += done.output_tokens
@@ -208,6 +209,9 @@ class ClientStats:
             per_user_output_tokens_per_s_p50=merged.decode.quantile(0.5),
             interactivity_p50_tokens_per_s=merged.request_itl.inverse_quantile(0.5),
             interactivity_p90_tokens_per_s=merged.request_itl.inverse_quantile(0.9),
+            e2e_interactivity_p50_tokens_per_s=merged.e2e_per_token.inverse_quantile(0.5),
+            e2e_interactivity_p75_tokens_per_s=merged.e2e_per_token.inverse_quantile(0.75),
+            e2e_interactivity_p90_tokens_per_s=merged.e2e_per_token.inverse_quantile(0.9),
             ttft=merged.ttft.percentiles(),
             itl=merged.itl.percentiles(),
             e2e=merged.e2e.percentiles(),
@@ -217,6 +221,9 @@ class ClientStats:
             run_per_user_output_tokens_per_s_p50=run.decode.quantile(0.5),
             run_interactivity_p50_tokens_per_s=run.request_itl.inverse_quantile(0.5),
             run_interactivity_p90_tokens_per_s=run.request_itl.inverse_quantile(0.9),
+            run_e2e_interactivity_p50_tokens_per_s=run.e2e_per_token.inverse_quantile(0.5),
+            run_e2e_interactivity_p75_tokens_per_s=run.e2e_per_token.inverse_quantile(0.75),
+            run_e2e_interactivity_p90_tokens_per_s=run.e2e_per_token.inverse_quantile(0.9),
             run_prefix_hit_rate_ceiling=ratio(run.ceiling, run.prompt_with_ceiling),
             in_flight=self.in_flight,
             totals=self.totals(),

@@ -7,7 +7,13 @@ from dataclasses import dataclass, field
 
 from agentx_tui.measure.histogram import LogHistogram
 from agentx_tui.measure.record import Completed
-from agentx_tui.measure.timing import AnswerFigures
+from agentx_tui.measure.timing import AnswerFigures, e2e_per_token
+
+
+def e2e_per_token_of(done: Completed) -> float | None:
+    """r_i of a completed request (measure/timing.py `e2e_per_token`): from its start (`started_at`:
+    when it was due in a timed replay, else when it was sent) to its last content token."""
+    return e2e_per_token(done.started_at, done.last_token_at, done.ended_at, done.output_tokens)
 
 
 @dataclass
@@ -28,6 +34,9 @@ class Tally:
     e2e: LogHistogram = field(default_factory=LogHistogram)
     # A timed replay's lag: first attempt sent − due, of the scheduled requests (measure/schedule.py).
     schedule_lag: LogHistogram = field(default_factory=LogHistogram)
+    # AgentX's E2E-normalized latency r_i, seconds per output token: 1 / its percentiles is the
+    # E2E-normalized interactivity, the North Star (docs/metrics.md).
+    e2e_per_token: LogHistogram = field(default_factory=LogHistogram)
 
     def count(self, done: Completed) -> None:
         """Latencies and the hit-rate tokens of `done` (token *rates* are spread separately)."""
@@ -43,10 +52,18 @@ class Tally:
         if done.request_itl_s is not None:
             self.request_itl.add(done.request_itl_s)
         self.e2e.add(done.e2e_s)
+        self.count_e2e_per_token(done)
         if done.itl:
             self.itl.merge(done.itl)
         if done.schedule_lag_s is not None:
             self.schedule_lag.add(done.schedule_lag_s)
+
+    def count_e2e_per_token(self, done: Completed) -> float | None:
+        """`done`'s r_i into `e2e_per_token`; r_i itself (None when not defined: no output token)."""
+        per_token = e2e_per_token_of(done)
+        if per_token is not None:
+            self.e2e_per_token.add(per_token)
+        return per_token
 
     def count_ceiling(self, done: Completed) -> None:
         if done.ceiling_tokens is not None:
@@ -61,7 +78,7 @@ class Tally:
         self.prompt_with_ceiling += other.prompt_with_ceiling
         self.output += other.output
         self.requests += other.requests
-        for name in ("ttft", "itl", "request_itl", "decode", "e2e"):
+        for name in ("ttft", "itl", "request_itl", "decode", "e2e", "e2e_per_token"):
             getattr(self, name).merge(getattr(other, name))
         self.schedule_lag.merge(other.schedule_lag)
 
@@ -79,6 +96,8 @@ class CallTally:
     decode_n: int = 0
     itl_sum: float = 0.0  # per-request ITL, summed for the session's mean interactivity
     itl_n: int = 0
+    e2e_per_token_sum: float = 0.0  # r_i (E2E per output token), summed for the row's E2E-normalized rate
+    e2e_per_token_n: int = 0
 
     def count(self, answer: AnswerFigures) -> None:
         """One completed call."""
@@ -92,6 +111,9 @@ class CallTally:
         if answer.request_itl_s is not None:
             self.itl_sum += answer.request_itl_s
             self.itl_n += 1
+        if answer.e2e_per_token_s is not None:
+            self.e2e_per_token_sum += answer.e2e_per_token_s
+            self.e2e_per_token_n += 1
 
     def tallied(self) -> dict[str, float | int | None]:
         """The `UserRow` fields these figures fill."""
@@ -102,4 +124,7 @@ class CallTally:
             "last_ttft_s": self.last_ttft,
             "decode_tokens_per_s": self.decode_sum / self.decode_n if self.decode_n else None,
             "interactivity_tokens_per_s": self.itl_n / self.itl_sum if self.itl_sum > 0 else None,
+            "e2e_interactivity_tokens_per_s": self.e2e_per_token_n / self.e2e_per_token_sum
+            if self.e2e_per_token_sum > 0
+            else None,
         }

@@ -7,6 +7,9 @@ the load client's sender and the proxy both turn what they read into figures her
     decode tok/s        output tokens / (last content − first content), with 2 or more tokens
     per-request ITL     (last content − first content) / (output tokens − 1): AgentX's ITL
     token gaps          (gap per token, tokens) per network read after the first with content
+    E2E per token       (last content − start) / output tokens, with 1 or more tokens: AgentX's
+                        E2E-normalized latency r_i, whose inverted percentiles are the North Star
+                        (E2E-normalized interactivity); without a content time, the answer's end
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ class AnswerFigures:
     decode_tokens_per_s: float | None
     request_itl_s: float | None
     gaps: tuple[tuple[float, float], ...]  # see `token_gaps`
+    e2e_per_token_s: float | None = None  # see `e2e_per_token`
 
     @property
     def itl_mean_s(self) -> float | None:
@@ -45,6 +49,7 @@ def answer_figures(
     *,
     reported_output: int | None,
     counted_events: int | None,
+    ended_at: float | None = None,
 ) -> AnswerFigures:
     """The figures of an answer sent at `sent_at` whose content came in reads at `read_times` (with
     `read_events` content events each; both empty for an answer that was not streamed).
@@ -52,7 +57,8 @@ def answer_figures(
     `reported_output` is the server's count (`usage.completion_tokens`); `counted_events` the content
     events to fall back on without it (one token each: exact for vLLM's one token per event, an
     undercount when a server batches tokens into events), None where the caller does not trust them
-    (a failed request's partial stream)."""
+    (a failed request's partial stream). `ended_at` (when the answer ended) stands in for the last
+    content time of an answer that has none (not streamed), for its E2E per token."""
     output = reported_output if reported_output is not None else counted_events
     first = read_times[0] if read_times else None
     last = read_times[-1] if read_times else None
@@ -66,7 +72,20 @@ def answer_figures(
         decode_tokens_per_s=decode,
         request_itl_s=request_itl,
         gaps=token_gaps(read_times, read_events, sum(read_events), output),
+        e2e_per_token_s=e2e_per_token(sent_at, last, ended_at, output),
     )
+
+
+def e2e_per_token(
+    start: float, last_token_at: float | None, ended_at: float | None, output_tokens: int | None
+) -> float | None:
+    """AgentX's E2E-normalized latency of one successful request, r_i = E2EL_i / OSL_i (docs/metrics.md):
+    from its start to its last content token (the answer's end when no token time is known), over its
+    output tokens. None without an output token or a positive end-to-end time."""
+    end = last_token_at if last_token_at is not None else ended_at
+    if not output_tokens or output_tokens < 1 or end is None or not end > start:
+        return None
+    return (end - start) / output_tokens
 
 
 def token_gaps(

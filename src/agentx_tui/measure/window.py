@@ -23,6 +23,7 @@ class TreeSample:
     tokens: float = 0.0  # prompt tokens whose first token came inside, output tokens decoded inside
     requests: int = 0  # requests counted for the window's latencies
     itl: dict[int, float] = field(default_factory=dict)  # their per-request ITL, bucketed as `LogHistogram`
+    e2e: dict[int, float] = field(default_factory=dict)  # their E2E per output token (r_i), bucketed alike
 
 
 @dataclass(slots=True)
@@ -32,14 +33,16 @@ class SlotSample:
     tokens: float = 0.0
     requests: int = 0
     itl: dict[int, float] = field(default_factory=dict)
+    e2e: dict[int, float] = field(default_factory=dict)  # r_i, E2E per output token
 
 
 class PointSample:
     """The raw sample a sweep point's confidence intervals are computed from (sweep/intervals.py): per
-    session tree and per time slot, the window's tokens and its counted requests' per-request ITL.
+    session tree and per time slot, the window's tokens and its counted requests' per-request ITL and
+    E2E per output token (r_i).
 
     O(1) work per request (plus one step per second a request decodes across) and bounded memory:
-    one small record per tree and per slot, ITLs in the 2% buckets of `LogHistogram`, never a list
+    one small record per tree and per slot, ITLs and r_i in the 2% buckets of `LogHistogram`, never a list
     of requests. A request with no known tree (-1) counts as a tree of its own."""
 
     __slots__ = ("_untreed", "slot_s", "slots", "start", "trees", "users")
@@ -91,7 +94,9 @@ class PointSample:
                     slot = self.slots[key] = SlotSample()
                 slot.tokens += tokens * (edge_hi - edge_lo) / span
 
-    def counted(self, tree: TreeSample, ended_at: float, request_itl_s: float | None) -> None:
+    def counted(
+        self, tree: TreeSample, ended_at: float, request_itl_s: float | None, e2e_per_token_s: float | None = None
+    ) -> None:
         """A request counted for the window's latencies (started after the warm-up, ended inside)."""
         slot = self._slot(ended_at)
         tree.requests += 1
@@ -100,6 +105,10 @@ class PointSample:
             index = bucket_of(request_itl_s)
             tree.itl[index] = tree.itl.get(index, 0.0) + 1.0
             slot.itl[index] = slot.itl.get(index, 0.0) + 1.0
+        if e2e_per_token_s is not None:
+            index = bucket_of(e2e_per_token_s)
+            tree.e2e[index] = tree.e2e.get(index, 0.0) + 1.0
+            slot.e2e[index] = slot.e2e.get(index, 0.0) + 1.0
 
 
 @dataclass

@@ -115,6 +115,7 @@ class ProxiedCall(UsageFigures):
                 scan.read_events if scan is not None else (),
                 reported_output=usage_int(self.usage, "completion_tokens"),
                 counted_events=scan.events if scan is not None else None,
+                ended_at=self.ended_at or None,  # 0.0 until the call has ended
             )
         return self._figures
 

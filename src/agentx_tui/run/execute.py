@@ -160,7 +160,9 @@ def _traffic(plan: RunPlan, serving: Serving, load: LoadGenerator | None, notes:
 def _phases(plan: RunPlan) -> Phases:
     sweep = plan.sweep
     if sweep is None:
-        return TimedRun(plan.duration_s) if plan.precision is None else PreciseRun(plan.duration_s, plan.precision)
+        if plan.precision is None:
+            return TimedRun(plan.duration_s)
+        return PreciseRun(plan.duration_s, plan.precision, axis=plan.frontier_axis)
     return SweepPhases(
         sweep.users,
         start_users=sweep.start_users,
@@ -168,6 +170,7 @@ def _phases(plan: RunPlan) -> Phases:
         point_duration_s=sweep.point_duration_s,
         tiers=sweep.tiers,
         precision=plan.precision,
+        axis=plan.frontier_axis,
     )
 
 

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from agentx_tui.load import LoadSettings, PreparedWorkload
 from agentx_tui.proxy import DEFAULT_SESSION_HEADER
 from agentx_tui.report import Check
+from agentx_tui.snapshot import FrontierAxis
 
 TargetKind = Literal["attach", "serve", "sim", "prometheus"]
 API_KEY_ENV = ("AGENTX_API_KEY", "VLLM_API_KEY", "OPENAI_API_KEY")
@@ -121,6 +122,8 @@ class RunPlan:
     proxy: ProxyPlan | None = None
     # --precision F: a sweep point (or a plain run) ends once both 95% half-widths are within F.
     precision: float | None = None
+    # --frontier-axis: the x-axis a sweep's frontier is read on, and whose p90 --precision checks.
+    frontier_axis: FrontierAxis = "e2e_interactivity"
     drain_timeout_s: float = 10.0
     api_key: str | None = field(default=None, repr=False)  # never printed, never recorded
 
@@ -166,6 +169,7 @@ class RunPlan:
                 "session_header": self.proxy.session_header,
             },
             "precision": self.precision,
+            "frontier_axis": self.frontier_axis,
             "gpu_price": self.price.gpu_price,
             "cost_profile": self.price.cost_profile,
             "gpus": self.price.gpus,

@@ -1,7 +1,8 @@
 """A plain run with `--precision F` (docs/sweeps.md, "--precision"): it measures like a sweep point.
 
 A window opens at the run's first tick; the run ends as soon as the 95% intervals of its throughput
-and of its p90 interactivity are each within ±F (checked as a sweep point's are, once 20 requests are
+and of its p90 interactivity on the frontier's axis (`--frontier-axis`: E2E-normalized by default)
+are each within ±F (checked as a sweep point's are, once 20 requests are
 counted), or at `--duration` (then the longest the run may take), or when its sessions have run out.
 The final snapshot carries the window's intervals (`Snapshot.intervals`) and why the run ended; the
 report carries their relative widths over to its whole-run figures.
@@ -13,16 +14,22 @@ import time
 from collections.abc import Callable
 
 from agentx_tui.run.phases import RunHandle
-from agentx_tui.snapshot import RunIntervals, Snapshot
-from agentx_tui.sweep import PointWindow, interval_sample, point_intervals
+from agentx_tui.snapshot import FrontierAxis, RunIntervals, Snapshot
+from agentx_tui.sweep import NORTH_STAR, PointWindow, interval_sample, point_intervals
 
 
 class PreciseRun:
     def __init__(
-        self, duration_s: float | None, precision: float, *, clock: Callable[[], float] = time.monotonic
+        self,
+        duration_s: float | None,
+        precision: float,
+        *,
+        axis: FrontierAxis = NORTH_STAR,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.duration_s = duration_s
         self.precision = precision
+        self.axis = axis
         self._clock = clock
         self._window: PointWindow | None = None
         self._stopped_early = False
@@ -33,7 +40,7 @@ class PreciseRun:
         if stats is None:
             return snap
         if self._window is None:
-            self._window = PointWindow(0, snap.run.users, 0.0, snap, stats.open_window(self._clock()))
+            self._window = PointWindow(0, snap.run.users, 0.0, snap, stats.open_window(self._clock()), axis=self.axis)
         window = self._window
         if final:
             now = self._clock()
@@ -75,9 +82,12 @@ class PreciseRun:
         ci = point_intervals(interval_sample(window.client, duration))
         rate = (window.client.prompt_in_window + window.client.output_in_window) / duration
         interactivity = window.client.latency.request_itl.inverse_quantile(0.9)
+        e2e_interactivity = window.client.latency.e2e_per_token.inverse_quantile(0.9)
         tput = ci.throughput.around(rate) if ci.throughput is not None else None
         inter = ci.interactivity_p90()
         inter = inter.around(interactivity) if inter is not None and interactivity is not None else None
+        e2e = ci.e2e_interactivity_p90()
+        e2e = e2e.around(e2e_interactivity) if e2e is not None and e2e_interactivity is not None else None
         return self._state(window).model_copy(
             update={
                 "total_tokens_per_s": rate,
@@ -86,6 +96,9 @@ class PreciseRun:
                 "interactivity_p90_tokens_per_s": interactivity,
                 "interactivity_p90_tokens_per_s_ci_low": inter.low if inter else None,
                 "interactivity_p90_tokens_per_s_ci_high": inter.high if inter else None,
-                "ci_method": ci.method if tput or inter else None,
+                "e2e_interactivity_p90_tokens_per_s": e2e_interactivity,
+                "e2e_interactivity_p90_tokens_per_s_ci_low": e2e.low if e2e else None,
+                "e2e_interactivity_p90_tokens_per_s_ci_high": e2e.high if e2e else None,
+                "ci_method": ci.method if tput or inter or e2e else None,
             }
         )

@@ -49,7 +49,8 @@ from agentx_tui.run.plan import (
     TargetPlan,
 )
 from agentx_tui.sim import DEFAULT_PROFILE, load_profile
-from agentx_tui.sweep import peak_auto_users
+from agentx_tui.snapshot import FrontierAxis
+from agentx_tui.sweep import FRONTIER_AXES, peak_auto_users
 from agentx_tui.telemetry import PROMETHEUS_TOKEN_ENV, check_selector, parse_prometheus_header
 
 
@@ -134,8 +135,19 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
         sweep=sweep,
         proxy=_proxy(args, target),
         precision=args.precision,
+        frontier_axis=_frontier_axis(args.frontier_axis),
         api_key=api_key,
     )
+
+
+def _frontier_axis(name: str) -> FrontierAxis:
+    axis = FRONTIER_AXES.get(name.strip().lower())
+    if axis is None:
+        raise UsageError(
+            f"--frontier-axis {name!r} is not one of {', '.join(FRONTIER_AXES)}.",
+            "e2e: E2E-normalized interactivity (the default); decode: decode interactivity.",
+        )
+    return axis
 
 
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP token (RFC 9110)

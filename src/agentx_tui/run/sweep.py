@@ -5,7 +5,8 @@ Per point: set the users (more are added, none restarted), wait the warm-up, mea
 tick once 20 requests are counted; `point_duration` is then the longest) — record the point; then
 the next user count (the list's, or double for `auto`, until a stop rule says the curve is done).
 Each tick the Snapshot carries the sweep's state, so the dashboard draws the frontier as points
-arrive and a recording replays it.
+arrive and a recording replays it: the frontier and tier reads on the chosen x-axis (`--frontier-axis`,
+the North Star by default), and on the other view beside them (docs/sweeps.md).
 """
 
 from __future__ import annotations
@@ -15,14 +16,19 @@ from collections.abc import Callable
 
 from agentx_tui.measure import ClientStats, WindowFigures
 from agentx_tui.run.phases import RunHandle
-from agentx_tui.snapshot import PointFigures, Snapshot, SweepPhase, SweepState, TierRead
+from agentx_tui.snapshot import FrontierAxis, PointFigures, Snapshot, SweepPhase, SweepState, TierRead
 from agentx_tui.sweep import (
+    NORTH_STAR,
     PointWindow,
     auto_stop_reason,
+    axis_name,
     next_auto_users,
-    pareto_front,
+    other_axis,
+    point_x,
+    point_x_interval,
     read_tiers,
     tier_intervals,
+    view_fronts,
 )
 from agentx_tui.units import compact
 
@@ -37,9 +43,11 @@ class SweepPhases:
         point_duration_s: float,
         tiers: tuple[float, ...],
         precision: float | None = None,
+        axis: FrontierAxis = NORTH_STAR,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.auto = not users
+        self.axis = axis  # the frontier's x-axis: tier reads, the auto stop rule and --precision are on it
         self._clock = clock  # the load statistics' clock (monotonic), for the windows' edges
         self.planned = list(users) if users else [start_users]
         self.warmup_s = warmup_s
@@ -47,8 +55,12 @@ class SweepPhases:
         self.tiers = tiers
         self.precision = precision
         self.points: list[PointFigures] = []
-        # The tier reads and their intervals, kept until the points or the price change (a Monte Carlo).
-        self._reads: tuple[tuple[tuple[PointFigures, ...], float | None], tuple[TierRead, ...]] | None = None
+        # The tier reads and their intervals on both views (the chosen axis's, the other's), kept until
+        # the points or the price change (a Monte Carlo each).
+        self._reads: (
+            tuple[tuple[tuple[PointFigures, ...], float | None], tuple[tuple[TierRead, ...], tuple[TierRead, ...]]]
+            | None
+        ) = None
         self._index = 0
         self._phase: SweepPhase = "warmup"
         self._phase_started: float | None = None  # snapshot time the phase began
@@ -107,7 +119,7 @@ class SweepPhases:
     def _begin_measure(self, snap: Snapshot, stats: ClientStats) -> None:
         self._close_previous(stats)  # its in-flight requests have had the warm-up to finish
         window: WindowFigures = stats.open_window(self._clock())
-        self._window = PointWindow(self._index, self.planned[self._index], self.warmup_s, snap, window)
+        self._window = PointWindow(self._index, self.planned[self._index], self.warmup_s, snap, window, axis=self.axis)
         self._window.cohort_edge = self._users_set_at  # slots that sent before it came from earlier points
         self._phase, self._phase_started = "measure", snap.time
 
@@ -122,9 +134,8 @@ class SweepPhases:
             f"sweep point {self._index + 1} done: {point.users} users, "
             f"{compact(point.total_tokens_per_s_per_gpu, trim=True)}"
             f"{_span(point.total_tokens_per_s_per_gpu_ci_low, point.total_tokens_per_s_per_gpu_ci_high)} tok/s/GPU "
-            f"at p90 {compact(point.interactivity_p90_tokens_per_s, trim=True)}"
-            f"{_span(point.interactivity_p90_tokens_per_s_ci_low, point.interactivity_p90_tokens_per_s_ci_high)} "
-            f"tok/s/user"
+            f"at {axis_name(self.axis)} {compact(point_x(point, self.axis), trim=True)}"
+            f"{_span(*point_x_interval(point, self.axis))} tok/s/user"
         )
         if point.stopped_early and point.stop_reason:
             run.events.add(f"sweep point {self._index + 1} ended early: {point.stop_reason}")
@@ -147,7 +158,7 @@ class SweepPhases:
     def _next_reason(self) -> str | None:
         if not self.auto:
             return None if self._index + 1 < len(self.planned) else f"all {len(self.planned)} points measured"
-        return auto_stop_reason(self.points, lowest_tier=min(self.tiers))
+        return auto_stop_reason(self.points, lowest_tier=min(self.tiers), axis=self.axis)
 
     def _close_previous(self, stats: ClientStats) -> None:
         """Final token rates of the last point: requests it counted half have finished since."""
@@ -169,15 +180,24 @@ class SweepPhases:
             self._stop_reason = f"interrupted after {measured} point{'s' if measured != 1 else ''}"
         self._phase = "done"
 
-    def _tiers(self, frontier: tuple[int, ...], price: float | None) -> tuple[TierRead, ...]:
+    def _tiers(
+        self, fronts: tuple[tuple[int, ...], tuple[int, ...]], price: float | None
+    ) -> tuple[tuple[TierRead, ...], tuple[TierRead, ...]]:
+        """The tier reads on the chosen axis and on the other, both every time (docs/sweeps.md)."""
         key = (tuple(self.points), price)
         if self._reads is None or self._reads[0] != key:
-            reads = read_tiers(self.points, frontier, self.tiers, usd_per_gpu_hour=price)
-            self._reads = (key, tier_intervals(self.points, frontier, reads))
+            found = []
+            for axis, frontier in zip((self.axis, other_axis(self.axis)), fronts, strict=True):
+                # The decode view beside the North Star: its frontier keeps the North Star's points only.
+                within = NORTH_STAR if axis != NORTH_STAR and self.axis == NORTH_STAR else None
+                reads = read_tiers(self.points, frontier, self.tiers, usd_per_gpu_hour=price, axis=axis)
+                found.append(tier_intervals(self.points, frontier, reads, axis=axis, within=within))
+            self._reads = (key, (found[0], found[1]))
         return self._reads[1]
 
     def _state(self, snap: Snapshot) -> SweepState:
-        frontier = pareto_front([(p.interactivity_p90_tokens_per_s, p.total_tokens_per_s_per_gpu) for p in self.points])
+        frontier, secondary = view_fronts(self.points, self.axis)
+        tiers, secondary_tiers = self._tiers((frontier, secondary), snap.cost.usd_per_gpu_hour)
         left = None
         if self._phase != "done" and self._phase_started is not None:
             span = self.warmup_s if self._phase == "warmup" else self.point_duration_s
@@ -185,9 +205,12 @@ class SweepPhases:
         return SweepState(
             mode="auto" if self.auto else "list",
             planned_users=tuple(self.planned),
-            tiers=self._tiers(frontier, snap.cost.usd_per_gpu_hour),
+            tiers=tiers,
             points=tuple(self.points),
             frontier=frontier,
+            frontier_axis=self.axis,
+            secondary_frontier=secondary,
+            secondary_tiers=secondary_tiers,
             current=None if self._phase == "done" else self._index,
             current_users=None if self._phase == "done" else self.planned[self._index],
             phase=self._phase,

@@ -159,6 +159,11 @@ class ClientFigures(_Frozen):
     # AgentX interactivity (docs/metrics.md): 1 / percentile of per-request ITL, window.
     interactivity_p50_tokens_per_s: float | None = None
     interactivity_p90_tokens_per_s: float | None = None
+    # AgentX's North Star (docs/metrics.md): E2E-normalized interactivity, 1 / percentile of r_i =
+    # end-to-end latency / output tokens per successful request, window; the run's below.
+    e2e_interactivity_p50_tokens_per_s: float | None = None
+    e2e_interactivity_p75_tokens_per_s: float | None = None
+    e2e_interactivity_p90_tokens_per_s: float | None = None
     ttft: Percentiles = Field(default_factory=Percentiles)
     itl: Percentiles = Field(default_factory=Percentiles)
     e2e: Percentiles = Field(default_factory=Percentiles)
@@ -168,6 +173,9 @@ class ClientFigures(_Frozen):
     run_per_user_output_tokens_per_s_p50: float | None = None
     run_interactivity_p50_tokens_per_s: float | None = None
     run_interactivity_p90_tokens_per_s: float | None = None
+    run_e2e_interactivity_p50_tokens_per_s: float | None = None
+    run_e2e_interactivity_p75_tokens_per_s: float | None = None
+    run_e2e_interactivity_p90_tokens_per_s: float | None = None
     run_prefix_hit_rate_ceiling: float | None = None
     in_flight: int = 0  # requests on the wire now (sub-agents push it above the user count)
     totals: ClientTotals = Field(default_factory=ClientTotals)
@@ -225,6 +233,8 @@ class UserRow(_Frozen):
     context_tokens: int
     last_ttft_s: float | None = None
     decode_tokens_per_s: float | None = None  # rolling mean over this session's requests
+    # 1 / mean r_i (E2E latency per output token) over this session: its E2E-normalized interactivity
+    e2e_interactivity_tokens_per_s: float | None = None
     output_tokens: int = 0  # over all sessions of this user
     requests: int = 0
     errors: int = 0
@@ -292,11 +302,16 @@ class CostFigures(_Frozen):
     gpus_source: str | None = None
 
 
+# The x-axis a sweep's frontier is read on (docs/sweeps.md): AgentX's North Star, E2E-normalized
+# interactivity (1 / p90 of E2E latency per output token), or decode interactivity (1 / p90 of ITL).
+FrontierAxis = Literal["e2e_interactivity", "decode_interactivity"]
+
+
 class TierRead(_Frozen):
     """A sweep's throughput read at one interactivity tier (docs/sweeps.md). None outside the measured
     range, and `note` says why."""
 
-    tier: float  # tokens/s/user, p90 interactivity
+    tier: float  # tokens/s/user, p90 interactivity on `axis`
     total_tokens_per_s_per_gpu: float | None = None
     tokens_per_dollar_total: float | None = None
     usd_per_million_total_tokens: float | None = None
@@ -304,6 +319,7 @@ class TierRead(_Frozen):
     # 95% interval of the read (docs/sweeps.md): the points' intervals carried through the frontier.
     total_tokens_per_s_per_gpu_ci_low: float | None = None
     total_tokens_per_s_per_gpu_ci_high: float | None = None
+    axis: FrontierAxis | None = None  # the interactivity the tier is read on; None (older recordings): decode
 
 
 class PointFigures(_Frozen):
@@ -325,6 +341,10 @@ class PointFigures(_Frozen):
     output_tokens_per_s_per_gpu: float | None = None
     interactivity_p50_tokens_per_s: float | None = None
     interactivity_p90_tokens_per_s: float | None = None
+    # The North Star (docs/metrics.md): 1 / percentile of r_i, E2E latency per output token.
+    e2e_interactivity_p50_tokens_per_s: float | None = None
+    e2e_interactivity_p75_tokens_per_s: float | None = None
+    e2e_interactivity_p90_tokens_per_s: float | None = None
     per_user_output_tokens_per_s_p50: float | None = None
     ttft_p50_s: float | None = None
     ttft_p90_s: float | None = None
@@ -358,6 +378,8 @@ class PointFigures(_Frozen):
     total_tokens_per_s_per_gpu_ci_high: float | None = None
     interactivity_p90_tokens_per_s_ci_low: float | None = None
     interactivity_p90_tokens_per_s_ci_high: float | None = None
+    e2e_interactivity_p90_tokens_per_s_ci_low: float | None = None
+    e2e_interactivity_p90_tokens_per_s_ci_high: float | None = None
     ci_method: str | None = None
     stopped_early: bool = False  # --precision was met before --point-duration
     stop_reason: str | None = None  # why the point's window ended, in words
@@ -410,9 +432,15 @@ class SweepState(_Frozen):
 
     mode: Literal["list", "auto"] = "list"
     planned_users: tuple[int, ...] = ()  # list: all; auto: those measured and the next one
-    tiers: tuple[TierRead, ...] = ()
+    tiers: tuple[TierRead, ...] = ()  # read on `frontier_axis`
     points: tuple[PointFigures, ...] = ()
     frontier: tuple[int, ...] = ()  # indices into `points` of the Pareto-optimal ones, by interactivity
+    # The axis `frontier` and `tiers` are on; None (older recordings): decode interactivity.
+    frontier_axis: FrontierAxis | None = None
+    # The other view (docs/sweeps.md): its frontier (under the North Star policy when it is decode: a
+    # point stands on it only if it is on the E2E-normalized frontier too) and its tier reads.
+    secondary_frontier: tuple[int, ...] | None = None
+    secondary_tiers: tuple[TierRead, ...] | None = None
     current: int | None = None  # index of the point being measured; None when done
     current_users: int | None = None
     phase: SweepPhase = "warmup"
@@ -436,6 +464,9 @@ class RunIntervals(_Frozen):
     interactivity_p90_tokens_per_s: float | None = None
     interactivity_p90_tokens_per_s_ci_low: float | None = None
     interactivity_p90_tokens_per_s_ci_high: float | None = None
+    e2e_interactivity_p90_tokens_per_s: float | None = None
+    e2e_interactivity_p90_tokens_per_s_ci_low: float | None = None
+    e2e_interactivity_p90_tokens_per_s_ci_high: float | None = None
     ci_method: str | None = None
     stopped_early: bool = False
     stop_reason: str | None = None

@@ -4,8 +4,12 @@ them, the throughput read at each interactivity tier, and `--sweep auto`'s stop 
 Pure functions on numbers and `PointFigures`: no I/O, no clock, no Textual, so the live pane, the report,
 the charts and `compare` all read the same frontier the same way.
 
-Axes (AgentX): x = p90 interactivity (tok/s/user, 1 / p90 of per-request ITL), y = total tokens/s per
-GPU (cache + input + output). Higher is better on both.
+Axes (AgentX): y = total tokens/s per GPU (cache + input + output); x, selectable (`FrontierAxis`):
+AgentX's North Star, E2E-normalized interactivity (tok/s/user, 1 / p90 of E2E latency per output
+token; `--frontier-axis e2e`, the default), or decode interactivity (1 / p90 of per-request ITL;
+`--frontier-axis decode`). Higher is better on both. The North Star policy (docs/sweeps.md): on the
+decode view beside the North Star, a point stands on the frontier only if it stands on the
+E2E-normalized frontier too (`view_fronts`).
 """
 
 from __future__ import annotations
@@ -16,8 +20,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
-from agentx_tui.snapshot import PointFigures, TierRead
+from agentx_tui.snapshot import FrontierAxis, PointFigures, TierRead
 from agentx_tui.units import figure
+
+NORTH_STAR: FrontierAxis = "e2e_interactivity"
+DECODE: FrontierAxis = "decode_interactivity"
+# --frontier-axis NAME → the axis; E2E-normalized interactivity is the default (docs/sweeps.md).
+FRONTIER_AXES: dict[str, FrontierAxis] = {"e2e": NORTH_STAR, "decode": DECODE}
+# A tier's report keys end in the axis's suffix: ``total_tokens_per_s_per_gpu_at_100`` on the North
+# Star, ``total_tokens_per_s_per_gpu_at_100_decode`` on decode interactivity (docs/metrics.md).
+TIER_AXIS_SUFFIX: dict[FrontierAxis, str] = {NORTH_STAR: "", DECODE: "_decode"}
 
 GROWTH_MIN = 0.05  # --sweep auto: "total throughput grows less than 5% twice in a row"
 ERROR_RATE_MAX = 0.10  # --sweep auto: "error rate passes 10%"
@@ -153,8 +165,48 @@ def frontier_curve(points: Sequence[XY], frontier: Sequence[int]) -> MonotoneCur
     return MonotoneCurve.through(xs, [knots[x] for x in xs])
 
 
-def point_xy(point: PointFigures) -> XY:
-    return (point.interactivity_p90_tokens_per_s, point.total_tokens_per_s_per_gpu)
+def other_axis(axis: FrontierAxis) -> FrontierAxis:
+    return DECODE if axis == NORTH_STAR else NORTH_STAR
+
+
+def axis_name(axis: FrontierAxis | None) -> str:
+    """A frontier axis's p90, in words (None: an older recording's, decode)."""
+    return "p90 E2E-normalized interactivity" if axis == NORTH_STAR else "p90 interactivity"
+
+
+def point_x(point: PointFigures, axis: FrontierAxis = DECODE) -> float | None:
+    """The point's p90 interactivity on `axis` (tok/s/user)."""
+    return point.e2e_interactivity_p90_tokens_per_s if axis == NORTH_STAR else point.interactivity_p90_tokens_per_s
+
+
+def point_x_interval(point: PointFigures, axis: FrontierAxis = DECODE) -> tuple[float | None, float | None]:
+    """The 95% interval (low, high) of the point's p90 interactivity on `axis`."""
+    if axis == NORTH_STAR:
+        return point.e2e_interactivity_p90_tokens_per_s_ci_low, point.e2e_interactivity_p90_tokens_per_s_ci_high
+    return point.interactivity_p90_tokens_per_s_ci_low, point.interactivity_p90_tokens_per_s_ci_high
+
+
+def point_xy(point: PointFigures, axis: FrontierAxis = DECODE) -> XY:
+    return (point_x(point, axis), point.total_tokens_per_s_per_gpu)
+
+
+def north_star_policy(front: Sequence[int], north_star_front: Sequence[int]) -> tuple[int, ...]:
+    """The North Star policy (docs/sweeps.md): of a view's Pareto-optimal points, those that also stand
+    on the E2E-normalized frontier. (A subset of a frontier is one too: x still rises, y still falls.)"""
+    on = set(north_star_front)
+    return tuple(i for i in front if i in on)
+
+
+def view_fronts(points: Sequence[PointFigures], axis: FrontierAxis) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The frontier on `axis` (the sweep's view) and on the other one. The decode view beside the North
+    Star keeps only points on the E2E-normalized frontier too (`north_star_policy`); with the decode axis
+    chosen (`--frontier-axis decode`), the decode frontier is its own Pareto front and the North Star's
+    stays its own."""
+    north_star = pareto_front([point_xy(p, NORTH_STAR) for p in points])
+    decode = pareto_front([point_xy(p, DECODE) for p in points])
+    if axis == NORTH_STAR:
+        return north_star, north_star_policy(decode, north_star)
+    return decode, north_star
 
 
 def read_tiers(
@@ -163,37 +215,46 @@ def read_tiers(
     tiers: Sequence[float],
     *,
     usd_per_gpu_hour: float | None,
+    axis: FrontierAxis | None = None,
 ) -> tuple[TierRead, ...]:
-    """Throughput per GPU read on the frontier at each tier T (p90 tok/s/user), and its cost.
+    """Throughput per GPU read on the frontier (on `axis`) at each tier T (p90 tok/s/user), and its cost.
+    The reads carry their `axis`; None reads on decode interactivity and says no axis (a read of before
+    the axis was chosen).
 
     usd_per_million_total_tokens = price × 10⁶ / (tput × 3600); tokens_per_dollar_total = 10⁶ / that.
     Outside the frontier's interactivity range every figure is None and `note` says why; without a price
     (None, or not a positive finite number) the throughput is read but the cost figures are None.
     """
-    curve = frontier_curve([point_xy(p) for p in points], frontier)
+    curve = frontier_curve([point_xy(p, axis or DECODE) for p in points], frontier)
     price = usd_per_gpu_hour if usd_per_gpu_hour is not None and math.isfinite(usd_per_gpu_hour) else None
     price = price if price is not None and price > 0 else None
-    return tuple(_read_tier(curve, float(tier), price) for tier in tiers)
+    return tuple(_read_tier(curve, float(tier), price, axis) for tier in tiers)
 
 
-def _read_tier(curve: MonotoneCurve, tier: float, price: float | None) -> TierRead:
+def _read_tier(curve: MonotoneCurve, tier: float, price: float | None, axis: FrontierAxis | None) -> TierRead:
+    words = axis_name(axis)
     if not curve.xs:
-        return TierRead(tier=tier, note="no measured point")
+        return TierRead(tier=tier, note="no measured point", axis=axis)
     if tier > curve.xs[-1]:
-        note = f"above the fastest measured point (p90 interactivity {figure(curve.xs[-1])} tok/s/user)"
-        return TierRead(tier=tier, note=note)
+        note = f"above the fastest measured point ({words} {figure(curve.xs[-1])} tok/s/user)"
+        return TierRead(tier=tier, note=note, axis=axis)
     if tier < curve.xs[0]:
-        note = f"below the slowest point on the frontier (p90 interactivity {figure(curve.xs[0])} tok/s/user)"
-        return TierRead(tier=tier, note=note)
+        note = f"below the slowest point on the frontier ({words} {figure(curve.xs[0])} tok/s/user)"
+        return TierRead(tier=tier, note=note, axis=axis)
     tput = curve.at(tier)
     if tput is None:  # NaN tier: not in any range
-        return TierRead(tier=tier, note="not a number")
+        return TierRead(tier=tier, note="not a number", axis=axis)
     if price is None:
-        return TierRead(tier=tier, total_tokens_per_s_per_gpu=tput, note="no price: set --gpu-price or --cost-profile")
+        return TierRead(
+            tier=tier, total_tokens_per_s_per_gpu=tput, note="no price: set --gpu-price or --cost-profile", axis=axis
+        )
     if not tput > 0:
-        return TierRead(tier=tier, total_tokens_per_s_per_gpu=tput, note="no throughput, so no cost per token")
+        return TierRead(
+            tier=tier, total_tokens_per_s_per_gpu=tput, note="no throughput, so no cost per token", axis=axis
+        )
     usd_per_mtok = price * 1e6 / (tput * 3600)
     return TierRead(
+        axis=axis,
         tier=tier,
         total_tokens_per_s_per_gpu=tput,
         usd_per_million_total_tokens=usd_per_mtok,
@@ -216,10 +277,12 @@ def tier_suffix(tier: float) -> str:
 def tier_report_keys(tiers: Sequence[TierRead]) -> dict[str, float | None]:
     """The flat report keys of docs/metrics.md for each tier, so `--check 'tokens_per_dollar_total_at_100 >= 1e9'`
     works: ``total_tokens_per_s_per_gpu_at_T`` (and its 95% interval, ``…_at_T_ci_low``/``_ci_high``),
-    ``tokens_per_dollar_total_at_T``, ``usd_per_million_total_tokens_at_T``, tier by tier in the given order."""
+    ``tokens_per_dollar_total_at_T``, ``usd_per_million_total_tokens_at_T``, tier by tier in the given order.
+    A read on decode interactivity has T followed by ``_decode`` (``…_at_100_decode``, ``…_at_100_decode_ci_low``;
+    `TIER_AXIS_SUFFIX`); one on the North Star, or of an older recording (no axis), none."""
     out: dict[str, float | None] = {}
     for read in tiers:
-        t = tier_suffix(read.tier)
+        t = tier_suffix(read.tier) + (TIER_AXIS_SUFFIX[read.axis] if read.axis is not None else "")
         out[f"total_tokens_per_s_per_gpu_at_{t}"] = read.total_tokens_per_s_per_gpu
         out[f"total_tokens_per_s_per_gpu_at_{t}_ci_low"] = read.total_tokens_per_s_per_gpu_ci_low
         out[f"total_tokens_per_s_per_gpu_at_{t}_ci_high"] = read.total_tokens_per_s_per_gpu_ci_high
@@ -243,13 +306,18 @@ def _grew_too_little(before: float, after: float) -> bool:
 
 
 def auto_stop_reason(
-    points: Sequence[PointFigures], *, lowest_tier: float | None, max_points: int = AUTO_MAX_POINTS
+    points: Sequence[PointFigures],
+    *,
+    lowest_tier: float | None,
+    max_points: int = AUTO_MAX_POINTS,
+    axis: FrontierAxis = DECODE,
 ) -> str | None:
     """Why `--sweep auto` stops after the points measured so far (docs/sweeps.md), or None to go on.
 
     The rules, checked on the latest point in this order (the first that holds is named): its error rate
     is above 10%; the load generator was saturated there (its figures measure the client, not the
-    server); its p90 interactivity is below the lowest tier (more users only go further below); total
+    server); its p90 interactivity on the frontier's `axis` is below the lowest tier (more users only go
+    further below); total
     throughput grew less than 5% on each of the last two steps; `max_points` points are done. A figure
     that is None never triggers its rule.
     """
@@ -261,10 +329,10 @@ def auto_stop_reason(
         return f"The error rate {at} was {last.error_rate:.1%}, above the {ERROR_RATE_MAX:.0%} limit."
     if last.client_saturated:
         return f"The load generator itself was saturated {at}, so more users would measure the client, not the server."
-    x = _finite(last.interactivity_p90_tokens_per_s)
+    x = _finite(point_x(last, axis))
     if lowest_tier is not None and x is not None and x < lowest_tier:
         return (
-            f"p90 interactivity {at} was {figure(x)} tok/s/user, below the lowest tier "
+            f"{axis_name(axis)} {at} was {figure(x)} tok/s/user, below the lowest tier "
             f"({tier_suffix(lowest_tier)} tok/s/user)."
         )
     if len(points) >= 3:

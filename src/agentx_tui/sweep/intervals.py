@@ -1,7 +1,8 @@
 """95% confidence intervals of a sweep point's figures (docs/sweeps.md, "How sure a point is").
 
 Pure functions on the point's raw sample (per session tree, per user slot and per one-second slot:
-tokens inside the window, the counted requests' per-request ITL in 2% buckets): no I/O, no clock,
+tokens inside the window, the counted requests' per-request ITL and E2E per output token (r_i) in 2%
+buckets): no I/O, no clock,
 and no randomness, so the same sample always gives the same interval.
 
 Requests are not independent: those of one session tree share its context, and all of them share
@@ -21,7 +22,8 @@ the server's state. The methods here, and what measuring their coverage on the s
   sub-windows' own p90s: the batch-quantile method). Honest for the p90 with k = 5 (chosen);
   over-covers throughput (a closed loop evens its sub-windows out): throughput's fallback with
   fewer than `MIN_TREES` user slots, or slots too alike to show any spread (`TOO_ALIKE`), the safe
-  side.
+  side. Measured on the p90 of r_i (E2E-normalized interactivity) too: k = 5 covered 92% where
+  k = 10 and 20 fell to 83% and 75%, the tree bootstrap to 58% (docs/sweeps.md): chosen for it.
 
 The methods not chosen (clusters of trees, of user slots with cohorts pooled, the tree bootstrap)
 live with the coverage study that measured them, in bench/_rejected_intervals.py.
@@ -34,16 +36,20 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import stdev
+from typing import Literal
 
 from agentx_tui.measure import LogHistogram
+from agentx_tui.snapshot import FrontierAxis
 
 CONFIDENCE = 0.95
-QUANTILE = 0.9  # p90 interactivity: the p90 of per-request ITL
+QUANTILE = 0.9  # p90 interactivity: the p90 of per-request ITL (decode) or of r_i (E2E-normalized)
+Latency = Literal["itl", "e2e"]  # a sample's per-request latencies: ITL, or r_i (E2E per output token)
 MIN_REQUESTS = 20  # fewer counted requests: no interval (and no early stop)
 MIN_TREES = 8  # fewer clusters (user slots, trees): their spread cannot be told from 7 or fewer
 MIN_BATCHES = 5  # fewer sub-windows with requests: no batch-means interval
 BATCHES = 10  # throughput's fallback: 10 sub-windows
 ITL_BATCHES = 5  # the p90's sub-windows: honest with k = 5 (docs/sweeps.md)
+E2E_BATCHES = 5  # the p90 of r_i's sub-windows (docs/sweeps.md)
 # Clusters whose interval is narrower than this share of the batch means' are too alike to show the
 # noise (a workload of fixed lengths: every slot did the same in the window, while the window's rate
 # still moved with the server): batch means are used instead. With varied lengths the two methods'
@@ -84,6 +90,20 @@ class Sample:
     requests: int  # requests counted for latencies
     user_tokens: tuple[float, ...] = ()  # per user slot: the tokens of its trees, one after another
     user_cohorts: tuple[int, ...] = ()  # per user slot: its cohort (slots added at the same point)
+    # r_i (E2E per output token), bucketed like the ITLs: per tree and per slot (every slot, as `slot_itl`)
+    tree_e2e: tuple[Mapping[int, float], ...] = ()
+    slot_e2e: tuple[Mapping[int, float], ...] = ()
+
+    def slot_buckets(self, of: Latency) -> tuple[Mapping[int, float], ...]:
+        """Per slot, the counted requests' per-request ITL (`itl`) or r_i (`e2e`)."""
+        return self.slot_itl if of == "itl" else self.slot_e2e
+
+    def pooled(self, of: Latency) -> LogHistogram:
+        """Every counted request's per-request ITL (`itl`) or r_i (`e2e`), in one histogram."""
+        out = LogHistogram()
+        for buckets in self.tree_itl if of == "itl" else self.tree_e2e:
+            out.merge(buckets)
+        return out
 
     @property
     def trees(self) -> int:
@@ -92,19 +112,32 @@ class Sample:
 
 @dataclass(frozen=True)
 class PointIntervals:
-    """A point's intervals: total tokens/s (not per GPU) and p90 of per-request ITL (seconds); None
-    when the sample is too small to tell. `method` says how, in words (the report's `ci_method`)."""
+    """A point's intervals: total tokens/s (not per GPU), p90 of per-request ITL and p90 of r_i (E2E per
+    output token; seconds); None when the sample is too small to tell. `method` says how, in words (the
+    report's `ci_method`)."""
 
     throughput: Interval | None = None
     itl_p90: Interval | None = None
     method: str | None = None
+    e2e_p90: Interval | None = None
 
     def interactivity_p90(self) -> Interval | None:
         """The ITL interval as interactivity (1 / ITL): its ends swap."""
-        itl = self.itl_p90
-        if itl is None or not itl.low > 0:
-            return None
-        return Interval(1.0 / itl.high, 1.0 / itl.low)
+        return _inverted(self.itl_p90)
+
+    def e2e_interactivity_p90(self) -> Interval | None:
+        """The r_i interval as E2E-normalized interactivity (1 / r_i): its ends swap."""
+        return _inverted(self.e2e_p90)
+
+    def on_axis(self, axis: FrontierAxis) -> Interval | None:
+        """The p90 interactivity interval of a frontier axis."""
+        return self.e2e_interactivity_p90() if axis == "e2e_interactivity" else self.interactivity_p90()
+
+
+def _inverted(seconds: Interval | None) -> Interval | None:
+    if seconds is None or not seconds.low > 0:
+        return None
+    return Interval(1.0 / seconds.high, 1.0 / seconds.low)
 
 
 def point_intervals(sample: Sample) -> PointIntervals:
@@ -117,10 +150,15 @@ def point_intervals(sample: Sample) -> PointIntervals:
     throughput, tput_how = _throughput(sample)
     itl = batch_quantile(sample, ITL_BATCHES)
     itl_how = f"batch means of the p90 of {ITL_BATCHES} sub-windows"
-    if throughput is None and itl is None:
+    e2e = batch_quantile(sample, E2E_BATCHES, of="e2e")
+    e2e_how = f"batch means of the p90 of {E2E_BATCHES} sub-windows"
+    if throughput is None and itl is None and e2e is None:
         return PointIntervals(method=None)
-    method = f"throughput: {tput_how}; p90 interactivity: {itl_how if itl else 'none'}; 95%"
-    return PointIntervals(throughput, itl, method)
+    method = (
+        f"throughput: {tput_how}; p90 interactivity: {itl_how if itl else 'none'}; "
+        f"p90 E2E-normalized interactivity: {e2e_how if e2e else 'none'}; 95%"
+    )
+    return PointIntervals(throughput, itl, method, e2e)
 
 
 def _throughput(sample: Sample) -> tuple[Interval | None, str]:
@@ -222,15 +260,15 @@ def batch_throughput(sample: Sample, k: int = BATCHES) -> Interval | None:
     return Interval(max(0.0, rate - half), rate + half)
 
 
-def _request_batches(sample: Sample, k: int) -> list[dict[int, float]]:
-    """The counted requests' ITL buckets in k runs of whole consecutive slots holding about equal numbers
-    of requests (each sub-window's quantile is then over as many requests as the others')."""
-    counts = [math.fsum(buckets.values()) for buckets in sample.slot_itl]
+def _request_batches(slots: Sequence[Mapping[int, float]], k: int) -> list[dict[int, float]]:
+    """The counted requests' buckets (ITL or r_i) in k runs of whole consecutive slots holding about equal
+    numbers of requests (each sub-window's quantile is then over as many requests as the others')."""
+    counts = [math.fsum(buckets.values()) for buckets in slots]
     total = math.fsum(counts)
     out: list[dict[int, float]] = []
     current: dict[int, float] = {}
     running = 0.0
-    for buckets, count in zip(sample.slot_itl, counts, strict=True):
+    for buckets, count in zip(slots, counts, strict=True):
         for index, n in buckets.items():
             current[index] = current.get(index, 0.0) + n
         running += count
@@ -242,14 +280,15 @@ def _request_batches(sample: Sample, k: int) -> list[dict[int, float]]:
     return out
 
 
-def batch_quantile(sample: Sample, k: int = BATCHES, q: float = QUANTILE) -> Interval | None:
-    """The p90 ITL ± t · (spread of the sub-windows' own p90s) / √k: the batch-quantile method, over k
-    consecutive sub-windows of about equal numbers of requests."""
+def batch_quantile(sample: Sample, k: int = BATCHES, q: float = QUANTILE, *, of: Latency = "itl") -> Interval | None:
+    """The p90 ITL (or, `of="e2e"`, the p90 of r_i) ± t · (spread of the sub-windows' own p90s) / √k:
+    the batch-quantile method, over k consecutive sub-windows of about equal numbers of requests."""
+    slots = sample.slot_buckets(of)
     whole = LogHistogram()
-    for buckets in sample.slot_itl:
+    for buckets in slots:
         whole.merge(buckets)
     value = whole.quantile(q)
-    known = [v for batch in _request_batches(sample, k) if (v := LogHistogram(batch).quantile(q)) is not None]
+    known = [v for batch in _request_batches(slots, k) if (v := LogHistogram(batch).quantile(q)) is not None]
     if value is None or len(known) < MIN_BATCHES:
         return None
     half = t975(len(known) - 1) * stdev(known) / math.sqrt(len(known))
@@ -269,11 +308,13 @@ def percentile(ordered: Sequence[float], p: float) -> float:
 @dataclass(frozen=True)
 class Precision:
     """How precise a point is so far: each figure's larger half-width as a fraction of its value
-    (None: unknown yet), over how many counted requests."""
+    (None: unknown yet), over how many counted requests. `interactivity` is the p90 of the frontier's
+    axis (`axis`)."""
 
     throughput: float | None
     interactivity: float | None
     requests: int
+    axis: FrontierAxis = "decode_interactivity"
 
     def met(self, target: float) -> bool:
         """`--precision F`: both half-widths within F, after at least `MIN_REQUESTS` requests."""
@@ -289,23 +330,27 @@ class Precision:
         def pm(value: float | None) -> str:
             return "unknown" if value is None else f"±{value:.1%}"
 
-        figures = f"throughput {pm(self.throughput)}, p90 interactivity {pm(self.interactivity)}"
+        figures = f"throughput {pm(self.throughput)}, {axis_words(self.axis)} {pm(self.interactivity)}"
         return f"{figures} after {self.requests} requests"
 
 
-def precision_of(sample: Sample) -> Precision:
-    """The sample's figures and intervals, as the relative half-widths `--precision` compares."""
+def axis_words(axis: FrontierAxis) -> str:
+    """A frontier axis's p90, in words."""
+    return "p90 E2E-normalized interactivity" if axis == "e2e_interactivity" else "p90 interactivity"
+
+
+def precision_of(sample: Sample, axis: FrontierAxis = "decode_interactivity") -> Precision:
+    """The sample's figures and intervals, as the relative half-widths `--precision` compares: the
+    throughput and the p90 interactivity on `axis`."""
     ci = point_intervals(sample)
     rate = math.fsum(sample.slot_tokens) / sample.duration_s if sample.duration_s > 0 else None
-    pooled = LogHistogram()
-    for buckets in sample.tree_itl:
-        pooled.merge(buckets)
-    interactivity = pooled.inverse_quantile(QUANTILE)
-    inter_ci = ci.interactivity_p90()
+    interactivity = sample.pooled("e2e" if axis == "e2e_interactivity" else "itl").inverse_quantile(QUANTILE)
+    inter_ci = ci.on_axis(axis)
     return Precision(
         throughput=ci.throughput.around(rate).relative_half_width(rate) if ci.throughput and rate else None,
         interactivity=inter_ci.around(interactivity).relative_half_width(interactivity)
         if inter_ci and interactivity
         else None,
         requests=sample.requests,
+        axis=axis,
     )

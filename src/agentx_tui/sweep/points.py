@@ -15,8 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from agentx_tui.measure import WindowFigures
-from agentx_tui.snapshot import EndpointTotals, PointFigures, Snapshot
+from agentx_tui.snapshot import EndpointTotals, FrontierAxis, PointFigures, Snapshot
 from agentx_tui.snapshot.stat import RunningStat, TickMeans, ratio
+from agentx_tui.sweep.frontier import NORTH_STAR
 from agentx_tui.sweep.intervals import (
     MIN_REQUESTS,
     Interval,
@@ -59,9 +60,12 @@ class PointWindow:
     # When this point's users were set (the stats' clock): user slots that sent before it were added
     # by earlier points, a cohort the throughput interval keeps apart. None: one cohort.
     cohort_edge: float | None = None
+    # The frontier's axis: `--precision` checks the p90 interactivity on it (and the throughput).
+    axis: FrontierAxis = NORTH_STAR
 
     def check_precision(self, now: float, *, force: bool = False) -> Precision | None:
-        """How precise the point is so far (`--precision`): its intervals over the window until `now`;
+        """How precise the point is so far (`--precision`): the intervals of its throughput and of its p90
+        interactivity on the frontier's axis, over the window until `now`;
         None when no check is due. A check is due once `MIN_REQUESTS` are counted and then whenever
         5% more have been (at least one more), so a long window costs O(log n) checks, not one a tick.
         Requests still in flight have not brought their tokens yet, which widens the throughput's
@@ -71,7 +75,8 @@ class PointWindow:
         if not (due or force) or not now > self.client.start:
             return None
         self.checked_at = requests
-        self.last_check = precision_of(interval_sample(self.client, now - self.client.start, self.cohort_edge))
+        sample = interval_sample(self.client, now - self.client.start, self.cohort_edge)
+        self.last_check = precision_of(sample, self.axis)
         return self.last_check
 
     def tick(self, snap: Snapshot) -> None:
@@ -110,8 +115,10 @@ class PointWindow:
         usd_per_hour = price * gpus if price is not None and gpus else None
         ttft, itl, e2e = tally.ttft.percentiles(), tally.itl.percentiles(), tally.e2e.percentiles()
         interactivity = tally.request_itl.inverse_quantile(0.9)
+        e2e_interactivity = tally.e2e_per_token.inverse_quantile(0.9)
         ci = point_intervals(interval_sample(c, duration, self.cohort_edge)) if duration else PointIntervals()
         tput_ci = _around(ci.throughput, total_rate)
+        e2e_ci = _around(ci.e2e_interactivity_p90(), e2e_interactivity)
         inter_ci = _around(ci.interactivity_p90(), interactivity)
         tasks = c.task_figures(
             time.monotonic(),
@@ -139,6 +146,9 @@ class PointWindow:
             output_tokens_per_s_per_gpu=ratio(output_rate, gpus),
             interactivity_p50_tokens_per_s=tally.request_itl.inverse_quantile(0.5),
             interactivity_p90_tokens_per_s=interactivity,
+            e2e_interactivity_p50_tokens_per_s=tally.e2e_per_token.inverse_quantile(0.5),
+            e2e_interactivity_p75_tokens_per_s=tally.e2e_per_token.inverse_quantile(0.75),
+            e2e_interactivity_p90_tokens_per_s=e2e_interactivity,
             per_user_output_tokens_per_s_p50=tally.decode.quantile(0.5),
             ttft_p50_s=ttft.p50,
             ttft_p90_s=ttft.p90,
@@ -174,7 +184,9 @@ class PointWindow:
             total_tokens_per_s_per_gpu_ci_high=ratio(tput_ci.high, gpus) if tput_ci else None,
             interactivity_p90_tokens_per_s_ci_low=inter_ci.low if inter_ci else None,
             interactivity_p90_tokens_per_s_ci_high=inter_ci.high if inter_ci else None,
-            ci_method=ci.method if tput_ci or inter_ci else None,
+            e2e_interactivity_p90_tokens_per_s_ci_low=e2e_ci.low if e2e_ci else None,
+            e2e_interactivity_p90_tokens_per_s_ci_high=e2e_ci.high if e2e_ci else None,
+            ci_method=ci.method if tput_ci or inter_ci or e2e_ci else None,
             stopped_early=self.stopped_early,
             stop_reason=self.stop_reason,
             tasks_completed=tasks.tasks_completed if tasks else None,
@@ -206,6 +218,7 @@ def interval_sample(window: WindowFigures, duration_s: float, cohort_edge: float
     slots = max(1, math.ceil(duration_s / raw.slot_s - 1e-9))
     tokens = [0.0] * slots
     itl: list[dict[int, float]] = [{} for _ in range(slots)]
+    e2e: list[dict[int, float]] = [{} for _ in range(slots)]
     for key, slot in raw.slots.items():
         if key > slots:  # after `duration_s` (a check while the window is still open)
             continue
@@ -213,6 +226,8 @@ def interval_sample(window: WindowFigures, duration_s: float, cohort_edge: float
         tokens[at] += slot.tokens
         for index, count in slot.itl.items():
             itl[at][index] = itl[at].get(index, 0.0) + count
+        for index, count in slot.e2e.items():
+            e2e[at][index] = e2e[at].get(index, 0.0) + count
     trees = list(raw.trees.values())
     return Sample(
         duration_s=duration_s,
@@ -224,6 +239,8 @@ def interval_sample(window: WindowFigures, duration_s: float, cohort_edge: float
         requests=window.latency.requests,
         user_tokens=tuple(raw.users.values()),
         user_cohorts=tuple(_cohort(key, window.user_since, cohort_edge) for key in raw.users),
+        tree_e2e=tuple(t.e2e for t in trees),
+        slot_e2e=tuple(e2e),
     )
 
 

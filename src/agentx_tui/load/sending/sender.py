@@ -159,6 +159,7 @@ class RequestSender:
         answer = answer_figures(
             start, res.read_times, res.read_events,
             reported_output=res.output_tokens, counted_events=res.events if res.error is None else None,
+            ended_at=res.ended_at,
         )  # fmt: skip
         record = RequestRecord(
             endpoint=server.url, user=user.user, session=user.session, step=step,

@@ -1,0 +1,96 @@
+"""AgentX's North Star, E2E-normalized interactivity (docs/metrics.md): r_i = E2E latency / output tokens
+per successful request, and the inverted percentiles of r_i, in the tallies, the windows and a row."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentx_tui.measure import (
+    CallTally,
+    ClientStats,
+    Completed,
+    LogHistogram,
+    Tally,
+    answer_figures,
+    e2e_per_token,
+    e2e_per_token_of,
+)
+
+
+def _done(sent: float, last: float | None, ended: float, out: int, *, tree: int = 1, user: int = 0) -> Completed:
+    return Completed(
+        sent_at=sent, first_token_at=None if last is None else sent + 0.1, last_token_at=last, ended_at=ended,
+        prompt_tokens=100, cached_tokens=None, output_tokens=out, ceiling_tokens=None, ttft_s=0.1,
+        decode_tokens_per_s=None, request_itl_s=None, tree=tree, user=user,
+    )  # fmt: skip
+
+
+def test_r_i_runs_from_the_start_to_the_last_content_token_over_the_output_tokens() -> None:
+    assert e2e_per_token(10.0, 12.0, 13.0, 8) == pytest.approx(0.25)  # the usage chunk after it does not count
+    assert e2e_per_token(10.0, None, 13.0, 6) == pytest.approx(0.5)  # no token time: the answer's end
+    assert e2e_per_token(10.0, 12.0, 13.0, 1) == pytest.approx(2.0)  # one token is enough (OSL ≥ 1)
+    assert e2e_per_token(10.0, 12.0, 13.0, 0) is None  # no output: not defined
+    assert e2e_per_token(10.0, None, None, 5) is None
+    assert e2e_per_token(10.0, 10.0, 10.0, 5) is None  # no time passed: not a latency
+    assert e2e_per_token_of(_done(1.0, 3.0, 3.5, 4)) == pytest.approx(0.5)
+
+
+def test_an_answer_carries_its_r_i() -> None:
+    streamed = answer_figures(10.0, [10.5, 10.7, 11.5], [1, 2, 2], reported_output=10, counted_events=5, ended_at=12)
+    assert streamed.e2e_per_token_s == pytest.approx(1.5 / 10)
+    whole = answer_figures(0.0, (), (), reported_output=4, counted_events=None, ended_at=2.0)  # not streamed
+    assert whole.e2e_per_token_s == pytest.approx(0.5)
+    assert answer_figures(0.0, (), (), reported_output=4, counted_events=None).e2e_per_token_s is None
+
+
+def test_the_figure_is_one_over_the_percentile_of_r_i_not_a_ratio_of_percentiles() -> None:
+    """Nine fast requests (long answers) and one slow one (a short answer after a long wait): the p90
+    of r_i is the slow one's r_i; p90 E2E over p90 output tokens would be a different number."""
+    stats = ClientStats(window_s=60, started_at=0.0)
+    for i in range(9):
+        stats.add(_done(float(i), i + 2.0, i + 2.0, 100))  # r = 0.02 s/token
+    stats.add(_done(9.0, 19.0, 19.0, 10))  # r = 1.0 s/token
+    f = stats.figures(20.0)
+    assert f.e2e_interactivity_p50_tokens_per_s == pytest.approx(50, rel=0.02)
+    assert f.e2e_interactivity_p75_tokens_per_s == pytest.approx(50, rel=0.02)
+    assert f.e2e_interactivity_p90_tokens_per_s == pytest.approx(50, rel=0.02)  # the 9th of 10 is still fast
+    assert f.run_e2e_interactivity_p90_tokens_per_s == f.e2e_interactivity_p90_tokens_per_s
+    stats.add(_done(10.0, 30.0, 30.0, 20))  # r = 1.0: now two of eleven are slow, the p90 among them
+    g = stats.figures(30.0)
+    assert g.e2e_interactivity_p90_tokens_per_s == pytest.approx(1.0, rel=0.02)
+    assert g.e2e_interactivity_p50_tokens_per_s == pytest.approx(50, rel=0.02)
+    later = stats.figures(200.0)  # the window has moved on; the run keeps them
+    assert later.e2e_interactivity_p90_tokens_per_s is None
+    assert later.run_e2e_interactivity_p90_tokens_per_s == pytest.approx(1.0, rel=0.02)
+
+
+def test_tallies_merge_r_i_and_a_window_keeps_it_per_tree_and_slot() -> None:
+    a, b = Tally(), Tally()
+    a.count(_done(0.0, 1.0, 1.0, 10))
+    b.count(_done(0.0, 2.0, 2.0, 10))
+    a.merge(b)
+    assert a.e2e_per_token.total == 2
+    assert a.e2e_per_token.quantile(1.0) == pytest.approx(0.2, rel=0.02)
+    stats = ClientStats(window_s=10, started_at=0.0)
+    window = stats.open_window(10.0)
+    stats.add(_done(8.0, 11.0, 11.0, 10, tree=1))  # started in the warm-up: not counted for latencies
+    stats.add(_done(11.0, 12.0, 12.0, 10, tree=1))
+    stats.add(_done(11.5, 13.5, 13.5, 4, tree=2))
+    stats.end_window(window, 14.0)
+    sample = window.sample
+    assert [sum(t.e2e.values()) for t in sample.trees.values()] == [1, 1]
+    assert sum(sum(s.e2e.values()) for s in sample.slots.values()) == 2
+    assert window.latency.e2e_per_token.total == 2
+    pooled = LogHistogram()
+    for tree in sample.trees.values():
+        pooled.merge(tree.e2e)
+    assert pooled.quantile(1.0) == pytest.approx(0.5, rel=0.02)
+
+
+def test_a_users_table_row_has_its_own_e2e_normalized_rate() -> None:
+    row = CallTally()
+    row.count(answer_figures(0.0, [0.5, 1.0], [1, 1], reported_output=2, counted_events=2, ended_at=1.1))  # 0.5
+    row.count(answer_figures(0.0, [1.0, 1.5], [1, 3], reported_output=4, counted_events=4, ended_at=1.6))  # 0.375
+    tallied = row.tallied()
+    assert tallied["e2e_interactivity_tokens_per_s"] == pytest.approx(2 / (0.5 + 0.375))
+    assert CallTally().tallied()["e2e_interactivity_tokens_per_s"] is None
