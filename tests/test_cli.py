@@ -141,3 +141,31 @@ def test_output_scale_goes_into_the_plan_its_workload_and_its_recorded_settings(
     assert plan.recorded_settings()["output_scale"] == 0.7
     plain = _plan("-w", "chat")
     assert plain.load.output_scale == 1.0 and plain.load.workload.spec.output_scale == 1.0
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--proxy", "0", "--session-idle", "0"], "--session-idle: '0' is out of range: seconds must be more than 0"),
+        (["--proxy", "0", "--session-idle", "-5"], "--session-idle: '-5' is out of range"),
+        (["--proxy", "0", "--session-idle", "nan"], "--session-idle: 'nan' is not a finite number."),
+        (["--proxy", "0", "--session-idle", "inf"], "--session-idle: 'inf' is not a finite number."),
+        (["--proxy", "0", "--session-idle", "soon"], "--session-idle: 'soon' is not a number."),
+        (["--session-idle", "30"], "--session-idle only applies with --proxy [HOST:]PORT."),
+    ],
+)
+def test_a_bad_session_idle_is_one_sentence_exit_2(
+    args: list[str], needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([*args, "-w", "none", "--headless", "--duration", "1"]) == 2  # before anything starts
+    err = capsys.readouterr().err
+    assert needle in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_session_idle_goes_into_the_proxy_plan_and_its_recorded_settings() -> None:
+    plan = _plan("--proxy", "0", "--session-idle", "0.5", "-w", "none")
+    assert plan.proxy is not None and plan.proxy.session_idle_s == 0.5
+    assert plan.recorded_settings()["proxy"]["session_idle_s"] == 0.5
+    default = _plan("--proxy", "0", "-w", "none").proxy
+    assert default is not None and default.session_idle_s == 120.0

@@ -295,6 +295,13 @@ def _traffic_flags(g: argparse._ArgumentGroup) -> None:
         help="with --proxy: the header naming a request's session (default X-Session-ID; the parent's is "
         "X-Parent-Session-ID), else the `user` field, else inferred",
     )
+    g.add_argument(
+        "--session-idle",
+        type=seconds(),
+        metavar="S",
+        help="with --proxy: a session tree with no call for S seconds has ended (default 120): its task "
+        "is counted and, with --capture, its file written",
+    )
 
 
 def _replay_parser() -> argparse.ArgumentParser:

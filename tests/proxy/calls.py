@@ -82,6 +82,7 @@ class Sink:
     added: list[Completed] = field(default_factory=list)
     errors: list[Failed] = field(default_factory=list)
     ended: list[str] = field(default_factory=list)
+    ended_trees: list[tuple[str, int]] = field(default_factory=list)  # (how, tree) of each session end
 
     def add(self, done: Completed) -> None:
         self.added.append(done)
@@ -91,3 +92,4 @@ class Sink:
 
     def session_ended(self, how: str, tree: int = -1) -> None:
         self.ended.append(how)
+        self.ended_trees.append((how, tree))

@@ -4,7 +4,8 @@ agents as live sessions beside the simulated users, and their capture as AgentX 
     LiveProxy      the whole of it, as a run starts, ticks and stops it (most callers need only this)
     ProxyServer    the transparent streaming proxy; hands every model call to a `ProxyObserver`
     LiveSessions   the observer: calls → sessions (header, `user` field, or inferred), users-table rows,
-                   `Completed`/`Failed` for the run's statistics, and the capture's session trees
+                   `Completed`/`Failed` for the run's statistics, each session tree a task (ended when
+                   idle for `--session-idle`), and the capture's session trees
                    (`_sessions.py` lists the modules that do each of those jobs)
     Capture        session files: no text, no token ids, no header values; salted block hashes
     Tokenizer      the server's own token ids of a call's prompt, off the request's path
@@ -14,6 +15,7 @@ The package never imports Textual; it reads `snapshot` and `measure` only.
 
 from agentx_tui.proxy._call import ProxiedCall
 from agentx_tui.proxy._capture import Capture, CaptureFigures, prepare_capture_folder
+from agentx_tui.proxy._eviction import DEFAULT_SESSION_IDLE_S
 from agentx_tui.proxy._live import DEFAULT_HOST, LiveProxy, check_listen_address, parse_listen_address
 from agentx_tui.proxy._server import (
     DEFAULT_SESSION_HEADER,
@@ -22,7 +24,7 @@ from agentx_tui.proxy._server import (
     ProxyServer,
     parent_header,
 )
-from agentx_tui.proxy._session import REAL_ID_BASE, LiveSession
+from agentx_tui.proxy._session import REAL_ID_BASE, TASK_ID_BASE, LiveSession
 from agentx_tui.proxy._session_stats import SessionFigures
 from agentx_tui.proxy._sessions import LiveSessions
 from agentx_tui.proxy._tokenize import Tokenizer, TokenizerFigures
@@ -30,7 +32,9 @@ from agentx_tui.proxy._tokenize import Tokenizer, TokenizerFigures
 __all__ = [
     "DEFAULT_HOST",
     "DEFAULT_SESSION_HEADER",
+    "DEFAULT_SESSION_IDLE_S",
     "REAL_ID_BASE",
+    "TASK_ID_BASE",
     "Capture",
     "CaptureFigures",
     "LiveProxy",

@@ -46,6 +46,8 @@ class ProxiedCall(UsageFigures):
     error: str | None = None  # the failure's kind (measure/sse.py's names), None if completed
     detail: str = ""  # the upstream's error, one line (no header values: they are never in it)
     session: Any = None  # the observer's own handle for the call's session
+    tree: int = -1  # the task (session tree) id the observer gave it, for the run's statistics
+    step: int = 0  # its 1-based place in its own agent's loop (0: unknown)
     usage: dict[str, Any] | None = None
     finish_reason: str | None = None
     _figures: AnswerFigures | None = None  # worked out once the call is over (`figures`)
@@ -144,11 +146,14 @@ class ProxiedCall(UsageFigures):
             decode_tokens_per_s=answer.decode_tokens_per_s,
             request_itl_s=answer.request_itl_s,
             itl=answer.itl_buckets(),
+            tree=self.tree,
+            step=self.step,
         )
 
     def failed(self) -> Failed:
         # A call the agent itself gave up is not a failure of the server: counted, not failed.
-        return Failed(self.error or "unknown", self.error != "cancelled", self.received_at, self.ended_at)
+        # A failure of the server fails the call's task; a cancelled call leaves its task running.
+        return Failed(self.error or "unknown", self.error != "cancelled", self.received_at, self.ended_at, self.tree)
 
 
 def _one_line(text: str) -> str:

@@ -1,6 +1,7 @@
-"""When a live session tree is over (docs/capture.md): idle for `IDLE_S`, or the least recently active
-one when `MAX_LIVE_TREES` are live, so memory follows the live sessions, not the run's length. A busy
-tree (a call on the wire, a prompt being tokenized) is never over. The caller captures and drops it."""
+"""When a live session tree is over (docs/capture.md): idle for `--session-idle` seconds (it ended: a
+task done, or failed), or the least recently active one when `MAX_LIVE_TREES` are live (cut off: no
+task), so memory follows the live sessions, not the run's length. A busy tree (a call on the wire, a
+prompt being tokenized, a call's figures not yet counted) is never over. The caller captures and drops it."""
 
 from __future__ import annotations
 
@@ -8,14 +9,16 @@ from collections.abc import Iterable
 
 from agentx_tui.proxy._session import SessionTree
 
-IDLE_S = 600.0  # a session tree with no call for this long is over: captured, then dropped
+# --session-idle's default: a session tree with no call for this long has ended (a task done, docs/metrics.md
+# "Tasks"), is captured, then dropped. An agent's own pause between calls (a tool, a human) is shorter.
+DEFAULT_SESSION_IDLE_S = 120.0
 # Live trees kept at most: past this, the least recently active tree with no call on the wire is
-# captured and dropped early (a flood of one-call sessions must not grow memory for 10 minutes).
+# captured and dropped early (a flood of one-call sessions must not grow memory for the idle time).
 MAX_LIVE_TREES = 50_000
 MAX_CANDIDATES = 16  # trees looked at for the one to drop early (busy trees are also the most recent)
 
 
-def idle_trees(trees: Iterable[SessionTree], now: float, idle_s: float = IDLE_S) -> list[SessionTree]:
+def idle_trees(trees: Iterable[SessionTree], now: float, idle_s: float = DEFAULT_SESSION_IDLE_S) -> list[SessionTree]:
     """The trees idle for `idle_s` and not busy, of `trees` ordered least recently active first."""
     over: list[SessionTree] = []
     for tree in trees:

@@ -10,7 +10,7 @@ from pathlib import Path
 from agentx_tui.errors import UsageError
 from agentx_tui.measure import StatsSink
 from agentx_tui.proxy._capture import Capture
-from agentx_tui.proxy._eviction import IDLE_S
+from agentx_tui.proxy._eviction import DEFAULT_SESSION_IDLE_S
 from agentx_tui.proxy._server import DEFAULT_SESSION_HEADER, SHUTDOWN_GRACE_S, ProxyServer
 from agentx_tui.proxy._sessions import LiveSessions
 from agentx_tui.proxy._tokenize import Tokenizer
@@ -66,7 +66,7 @@ class LiveProxy:
         model: str | None = None,
         session_header: str = DEFAULT_SESSION_HEADER,
         api_key: str | None = None,
-        idle_s: float = IDLE_S,
+        idle_s: float = DEFAULT_SESSION_IDLE_S,  # --session-idle: a tree with no call for this long has ended
         tokenizer_url: str | None = None,
         shutdown_grace_s: float = SHUTDOWN_GRACE_S,
     ) -> None:

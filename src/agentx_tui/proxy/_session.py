@@ -12,6 +12,9 @@ from agentx_tui.proxy._capture import CaptureAgent, CaptureTree
 from agentx_tui.snapshot import UserRow, UserState
 
 REAL_ID_BASE = 1 << 50  # rows of proxied sessions have ids from here: they never meet simulated ones
+# Proxied session trees' task ids (`Completed.tree`, `Failed.tree`) count from here too: the simulated
+# users' tree ids are global session counters (`IdStride`), small, so the two never meet in a TaskBook.
+TASK_ID_BASE = REAL_ID_BASE
 SCREEN_NAME_CHARS = 64  # a session's name is kept for the screen up to this long
 How = Literal["header", "user", "inferred"]
 
@@ -25,19 +28,24 @@ def screen_name(value: str) -> str:
 
 @dataclass(slots=True, eq=False)
 class SessionTree:
-    """An agent and its sub-agents: captured as one session file, and over as one (`_eviction.py`)."""
+    """An agent and its sub-agents: one task of the run's (`task`, its calls' tree id), captured as one
+    session file, and over as one (`_eviction.py`)."""
 
     id: str
     label: str
     capture: CaptureTree | None
+    task: int = -1  # the tree id its calls carry to the run's statistics (from `TASK_ID_BASE`)
     in_flight: int = 0
+    counting: int = 0  # completed calls whose figures wait for their prompt's length (/tokenize)
+    failed: bool = False  # a call of it failed for good: its task ends as failed
     last_activity: float = 0.0
     sessions: list[LiveSession] = field(default_factory=list)
 
     @property
     def busy(self) -> bool:
-        """A call on the wire, or a prompt still being tokenized for its capture: not to be written yet."""
-        return bool(self.in_flight or (self.capture is not None and self.capture.pending))
+        """A call on the wire, a prompt still being tokenized for its capture, or a call not yet in the
+        run's statistics: not to be written or ended yet (its task would miss a call)."""
+        return bool(self.in_flight or self.counting or (self.capture is not None and self.capture.pending))
 
 
 @dataclass(slots=True, eq=False)
@@ -71,6 +79,7 @@ class LiveSession(CallTally):
     def started(self, call: ProxiedCall) -> None:
         self.in_flight += 1
         self.steps += 1
+        call.tree, call.step = self.tree.task, self.steps  # a sub-agent's calls are in its parent's task
         self.current = call
         self.tree.in_flight += 1
         self.tree.last_activity = call.received_at

@@ -1,5 +1,6 @@
 """What the proxied sessions add up to (`SessionFigures`, in every tick's `ProxyState`), and every call's
-figures handed to the run's statistics (`StatsSink`) as the load client's own requests are."""
+figures handed to the run's statistics (`StatsSink`) as the load client's own requests are: each call
+with its session tree's task id, and each tree's end as the end of its task (docs/metrics.md, "Tasks")."""
 
 from __future__ import annotations
 
@@ -58,6 +59,12 @@ class SessionStats:
         self._output += call.output_tokens or 0
         if self.sink is not None:
             self.sink.add(call.completed(prompt))
+
+    def tree_ended(self, task: int, how: str) -> None:
+        """A session tree's task is over: `done` (or `error`, a call of it failed) when it went idle,
+        `retired` when it was cut off (neither completed nor failed)."""
+        if self.sink is not None:
+            self.sink.session_ended(how, task)
 
     def figures(self, live_sessions: int) -> SessionFigures:
         return SessionFigures(

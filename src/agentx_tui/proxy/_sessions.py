@@ -6,12 +6,15 @@ those jobs.
     _session.py         a session and its tree: the figures of a users table row
     _live_table.py      the live sessions by recent activity: the rows, the states
     _eviction.py        when a tree is over (idle, or pushed out by the live trees' limit)
-    _session_stats.py   the sessions' figures, and every call's for the run's statistics
+    _session_stats.py   the sessions' figures, every call's for the run's statistics, the trees' tasks
     _prompt_tokens.py   a completed call's prompt tokenized for the statistics and the capture
 
-Per session: the same figures as a simulated user (load/sending/users.py). Every cost per call is a
-few dictionary operations; `rows(limit)` is O(limit); a tree idle for `idle_s` is captured and leaves
-the live table, so memory follows the live sessions, not the run's length.
+Per session: the same figures as a simulated user (load/sending/users.py). Per tree: one task of the
+run's (docs/metrics.md, "Tasks"): its calls, sub-agents' included, carry its task id, and a tree idle
+for `idle_s` (`--session-idle`) has ended: its task is completed (failed, if a call of it failed for
+good), it is captured, and it leaves the live table, so memory follows the live sessions, not the
+run's length. A tree still open when the proxy closes is captured but stays a running task. Every cost
+per call is a few dictionary operations; `rows(limit)` is O(limit).
 """
 
 from __future__ import annotations
@@ -23,17 +26,23 @@ import time
 from agentx_tui.measure import StatsSink
 from agentx_tui.proxy._call import ProxiedCall
 from agentx_tui.proxy._capture import Capture, CapturedCall
-from agentx_tui.proxy._eviction import IDLE_S, MAX_LIVE_TREES, idle_trees, oldest_free_tree
+from agentx_tui.proxy._eviction import DEFAULT_SESSION_IDLE_S, MAX_LIVE_TREES, idle_trees, oldest_free_tree
 from agentx_tui.proxy._inference import SPAWN_WINDOW_S, SessionInference
 from agentx_tui.proxy._live_table import LiveTable
 from agentx_tui.proxy._prompt_tokens import PromptTokens
-from agentx_tui.proxy._session import REAL_ID_BASE, How, LiveSession, SessionTree, screen_name
+from agentx_tui.proxy._session import REAL_ID_BASE, TASK_ID_BASE, How, LiveSession, SessionTree, screen_name
 from agentx_tui.proxy._session_stats import SessionFigures, SessionStats
 from agentx_tui.proxy._tokenize import Tokenizer
 from agentx_tui.snapshot import USERS_SHOWN, UserRow
 
 CLOSE_TOKENIZE_S = 3.0  # at close, how long prompts still being tokenized are waited for
-_SWEEP_S = 5.0
+# How often idle trees are looked for: a quarter of the idle time, at most 5 s (a tree ends at most
+# that late), at least 50 ms (a tiny --session-idle must not spin the event loop).
+MAX_SWEEP_S, MIN_SWEEP_S = 5.0, 0.05
+
+
+def sweep_every(idle_s: float) -> float:
+    return min(MAX_SWEEP_S, max(MIN_SWEEP_S, idle_s / 4))
 
 
 class LiveSessions:
@@ -46,19 +55,22 @@ class LiveSessions:
         capture: Capture | None = None,
         tokenizer: Tokenizer | None = None,
         endpoint: str = "",
-        idle_s: float = IDLE_S,
+        idle_s: float = DEFAULT_SESSION_IDLE_S,
         spawn_window_s: float = SPAWN_WINDOW_S,
         max_live_trees: int = MAX_LIVE_TREES,
+        sweep_s: float | None = None,
     ) -> None:
         self.capture = capture
         self.tokenizer = tokenizer
         self.idle_s = idle_s
+        self.sweep_s = sweep_s if sweep_s is not None else sweep_every(idle_s)
         self.max_live_trees = max_live_trees
         self._next_id = REAL_ID_BASE
+        self._next_task = TASK_ID_BASE
         self._table = LiveTable(endpoint)
         self._inference = SessionInference(self._new, spawn_window_s)
         self._stats = SessionStats(sink)
-        self._tokens = PromptTokens(tokenizer, capture, self._stats.counted)
+        self._tokens = PromptTokens(tokenizer, capture, self._counted)
         self._sweeper: asyncio.Task[None] | None = None
         self._closed = False
 
@@ -71,7 +83,8 @@ class LiveSessions:
 
     async def close(self, tokenize_wait_s: float = CLOSE_TOKENIZE_S) -> None:
         """Write every open tree (after at most `tokenize_wait_s` for prompts still being tokenized; a
-        call whose prompt is not tokenized by then is written without hash ids). Safe to call twice."""
+        call whose prompt is not tokenized by then is written without hash ids). Their tasks are not
+        ended: they were still running. Safe to call twice."""
         if self._closed:
             return
         self._closed = True
@@ -94,18 +107,21 @@ class LiveSessions:
 
     async def _sweep(self) -> None:
         while True:
-            await asyncio.sleep(_SWEEP_S)
+            await asyncio.sleep(self.sweep_s)
             self.expire(time.monotonic())
 
     def expire(self, now: float) -> int:
-        """Capture and drop every tree idle for `idle_s` (whose prompts are all tokenized); how many."""
+        """End every tree idle for `idle_s` (not busy): its task completed (or failed), captured and
+        dropped; how many."""
         over = idle_trees(self._table.trees.values(), now, self.idle_s)
         for tree in over:
-            self._retire(tree)
+            self._retire(tree, "error" if tree.failed else "done")
         return len(over)
 
-    def _retire(self, tree: SessionTree) -> None:
-        """A tree is over: captured, then out of the live table and of the inference."""
+    def _retire(self, tree: SessionTree, how: str) -> None:
+        """A tree is over (`how` its task ended, `StatsSink.session_ended`): captured, then out of the
+        live table and of the inference."""
+        self._stats.tree_ended(tree.task, how)
         if self.capture is not None and tree.capture is not None:
             self.capture.write(tree.capture)
         self._table.remove(tree)
@@ -143,6 +159,7 @@ class LiveSessions:
             self._stats.failed(call)
             if session is not None:
                 session.errors += 1
+                session.tree.failed |= call.failed().final
                 if session.agent is not None and self.capture is not None:
                     self.capture.add_failed(session.agent)
             return
@@ -157,11 +174,19 @@ class LiveSessions:
         if prompt is not None:
             self._stats.counted(call, prompt)
         if want_tokens:
+            if prompt is None and session is not None:
+                session.tree.counting += 1  # its figures reach the statistics once tokenized (`_counted`)
             self._tokens.request(call, session, record)
         elif prompt is None:
             self._stats.counted(call, 0)  # no usage and no way to count the prompt
 
     # -- internals -----------------------------------------------------------------------------------
+    def _counted(self, call: ProxiedCall, prompt: int) -> None:
+        """A completed call whose prompt's length was unknown, now counted (`PromptTokens`)."""
+        if call.prompt_tokens is None and call.session is not None:
+            call.session.tree.counting -= 1
+        self._stats.counted(call, prompt)
+
     def _new(
         self, parent: LiveSession | None, how: How, name: tuple[str, str] | None, call: ProxiedCall
     ) -> LiveSession:
@@ -172,10 +197,17 @@ class LiveSessions:
             if len(self._table.trees) >= self.max_live_trees:
                 oldest = oldest_free_tree(self._table.trees.values())
                 if oldest is not None:
-                    self._retire(oldest)
+                    self._retire(oldest, "retired")  # cut off, not ended: its task counts nowhere
             tree_capture = self.capture.open_tree() if self.capture is not None else None
             tree_id = tree_capture.id if tree_capture is not None else secrets.token_hex(8)
-            tree = SessionTree(id=tree_id, label=tree_id[:6], capture=tree_capture, last_activity=call.received_at)
+            self._next_task += 1
+            tree = SessionTree(
+                id=tree_id,
+                label=tree_id[:6],
+                capture=tree_capture,
+                task=self._next_task,
+                last_activity=call.received_at,
+            )
             agent = tree_capture.root if tree_capture is not None else None
             label = tree.label
         else:

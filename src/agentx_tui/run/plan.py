@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentx_tui.load import LoadSettings, PreparedWorkload
-from agentx_tui.proxy import DEFAULT_SESSION_HEADER
+from agentx_tui.proxy import DEFAULT_SESSION_HEADER, DEFAULT_SESSION_IDLE_S
 from agentx_tui.report import Check
 from agentx_tui.snapshot import FrontierAxis
 
@@ -76,6 +76,7 @@ class ProxyPlan:
     port: int  # 0: a free port (said when the run starts)
     capture_dir: Path | None = None  # --capture
     session_header: str = DEFAULT_SESSION_HEADER  # --session-header
+    session_idle_s: float = DEFAULT_SESSION_IDLE_S  # --session-idle: a tree with no call for this long has ended
 
 
 @dataclass(frozen=True)
@@ -167,6 +168,7 @@ class RunPlan:
                 "listen": f"{self.proxy.host}:{self.proxy.port}",
                 "capture_dir": str(self.proxy.capture_dir) if self.proxy.capture_dir else None,
                 "session_header": self.proxy.session_header,
+                "session_idle_s": self.proxy.session_idle_s,
             },
             "precision": self.precision,
             "frontier_axis": self.frontier_axis,

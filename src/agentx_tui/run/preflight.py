@@ -31,6 +31,7 @@ from agentx_tui.load import (
 )
 from agentx_tui.proxy import (
     DEFAULT_SESSION_HEADER,
+    DEFAULT_SESSION_IDLE_S,
     check_listen_address,
     parse_listen_address,
     prepare_capture_folder,
@@ -154,9 +155,15 @@ _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP token (RFC 
 
 
 def _proxy(args: argparse.Namespace, target: TargetPlan) -> ProxyPlan | None:
-    """`--proxy [HOST:]PORT` with its `--capture` and `--session-header`: checked before anything starts."""
+    """`--proxy [HOST:]PORT` with its `--capture`, `--session-header` and `--session-idle`: checked before
+    anything starts."""
     if args.proxy is None:
-        for flag, given in (("--capture", args.capture), ("--session-header", args.session_header)):
+        given_flags = (
+            ("--capture", args.capture),
+            ("--session-header", args.session_header),
+            ("--session-idle", args.session_idle),
+        )
+        for flag, given in given_flags:
             if given is not None:
                 raise UsageError(f"{flag} only applies with --proxy [HOST:]PORT.", "See docs/capture.md.")
         return None
@@ -172,7 +179,8 @@ def _proxy(args: argparse.Namespace, target: TargetPlan) -> ProxyPlan | None:
         raise UsageError(f"--session-header {header!r} is not a header name.", "For example X-Session-ID.")
     if args.capture is not None:
         prepare_capture_folder(args.capture)
-    return ProxyPlan(host, port, args.capture, header)
+    idle_s = args.session_idle if args.session_idle is not None else DEFAULT_SESSION_IDLE_S
+    return ProxyPlan(host, port, args.capture, header, idle_s)
 
 
 def _pull_hub_workload(workload: str) -> PulledCorpus | None:
