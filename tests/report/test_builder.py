@@ -77,6 +77,19 @@ DOCUMENTED_KEYS = [
     "ci_method",
     "stopped_early",
     "stop_reason",
+    # Agents, not requests (docs/metrics.md, "Tasks"):
+    "tasks_completed",
+    "tasks_running",
+    "tasks_failed",
+    "task_s_p50",
+    "task_s_p90",
+    "task_model_share",
+    "steps_per_task_mean",
+    "tokens_per_task_mean",
+    "output_tokens_per_task_mean",
+    "usd_per_task",
+    "tasks_per_hour_per_gpu",
+    "step_curve",
 ]
 
 
