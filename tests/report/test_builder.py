@@ -81,6 +81,19 @@ DOCUMENTED_KEYS = [
     "schedule_lag_p50_s",
     "schedule_lag_p90_s",
     "schedule_lag_p99_s",
+    # Agents, not requests (docs/metrics.md, "Tasks"):
+    "tasks_completed",
+    "tasks_running",
+    "tasks_failed",
+    "task_s_p50",
+    "task_s_p90",
+    "task_model_share",
+    "steps_per_task_mean",
+    "tokens_per_task_mean",
+    "output_tokens_per_task_mean",
+    "usd_per_task",
+    "tasks_per_hour_per_gpu",
+    "step_curve",
 ]
 
 

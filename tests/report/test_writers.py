@@ -23,7 +23,7 @@ from agentx_tui.report import (
 from agentx_tui.report._format import cell
 from tests.report._snaps import stream
 
-LISTS = ("endpoints", "users_detail")
+LISTS = ("endpoints", "users_detail", "step_curve", "task_s_histogram")  # tables of their own
 
 
 @pytest.fixture

@@ -12,6 +12,9 @@ first.time. Only what the snapshots cannot carry is accumulated here, in O(1) me
   owned-hardware cost pays for), then the mean over the ticks that had a reading;
 - a downsampled series (≤ 500 points) for the Markdown charts.
 
+Task figures (``tasks_completed`` … ``step_curve``) are the last snapshot's whole-run ``tasks``, as they
+are; null when observing only (no calls of the run's own).
+
 Throughput (``output_tokens_per_s`` …) is client-side when a load driver ran (tokens the driver
 received), else server-side (the servers' token counters); ``throughput_source`` says which, and the
 ``*_server`` keys always give the server-side figures. ``prefix_cache_hit_rate_server`` is the run
@@ -29,7 +32,7 @@ from agentx_tui import __version__
 from agentx_tui.report._keys import REPORT_KEYS
 from agentx_tui.report._model import Report
 from agentx_tui.report._series import ReportSeries, SeriesBuffer
-from agentx_tui.snapshot import EndpointFigures, EndpointTotals, ProxyState, RunIntervals, Snapshot
+from agentx_tui.snapshot import EndpointFigures, EndpointTotals, ProxyState, RunIntervals, Snapshot, TaskFigures
 from agentx_tui.snapshot.rates import rates
 from agentx_tui.snapshot.stat import RunningStat, TickMeans, ratio
 
@@ -119,6 +122,8 @@ class ReportBuilder:
         report.update(_cost_figures(last))
         report.update(_per_gpu_figures(report, last))
         report.update(_health_figures(last))
+        if last.tasks is not None:
+            report.update(_task_figures(last.tasks))
         if last.sweep is not None:
             report.update(_sweep_figures(last))
         if last.proxy is not None:
@@ -274,6 +279,16 @@ def _health_figures(last: Snapshot) -> dict[str, Any]:
         "client_saturated": h.run_saturated,
         "client_saturated_reason": h.run_reason,
         "workers": h.workers,
+    }
+
+
+def _task_figures(tasks: TaskFigures) -> dict[str, Any]:
+    """Agents, not requests (docs/metrics.md, "Tasks"): the last tick's whole-run task figures. The run
+    carries none when observing only: then every task key stays null."""
+    return {
+        **tasks.model_dump(exclude={"step_curve", "task_s_histogram"}),
+        "step_curve": tasks.step_curve,
+        "task_s_histogram": [{"upper_s": upper, "tasks": n} for upper, n in tasks.task_s_histogram],
     }
 
 

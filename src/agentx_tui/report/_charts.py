@@ -334,7 +334,7 @@ def chart_paths(report_path: Path) -> list[Path]:
     return [report_path.with_name(f"{report_path.stem}.{kind}.svg") for kind, _, _ in CHARTS]
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def write_svg_atomic(path: Path, text: str) -> None:
     # Same as the report itself: a killed run leaves the old picture or the new one, never half of one.
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -360,7 +360,7 @@ def write_sweep_charts(report_path: Path, report: Report) -> list[Path]:
         return []
     paths = chart_paths(report_path)
     for path, (_, _, render) in zip(paths, CHARTS, strict=True):
-        _write_atomic(path, render(report))
+        write_svg_atomic(path, render(report))
     return paths
 
 

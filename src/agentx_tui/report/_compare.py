@@ -5,6 +5,12 @@ Gated (higher is better): throughput (total and output, per GPU too), interactiv
 dollar; (lower is better): USD per million tokens. Shown, never gated: TTFT and ITL p90, prefix-cache hit
 rates, error rate. A figure null on either side is n/a and gates nothing; the output says which.
 
+Per task (docs/metrics.md, "Tasks"; a table of their own): tasks per hour per GPU (higher is better), task
+wall time p50/p90 and USD per task (lower is better) gate with the headline figures; tasks completed,
+the model share, calls and tokens per task are context, shown and never gated (a change there is what
+the workload did, not better or worse). No task figure carries a 95% interval yet (not the run's, not a
+sweep point's): the tolerance alone decides, and the output says so.
+
 For two sweeps the tiers gate (throughput per GPU, tokens per dollar and USD per million tokens at each
 interactivity tier, docs/sweeps.md): that is the methodology's like-for-like comparison. Their whole-run
 figures average every point's load, so they differ whenever the two sweeps' schedules do (an auto sweep
@@ -47,7 +53,7 @@ DEFAULT_TOLERANCE = 0.05
 _SLACK = 1e-9  # "more than F": a change of exactly F (give or take float rounding) passes
 
 Better = Literal["higher", "lower"] | None  # None: shown, not gated
-Kind = Literal["rate", "fraction", "seconds", "tokens_per_dollar", "usd"]
+Kind = Literal["rate", "fraction", "seconds", "tokens_per_dollar", "usd", "count"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +78,17 @@ HEADLINE = (
     Figure("tokens_per_dollar_output", "higher", "tokens_per_dollar"),
     Figure("usd_per_million_output_tokens", "lower", "usd"),
     Figure("error_rate", None, "fraction"),
+)
+TASKS = (
+    Figure("tasks_completed", None, "count"),
+    Figure("tasks_per_hour_per_gpu", "higher", "rate"),
+    Figure("task_s_p50", "lower", "seconds"),
+    Figure("task_s_p90", "lower", "seconds"),
+    Figure("usd_per_task", "lower", "usd"),
+    Figure("task_model_share", None, "fraction"),
+    Figure("steps_per_task_mean", None, "count"),
+    Figure("tokens_per_task_mean", None, "count"),
+    Figure("output_tokens_per_task_mean", None, "count"),
 )
 _TPUT_AT, _TPD_AT, _USD_AT = TIER_KEY_PREFIXES  # the sweep's own names for the tier keys
 _TIER_FIGURES: tuple[tuple[str, Better, Kind], ...] = (
@@ -101,7 +118,8 @@ def build_compare_parser() -> argparse.ArgumentParser:
         prog="agentx-tui compare",
         description="Two reports (single runs or sweeps) side by side with B/A per figure and per tier. "
         "Exit 1 when B is worse than A by more than the tolerance on any throughput, interactivity or "
-        "tokens-per-dollar figure (or costs more per million tokens); 0 otherwise; 2 for a bad file.",
+        "tokens-per-dollar figure (or costs more per million tokens), or on tasks per hour per GPU, task "
+        "time or USD per task; 0 otherwise; 2 for a bad file.",
     )
     p.add_argument("a", type=Path, metavar="A.json", help="the reference report (--report NAME.json)")
     p.add_argument("b", type=Path, metavar="B.json", help="the report compared with it")
@@ -211,10 +229,11 @@ class Comparison:
     sweeps: tuple[bool, bool]
     about: tuple[str, str]  # model, workload, users or points, duration of A and of B
     client_bound: tuple[bool, bool] = (False, False)  # the report says its load generator was saturated
+    tasks: tuple[Row, ...] = ()  # per task, over the whole run: gated with the headline figures
 
     @property
     def rows(self) -> tuple[Row, ...]:
-        return self.headline + self.tiers
+        return self.headline + self.tasks + self.tiers
 
     @property
     def regressions(self) -> tuple[Row, ...]:
@@ -227,7 +246,7 @@ class Comparison:
     @property
     def not_gated_na(self) -> tuple[Row, ...]:
         """Figures of the gated section that gate nothing because a side has no value."""
-        gated_section = self.headline if self.gate == "headline" else self.tiers
+        gated_section = self.headline + self.tasks if self.gate == "headline" else self.tiers
         return tuple(r for r in gated_section if r.better is not None and not r.gated)
 
 
@@ -292,10 +311,10 @@ def compare_reports(a: Report, b: Report, *, tolerance: float = DEFAULT_TOLERANC
             for prefix, better, kind in _TIER_FIGURES
         )
 
-    def headline_rows(gating: bool) -> tuple[Row, ...]:
+    def headline_rows(figures: Sequence[Figure], gating: bool) -> tuple[Row, ...]:
         return tuple(
             _row(a, b, f.key, f.better, f.kind, gating)
-            for f in HEADLINE
+            for f in figures
             if a.has(f.key) or b.has(f.key)  # older reports lack the newer keys: no row of n/a for them
         )
 
@@ -305,7 +324,14 @@ def compare_reports(a: Report, b: Report, *, tolerance: float = DEFAULT_TOLERANC
     about = (_describe(a), _describe(b))
     bound = (a.client_saturated is True, b.client_saturated is True)
     return Comparison(
-        tolerance, headline_rows(gate == "headline"), tier_rows(gate == "tiers"), gate, sweeps, about, bound
+        tolerance,
+        headline_rows(HEADLINE, gate == "headline"),
+        tier_rows(gate == "tiers"),
+        gate,
+        sweeps,
+        about,
+        bound,
+        headline_rows(TASKS, gate == "headline"),
     )
 
 
@@ -423,15 +449,21 @@ def render_comparison(comparison: Comparison, *, a_name: str, b_name: str, colou
     if c.gate == "tiers":
         head += " (shown, not gated: a sweep's whole-run figures mix every point's load)"
     lines += [head, *(_table(c.headline, c.tolerance, colour) if c.headline else ["(none in either report)"])]
+    if c.tasks:
+        tasks_head = "Tasks (per session tree, over the whole run; no 95% interval yet: n/a)"
+        if c.gate == "tiers":
+            tasks_head += ": shown, not gated, like the whole-run figures"
+        lines += ["", tasks_head, *_table(c.tasks, c.tolerance, colour)]
     if c.tiers:
         tiers_head = "Tiers (read on the frontier at p90 interactivity T tok/s/user)"
         if c.gate == "headline" and all(c.sweeps):
             tiers_head += ": no tier is known on both sides, so the whole-run figures gate"
         lines += ["", tiers_head, *_table(c.tiers, c.tolerance, colour)]
+    per_task = " (per task: higher for tasks per hour per GPU, lower for task time and USD per task)" if c.tasks else ""
     lines += [
         "",
         f"Higher is better for throughput, interactivity and tokens per dollar, lower for USD per million "
-        f"tokens; B may be up to {tol} worse. The other figures are shown, not gated.",
+        f"tokens{per_task}; B may be up to {tol} worse. The other figures are shown, not gated.",
     ]
     if any(r.a_ci or r.b_ci for r in c.rows):
         lines.append(

@@ -4,7 +4,8 @@ Made for CI logs, pipes and `nohup`: plain ASCII columns and no escape sequences
 is a terminal (and NO_COLOR is unset); every line is flushed so a log shows progress as it happens.
 Each line shows window figures: tokens/s and TTFT p90 are client-side when a load driver ran, else the
 servers' own; KV % is the aggregate endpoint's; prefix % is the servers' window hit rate (the client's
-when the servers expose none); tok/$ is total tokens per dollar at the window's rate.
+when the servers expose none); tok/$ is total tokens per dollar at the window's rate. (The columns fill
+80: the task count is in the summary, not on each line.)
 """
 
 from __future__ import annotations
@@ -61,6 +62,23 @@ _BOLD, _RED, _GREEN, _RESET = "\x1b[1m", "\x1b[31m", "\x1b[32m", "\x1b[0m"
 
 def _seconds(value: float | None) -> str:
     return NA if value is None else f"{value:.3g}s"
+
+
+def task_lines(report: Report) -> list[str]:
+    """The summary's task figures (docs/metrics.md, "Tasks"), a few lines of words."""
+    done, running, failed = report.tasks_completed or 0, report.tasks_running or 0, report.tasks_failed or 0
+    lines = [f"  tasks: {done} completed, {running} still running, {failed} failed"]
+    if not done:
+        return [*lines, "    no task completed: the per-task figures are unknown"]
+    share = report.task_model_share
+    in_model = "" if share is None else f", {percent(share)} of it in the model"
+    lines += [
+        f"    task time p50 {_seconds(report.task_s_p50)}, p90 {_seconds(report.task_s_p90)}{in_model}",
+        f"    per task: {cell(report.steps_per_task_mean)} calls, {si(report.tokens_per_task_mean)} tokens "
+        f"({si(report.output_tokens_per_task_mean)} output)",
+        f"    {cell(report.usd_per_task)} USD per task, {cell(report.tasks_per_hour_per_gpu)} tasks/hour/GPU",
+    ]
+    return lines
 
 
 class HeadlessPrinter:
@@ -143,6 +161,9 @@ class HeadlessPrinter:
         if report.proxied_requests is not None:  # --proxy: the real agents' part of it
             for key in PROXY_SUMMARY_KEYS:
                 self._write(f"  {key.ljust(width)}  {cell(getattr(report, key))} {unit(key)}".rstrip())
+        if report.tasks_completed is not None:  # the run sent calls of its own: what its agents' tasks took
+            for line in task_lines(report):
+                self._write(line)
         if report.client_saturated is not None:  # a load generator ran: its cost, and was it the limit
             self._write(self._client(report))
         if report.schedule_lag_p90_s is not None:  # a timed replay: did the users keep its schedule

@@ -79,6 +79,19 @@ CONTRACT_KEYS: tuple[str, ...] = (
     "schedule_lag_p50_s",
     "schedule_lag_p90_s",
     "schedule_lag_p99_s",
+    # Agents, not requests (docs/metrics.md, "Tasks"): per session tree, over the whole run; null when observing only.
+    "tasks_completed",
+    "tasks_running",
+    "tasks_failed",
+    "task_s_p50",
+    "task_s_p90",
+    "task_model_share",
+    "steps_per_task_mean",
+    "tokens_per_task_mean",
+    "output_tokens_per_task_mean",
+    "usd_per_task",
+    "tasks_per_hour_per_gpu",
+    "step_curve",
 )
 
 # A sweep adds these (and, for every tier T, the flat keys of `tier_keys`).
@@ -115,6 +128,7 @@ EXTRA_KEYS: tuple[str, ...] = (
     "output_scale",
     "schedule_behind",
     "schedule_users_needed",
+    "task_s_histogram",
 )
 
 REPORT_KEYS: tuple[str, ...] = CONTRACT_KEYS + EXTRA_KEYS
@@ -148,6 +162,8 @@ NUMERIC_KEYS: tuple[str, ...] = tuple(
         "ci_method",
         "stopped_early",
         "stop_reason",
+        "step_curve",
+        "task_s_histogram",
     }
 )
 
@@ -160,6 +176,19 @@ _FRACTIONS = {
     "kv_cache_usage_mean",
     "kv_cache_usage_max",
     "gpu_util_mean",
+    "task_model_share",
+}
+_TASK_UNITS = {
+    "task_s_p50": "s",
+    "task_s_p90": "s",
+    "tasks_completed": "count",
+    "tasks_running": "count",
+    "tasks_failed": "count",
+    "steps_per_task_mean": "calls/task",
+    "tokens_per_task_mean": "tokens/task",
+    "output_tokens_per_task_mean": "tokens/task",
+    "usd_per_task": "USD/task",
+    "tasks_per_hour_per_gpu": "tasks/hour/GPU",
 }
 
 
@@ -189,6 +218,8 @@ def unit(key: str) -> str:
         key = key.rsplit("_at_", 1)[0]
     elif key not in NUMERIC_KEYS:
         return ""
+    if key in _TASK_UNITS:
+        return _TASK_UNITS[key]
     if key in _FRACTIONS or key.startswith(("prefix_cache_hit_rate", "kv_cache_usage")):
         return "fraction 0–1"
     if key in ("started_at", "ended_at"):

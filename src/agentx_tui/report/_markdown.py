@@ -1,4 +1,4 @@
-"""The Markdown report: a header, every figure with its unit, the checks, and inline text charts."""
+"""The Markdown report: a header, every figure with its unit, the checks, the tasks, and inline text charts."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ _CHARTS = (
     ("kv_cache_usage", "KV-cache usage", percent),
     ("prefix_cache_hit_rate", "Prefix-cache hit rate (window)", percent),
 )
-_LISTS = ("endpoints", "users_detail", "points", "tiers", "frontier")
+_LISTS = ("endpoints", "users_detail", "points", "tiers", "frontier", "step_curve", "task_s_histogram")
 # A sweep's points as a table: the figures a reader compares from point to point.
 _POINT_COLUMNS = (
     ("users", "users", cell),
@@ -33,6 +33,8 @@ _POINT_COLUMNS = (
     ("mean_prompt_tokens", "mean prompt", si),
     ("peak_in_flight", "peak in flight", cell),
     ("client_saturated", "client-bound", cell),
+    ("tasks_completed", "tasks", cell),  # begun and ended inside the point's window (docs/metrics.md, "Tasks")
+    ("usd_per_task", "USD/task", cell),
 )
 
 
@@ -105,6 +107,65 @@ def _points_table(report: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+# The Tasks section (docs/metrics.md, "Tasks"): each figure in words, then its key as the JSON has it.
+_TASK_ROWS = (
+    ("tasks completed", "tasks_completed"),
+    ("tasks still running at the end", "tasks_running"),
+    ("tasks failed", "tasks_failed"),
+    ("task wall time p50", "task_s_p50"),
+    ("task wall time p90", "task_s_p90"),
+    ("model share of the tasks' time", "task_model_share"),
+    ("calls per task (sub-agents' included)", "steps_per_task_mean"),
+    ("tokens per task (prompt + output)", "tokens_per_task_mean"),
+    ("output tokens per task", "output_tokens_per_task_mean"),
+    ("USD per task", "usd_per_task"),
+    ("tasks per hour per GPU", "tasks_per_hour_per_gpu"),
+)
+_STEP_COLUMNS = (
+    ("requests", "requests", cell),
+    ("context_tokens_mean", "mean context tokens", si),
+    ("ttft_p50_s", "TTFT p50 s", cell),
+    ("ttft_p90_s", "TTFT p90 s", cell),
+    ("e2e_p50_s", "E2E p50 s", cell),
+    ("e2e_p90_s", "E2E p90 s", cell),
+)
+
+
+def _tasks_section(data: dict[str, Any], images: Sequence[str]) -> list[str]:
+    """What one agent's piece of work took: the figures, the pictures, the step curve as a table; in
+    words when there is nothing to show."""
+    lines = ["## Tasks", ""]
+    done = data.get("tasks_completed")
+    if done is None:
+        return [*lines, "No task figures: the run sent no calls of its own (observing only).", ""]
+    if not done:
+        running, failed = data.get("tasks_running") or 0, data.get("tasks_failed") or 0
+        return [
+            *lines,
+            f"No task completed during the run ({running} still running at its end, {failed} failed): "
+            "the per-task figures are unknown. A longer run, or sessions with fewer steps, completes some.",
+            "",
+        ]
+    lines += ["A task is one session tree, first call sent → last call ended.", ""]
+    lines += ["| figure | key | value | unit |", "|---|---|---|---|"]
+    for words, key in _TASK_ROWS:
+        lines.append(f"| {words} | {key} | {_esc(cell(data.get(key)))} | {unit(key)} |")
+    lines.append("")
+    lines += [line for image in images for line in (image, "")]
+    rows = data.get("step_curve") or []
+    if rows:
+        head = ["step", *(title for _, title, _ in _STEP_COLUMNS)]
+        lines += ["Step curve (`step_curve`): the completed calls at each step of their agent's loop.", ""]
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for row in rows:
+            first, last = row.get("step"), row.get("step_last")
+            step = cell(first) if last in (None, first) else f"{cell(first)}–{cell(last)}"
+            cells = [step, *(_esc(fmt(row.get(key))) for key, _, fmt in _STEP_COLUMNS)]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    return lines
+
+
 def _esc(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -136,7 +197,9 @@ def render_markdown(
     series: ReportSeries | None = None,
     checks: Sequence[CheckResult] = (),
     images: Sequence[str] = (),
+    task_images: Sequence[str] = (),
 ) -> str:
+    """`images`: the sweep's pictures (its Frontier section); `task_images`: the tasks' (report/_task_charts.py)."""
     title = "agentx-tui report" + (" (partial)" if report.partial else "")
     lines = [f"# {title}", ""]
     lines.append(
@@ -166,6 +229,7 @@ def render_markdown(
     if images:
         lines += ["## Frontier", "", *(line for image in images for line in (image, ""))]
         lines += _points_table(data)
+    lines += _tasks_section(data, task_images)
     if series is not None and len(series):
         span = f"{series.elapsed_s[0]:.1f}–{series.elapsed_s[-1]:.1f} s"
         lines += [

@@ -22,7 +22,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
-from agentx_tui.snapshot import PointFigures, TierRead, UserRow
+from agentx_tui.snapshot import PointFigures, StepRow, TierRead, UserRow
 from agentx_tui.sweep import TIER_KEY_PREFIXES, tier_report_keys
 
 JsonObject = dict[str, Any]
@@ -61,6 +61,16 @@ class EndpointRow(BaseModel):
     prefix_cache_hits: float | None = None
 
 
+class TaskTimeBar(BaseModel):
+    """One bar of the completed tasks' wall-time distribution (`task_s_histogram`): the tasks whose wall
+    time is at most `upper_s` and above the bar before (edges on a 1-2-5 scale; empty bars left out)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    upper_s: float
+    tasks: int
+
+
 class CheckRow(BaseModel):
     """One `--check` and its outcome, as the report file keeps it (`checks`)."""
 
@@ -79,6 +89,7 @@ _MODEL_FIRST = Field(union_mode="left_to_right")
 Endpoint = Annotated[EndpointRow | JsonObject, _MODEL_FIRST]
 User = Annotated[UserRow | JsonObject, _MODEL_FIRST]
 Point = Annotated[PointFigures | JsonObject, _MODEL_FIRST]
+Step = Annotated[StepRow | JsonObject, _MODEL_FIRST]
 
 
 class Report(BaseModel):
@@ -151,6 +162,18 @@ class Report(BaseModel):
     schedule_lag_p50_s: float | None = None
     schedule_lag_p90_s: float | None = None
     schedule_lag_p99_s: float | None = None
+    tasks_completed: int | None = None
+    tasks_running: int | None = None
+    tasks_failed: int | None = None
+    task_s_p50: float | None = None
+    task_s_p90: float | None = None
+    task_model_share: float | None = None
+    steps_per_task_mean: float | None = None
+    tokens_per_task_mean: float | None = None
+    output_tokens_per_task_mean: float | None = None
+    usd_per_task: float | None = None
+    tasks_per_hour_per_gpu: float | None = None
+    step_curve: list[Step] | None = None
 
     # --- how each figure was obtained (EXTRA_KEYS) ---
     partial: bool | None = None
@@ -183,6 +206,7 @@ class Report(BaseModel):
     output_scale: float | None = None
     schedule_behind: bool | None = None
     schedule_users_needed: int | None = None
+    task_s_histogram: list[TaskTimeBar] | None = None
 
     # --- a sweep only (SWEEP_KEYS; the tiers' flat keys follow `sweep_stop_reason`) ---
     points: list[Point] | None = None

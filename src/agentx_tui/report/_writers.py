@@ -5,7 +5,8 @@ killed mid-write leaves either the previous file or the complete new one, never 
 
 CSV is one header row and one value row. Lists and mappings are flattened into columns:
 ``endpoints[0].url``, ``users_detail[3].output_tokens``, ``errors_by_kind.timeout``,
-``checks[0].passed``. A null is an empty cell; floats are written at full precision.
+``checks[0].passed``, ``step_curve[2].ttft_p90_s``. A null is an empty cell; floats are written at full
+precision.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from agentx_tui.report._checks import CheckResult
 from agentx_tui.report._markdown import render_markdown
 from agentx_tui.report._model import Report
 from agentx_tui.report._series import ReportSeries
+from agentx_tui.report._task_charts import task_markdown_images, write_task_charts
 
 REPORT_EXTENSIONS = (".json", ".md", ".csv")
 
@@ -158,9 +160,16 @@ def write_report(
     elif suffix == ".md":
         try:
             charts = write_sweep_charts(path, report)
+            task_charts = write_task_charts(path, report)
         except OSError as exc:
             raise UsageError(f"--report {path}: its charts could not be written: {exc.strerror or exc}.") from exc
-        text = render_markdown(report, series=series, checks=checks, images=markdown_images(charts))
+        text = render_markdown(
+            report,
+            series=series,
+            checks=checks,
+            images=markdown_images(charts),
+            task_images=task_markdown_images(task_charts),
+        )
     elif suffix == ".csv":
         text = render_csv(report)
     else:
