@@ -369,3 +369,14 @@ def test_model_time_is_the_union_of_the_calls(spans: list[tuple[int, int]]) -> N
         assert f.task_model_share is None
     else:
         assert f.task_model_share == pytest.approx(union / wall)
+
+
+def test_a_call_that_ends_before_it_was_sent_never_makes_a_negative_task() -> None:
+    # Seen from two processes' clocks a call's end can read a hair before its send: the task's time
+    # and model share must stay in range (hypothesis found this with ended < sent).
+    book = TaskBook(started_at=0.0)
+    feed(book, 1, [Call(1, 941.5, 839.0)])
+    feed(book, 2, [Call(1, 0.0, 0.0), Call(1, 1.0, 103.0)])
+    f = book.figures(now=2000.0)
+    assert f.task_model_share is not None and 0.0 <= f.task_model_share <= 1.0
+    assert f.task_s_p50 is not None and f.task_s_p50 >= 0.0

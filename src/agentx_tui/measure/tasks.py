@@ -207,6 +207,7 @@ class TaskBook:
     ) -> None:
         """One call of `tree` ended; `ok` False (it failed for good) ends the task as failed. `e2e_s`:
         the call's E2E as the run counts it (to its last content token); `ended_at − sent_at` if None."""
+        ended_at = max(ended_at, sent_at)  # clocks of two processes may disagree by a hair: never a negative span
         found = self._open.get(tree)
         if found is None:
             found = self._open[tree] = _Tree(sent_at, ended_at)
