@@ -219,8 +219,9 @@ class AgentXApp(App[None]):
 
     def render_latest(self) -> None:
         """The UI clock: show the newest Snapshot, if a new one came since the last draw."""
-        if self._log_lines:
-            self.query_one(LogPane).write(self._log_lines)
+        log = self.query_one(LogPane)
+        if self._log_lines and log.ready:  # else they wait for the next tick
+            log.write(self._log_lines)
             self._log_lines = []
         if self._pending is not None:
             snap, self._pending = self._pending, None

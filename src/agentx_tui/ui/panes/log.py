@@ -70,6 +70,11 @@ class LogPane(Pane):
     def tail(self) -> RichLog:
         return self.query_one("#log", RichLog)
 
+    @property
+    def ready(self) -> bool:
+        """Whether its log is mounted: on a loaded machine the UI clock can tick before it is."""
+        return bool(self.query("#log"))
+
     def write(self, lines: Iterable[tuple[str, str]]) -> None:
         """Append (kind, text) lines; kind 'event' lines are app events, 'server' the server's log."""
         log = self.tail
@@ -82,6 +87,8 @@ class LogPane(Pane):
         self._to_tail()
 
     def on_resize(self) -> None:
+        if not self.ready:
+            return
         log = self.tail
         width = log.scrollable_content_region.width
         if self._lines and self._wrapped_at and width != self._wrapped_at:
