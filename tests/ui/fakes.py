@@ -23,8 +23,10 @@ from agentx_tui.snapshot import (
     RunInfo,
     RunState,
     Snapshot,
+    StepRow,
     SweepPhase,
     SweepState,
+    TaskFigures,
     TierRead,
     UserRow,
     UserState,
@@ -282,6 +284,54 @@ def make_sweep_snapshot(seq: int = 42, *, sweep: SweepState | None = None, **kwa
         update={"interactivity_p90_tokens_per_s": 64.0, "interactivity_p50_tokens_per_s": 88.0}
     )
     return snap.model_copy(update={"sweep": sweep or make_sweep_state(), "client": client})
+
+
+# A coding agent's step curve: steps 1…8 alone, then 9–16, 17–32, 33–64 (docs/metrics.md, "Tasks");
+# the context grows from the shared 12 K prefix, and latency with it.
+TASK_BUCKETS = ((1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (6, 6), (7, 7), (8, 8), (9, 16), (17, 32), (33, 64))
+
+
+def make_task_figures(completed: int = 42, *, price: bool = True, gpus: int | None = 2) -> TaskFigures:
+    """A coding-agent run's task figures after `completed` tasks; none of the figures when 0."""
+    if completed == 0:
+        return TaskFigures(tasks_running=12)
+    curve = tuple(
+        StepRow(
+            step=first,
+            step_last=last,
+            requests=completed * (last - first + 1) if last <= 32 else completed * 6,
+            context_tokens_mean=12_400.0 + 1_450.0 * (first + last) / 2,
+            ttft_p50_s=0.06 + 0.004 * (first + last) / 2,
+            ttft_p90_s=0.15 + 0.01 * (first + last) / 2,
+            e2e_p50_s=2.1 + 0.035 * (first + last) / 2,
+            e2e_p90_s=3.4 + 0.06 * (first + last) / 2,
+        )
+        for first, last in TASK_BUCKETS
+    )
+    tokens = 1_020_000.0
+    tokens_per_dollar = 1.09e9  # the fake stream's tokens per dollar, about
+    return TaskFigures(
+        tasks_completed=completed,
+        tasks_running=12,
+        tasks_failed=1,
+        task_s_p50=252.0,
+        task_s_p90=381.0,
+        task_model_share=0.62,
+        steps_per_task_mean=37.4,
+        tokens_per_task_mean=tokens,
+        output_tokens_per_task_mean=14_900.0,
+        usd_per_task=tokens / tokens_per_dollar if price else None,
+        tasks_per_hour_per_gpu=7.9 if gpus else None,
+        step_curve=curve,
+        task_s_histogram=((200.0, 9), (500.0, completed - 9)),
+    )
+
+
+def make_tasks_snapshot(seq: int = 42, *, completed: int = 42, **kwargs: Any) -> Snapshot:
+    """`make_snapshot` of a run whose agents have completed `completed` tasks (none shown when 0)."""
+    snap = make_snapshot(seq, **kwargs)
+    price, gpus = kwargs.get("price", True), kwargs.get("gpus", 2)
+    return snap.model_copy(update={"tasks": make_task_figures(completed, price=price, gpus=gpus)})
 
 
 FLEET_DOWN = (5, 41)  # replicas that do not answer in `make_fleet_snapshot`

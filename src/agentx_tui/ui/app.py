@@ -69,7 +69,7 @@ class AgentXApp(App[None]):
         Binding("space", "pause", "pause", show=False),
         Binding("plus,equals_sign", "users_up", "+user", key_display="+"),
         Binding("minus", "users_down", "-user", key_display="-"),
-        *(Binding(str(n), f"maximize({n})", f"{n}", show=False) for n in range(1, 10)),
+        *(Binding(str(n), f"maximize({n})", f"{n}", show=False) for n in range(10)),
         Binding("escape", "restore", "back", show=False),
         Binding("t", "next_theme", "theme"),
         Binding("c", "edit_cost", "cost"),
@@ -392,7 +392,7 @@ class AgentXApp(App[None]):
 def _pane_keys(per_row: int = 4) -> list[tuple[str, str]]:
     """The help's rows for the digit keys, from the panes themselves: those always shown, then those
     shown only when the run has what they show."""
-    panes = sorted(PANES, key=lambda p: p.KEY)
+    panes = sorted(PANES, key=lambda p: p.KEY or 10)  # 0 after 9, as on the keyboard
     always = [p for p in panes if not p.SHOWN_WHEN]
     named = [f"{p.KEY} {p.TITLE}" for p in always]
     rows = [" · ".join(named[i : i + per_row]) for i in range(0, len(named), per_row)]
@@ -400,6 +400,9 @@ def _pane_keys(per_row: int = 4) -> list[tuple[str, str]]:
     result = [(keys if i == 0 else "", ("maximise a pane: " if i == 0 else "") + row) for i, row in enumerate(rows)]
     sometimes = [p for p in panes if p.SHOWN_WHEN]
     if sometimes:
-        text = " · ".join(f"{p.KEY} {p.TITLE} ({p.SHOWN_WHEN})" for p in sometimes)
-        result.append((" ".join(str(p.KEY) for p in sometimes), f"maximise {text}"))
+        # Two to a row: the help must fit an 80-column terminal.
+        named = [f"{p.KEY} {p.TITLE} ({p.SHOWN_WHEN})" for p in sometimes]
+        rows = [" · ".join(named[i : i + 2]) for i in range(0, len(named), 2)]
+        keys = " ".join(str(p.KEY) for p in sometimes)
+        result += [(keys if i == 0 else "", ("maximise " if i == 0 else "") + row) for i, row in enumerate(rows)]
     return result

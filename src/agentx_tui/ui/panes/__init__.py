@@ -1,4 +1,4 @@
-"""The dashboard panes: seven always shown, two only when the run has what they show."""
+"""The dashboard panes: seven always shown, three only when the run has what they show."""
 
 from agentx_tui.ui.panes._base import Pane
 from agentx_tui.ui.panes.cost import AGENTX_REFERENCE, CostPane
@@ -8,13 +8,14 @@ from agentx_tui.ui.panes.gpu import GpuPane
 from agentx_tui.ui.panes.kv import KvPane
 from agentx_tui.ui.panes.log import LogPane
 from agentx_tui.ui.panes.prefix import PrefixPane
+from agentx_tui.ui.panes.tasks import TasksPane
 from agentx_tui.ui.panes.throughput import ThroughputPane
 from agentx_tui.ui.panes.users import UsersPane
 
 # In layout order (the grid places them in this order), which is not key order: see app.tcss.
-# Frontier (a sweep) and fleet (more than three endpoints) are hidden otherwise, so an ordinary run
-# lays out as if they were not there; when shown they come before the users table, which grows
-# longest during a sweep.
+# Frontier (a sweep), fleet (more than three endpoints) and tasks (once a task has completed) are
+# hidden otherwise, so an ordinary run lays out as if they were not there; when shown they come before
+# the users table, which grows longest during a sweep.
 PANES: tuple[type[Pane], ...] = (
     GpuPane,
     KvPane,
@@ -24,6 +25,7 @@ PANES: tuple[type[Pane], ...] = (
     LogPane,
     FrontierPane,
     FleetPane,
+    TasksPane,
     UsersPane,
 )
 
@@ -38,6 +40,7 @@ __all__ = [
     "LogPane",
     "Pane",
     "PrefixPane",
+    "TasksPane",
     "ThroughputPane",
     "UsersPane",
 ]
