@@ -30,7 +30,7 @@ def test_a_sweep_draws_a_frontier_on_the_simulated_engine(tmp_path: Path) -> Non
             sys.executable, "-m", "agentx_tui", "--sweep", "users=2,16,96", "--warmup", "4",
             "--point-duration", "8", "--tiers", "50,100,1000", "-w", str(_workload(tmp_path)), "--headless",
             "--report", str(report), "--check", "total_tokens_per_s_per_gpu_at_100 > 0",
-            "--check", "total_tokens_per_s_per_gpu_at_1000 > 0",
+            "--check", "total_tokens_per_s_per_gpu_at_1000 > 0", "--check", "e2e_interactivity_p90_tokens_per_s > 0",
         ],
         capture_output=True, text=True, timeout=240,
     )  # fmt: skip
@@ -50,3 +50,19 @@ def test_a_sweep_draws_a_frontier_on_the_simulated_engine(tmp_path: Path) -> Non
     assert data["total_tokens_per_s_per_gpu_at_1000"] is None
     assert run.returncode == 1  # the check on the unknown 1000 tier failed
     assert "total_tokens_per_s_per_gpu_at_1000 > 0 (the figure is unknown" in run.stdout
+    # The North Star (docs/metrics.md, docs/sweeps.md): the frontier's axis, the tier reads on both axes,
+    # the agents per GPU at each tier, E2E-normalized interactivity over the run and per point.
+    assert data["frontier_axis"] == "e2e_interactivity"
+    for tier in ("50", "100", "1000"):
+        for key in ("total_tokens_per_s_per_gpu_at_", "tokens_per_dollar_total_at_", "agents_per_gpu_at_"):
+            assert f"{key}{tier}" in data
+        assert f"total_tokens_per_s_per_gpu_at_{tier}_decode" in data
+        assert f"total_tokens_per_s_per_gpu_at_{tier}_decode_ci_low" in data
+    assert data["total_tokens_per_s_per_gpu_at_1000_decode"] is None and data["agents_per_gpu_at_1000"] is None
+    assert any(data[f"agents_per_gpu_at_{tier}"] is not None for tier in ("50", "100"))
+    e2e = [data[f"e2e_interactivity_p{p}_tokens_per_s"] for p in (50, 75, 90)]
+    assert all(v is not None and v > 0 for v in e2e) and e2e[0] >= e2e[1] >= e2e[2], e2e
+    assert all(p["e2e_interactivity_p90_tokens_per_s"] for p in points)
+    assert {t["axis"] for t in data["tiers"]} == {"e2e_interactivity", "decode_interactivity"}
+    assert "PASS e2e_interactivity_p90_tokens_per_s > 0" in run.stdout
+    assert "NS p90" in run.stdout.splitlines()[0]  # the headless line shows the North Star

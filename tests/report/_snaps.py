@@ -85,6 +85,10 @@ def client(i: int, *, cached_reported: bool = True) -> ClientFigures:
         run_ttft=Percentiles(p50=0.1, p90=0.2, p99=0.3),
         run_itl=Percentiles(p50=0.01, p90=0.02, p99=0.05),
         run_per_user_output_tokens_per_s_p50=42.0,
+        e2e_interactivity_p90_tokens_per_s=40.0 + i,  # the North Star, the window's
+        run_e2e_interactivity_p50_tokens_per_s=60.0,
+        run_e2e_interactivity_p75_tokens_per_s=50.0,
+        run_e2e_interactivity_p90_tokens_per_s=45.0,
         totals=ClientTotals(
             requests_completed=3 * i,
             requests_failed=1 if i >= 4 else 0,

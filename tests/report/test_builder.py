@@ -81,6 +81,12 @@ DOCUMENTED_KEYS = [
     "schedule_lag_p50_s",
     "schedule_lag_p90_s",
     "schedule_lag_p99_s",
+    "e2e_interactivity_p50_tokens_per_s",
+    "e2e_interactivity_p75_tokens_per_s",
+    "e2e_interactivity_p90_tokens_per_s",
+    "e2e_interactivity_p90_tokens_per_s_ci_low",
+    "e2e_interactivity_p90_tokens_per_s_ci_high",
+    "frontier_axis",
     # Agents, not requests (docs/metrics.md, "Tasks"):
     "tasks_completed",
     "tasks_running",

@@ -107,7 +107,7 @@ def test_the_pictures_are_well_formed_svg_with_axis_titles_and_units(render: Any
     words = " ".join(t.text or "" for t in texts(svg))
     assert "tok" in words and "per GPU" in words
     if render is render_frontier_svg:
-        assert "p90 interactivity (tokens/s per user)" in words
+        assert "decode interactivity, tok/s/user (p90)" in words  # a report of before the axis: decode
         assert "total tokens/s per GPU (cache + input + output)" in words
     else:
         assert "users (concurrent agent sessions)" in words

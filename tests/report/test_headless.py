@@ -35,15 +35,18 @@ def test_lines_have_a_header_and_the_figures_and_no_control_characters() -> None
         "tok/s",
         "TTFT",
         "p90",
+        "NS",
+        "p90",
         "KV",
         "%",
         "prefix",
         "%",
         "tok/$",
     ]
-    # Tick 2: 4.5 s, 3 users, client window 72 / 772 tok/s, TTFT p90 0.25 s, KV (0.3+0.2)/2,
-    # prefix hits weighted by prompt tokens/s (0.6·500 + 0.2·250)/750.
-    assert lines[3].split() == ["00:04", "3", "72", "772", "0.25s", "25.0%", "46.7%", "1.3B"]
+    # Tick 2: 4.5 s, 3 users, client window 72 / 772 tok/s, TTFT p90 0.25 s, North Star p90 42 tok/s/user,
+    # KV (0.3+0.2)/2, prefix hits weighted by prompt tokens/s (0.6·500 + 0.2·250)/750.
+    assert lines[3].split() == ["00:04", "3", "72", "772", "0.25s", "42", "25.0%", "46.7%", "1.3B"]
+    assert len({len(line) for line in lines}) == 1  # every value right-aligned in its column
     assert not CONTROL.search(out.getvalue())
 
 
@@ -51,8 +54,8 @@ def test_unknown_figures_show_n_a() -> None:
     out = io.StringIO()
     HeadlessPrinter(out).line(snap(1, with_client=False, with_price=False, two_endpoints=False))
     fields = out.getvalue().splitlines()[1].split()
-    # Observe only: server rates 50 / 550 tok/s; no TTFT in the window; no price.
-    assert fields == ["00:02", "2", "50", "550", "n/a", "20.0%", "60.0%", "n/a"]
+    # Observe only: server rates 50 / 550 tok/s; no TTFT or North Star in the window; no price.
+    assert fields == ["00:02", "2", "50", "550", "n/a", "n/a", "20.0%", "60.0%", "n/a"]
 
 
 def test_a_state_other_than_running_is_said() -> None:

@@ -254,3 +254,19 @@ def test_with_the_decode_axis_the_views_swap() -> None:
     assert sweep.secondary_tiers is not None and sweep.secondary_tiers[1].axis == "e2e_interactivity"
     assert sweep.tiers[1].total_tokens_per_s_per_gpu is not None
     assert sweep.secondary_tiers[1].total_tokens_per_s_per_gpu is None
+
+
+def test_the_agents_per_gpu_are_read_on_the_frontier_axis() -> None:
+    """Each tier on the chosen axis carries the users on its frontier at T, and per GPU (2 here)."""
+    phases, run, clock = sweep_with_growing_ttft()
+    sweep = phases.advance(snap(clock.now + 1), run, final=True).sweep  # type: ignore[arg-type]
+    assert sweep is not None and sweep.secondary_tiers is not None
+    at_50, at_90 = sweep.tiers
+    assert at_50.users is not None and 1 < at_50.users < 2  # the North Star falls through 50 between 1 and 2 users
+    assert at_50.agents_per_gpu == pytest.approx(at_50.users / 2)
+    assert at_90.users is None and at_90.agents_per_gpu is None  # no point is that fast end to end
+    assert all(t.agents_per_gpu is None and t.users is None for t in sweep.secondary_tiers)
+    phases, run, clock = sweep_with_growing_ttft(axis="decode_interactivity")
+    decode = phases.advance(snap(clock.now + 1), run, final=True).sweep  # type: ignore[arg-type]
+    assert decode is not None and decode.tiers[1].agents_per_gpu is not None  # on decode, 90 is on the frontier
+    assert decode.tiers[0].agents_per_gpu is None

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from agentx_tui.snapshot import PointFigures
-from agentx_tui.sweep import AgentsRead, agents_at_tiers, pareto_front, point_xy, read_agents
+from agentx_tui.sweep import DECODE, NORTH_STAR, AgentsRead, agents_at_tiers, pareto_front, point_xy, read_agents
 
 
 def point(index: int, users: int, x: float, y: float) -> PointFigures:
@@ -58,3 +58,21 @@ def test_without_a_gpu_count_the_users_are_read_but_not_per_gpu(gpus: float | No
     (read,) = agents_at_tiers([(80.0, 32.0), (120.0, 16.0)], [100.0], gpus=gpus)
     assert read.users == pytest.approx(24.0)
     assert read.agents_per_gpu is None and read.note is not None
+
+
+def test_read_on_the_axis_in_use() -> None:
+    """Decode interactivity stays high while the queue grows: on the North Star, the same points cross
+    the tier with fewer users (docs/sweeps.md)."""
+    points = [
+        point(0, 1, 150.0, 500.0).model_copy(update={"e2e_interactivity_p90_tokens_per_s": 120.0}),
+        point(1, 4, 140.0, 1500.0).model_copy(update={"e2e_interactivity_p90_tokens_per_s": 60.0}),
+        point(2, 16, 110.0, 4000.0).model_copy(update={"e2e_interactivity_p90_tokens_per_s": 20.0}),
+    ]
+    decode_front = pareto_front([point_xy(p, DECODE) for p in points])
+    north_front = pareto_front([point_xy(p, NORTH_STAR) for p in points])
+    (on_decode,) = read_agents(points, decode_front, [120.0], gpus=1, axis=DECODE)
+    (on_north,) = read_agents(points, north_front, [120.0], gpus=1, axis=NORTH_STAR)
+    assert on_decode.users is not None and 4 < on_decode.users < 16
+    assert on_north.users == 1.0  # the one point that fast end to end
+    (past,) = read_agents(points, north_front, [130.0], gpus=1, axis=NORTH_STAR)
+    assert past.users is None and "E2E-normalized" in (past.note or "")

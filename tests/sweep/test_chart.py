@@ -84,3 +84,32 @@ def test_the_curve_is_the_frontier_curve() -> None:
 )
 def test_nice_steps_are_one_two_or_five_times_a_power_of_ten(span: float, count: int, step: float) -> None:
     assert nice_step(span, count) == pytest.approx(step)
+
+
+def test_the_chart_is_on_the_frontier_axis_and_keeps_its_tier_reads_only() -> None:
+    """A North Star sweep places each point by its E2E-normalized p90 and draws the tiers read on it;
+    the decode reads beside them are the report's, not this picture's."""
+    points = [
+        PointFigures(
+            index=i, users=u, warmup_s=1, duration_s=5, window_start_s=i * 6.0, total_tokens_per_s_per_gpu=y,
+            interactivity_p90_tokens_per_s=decode, e2e_interactivity_p90_tokens_per_s=e2e,
+            e2e_interactivity_p50_tokens_per_s=e2e * 1.2, e2e_interactivity_p90_tokens_per_s_ci_low=e2e * 0.9,
+            e2e_interactivity_p90_tokens_per_s_ci_high=e2e * 1.1,
+        )
+        for i, (u, decode, e2e, y) in enumerate([(1, 100.0, 70.0, 500.0), (4, 95.0, 30.0, 1500.0)])
+    ]  # fmt: skip
+    tiers = (
+        TierRead(tier=50.0, axis="e2e_interactivity", total_tokens_per_s_per_gpu=1000.0),
+        TierRead(tier=97.0, axis="decode_interactivity", total_tokens_per_s_per_gpu=1000.0),
+    )
+    chart = SweepChart.of(points, None, tiers, "e2e_interactivity")
+    assert chart.axis == "e2e_interactivity"
+    assert [p.interactivity_p90 for p in chart.points] == [70.0, 30.0]
+    assert chart.points[0].interactivity_p50 == pytest.approx(84.0)
+    assert chart.points[1].interactivity_p90_ci == pytest.approx((27.0, 33.0))
+    assert [t.tier for t in chart.tiers] == [50.0]
+    on_decode = SweepChart.of(points, None, tiers, "decode_interactivity")
+    assert [p.interactivity_p90 for p in on_decode.points] == [100.0, 95.0] and [t.tier for t in on_decode.tiers] == [
+        97.0
+    ]
+    assert SweepChart.of(points, None, tiers).axis == "decode_interactivity"  # an older sweep's: decode

@@ -8,12 +8,14 @@ from typing import Any
 
 import pytest
 
+from agentx_tui.report import Report
 from agentx_tui.snapshot import PointFigures
 from agentx_tui.sweep import (
     DECODE,
     NORTH_STAR,
     auto_stop_reason,
     north_star_policy,
+    read_agents,
     read_tiers,
     tier_intervals,
     tier_report_keys,
@@ -105,3 +107,22 @@ def test_auto_stops_when_the_axis_in_use_falls_below_the_lowest_tier() -> None:
     )
     assert auto_stop_reason(points, lowest_tier=50.0, axis=DECODE) is None  # decode still at 110
     assert auto_stop_reason([point(0, 40.0, None, 1000.0)], lowest_tier=50.0, axis=NORTH_STAR) is None
+
+
+def test_the_report_of_such_a_sweep_has_the_decode_read_and_a_null_north_star_one() -> None:
+    """The same reads as the report writes them (report/_model.py): both axes' keys, the agents on the
+    frontier's axis only; the North Star's null where the decode one is known."""
+    north_star, decode = view_fronts(SLOWING, NORTH_STAR)
+    tiers = [30.0, 100.0]
+    on_e2e = read_tiers(SLOWING, north_star, tiers, usd_per_gpu_hour=2.0, axis=NORTH_STAR)
+    agents = read_agents(SLOWING, north_star, tiers, gpus=2, axis=NORTH_STAR)
+    on_e2e = tuple(
+        r.model_copy(update={"agents_per_gpu": a.agents_per_gpu}) for r, a in zip(on_e2e, agents, strict=True)
+    )
+    on_decode = read_tiers(SLOWING, decode, tiers, usd_per_gpu_hour=2.0, axis=DECODE)
+    data = Report(frontier_axis=NORTH_STAR, tiers=[*on_e2e, *on_decode]).model_dump()
+    assert data["total_tokens_per_s_per_gpu_at_100"] is None and data["agents_per_gpu_at_100"] is None
+    assert data["total_tokens_per_s_per_gpu_at_100_decode"] == pytest.approx(3500.0)
+    assert data["total_tokens_per_s_per_gpu_at_30"] is not None
+    assert data["agents_per_gpu_at_30"] is not None and 1.0 < data["agents_per_gpu_at_30"] < 2.0  # 2–4 users on 2 GPUs
+    assert "agents_per_gpu_at_30_decode" not in data

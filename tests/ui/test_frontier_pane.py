@@ -107,6 +107,22 @@ def test_chart_data_marks_frontier_points_apart_from_the_others_and_the_live_one
     assert data.x_ticks == (30.0, 50.0, 75.0, 100.0, 150.0, 200.0)
 
 
+def test_on_the_north_star_the_points_and_the_live_one_are_placed_by_their_e2e_interactivity() -> None:
+    snap = make_sweep_snapshot()
+    assert snap.sweep is not None and snap.client is not None
+    # Every point, and the point being measured, waits before its answer: end to end, 60% of decode's speed.
+    points = tuple(
+        p.model_copy(update={"e2e_interactivity_p90_tokens_per_s": (p.interactivity_p90_tokens_per_s or 0) * 0.6})
+        for p in snap.sweep.points
+    )
+    sweep = snap.sweep.model_copy(update={"points": points, "frontier_axis": "e2e_interactivity", "tiers": ()})
+    client = snap.client.model_copy(update={"e2e_interactivity_p90_tokens_per_s": 40.0})
+    data = chart_data(snap.model_copy(update={"client": client}), sweep)
+    xs = {marker.tag: marker.x for marker in data.markers}
+    assert xs["128"] == 40.0  # the live point: the window's North Star, not its decode 64 tok/s/user
+    assert xs["8"] == pytest.approx(0.6 * points[0].interactivity_p90_tokens_per_s)  # type: ignore[operator]
+
+
 def test_no_live_marker_during_warm_up() -> None:
     snap = make_sweep_snapshot(sweep=make_sweep_state(phase="warmup", phase_left_s=12))
     assert snap.sweep is not None

@@ -235,6 +235,9 @@ def _client_figures(last: Snapshot, duration: float, server: dict[str, Any]) -> 
         "interactivity_p50_tokens_per_s": client.run_interactivity_p50_tokens_per_s,
         "interactivity_p90_tokens_per_s": client.run_interactivity_p90_tokens_per_s,
         "e2e_p90_s": client.run_e2e.p90,
+        "e2e_interactivity_p50_tokens_per_s": client.run_e2e_interactivity_p50_tokens_per_s,
+        "e2e_interactivity_p75_tokens_per_s": client.run_e2e_interactivity_p75_tokens_per_s,
+        "e2e_interactivity_p90_tokens_per_s": client.run_e2e_interactivity_p90_tokens_per_s,
         "schedule_lag_p50_s": client.schedule_lag_p50_s,
         "schedule_lag_p90_s": client.schedule_lag_p90_s,
         "schedule_lag_p99_s": client.schedule_lag_p99_s,
@@ -298,7 +301,10 @@ def _sweep_figures(last: Snapshot) -> dict[str, Any]:
     return {
         "points": sweep.points,
         "frontier": sweep.frontier,
-        "tiers": sweep.tiers,  # the report writes each tier's flat keys too (report/_model.py)
+        "frontier_axis": sweep.frontier_axis,
+        # On the frontier's axis, then on the other (docs/sweeps.md): the report writes each tier's flat
+        # keys too, with `_decode` after T for the reads on decode interactivity (report/_model.py).
+        "tiers": [*sweep.tiers, *(sweep.secondary_tiers or ())],
         "sweep_stop_reason": sweep.stop_reason,
         "precision": sweep.precision,
     }
@@ -326,13 +332,21 @@ def _interval_figures(report: dict[str, Any], iv: RunIntervals) -> dict[str, Any
         iv.interactivity_p90_tokens_per_s_ci_high,
         iv.interactivity_p90_tokens_per_s,
     )
-    known = tput[0] is not None or inter[0] is not None
+    e2e = _carried(
+        report.get("e2e_interactivity_p90_tokens_per_s"),
+        iv.e2e_interactivity_p90_tokens_per_s_ci_low,
+        iv.e2e_interactivity_p90_tokens_per_s_ci_high,
+        iv.e2e_interactivity_p90_tokens_per_s,
+    )
+    known = tput[0] is not None or inter[0] is not None or e2e[0] is not None
     return {
         "precision": iv.precision,
         "total_tokens_per_s_per_gpu_ci_low": tput[0],
         "total_tokens_per_s_per_gpu_ci_high": tput[1],
         "interactivity_p90_tokens_per_s_ci_low": inter[0],
         "interactivity_p90_tokens_per_s_ci_high": inter[1],
+        "e2e_interactivity_p90_tokens_per_s_ci_low": e2e[0],
+        "e2e_interactivity_p90_tokens_per_s_ci_high": e2e[1],
         "ci_method": f"{iv.ci_method}; over the run from its first tick" if known and iv.ci_method else None,
         "stopped_early": iv.stopped_early,
         "stop_reason": iv.stop_reason,

@@ -1,6 +1,7 @@
 """Pictures of a sweep for the Markdown report (docs/sweeps.md): SVG files written beside the report.
 
-- ``NAME.frontier.svg``: every point (total tokens/s per GPU against p90 interactivity), the frontier
+- ``NAME.frontier.svg``: every point (total tokens/s per GPU against p90 interactivity on the sweep's
+  frontier axis: the North Star, E2E-normalized interactivity, unless ``--frontier-axis decode``), the frontier
   drawn with the same Steffen curve the tiers are read from, the tiers as vertical guides with their
   reads, each point labelled with its user count;
 - ``NAME.points.svg``: per point, throughput per GPU (top panel) and p90/p50 interactivity (bottom
@@ -48,7 +49,7 @@ from agentx_tui.report._svg import (
     y_title,
 )
 from agentx_tui.snapshot import PointFigures
-from agentx_tui.sweep import SweepChart
+from agentx_tui.sweep import NORTH_STAR, SweepChart, axis_name, axis_title
 
 FRONTIER_COLOUR = "#1f5fa8"
 OTHER_COLOUR = "#d9480f"
@@ -60,7 +61,8 @@ MUTED = "#8a8a8a"
 def _sweep(report: Report) -> SweepChart:
     # A point this version cannot read keeps its place (None), so `frontier` still points at the right ones.
     points = [p if isinstance(p, PointFigures) else None for p in report.points or ()]
-    return SweepChart.of(points, report.frontier, report.tiers or ())
+    # On the report's frontier axis (None: a report of before the axis was chosen, decode).
+    return SweepChart.of(points, report.frontier, report.tiers or (), report.frontier_axis)
 
 
 def _subtitle(report: Report) -> str:
@@ -90,7 +92,7 @@ def render_frontier_svg(report: Report) -> str:
     notes += _unread_tiers(sweep, curve.xs)
 
     box: Box = (96.0, 78.0, 830.0, 446.0)
-    title = "Frontier: total tokens/s per GPU against p90 interactivity"
+    title = f"Frontier: total tokens/s per GPU against {axis_name(sweep.axis)}"
     legend_rows = 2 if sweep.intervals else 1
     svg = Svg(860, 540 + 18 * len(notes) + 20 * (legend_rows - 1), title)
     svg.text(box[0], 28, title, size=17, font_weight="bold")
@@ -105,7 +107,7 @@ def render_frontier_svg(report: Report) -> str:
     sx = Linear(x_ticks[0], x_ticks[-1], box[0], box[2])
     sy = Linear(y_ticks[0], y_ticks[-1], box[3], box[1])
     axes(svg, sx, sy, box, labelled(x_ticks), labelled(y_ticks))
-    svg.text((box[0] + box[2]) / 2, box[3] + 44, "p90 interactivity (tokens/s per user)", size=13, anchor="middle")
+    svg.text((box[0] + box[2]) / 2, box[3] + 44, axis_title(sweep.axis), size=13, anchor="middle")
     unit = "total tokens/s per GPU (cache + input + output)" if sweep.per_gpu else "total tokens/s (GPU count unknown)"
     y_title(svg, 24, (box[1] + box[3]) / 2, unit)
 
@@ -287,16 +289,18 @@ def render_points_svg(report: Report) -> str:
                 last_label_y = y
     _series(svg, sx, sy, p50, OTHER_COLOUR, "6 4")
     _series(svg, sx, sy, p90, OTHER_COLOUR, "")
-    y_title(svg, 24, (bottom[1] + bottom[3]) / 2, "interactivity (tok/s per user)")
+    kind = "E2E-normalized" if sweep.axis == NORTH_STAR else "interactivity"
+    y_label = "E2E-normalized interactivity" if sweep.axis == NORTH_STAR else "interactivity"
+    y_title(svg, 24, (bottom[1] + bottom[3]) / 2, f"{y_label} (tok/s per user)")
     svg.text((left + right) / 2, bottom[3] + 40, "users (concurrent agent sessions)", size=13, anchor="middle")
 
     y = bottom[3] + 76
     svg.line(left, y - 4, left + 30, y - 4, FRONTIER_COLOUR, 2)
     svg.text(left + 36, y, "throughput (top)")
     svg.line(left + 170, y - 4, left + 200, y - 4, OTHER_COLOUR, 2)
-    svg.text(left + 206, y, "p90 interactivity")
+    svg.text(left + 206, y, f"p90 {kind}")
     svg.line(left + 346, y - 4, left + 376, y - 4, OTHER_COLOUR, 2, "6 4")
-    svg.text(left + 382, y, "p50 interactivity")
+    svg.text(left + 382, y, f"p50 {kind}")
     svg.line(left + 522, y - 4, left + 552, y - 4, MUTED, 1, "4 4")
     svg.text(left + 558, y, "tiers (tok/s per user)")
     return svg.render()

@@ -1,8 +1,9 @@
 """`agentx-tui compare A.json B.json [--tolerance F]` (docs/architecture.md): two reports side by side, B/A per figure
 and per tier, exit 1 when B is worse than A by more than F.
 
-Gated (higher is better): throughput (total and output, per GPU too), interactivity p50/p90, tokens per
-dollar; (lower is better): USD per million tokens. Shown, never gated: TTFT and ITL p90, prefix-cache hit
+Gated (higher is better): throughput (total and output, per GPU too), interactivity p50/p90 (decode) and
+the North Star's p50/p75/p90 (E2E-normalized interactivity, docs/metrics.md), tokens per dollar; (lower is
+better): USD per million tokens. Shown, never gated: TTFT and ITL p90, prefix-cache hit
 rates, error rate. A figure null on either side is n/a and gates nothing; the output says which.
 
 Per task (docs/metrics.md, "Tasks"; a table of their own): tasks per hour per GPU (higher is better), task
@@ -12,7 +13,8 @@ the workload did, not better or worse). No task figure carries a 95% interval ye
 sweep point's): the tolerance alone decides, and the output says so.
 
 For two sweeps the tiers gate (throughput per GPU, tokens per dollar and USD per million tokens at each
-interactivity tier, docs/sweeps.md): that is the methodology's like-for-like comparison. Their whole-run
+interactivity tier, on the North Star and on decode interactivity, and the agents per GPU at each tier,
+docs/sweeps.md): that is the methodology's like-for-like comparison. Their whole-run
 figures average every point's load, so they differ whenever the two sweeps' schedules do (an auto sweep
 that stopped one point earlier); they are shown for context, and gate only when no tier is known on both
 sides. In every other case (two single runs, or one of each) the headline figures gate.
@@ -43,7 +45,7 @@ from agentx_tui.args import Parser
 from agentx_tui.errors import UsageError
 from agentx_tui.report._format import NA
 from agentx_tui.report._model import Report
-from agentx_tui.sweep import TIER_KEY_PREFIXES, tier_suffix
+from agentx_tui.sweep import AGENTS_KEY_PREFIX, DECODE, TIER_AXIS_SUFFIX, TIER_KEY_PREFIXES, parse_tier_key, tier_suffix
 from agentx_tui.terminal import wants_color
 from agentx_tui.units import compact, outputs_scaled
 
@@ -70,6 +72,9 @@ HEADLINE = (
     Figure("output_tokens_per_s_per_gpu", "higher", "rate"),
     Figure("interactivity_p50_tokens_per_s", "higher", "rate"),
     Figure("interactivity_p90_tokens_per_s", "higher", "rate"),
+    Figure("e2e_interactivity_p50_tokens_per_s", "higher", "rate"),
+    Figure("e2e_interactivity_p75_tokens_per_s", "higher", "rate"),
+    Figure("e2e_interactivity_p90_tokens_per_s", "higher", "rate"),
     Figure("ttft_p90_s", None, "seconds"),
     Figure("itl_p90_s", None, "seconds"),
     Figure("prefix_cache_hit_rate_server", None, "fraction"),
@@ -230,6 +235,9 @@ class Comparison:
     about: tuple[str, str]  # model, workload, users or points, duration of A and of B
     client_bound: tuple[bool, bool] = (False, False)  # the report says its load generator was saturated
     tasks: tuple[Row, ...] = ()  # per task, over the whole run: gated with the headline figures
+    # A sweep of before the frontier axis (no `frontier_axis` key) beside one with it: its tiers, read on
+    # decode interactivity, are compared as `…_at_T_decode`.
+    decode_only: tuple[bool, bool] = (False, False)
 
     @property
     def rows(self) -> tuple[Row, ...]:
@@ -250,8 +258,21 @@ class Comparison:
         return tuple(r for r in gated_section if r.better is not None and not r.gated)
 
 
-def _tiers(report: Report) -> set[float]:
-    return {t.tier for t in report.tiers or () if math.isfinite(t.tier)}
+def _tiers(report: Report) -> set[tuple[str, float]]:
+    """The report's tiers as (axis suffix of their keys, T): `""` on the North Star (or, in a report of
+    before the axis was chosen, decode), `"_decode"` on decode interactivity."""
+    return {
+        (TIER_AXIS_SUFFIX[t.axis] if t.axis is not None else "", t.tier)
+        for t in report.tiers or ()
+        if math.isfinite(t.tier)
+    }
+
+
+def _agents_tiers(report: Report) -> set[float]:
+    """The tiers T the report has `agents_per_gpu_at_T` for (a report of before them has none)."""
+    return {
+        parsed.tier for k in report.model_dump() if k.startswith(AGENTS_KEY_PREFIX) and (parsed := parse_tier_key(k))
+    }
 
 
 _PER_GPU = "total_tokens_per_s_per_gpu"
@@ -302,13 +323,21 @@ def _row(a: Report, b: Report, key: str, better: Better, kind: Kind, gating: boo
 def compare_reports(a: Report, b: Report, *, tolerance: float = DEFAULT_TOLERANCE) -> Comparison:
     """B against A, figure by figure (the pure part of `compare_main`)."""
     sweeps = (a.is_sweep, b.is_sweep)
-    tiers = sorted(_tiers(a) | _tiers(b))
+    decode_only = (False, False)
+    if all(sweeps) and a.has("frontier_axis") != b.has("frontier_axis"):
+        decode_only = (not a.has("frontier_axis"), not b.has("frontier_axis"))
+        a, b = (_on_decode(r) if older else r for r, older in zip((a, b), decode_only, strict=True))
+    tiers = sorted(_tiers(a) | _tiers(b))  # the North Star's (no suffix) first, then decode's
+    agents = sorted(_agents_tiers(a) | _agents_tiers(b))
 
     def tier_rows(gating: bool) -> tuple[Row, ...]:
-        return tuple(
-            _row(a, b, f"{prefix}{tier_suffix(t)}", better, kind, gating)
-            for t in tiers
+        reads = tuple(
+            _row(a, b, f"{prefix}{tier_suffix(t)}{axis}", better, kind, gating)
+            for axis, t in tiers
             for prefix, better, kind in _TIER_FIGURES
+        )
+        return reads + tuple(
+            _row(a, b, f"{AGENTS_KEY_PREFIX}{tier_suffix(t)}", "higher", "rate", gating) for t in agents
         )
 
     def headline_rows(figures: Sequence[Figure], gating: bool) -> tuple[Row, ...]:
@@ -332,7 +361,14 @@ def compare_reports(a: Report, b: Report, *, tolerance: float = DEFAULT_TOLERANC
         about,
         bound,
         headline_rows(TASKS, gate == "headline"),
+        decode_only,
     )
+
+
+def _on_decode(report: Report) -> Report:
+    """A sweep of before the frontier axis, its tier reads (on decode interactivity) named as such."""
+    tiers = [t.model_copy(update={"axis": DECODE}) for t in report.tiers or ()]
+    return report.model_copy(update={"tiers": tiers})
 
 
 # --- printing ---------------------------------------------------------------------------------------
@@ -413,21 +449,31 @@ def _table(rows: Sequence[Row], tolerance: float, colour: bool) -> list[str]:
     return lines
 
 
-def _na_listing(rows: Sequence[Row]) -> str:
-    """The n/a figures by name, a tier with all of its figures n/a by its number (they come in threes)."""
+def _na_listing(rows: Sequence[Row], section: Sequence[Row]) -> str:
+    """The n/a figures by name, a tier with all of its figures n/a by its number (and axis suffix): the
+    figures at a tier come in threes, four with the agents per GPU, of `section`'s rows."""
     plain: list[str] = []
     by_tier: dict[str, list[str]] = {}
     for r in rows:
-        prefix = next((p for p in TIER_KEY_PREFIXES if r.key.startswith(p)), None)
-        if prefix is None:
+        if parse_tier_key(r.key) is None:
             plain.append(r.key)
         else:
-            by_tier.setdefault(r.key.removeprefix(prefix), []).append(r.key)
-    whole = [t for t, keys in by_tier.items() if len(keys) == len(TIER_KEY_PREFIXES)]
+            by_tier.setdefault(_tier_of_key(r.key), []).append(r.key)
+    count: dict[str, int] = {}
+    for r in section:
+        if parse_tier_key(r.key) is not None:
+            count[_tier_of_key(r.key)] = count.get(_tier_of_key(r.key), 0) + 1
+    whole = [t for t, keys in by_tier.items() if len(keys) == count.get(t)]
     parts = plain + [k for t, keys in by_tier.items() if t not in whole for k in keys]
     if whole:
         parts.append(f"every figure at tier{'s' if len(whole) > 1 else ''} {', '.join(whole)}")
     return ", ".join(parts)
+
+
+def _tier_of_key(key: str) -> str:
+    """`…_at_100_decode` → "100_decode", `agents_per_gpu_at_100` → "100": a tier as its keys name it."""
+    prefix = next(p for p in (*TIER_KEY_PREFIXES, AGENTS_KEY_PREFIX) if key.startswith(p))
+    return key.removeprefix(prefix)
 
 
 def render_comparison(comparison: Comparison, *, a_name: str, b_name: str, colour: bool = False) -> str:
@@ -440,6 +486,12 @@ def render_comparison(comparison: Comparison, *, a_name: str, b_name: str, colou
             lines.append(
                 f"{side}'s load generator was saturated (client_saturated): its figures measure the client as "
                 "much as the server, and its intervals do not know it."
+            )
+    for side, older in zip("AB", c.decode_only, strict=True):
+        if older:
+            lines.append(
+                f"{side} is a sweep of before the frontier axis: its tiers, read on decode interactivity, are "
+                "compared as …_at_T_decode; it has no read on the North Star."
             )
     lines.append("")
     if c.sweeps[0] != c.sweeps[1]:
@@ -465,13 +517,20 @@ def render_comparison(comparison: Comparison, *, a_name: str, b_name: str, colou
         f"Higher is better for throughput, interactivity and tokens per dollar, lower for USD per million "
         f"tokens{per_task}; B may be up to {tol} worse. The other figures are shown, not gated.",
     ]
+    if c.tiers:
+        lines.append(
+            "…_at_T: read on the North Star (E2E-normalized interactivity; decode in two sweeps of before the "
+            "frontier axis); …_at_T_decode: on decode interactivity; agents_per_gpu_at_T (higher is better): "
+            "on each report's frontier axis."
+        )
     if any(r.a_ci or r.b_ci for r in c.rows):
         lines.append(
             "[low–high]: 95% interval. A figure with one in both reports regresses only when the two do not "
             "overlap; overlapping ones are within noise."
         )
     if c.not_gated_na:
-        lines.append(f"Not gated, null on one side or both (n/a): {_na_listing(c.not_gated_na)}.")
+        section = c.headline if c.gate == "headline" else c.tiers
+        lines.append(f"Not gated, null on one side or both (n/a): {_na_listing(c.not_gated_na, section)}.")
     noise = len(c.within_noise)
     if c.regressions:
         listed = ", ".join(_regression(r) for r in c.regressions)

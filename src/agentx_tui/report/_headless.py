@@ -3,9 +3,10 @@
 Made for CI logs, pipes and `nohup`: plain ASCII columns and no escape sequences unless the stream
 is a terminal (and NO_COLOR is unset); every line is flushed so a log shows progress as it happens.
 Each line shows window figures: tokens/s and TTFT p90 are client-side when a load driver ran, else the
-servers' own; KV % is the aggregate endpoint's; prefix % is the servers' window hit rate (the client's
-when the servers expose none); tok/$ is total tokens per dollar at the window's rate. (The columns fill
-80: the task count is in the summary, not on each line.)
+servers' own; NS p90 is the North Star, the window's p90 E2E-normalized interactivity (tok/s/user,
+docs/metrics.md; n/a when observing only); KV % is the aggregate endpoint's; prefix % is the servers'
+window hit rate (the client's when the servers expose none); tok/$ is total tokens per dollar at the
+window's rate. (The task count is in the summary, not on each line.)
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ _COLUMNS = (
     ("out tok/s", 9),
     ("total tok/s", 11),
     ("TTFT p90", 8),
+    ("NS p90", 6),
     ("KV %", 6),
     ("prefix %", 8),
     ("tok/$", 7),
@@ -116,6 +118,7 @@ class HeadlessPrinter:
             si(now.output),
             si(now.total),
             _seconds(now.ttft.p90),
+            si(snap.client.e2e_interactivity_p90_tokens_per_s if snap.client else None),
             percent(agg.kv_cache_usage if agg else None),
             percent(now.prefix_hit_rate),
             si(snap.cost.tokens_per_dollar_total_window),
@@ -146,6 +149,14 @@ class HeadlessPrinter:
             text += "; " + self._style(f"BEHIND SCHEDULE: too few users{more}", _RED)
         return text
 
+    def _interactivity(self, report: Report) -> str:
+        """The North Star beside decode interactivity (docs/metrics.md): a gap is the prefill and queueing."""
+        north_star, decode = report.e2e_interactivity_p90_tokens_per_s, report.interactivity_p90_tokens_per_s
+        return (
+            f"  p90 interactivity: {cell(north_star)} E2E-normalized (North Star), {cell(decode)} decode "
+            f"{unit('interactivity_p90_tokens_per_s')}"
+        )
+
     def summary(self, report: Report, checks: Sequence[CheckResult]) -> None:
         title = "summary" + (f" (partial: {report.partial_reason})" if report.partial else "")
         if outputs := outputs_scaled(report.output_scale):  # not to be taken for a plain run
@@ -168,10 +179,20 @@ class HeadlessPrinter:
             self._write(self._client(report))
         if report.schedule_lag_p90_s is not None:  # a timed replay: did the users keep its schedule
             self._write(self._schedule(report))
+        if report.e2e_interactivity_p90_tokens_per_s is not None or report.interactivity_p90_tokens_per_s is not None:
+            self._write(self._interactivity(report))
         if report.stop_reason:  # a plain run with --precision: how sure, and why it ended
             tput = (report.total_tokens_per_s_per_gpu_ci_low, report.total_tokens_per_s_per_gpu_ci_high)
             inter = (report.interactivity_p90_tokens_per_s_ci_low, report.interactivity_p90_tokens_per_s_ci_high)
-            spans = (("total_tokens_per_s_per_gpu", *tput), ("interactivity_p90_tokens_per_s", *inter))
+            e2e = (
+                report.e2e_interactivity_p90_tokens_per_s_ci_low,
+                report.e2e_interactivity_p90_tokens_per_s_ci_high,
+            )
+            spans = (
+                ("total_tokens_per_s_per_gpu", *tput),
+                ("e2e_interactivity_p90_tokens_per_s", *e2e),
+                ("interactivity_p90_tokens_per_s", *inter),
+            )
             for key, low, high in spans:
                 span = NA if low is None or high is None else f"{cell(low)}–{cell(high)}"
                 self._write(f"  {key} 95%: {span} {unit(key)}".rstrip())

@@ -7,9 +7,7 @@ docs/metrics.md: fractions 0–1, rates per second, seconds, watts, USD.
 
 from __future__ import annotations
 
-import math
-
-from agentx_tui.sweep import TIER_KEY_PREFIXES
+from agentx_tui.sweep import parse_tier_key
 
 CONTRACT_KEYS: tuple[str, ...] = (
     "target",
@@ -79,6 +77,15 @@ CONTRACT_KEYS: tuple[str, ...] = (
     "schedule_lag_p50_s",
     "schedule_lag_p90_s",
     "schedule_lag_p99_s",
+    # Since the North Star report (docs/metrics.md, docs/sweeps.md): E2E-normalized interactivity over the
+    # run (its interval with --precision; each sweep point has its own), and the axis a sweep's frontier
+    # and tier reads are on (null for a plain run: it has no frontier).
+    "e2e_interactivity_p50_tokens_per_s",
+    "e2e_interactivity_p75_tokens_per_s",
+    "e2e_interactivity_p90_tokens_per_s",
+    "e2e_interactivity_p90_tokens_per_s_ci_low",
+    "e2e_interactivity_p90_tokens_per_s_ci_high",
+    "frontier_axis",
     # Agents, not requests (docs/metrics.md, "Tasks"): per session tree, over the whole run; null when observing only.
     "tasks_completed",
     "tasks_running",
@@ -94,7 +101,8 @@ CONTRACT_KEYS: tuple[str, ...] = (
     "step_curve",
 )
 
-# A sweep adds these (and, for every tier T, the flat keys of `tier_keys`).
+# A sweep adds these (and, for every tier T, the flat keys of `tier_report_keys`: on both axes, and the
+# agents per GPU on the frontier's).
 SWEEP_KEYS: tuple[str, ...] = ("points", "frontier", "tiers", "sweep_stop_reason")
 
 EXTRA_KEYS: tuple[str, ...] = (
@@ -162,6 +170,7 @@ NUMERIC_KEYS: tuple[str, ...] = tuple(
         "ci_method",
         "stopped_early",
         "stop_reason",
+        "frontier_axis",
         "step_curve",
         "task_s_histogram",
     }
@@ -197,19 +206,9 @@ CI_SUFFIXES = ("_ci_low", "_ci_high")
 
 def is_tier_key(key: str) -> bool:
     """`total_tokens_per_s_per_gpu_at_100` and its kin: a sweep's read at an interactivity tier (and the
-    95% interval of the throughput read, `…_at_100_ci_low` / `_ci_high`)."""
-    for prefix in TIER_KEY_PREFIXES:
-        if key.startswith(prefix):
-            rest = key.removeprefix(prefix)
-            if prefix == TIER_KEY_PREFIXES[0]:
-                for suffix in CI_SUFFIXES:
-                    rest = rest.removesuffix(suffix)
-            try:
-                float(rest)
-            except ValueError:
-                return False
-            return True
-    return False
+    95% interval of the throughput read, `…_at_100_ci_low` / `_ci_high`), on the North Star or, with
+    `_decode` after T, on decode interactivity; and `agents_per_gpu_at_100`."""
+    return parse_tier_key(key) is not None
 
 
 def unit(key: str) -> str:
@@ -224,8 +223,10 @@ def unit(key: str) -> str:
         return "fraction 0–1"
     if key in ("started_at", "ended_at"):
         return "unix time, s"
-    if key.startswith("interactivity"):
+    if key.startswith(("interactivity", "e2e_interactivity")):
         return "tokens/s/user"
+    if key == "agents_per_gpu":
+        return "agents/GPU"
     if "tokens_per_s_per_gpu" in key:
         return "tokens/s/GPU"
     if "tokens_per_s" in key:
@@ -258,11 +259,9 @@ def unit(key: str) -> str:
 
 
 def tier_of(key: str, prefix: str) -> float | None:
-    """The tier T of a report key `prefix` + T (`…_at_100` → 100.0); None for any other key."""
-    if not key.startswith(prefix):
+    """The tier T of a report key `prefix` + T, on either axis (`…_at_100`, `…_at_100_decode` → 100.0);
+    None for any other key (an interval's `…_at_100_ci_low` included)."""
+    parsed = parse_tier_key(key) if key.startswith(prefix) else None
+    if parsed is None or parsed.figure != prefix.removesuffix("_at_"):
         return None
-    try:
-        tier = float(key.removeprefix(prefix))
-    except ValueError:  # `…_at_100_ci_low` and the like
-        return None
-    return tier if math.isfinite(tier) else None
+    return parsed.tier

@@ -11,6 +11,7 @@ from agentx_tui.report._format import NA, cell, percent, si
 from agentx_tui.report._keys import REPORT_KEYS, unit
 from agentx_tui.report._model import Report
 from agentx_tui.report._series import ReportSeries
+from agentx_tui.sweep import DECODE, NORTH_STAR, axis_title
 from agentx_tui.units import outputs_scaled
 
 _BLOCKS = "▁▂▃▄▅▆▇█"
@@ -22,11 +23,14 @@ _CHARTS = (
     ("prefix_cache_hit_rate", "Prefix-cache hit rate (window)", percent),
 )
 _LISTS = ("endpoints", "users_detail", "points", "tiers", "frontier", "step_curve", "task_s_histogram")
+# The tier reads' axis, in the tiers table (a read without one is of before the axis was chosen: decode).
+_AXIS_WORDS = {NORTH_STAR: "North Star (E2E)", DECODE: "decode"}
 # A sweep's points as a table: the figures a reader compares from point to point.
 _POINT_COLUMNS = (
     ("users", "users", cell),
     ("total_tokens_per_s_per_gpu", "total tok/s/GPU", si),
-    ("interactivity_p90_tokens_per_s", "p90 tok/s/user", si),
+    ("e2e_interactivity_p90_tokens_per_s", "North Star p90 tok/s/user", si),
+    ("interactivity_p90_tokens_per_s", "decode p90 tok/s/user", si),
     ("ttft_p90_s", "TTFT p90 s", cell),
     ("prefix_cache_hit_rate_client", "client hit", percent),
     ("tokens_per_dollar_total", "tokens/$", si),
@@ -74,7 +78,8 @@ def _points_table(report: dict[str, Any]) -> list[str]:
     # A point's intervals beside their figures, and how its window ended.
     intervals = (  # (where the column goes, once the ones before it are in; title; figure)
         (3, "tok/s/GPU 95%", "total_tokens_per_s_per_gpu"),
-        (5, "p90 95%", "interactivity_p90_tokens_per_s"),
+        (5, "North Star p90 95%", "e2e_interactivity_p90_tokens_per_s"),
+        (7, "decode p90 95%", "interactivity_p90_tokens_per_s"),
     )
     head = ["point", *(title for _, title, _ in _POINT_COLUMNS), "frontier"]
     for at, title, _ in intervals:
@@ -87,18 +92,7 @@ def _points_table(report: dict[str, Any]) -> list[str]:
             cells.insert(at, span(point, key))
         ended = ("early: " if point.get("stopped_early") else "") + str(point.get("stop_reason") or "")
         lines.append("| " + " | ".join([*cells, "yes" if i in frontier else "", _esc(ended)]) + " |")
-    lines += [
-        "",
-        "| tier (tok/s/user, p90) | total tok/s/GPU | 95% interval | tokens/$ | $/M tokens | note |",
-        "|---|---|---|---|---|---|",
-    ]
-    for tier in report.get("tiers") or []:
-        lines.append(
-            f"| {cell(tier.get('tier'))} | {si(tier.get('total_tokens_per_s_per_gpu'))} | "
-            f"{span(tier, 'total_tokens_per_s_per_gpu')} | "
-            f"{si(tier.get('tokens_per_dollar_total'))} | {cell(tier.get('usd_per_million_total_tokens'))} | "
-            f"{_esc(tier.get('note') or '')} |"
-        )
+    lines += ["", *_tiers_table(report)]
     methods = [f"- point {i + 1}: {_esc(str(p['ci_method']))}" for i, p in enumerate(points) if p.get("ci_method")]
     if methods:
         lines += ["", "How each point's 95% intervals were computed (`ci_method`):", "", *methods]
@@ -166,6 +160,28 @@ def _tasks_section(data: dict[str, Any], images: Sequence[str]) -> list[str]:
     return lines
 
 
+def _tiers_table(report: dict[str, Any]) -> list[str]:
+    """The tier reads on both axes (docs/sweeps.md): the frontier's own axis first, with the agents per
+    GPU read there, then the other. A read of before the axis was chosen is on decode interactivity."""
+    primary = report.get("frontier_axis")
+    lines = [
+        "| tier (tok/s/user, p90) | read on | total tok/s/GPU | 95% interval | tokens/$ | $/M tokens "
+        "| agents/GPU | note |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for tier in report.get("tiers") or []:
+        axis = tier.get("axis")
+        on_frontier = axis == primary if primary is not None else axis is None
+        agents = si(tier.get("agents_per_gpu")) if on_frontier and primary is not None else ""
+        lines.append(
+            f"| {cell(tier.get('tier'))} | {_AXIS_WORDS.get(axis, 'decode')} | "
+            f"{si(tier.get('total_tokens_per_s_per_gpu'))} | {span(tier, 'total_tokens_per_s_per_gpu')} | "
+            f"{si(tier.get('tokens_per_dollar_total'))} | {cell(tier.get('usd_per_million_total_tokens'))} | "
+            f"{agents} | {_esc(tier.get('note') or '')} |"
+        )
+    return lines
+
+
 def _esc(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -228,6 +244,7 @@ def render_markdown(
         lines.append("")
     if images:
         lines += ["## Frontier", "", *(line for image in images for line in (image, ""))]
+        lines += [f"Drawn on the frontier's axis: {axis_title(report.frontier_axis)}.", ""]
         lines += _points_table(data)
     lines += _tasks_section(data, task_images)
     if series is not None and len(series):

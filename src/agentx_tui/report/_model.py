@@ -4,9 +4,11 @@
 Its JSON is the contract, and it is flat: one key per figure (`REPORT_KEYS`, in that order), then, for
 a sweep, `points`, `frontier`, `tiers`, `sweep_stop_reason` and every tier's own keys
 (`total_tokens_per_s_per_gpu_at_100` and its `_ci_low`/`_ci_high`, `tokens_per_dollar_total_at_100`,
-`usd_per_million_total_tokens_at_100`). Those per-tier keys are the `tiers` list written flat, so the
-model keeps the list only (`tiers`, typed `TierRead`) and writes the keys from it; a file that has the
-keys without the list (a hand-written one) gets its tiers from the keys.
+`usd_per_million_total_tokens_at_100`; read on the North Star, and again with `_decode` after T on
+decode interactivity; then `agents_per_gpu_at_100`, on the frontier's own axis). Those per-tier keys are
+the `tiers` list written flat (the frontier axis's reads, then the other axis's), so the model keeps the
+list only (`tiers`, typed `TierRead`) and writes the keys from it; a file that has the keys without the
+list (a hand-written one) gets its tiers from the keys.
 
 Reading a file back (`Report.model_validate(json.load(f))`) and dumping it (`model_dump()`) gives the
 same JSON: a key the file does not have reads as None and is not written back, so an older report (one
@@ -22,11 +24,10 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
-from agentx_tui.snapshot import PointFigures, StepRow, TierRead, UserRow
-from agentx_tui.sweep import TIER_KEY_PREFIXES, tier_report_keys
+from agentx_tui.snapshot import FrontierAxis, PointFigures, StepRow, TierRead, UserRow
+from agentx_tui.sweep import DECODE, NORTH_STAR, parse_tier_key, tier_report_keys
 
 JsonObject = dict[str, Any]
-_CI_SUFFIXES = ("_ci_low", "_ci_high")
 # Written after the tiers' flat keys, as they always were: what the run and the writer add at the end.
 _LAST_KEYS = ("server_exit_code", "server_log_tail", "checks")
 
@@ -162,6 +163,12 @@ class Report(BaseModel):
     schedule_lag_p50_s: float | None = None
     schedule_lag_p90_s: float | None = None
     schedule_lag_p99_s: float | None = None
+    e2e_interactivity_p50_tokens_per_s: float | None = None
+    e2e_interactivity_p75_tokens_per_s: float | None = None
+    e2e_interactivity_p90_tokens_per_s: float | None = None
+    e2e_interactivity_p90_tokens_per_s_ci_low: float | None = None
+    e2e_interactivity_p90_tokens_per_s_ci_high: float | None = None
+    frontier_axis: FrontierAxis | None = None
     tasks_completed: int | None = None
     tasks_running: int | None = None
     tasks_failed: int | None = None
@@ -223,12 +230,12 @@ class Report(BaseModel):
     @classmethod
     def _tiers_from_flat_keys(cls, data: Any) -> Any:
         """Take the tiers' flat keys out of the input; they make the tiers where the list is missing."""
-        if not isinstance(data, dict) or not any(k.startswith(TIER_KEY_PREFIXES) for k in data):
+        if not isinstance(data, dict) or not any(parse_tier_key(k) for k in data):
             return data
         data = dict(data)
-        flat = {k: data.pop(k) for k in list(data) if k.startswith(TIER_KEY_PREFIXES)}
+        flat = {k: data.pop(k) for k in list(data) if parse_tier_key(k)}
         if data.get("tiers") is None:
-            data["tiers"] = _tiers_of(flat)
+            data["tiers"] = _tiers_of(flat, data.get("frontier_axis"), has_axis="frontier_axis" in data)
         return data
 
     @model_serializer(mode="wrap")
@@ -236,7 +243,7 @@ class Report(BaseModel):
         out = {k: v for k, v in handler(self).items() if k in self.model_fields_set}
         last = {k: out.pop(k) for k in _LAST_KEYS if k in out}
         if self.tiers is not None:
-            out.update(tier_report_keys(self.tiers))
+            out.update(tier_report_keys(self.tiers, agents_axis=self.frontier_axis))
         return {**out, **last}
 
     @property
@@ -256,20 +263,22 @@ class Report(BaseModel):
         return float(value)
 
 
-def _tiers_of(flat: JsonObject) -> list[JsonObject]:
-    """`{"total_tokens_per_s_per_gpu_at_100": 9e3, …}` → `[{"tier": 100.0, "total_tokens_per_s_per_gpu": 9e3, …}]`."""
-    tiers: dict[float, JsonObject] = {}
+def _tiers_of(flat: JsonObject, frontier_axis: Any, *, has_axis: bool) -> list[JsonObject]:
+    """`{"total_tokens_per_s_per_gpu_at_100": 9e3, …}` → `[{"tier": 100.0, "total_tokens_per_s_per_gpu": 9e3, …}]`.
+
+    A key with `_decode` after T is a read on decode interactivity; one without, on the North Star in a
+    report that names its frontier axis, else (an older report) of no axis. `agents_per_gpu_at_T` goes
+    to the read at T on the frontier's axis."""
+    plain: FrontierAxis | None = NORTH_STAR if has_axis else None
+    agents_axis: FrontierAxis | None = frontier_axis if frontier_axis in (NORTH_STAR, DECODE) else plain
+    tiers: dict[tuple[float, FrontierAxis | None], JsonObject] = {}
     for key, value in flat.items():
-        prefix = next(p for p in TIER_KEY_PREFIXES if key.startswith(p))
-        rest, figure = key.removeprefix(prefix), prefix.removesuffix("_at_")
-        for suffix in _CI_SUFFIXES:
-            if prefix == TIER_KEY_PREFIXES[0] and rest.endswith(suffix):  # only throughput reads have one
-                rest, figure = rest.removesuffix(suffix), figure + suffix
-        try:
-            tier = float(rest)
-        except ValueError:
-            continue  # not a tier's key after all
-        if not math.isfinite(tier):
+        parsed = parse_tier_key(key)
+        if parsed is None:
             continue
-        tiers.setdefault(tier, {"tier": tier})[figure] = value
+        axis = agents_axis if parsed.figure == "agents_per_gpu" else DECODE if parsed.decode else plain
+        read = tiers.setdefault((parsed.tier, axis), {"tier": parsed.tier})
+        if axis is not None:
+            read["axis"] = axis
+        read[parsed.figure] = value
     return list(tiers.values())

@@ -6,7 +6,8 @@ tick once 20 requests are counted; `point_duration` is then the longest) — rec
 the next user count (the list's, or double for `auto`, until a stop rule says the curve is done).
 Each tick the Snapshot carries the sweep's state, so the dashboard draws the frontier as points
 arrive and a recording replays it: the frontier and tier reads on the chosen x-axis (`--frontier-axis`,
-the North Star by default), and on the other view beside them (docs/sweeps.md).
+the North Star by default), with the agents per GPU at each tier read on that frontier too, and the
+other view's frontier and tier reads beside them (docs/sweeps.md).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from agentx_tui.sweep import (
     other_axis,
     point_x,
     point_x_interval,
+    read_agents,
     read_tiers,
     tier_intervals,
     view_fronts,
@@ -56,9 +58,12 @@ class SweepPhases:
         self.precision = precision
         self.points: list[PointFigures] = []
         # The tier reads and their intervals on both views (the chosen axis's, the other's), kept until
-        # the points or the price change (a Monte Carlo each).
+        # the points, the price or the GPU count change (a Monte Carlo each).
         self._reads: (
-            tuple[tuple[tuple[PointFigures, ...], float | None], tuple[tuple[TierRead, ...], tuple[TierRead, ...]]]
+            tuple[
+                tuple[tuple[PointFigures, ...], float | None, int | None],
+                tuple[tuple[TierRead, ...], tuple[TierRead, ...]],
+            ]
             | None
         ) = None
         self._index = 0
@@ -181,10 +186,11 @@ class SweepPhases:
         self._phase = "done"
 
     def _tiers(
-        self, fronts: tuple[tuple[int, ...], tuple[int, ...]], price: float | None
+        self, fronts: tuple[tuple[int, ...], tuple[int, ...]], price: float | None, gpus: int | None
     ) -> tuple[tuple[TierRead, ...], tuple[TierRead, ...]]:
-        """The tier reads on the chosen axis and on the other, both every time (docs/sweeps.md)."""
-        key = (tuple(self.points), price)
+        """The tier reads on the chosen axis and on the other, both every time (docs/sweeps.md); the
+        chosen axis's carry the agents per GPU at each tier, read on its frontier."""
+        key = (tuple(self.points), price, gpus)
         if self._reads is None or self._reads[0] != key:
             found = []
             for axis, frontier in zip((self.axis, other_axis(self.axis)), fronts, strict=True):
@@ -192,12 +198,18 @@ class SweepPhases:
                 within = NORTH_STAR if axis != NORTH_STAR and self.axis == NORTH_STAR else None
                 reads = read_tiers(self.points, frontier, self.tiers, usd_per_gpu_hour=price, axis=axis)
                 found.append(tier_intervals(self.points, frontier, reads, axis=axis, within=within))
-            self._reads = (key, (found[0], found[1]))
+            agents = read_agents(self.points, fronts[0], self.tiers, gpus=gpus, axis=self.axis)
+            primary = tuple(
+                read.model_copy(update={"users": a.users, "agents_per_gpu": a.agents_per_gpu})
+                for read, a in zip(found[0], agents, strict=True)
+            )
+            self._reads = (key, (primary, found[1]))
         return self._reads[1]
 
     def _state(self, snap: Snapshot) -> SweepState:
         frontier, secondary = view_fronts(self.points, self.axis)
-        tiers, secondary_tiers = self._tiers((frontier, secondary), snap.cost.usd_per_gpu_hour)
+        gpus = snap.cost.gpus or next((p.gpus for p in reversed(self.points) if p.gpus), None)
+        tiers, secondary_tiers = self._tiers((frontier, secondary), snap.cost.usd_per_gpu_hour, gpus)
         left = None
         if self._phase != "done" and self._phase_started is not None:
             span = self.warmup_s if self._phase == "warmup" else self.point_duration_s

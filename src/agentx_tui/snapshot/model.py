@@ -320,6 +320,10 @@ class TierRead(_Frozen):
     total_tokens_per_s_per_gpu_ci_low: float | None = None
     total_tokens_per_s_per_gpu_ci_high: float | None = None
     axis: FrontierAxis | None = None  # the interactivity the tier is read on; None (older recordings): decode
+    # Agents at T (docs/sweeps.md): the users on the frontier where it crosses T, read like the
+    # throughput, in all and per GPU. Read on the sweep's own axis only (its `tiers`); None elsewhere.
+    users: float | None = None
+    agents_per_gpu: float | None = None
 
 
 class PointFigures(_Frozen):

@@ -12,6 +12,7 @@ sweep as the Frontier pane and the report's pictures draw it.
 from agentx_tui.sweep.agents import AgentsRead, agents_at_tiers, read_agents
 from agentx_tui.sweep.chart import ChartPoint, ChartTier, SweepChart, nice_step
 from agentx_tui.sweep.frontier import (
+    AGENTS_KEY_PREFIX,
     AUTO_MAX_POINTS,
     DECODE,
     FRONTIER_AXES,
@@ -19,13 +20,16 @@ from agentx_tui.sweep.frontier import (
     TIER_AXIS_SUFFIX,
     TIER_KEY_PREFIXES,
     MonotoneCurve,
+    TierKey,
     auto_stop_reason,
     axis_name,
+    axis_title,
     frontier_curve,
     next_auto_users,
     north_star_policy,
     other_axis,
     pareto_front,
+    parse_tier_key,
     peak_auto_users,
     point_x,
     point_x_interval,
@@ -40,6 +44,7 @@ from agentx_tui.sweep.points import PointWindow, interval_sample
 from agentx_tui.sweep.tier_intervals import tier_intervals
 
 __all__ = [
+    "AGENTS_KEY_PREFIX",
     "AUTO_MAX_POINTS",
     "DECODE",
     "FRONTIER_AXES",
@@ -55,9 +60,11 @@ __all__ = [
     "PointWindow",
     "Precision",
     "SweepChart",
+    "TierKey",
     "agents_at_tiers",
     "auto_stop_reason",
     "axis_name",
+    "axis_title",
     "frontier_curve",
     "interval_sample",
     "next_auto_users",
@@ -65,6 +72,7 @@ __all__ = [
     "north_star_policy",
     "other_axis",
     "pareto_front",
+    "parse_tier_key",
     "peak_auto_users",
     "point_intervals",
     "point_x",

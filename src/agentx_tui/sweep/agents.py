@@ -1,9 +1,9 @@
 """Agents per GPU at an interactivity tier (docs/metrics.md, "Tasks"): how many concurrent agents one
 GPU carries while the sweep's frontier still gives p90 interactivity T.
 
-Read like the throughput at a tier (`frontier.read_tiers`): the frontier's points as (p90 interactivity,
-users) knots, Steffen's monotone curve through them (`MonotoneCurve`), read at T, then ÷ GPUs. Never
-extrapolated: outside the frontier's interactivity range every figure is None and `note` says why.
+Read like the throughput at a tier (`frontier.read_tiers`): the frontier's points as (p90 interactivity
+on the frontier's axis, users) knots, Steffen's monotone curve through them (`MonotoneCurve`), read at
+T, then ÷ GPUs. Never extrapolated: outside the frontier's interactivity range every figure is None and `note` says why.
 Pure: no I/O, no clock.
 """
 
@@ -13,8 +13,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agentx_tui.snapshot import PointFigures
-from agentx_tui.sweep.frontier import XY, MonotoneCurve, frontier_curve
+from agentx_tui.snapshot import FrontierAxis, PointFigures
+from agentx_tui.sweep.frontier import DECODE, XY, MonotoneCurve, axis_name, frontier_curve, point_x
 from agentx_tui.units import figure
 
 
@@ -29,31 +29,39 @@ class AgentsRead:
 
 
 def agents_at_tiers(
-    frontier_users: Sequence[XY], tiers: Sequence[float], *, gpus: float | None
+    frontier_users: Sequence[XY], tiers: Sequence[float], *, gpus: float | None, axis: FrontierAxis | None = None
 ) -> tuple[AgentsRead, ...]:
-    """Users per GPU at each tier T, from the frontier's points as (p90 interactivity, users) pairs (a
-    pair without both figures is left out; of two at one interactivity, the one with more users)."""
+    """Users per GPU at each tier T, from the frontier's points as (p90 interactivity on `axis`, users)
+    pairs (a pair without both figures is left out; of two at one interactivity, the one with more users).
+    `axis` only names the interactivity in the notes."""
     curve = frontier_curve(frontier_users, range(len(frontier_users)))
     count = gpus if gpus is not None and math.isfinite(gpus) and gpus > 0 else None
-    return tuple(_read(curve, float(tier), count) for tier in tiers)
+    return tuple(_read(curve, float(tier), count, axis) for tier in tiers)
 
 
 def read_agents(
-    points: Sequence[PointFigures], frontier: Sequence[int], tiers: Sequence[float], *, gpus: float | None
+    points: Sequence[PointFigures],
+    frontier: Sequence[int],
+    tiers: Sequence[float],
+    *,
+    gpus: float | None,
+    axis: FrontierAxis = DECODE,
 ) -> tuple[AgentsRead, ...]:
-    """`agents_at_tiers` over a sweep's points and its frontier (indices into `points`, `pareto_front`'s)."""
-    pairs: list[XY] = [(points[i].interactivity_p90_tokens_per_s, float(points[i].users)) for i in frontier]
-    return agents_at_tiers(pairs, tiers, gpus=gpus)
+    """`agents_at_tiers` over a sweep's points and its frontier on `axis` (indices into `points`, as
+    `view_fronts` gives them): x is each point's p90 interactivity on that axis (`point_x`)."""
+    pairs: list[XY] = [(point_x(points[i], axis), float(points[i].users)) for i in frontier]
+    return agents_at_tiers(pairs, tiers, gpus=gpus, axis=axis)
 
 
-def _read(curve: MonotoneCurve, tier: float, gpus: float | None) -> AgentsRead:
+def _read(curve: MonotoneCurve, tier: float, gpus: float | None, axis: FrontierAxis | None) -> AgentsRead:
+    words = axis_name(axis)
     if not curve.xs:
         return AgentsRead(tier=tier, note="no measured point")
     if tier > curve.xs[-1]:
-        note = f"above the fastest measured point (p90 interactivity {figure(curve.xs[-1])} tok/s/user)"
+        note = f"above the fastest measured point ({words} {figure(curve.xs[-1])} tok/s/user)"
         return AgentsRead(tier=tier, note=note)
     if tier < curve.xs[0]:
-        note = f"below the slowest point on the frontier (p90 interactivity {figure(curve.xs[0])} tok/s/user)"
+        note = f"below the slowest point on the frontier ({words} {figure(curve.xs[0])} tok/s/user)"
         return AgentsRead(tier=tier, note=note)
     users = curve.at(tier)
     if users is None:  # NaN tier: not in any range

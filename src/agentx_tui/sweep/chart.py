@@ -2,10 +2,11 @@
 pictures both draw this one model, so they place the same points, the same frontier, the same curve
 and the same tier reads with the same intervals.
 
-x is p90 interactivity (tok/s/user), y total tokens/s per GPU; when no point knows the GPU count, y is
-the plain total tokens/s (`SweepChart.per_gpu` says which) and no tier is read. A figure here is never
-negative: one that is, or is not finite, cannot be placed. `nice_step` is the one rule for round axis
-ticks (1, 2 or 5 × 10ⁿ) of both charts.
+x is p90 interactivity (tok/s/user) on the sweep's frontier axis (`SweepChart.axis`: the North Star,
+E2E-normalized interactivity, or decode interactivity; an older sweep's, decode), y total tokens/s per
+GPU; when no point knows the GPU count, y is the plain total tokens/s (`SweepChart.per_gpu` says which)
+and no tier is read. A figure here is never negative: one that is, or is not finite, cannot be placed.
+`nice_step` is the one rule for round axis ticks (1, 2 or 5 × 10ⁿ) of both charts.
 """
 
 from __future__ import annotations
@@ -15,8 +16,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from agentx_tui.snapshot import PointFigures, TierRead
-from agentx_tui.sweep.frontier import MonotoneCurve, frontier_curve, pareto_front
+from agentx_tui.snapshot import FrontierAxis, PointFigures, TierRead
+from agentx_tui.sweep.frontier import (
+    DECODE,
+    NORTH_STAR,
+    MonotoneCurve,
+    frontier_curve,
+    pareto_front,
+    point_x,
+    point_x_interval,
+)
 
 Span = tuple[float, float]  # a 95% interval (low, high)
 
@@ -35,7 +44,7 @@ class ChartPoint:
     """One measured point; None where the figure is unknown (the point is then not placed)."""
 
     users: int | None = None
-    interactivity_p90: float | None = None  # x
+    interactivity_p90: float | None = None  # x: on the chart's axis
     throughput: float | None = None  # y: per GPU, or the total (see `SweepChart.per_gpu`)
     interactivity_p50: float | None = None  # the per-point picture's second line
     interactivity_p90_ci: Span | None = None
@@ -62,19 +71,27 @@ class SweepChart:
     frontier: tuple[int, ...]
     tiers: tuple[ChartTier, ...]  # by tier, ascending
     per_gpu: bool
+    axis: FrontierAxis = DECODE  # the interactivity x is (the frontier's and the tiers')
 
     @classmethod
     def of(
-        cls, points: Sequence[PointFigures | None], frontier: Sequence[int] | None, tiers: Sequence[TierRead]
+        cls,
+        points: Sequence[PointFigures | None],
+        frontier: Sequence[int] | None,
+        tiers: Sequence[TierRead],
+        axis: FrontierAxis | None = None,
     ) -> SweepChart:
         """The chart of a sweep's points (None: a point whose figures are unknown), its frontier (the
-        Pareto front is found again when it is missing or points elsewhere) and its tier reads."""
+        Pareto front is found again when it is missing or points elsewhere) and its tier reads, on the
+        frontier's `axis` (None: an older sweep's, decode). Tier reads on the other axis are left out."""
+        on_axis = axis or DECODE
         per_gpu = any(p is not None and p.total_tokens_per_s_per_gpu is not None for p in points)
         given = list(frontier or ())
         if not given or not all(0 <= i < len(points) for i in given):
-            given = list(pareto_front([_xy(p, per_gpu) for p in points]))
+            given = list(pareto_front([_xy(p, per_gpu, on_axis) for p in points]))
         on_front = set(given)
-        chart_points = tuple(_point(p, per_gpu, i in on_front) for i, p in enumerate(points))
+        chart_points = tuple(_point(p, per_gpu, i in on_front, on_axis) for i, p in enumerate(points))
+        tiers = [t for t in tiers if (t.axis or DECODE) == on_axis]
         chart_tiers = tuple(
             ChartTier(
                 t.tier,
@@ -83,7 +100,7 @@ class SweepChart:
             )
             for t in sorted(tiers, key=lambda t: t.tier)
         )
-        return cls(chart_points, tuple(given), chart_tiers, per_gpu)
+        return cls(chart_points, tuple(given), chart_tiers, per_gpu, on_axis)
 
     @cached_property
     def curve(self) -> MonotoneCurve:
@@ -102,24 +119,25 @@ class SweepChart:
         return any(p.interactivity_p90_ci or p.throughput_ci for p in self.points) or any(t.ci for t in self.tiers)
 
 
-def _xy(point: PointFigures | None, per_gpu: bool) -> tuple[float | None, float | None]:
+def _xy(point: PointFigures | None, per_gpu: bool, axis: FrontierAxis) -> tuple[float | None, float | None]:
     if point is None:
         return None, None
     y = point.total_tokens_per_s_per_gpu if per_gpu else point.total_tokens_per_s
-    return _placeable(point.interactivity_p90_tokens_per_s), _placeable(y)
+    return _placeable(point_x(point, axis)), _placeable(y)
 
 
-def _point(point: PointFigures | None, per_gpu: bool, on_frontier: bool) -> ChartPoint:
+def _point(point: PointFigures | None, per_gpu: bool, on_frontier: bool, axis: FrontierAxis) -> ChartPoint:
     if point is None:
         return ChartPoint()
-    x, y = _xy(point, per_gpu)
-    x_ci = _span(point.interactivity_p90_tokens_per_s_ci_low, point.interactivity_p90_tokens_per_s_ci_high)
+    x, y = _xy(point, per_gpu, axis)
+    x_ci = _span(*point_x_interval(point, axis))
     y_ci = _span(point.total_tokens_per_s_per_gpu_ci_low, point.total_tokens_per_s_per_gpu_ci_high)
+    p50 = point.e2e_interactivity_p50_tokens_per_s if axis == NORTH_STAR else point.interactivity_p50_tokens_per_s
     return ChartPoint(
         users=point.users,
         interactivity_p90=x,
         throughput=y,
-        interactivity_p50=_placeable(point.interactivity_p50_tokens_per_s),
+        interactivity_p50=_placeable(p50),
         interactivity_p90_ci=x_ci,
         throughput_ci=y_ci if per_gpu else None,
         on_frontier=on_frontier,

@@ -174,6 +174,12 @@ def axis_name(axis: FrontierAxis | None) -> str:
     return "p90 E2E-normalized interactivity" if axis == NORTH_STAR else "p90 interactivity"
 
 
+def axis_title(axis: FrontierAxis | None) -> str:
+    """A chart's x-axis title for a frontier axis (None: an older sweep's, decode)."""
+    kind = "E2E-normalized interactivity" if axis == NORTH_STAR else "decode interactivity"
+    return f"{kind}, tok/s/user (p90)"
+
+
 def point_x(point: PointFigures, axis: FrontierAxis = DECODE) -> float | None:
     """The point's p90 interactivity on `axis` (tok/s/user)."""
     return point.e2e_interactivity_p90_tokens_per_s if axis == NORTH_STAR else point.interactivity_p90_tokens_per_s
@@ -267,6 +273,9 @@ TIER_KEY_PREFIXES = (
     "tokens_per_dollar_total_at_",
     "usd_per_million_total_tokens_at_",
 )
+# Agents per GPU at T (docs/sweeps.md): read on the sweep's own axis only, so its key has no axis suffix.
+AGENTS_KEY_PREFIX = "agents_per_gpu_at_"
+_CI_SUFFIXES = ("_ci_low", "_ci_high")
 
 
 def tier_suffix(tier: float) -> str:
@@ -274,12 +283,13 @@ def tier_suffix(tier: float) -> str:
     return f"{tier:g}"
 
 
-def tier_report_keys(tiers: Sequence[TierRead]) -> dict[str, float | None]:
+def tier_report_keys(tiers: Sequence[TierRead], *, agents_axis: FrontierAxis | None = None) -> dict[str, float | None]:
     """The flat report keys of docs/metrics.md for each tier, so `--check 'tokens_per_dollar_total_at_100 >= 1e9'`
     works: ``total_tokens_per_s_per_gpu_at_T`` (and its 95% interval, ``…_at_T_ci_low``/``_ci_high``),
     ``tokens_per_dollar_total_at_T``, ``usd_per_million_total_tokens_at_T``, tier by tier in the given order.
     A read on decode interactivity has T followed by ``_decode`` (``…_at_100_decode``, ``…_at_100_decode_ci_low``;
-    `TIER_AXIS_SUFFIX`); one on the North Star, or of an older recording (no axis), none."""
+    `TIER_AXIS_SUFFIX`); one on the North Star, or of an older recording (no axis), none. A read on
+    `agents_axis` (the sweep's frontier axis) adds ``agents_per_gpu_at_T`` after its own keys."""
     out: dict[str, float | None] = {}
     for read in tiers:
         t = tier_suffix(read.tier) + (TIER_AXIS_SUFFIX[read.axis] if read.axis is not None else "")
@@ -288,7 +298,41 @@ def tier_report_keys(tiers: Sequence[TierRead]) -> dict[str, float | None]:
         out[f"total_tokens_per_s_per_gpu_at_{t}_ci_high"] = read.total_tokens_per_s_per_gpu_ci_high
         out[f"tokens_per_dollar_total_at_{t}"] = read.tokens_per_dollar_total
         out[f"usd_per_million_total_tokens_at_{t}"] = read.usd_per_million_total_tokens
+        if agents_axis is not None and read.axis == agents_axis:
+            out[f"{AGENTS_KEY_PREFIX}{tier_suffix(read.tier)}"] = read.agents_per_gpu
     return out
+
+
+@dataclass(frozen=True)
+class TierKey:
+    """A tier's flat report key, taken apart: `figure` is the `TierRead` field it holds."""
+
+    figure: str  # total_tokens_per_s_per_gpu(_ci_low/_ci_high), tokens_per_dollar_total, …, agents_per_gpu
+    tier: float
+    decode: bool  # the key ends in ``_decode``: read on decode interactivity
+
+
+def parse_tier_key(key: str) -> TierKey | None:
+    """`total_tokens_per_s_per_gpu_at_100_decode_ci_low` → (total_tokens_per_s_per_gpu_ci_low, 100.0,
+    decode); `agents_per_gpu_at_37.5` → (agents_per_gpu, 37.5, no suffix); None for any other key (T
+    not a finite number included)."""
+    for prefix in (*TIER_KEY_PREFIXES, AGENTS_KEY_PREFIX):
+        if not key.startswith(prefix):
+            continue
+        rest, name = key.removeprefix(prefix), prefix.removesuffix("_at_")
+        if prefix == TIER_KEY_PREFIXES[0]:  # only throughput reads have an interval
+            for suffix in _CI_SUFFIXES:
+                if rest.endswith(suffix):
+                    rest, name = rest.removesuffix(suffix), name + suffix
+                    break
+        decode = prefix != AGENTS_KEY_PREFIX and rest.endswith(TIER_AXIS_SUFFIX[DECODE])
+        rest = rest.removesuffix(TIER_AXIS_SUFFIX[DECODE]) if decode else rest
+        try:
+            tier = float(rest)
+        except ValueError:
+            return None
+        return TierKey(name, tier, decode) if math.isfinite(tier) else None
+    return None
 
 
 def _throughputs(points: Sequence[PointFigures]) -> tuple[list[float | None], str]:

@@ -1,7 +1,8 @@
 """⁸ Frontier: a sweep's measured points, its Pareto frontier, the point in progress and the tier reads.
 
 Shown only while the run is a sweep (`Snapshot.sweep`); an ordinary run's layout does not change.
-As in docs/sweeps.md, x is p90 interactivity (tok/s/user) and y total tokens/s per GPU; the frontier
+As in docs/sweeps.md, x is p90 interactivity (tok/s/user) on the sweep's frontier axis (the North Star,
+E2E-normalized interactivity, unless `--frontier-axis decode`) and y total tokens/s per GPU; the frontier
 is the monotone curve through the Pareto-optimal points, and the tiers are read off it.
 
 The chart is drawn here with Textual's line API rather than by a plotting library: textual-plot
@@ -29,7 +30,7 @@ from textual.widget import Widget
 
 from agentx_tui.snapshot import Snapshot, SweepState, TierRead
 from agentx_tui.snapshot.rates import rates
-from agentx_tui.sweep import MonotoneCurve, SweepChart, nice_step
+from agentx_tui.sweep import NORTH_STAR, MonotoneCurve, SweepChart, nice_step
 from agentx_tui.ui._format import NA, compact, money
 from agentx_tui.ui.panes._base import Figures, Pane, flow, label, line, value
 
@@ -347,7 +348,7 @@ class FrontierPane(Pane):
         if sweep.stop_reason:
             status.append(line(label("ended "), value(sweep.stop_reason, "bold $text-warning")))
         self.query_one("#frontier-status", Figures).show(Content("\n").join(status))
-        chart = SweepChart.of(sweep.points, sweep.frontier, sweep.tiers)
+        chart = SweepChart.of(sweep.points, sweep.frontier, sweep.tiers, sweep.frontier_axis)
         data = chart_data(snap, sweep, chart)
         self.query_one("#frontier-chart", FrontierChart).plot(data)
         legend = self.query_one("#frontier-legend", Figures)
@@ -396,7 +397,7 @@ def progress(sweep: SweepState) -> str:
 def chart_data(snap: Snapshot, sweep: SweepState, chart: SweepChart | None = None) -> ChartData:
     """What the chart draws: the sweep's points (sweep/chart.py, as the report's pictures place them) as
     glyphs, the point being measured, the frontier's knots and the tiers as x ticks."""
-    chart = chart or SweepChart.of(sweep.points, sweep.frontier, sweep.tiers)
+    chart = chart or SweepChart.of(sweep.points, sweep.frontier, sweep.tiers, sweep.frontier_axis)
     markers: list[Marker] = []
     for _, point in chart.placed:
         assert point.interactivity_p90 is not None and point.throughput is not None
@@ -427,7 +428,9 @@ def _live_point(snap: Snapshot, sweep: SweepState) -> tuple[float, float] | None
     """Where the point being measured stands now (window figures), once its warm-up is over."""
     if sweep.current is None or sweep.phase != "measure" or snap.client is None:
         return None
-    x = snap.client.interactivity_p90_tokens_per_s
+    client = snap.client  # on the frontier's axis, as the measured points are placed
+    north_star = sweep.frontier_axis == NORTH_STAR
+    x = client.e2e_interactivity_p90_tokens_per_s if north_star else client.interactivity_p90_tokens_per_s
     total = rates(snap).total
     gpus = snap.cost.gpus or next((p.gpus for p in reversed(sweep.points) if p.gpus), None)
     if x is None or total is None or not gpus or not _placeable(x, total / gpus):
