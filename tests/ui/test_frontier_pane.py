@@ -25,6 +25,7 @@ from agentx_tui.ui.panes.frontier import (
     FrontierChart,
     FrontierPane,
     Marker,
+    _legend,
     _subtitle,
     chart_data,
     draw_chart,
@@ -375,6 +376,12 @@ def test_by_tasks_per_hour_the_points_move_and_the_live_one_and_tier_reads_leave
     bare = sweep.model_copy(update={"points": unknown})
     chart = SweepChart.of(unknown, bare.frontier, bare.tiers, axis=NORTH_STAR, y="tasks")
     assert chart_data(snap, bare, chart).empty == "tasks/h/GPU n/a: no point has a task done"
+
+
+def test_the_legend_says_which_points_could_not_be_placed() -> None:
+    text = _legend(80, live=False, bars=False, y_words="tasks/h/GPU", unknown=["1", "2"]).plain
+    assert "y tasks/h/GPU" in text and text.endswith("n/a at 1 2 users")
+    assert "n/a" not in _legend(80, live=False, bars=False, y_words="tok/s/GPU").plain
 
 
 @pytest.mark.parametrize(

@@ -390,7 +390,8 @@ class FrontierPane(Pane):
         live = any(m.role == "live" for m in data.markers)
         # Without a GPU count the points are placed by their total throughput: the axis says so.
         y_words = _Y_WORDS[self.y_figure] if chart.per_gpu or not chart.placed or self.y_figure == "tasks" else "tok/s"
-        unknown = [str(p.users) for p in sweep.points if self.y_figure == "tasks" and p.tasks_per_hour_per_gpu is None]
+        # A point without its x or y (too few requests or tasks in its window) is not drawn: say which.
+        unknown = [str(p.users) for p in chart.points if not p.placed and p.users is not None]
         legend.show(_legend(legend.size.width, live=live, bars=bars, y_words=y_words, unknown=unknown))
         table, notes = tier_lines(tiers)
         self.query_one("#frontier-tiers", Figures).show(Content("\n").join(table))
