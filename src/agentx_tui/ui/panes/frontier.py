@@ -52,7 +52,7 @@ _PHASE = {"warmup": "warm-up", "measure": "measuring"}
 # Each x axis in words, longest first: the border subtitle takes the longest that fits.
 AXIS_WORDS: dict[FrontierAxis, tuple[str, ...]] = {
     NORTH_STAR: ("x: E2E-normalized p90 (North Star)", "x: E2E-norm. p90 (North Star)", "x: E2E p90"),
-    DECODE: ("x: decode p90", "x: decode p90", "x: decode p90"),
+    DECODE: ("x: decode p90",),
 }
 _Y_WORDS: dict[ChartY, str] = {"throughput": "tok/s/GPU", "tasks": "tasks/h/GPU"}
 
