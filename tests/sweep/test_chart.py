@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agentx_tui.snapshot import PointFigures, TierRead
-from agentx_tui.sweep import ChartTier, SweepChart, frontier_curve, nice_step, pareto_front
+from agentx_tui.sweep import NORTH_STAR, ChartTier, SweepChart, frontier_curve, nice_step, pareto_front
 
 
 def point(i: int, x: float | None, y: float | None, **kw: float | None) -> PointFigures:
@@ -76,6 +76,35 @@ def test_the_curve_is_the_frontier_curve() -> None:
     chart = SweepChart.of(points, (2, 1, 0), ())
     expected = frontier_curve([(190.0, 800.0), (140.0, 9800.0), (66.0, 25500.0)], (2, 1, 0))
     assert chart.curve == expected
+
+
+def test_on_the_north_star_points_are_placed_and_their_front_found_by_e2e_interactivity() -> None:
+    # Decode puts the 2-user point first; end to end it waits and falls behind the 1-user one.
+    points = [
+        point(0, 100.0, 1000.0, e2e_interactivity_p90_tokens_per_s=90.0, e2e_interactivity_p50_tokens_per_s=95.0),
+        point(
+            1, 120.0, 2000.0, e2e_interactivity_p90_tokens_per_s=60.0,
+            e2e_interactivity_p90_tokens_per_s_ci_low=50.0, e2e_interactivity_p90_tokens_per_s_ci_high=70.0,
+        ),
+    ]  # fmt: skip
+    chart = SweepChart.of(points, None, (), axis=NORTH_STAR)
+    assert chart.axis == NORTH_STAR and [p.interactivity_p90 for p in chart.points] == [90.0, 60.0]
+    assert chart.frontier == (1, 0)  # both on the North Star's front; on decode, point 1 beats point 0
+    assert SweepChart.of(points, None, ()).frontier == (1,)
+    assert chart.points[1].interactivity_p90_ci == (50.0, 70.0) and chart.points[0].interactivity_p50 == 95.0
+
+
+def test_by_tasks_per_hour_the_points_move_and_the_reads_are_not_placed() -> None:
+    points = [
+        point(0, 100.0, 1000.0, tasks_per_hour_per_gpu=2.0),
+        point(1, 50.0, 3000.0, total_tokens_per_s_per_gpu_ci_low=2900.0, total_tokens_per_s_per_gpu_ci_high=3100.0),
+    ]
+    tiers = (TierRead(tier=75.0, total_tokens_per_s_per_gpu=2000.0),)
+    chart = SweepChart.of(points, (1, 0), tiers, y="tasks")
+    assert chart.y == "tasks" and [p.throughput for p in chart.points] == [2.0, None]
+    assert chart.points[1].throughput_ci is None and [i for i, _ in chart.placed] == [0]
+    assert chart.frontier == (1, 0)  # the frontier stays the one read on throughput
+    assert chart.tiers == (ChartTier(75.0, None, None),)
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ from agentx_tui.snapshot import (
     CostFigures,
     EndpointFigures,
     EndpointTotals,
+    FrontierAxis,
     GpuFigures,
     GpuState,
     Percentiles,
@@ -31,6 +32,7 @@ from agentx_tui.snapshot import (
     UserRow,
     UserState,
 )
+from agentx_tui.sweep import DECODE, NORTH_STAR, read_tiers, view_fronts
 
 URL = "http://10.0.0.7:8000"
 SECRET = "sk-test-Zq9X8c7V6b5N4m3"
@@ -112,6 +114,7 @@ def make_snapshot(
             requests=seq + u,
             endpoint=URL,
             interactivity_tokens_per_s=92.0 + (u % 9),
+            e2e_interactivity_tokens_per_s=61.0 + (u % 13),
         )
         for u in range(sessions)
     )
@@ -157,6 +160,8 @@ def make_snapshot(
             per_user_output_tokens_per_s_p50=101.0,
             interactivity_p50_tokens_per_s=98.0,
             interactivity_p90_tokens_per_s=87.5,
+            e2e_interactivity_p50_tokens_per_s=74.0,
+            e2e_interactivity_p90_tokens_per_s=58.5,
             ttft=Percentiles(p50=0.18, p90=0.45),
             itl=Percentiles(p50=0.009, p90=0.014),
             totals=ClientTotals(
@@ -274,6 +279,64 @@ def make_sweep_state(
         point_duration_s=120.0,
         stop_reason=stop_reason,
     )
+
+
+# The same points on the North Star: E2E-normalized p90 interactivity (tok/s/user) and tasks per hour per
+# GPU, by users. Waiting before the first token makes every point slower end to end than it decodes,
+# and the 16-user point, below the decode frontier, stands on the North Star's.
+SWEEP_E2E = {8: 150.0, 16: 118.0, 32: 101.0, 64: 58.0}
+SWEEP_TASKS = {8: 2.1, 16: 3.4, 32: 5.6, 64: 7.9}
+
+
+def make_north_star_sweep_state(measured: int = 4, **kwargs: Any) -> SweepState:
+    """`make_sweep_state` as a sweep now measures it: its frontier and tiers on the North Star, the
+    decode view beside it under the North Star policy (sweep/frontier.py reads both), tasks/h/GPU."""
+    state = make_sweep_state(measured, **kwargs)
+    points = tuple(
+        point.model_copy(
+            update={
+                "e2e_interactivity_p90_tokens_per_s": SWEEP_E2E[point.users],
+                "e2e_interactivity_p90_tokens_per_s_ci_low": SWEEP_E2E[point.users] * (1 - SWEEP_X_CI),
+                "e2e_interactivity_p90_tokens_per_s_ci_high": SWEEP_E2E[point.users] * (1 + SWEEP_X_CI),
+                "tasks_per_hour_per_gpu": SWEEP_TASKS[point.users],
+            }
+        )
+        for point in state.points
+    )
+    north_star, decode = view_fronts(points, NORTH_STAR)
+
+    def tiers(front: tuple[int, ...], axis: FrontierAxis) -> tuple[TierRead, ...]:
+        reads = read_tiers(points, front, SWEEP_TIERS, usd_per_gpu_hour=SWEEP_USD_PER_GPU_HOUR, axis=axis)
+        return tuple(
+            read.model_copy(
+                update={
+                    "total_tokens_per_s_per_gpu_ci_low": read.total_tokens_per_s_per_gpu * (1 - SWEEP_TIER_CI),
+                    "total_tokens_per_s_per_gpu_ci_high": read.total_tokens_per_s_per_gpu * (1 + SWEEP_TIER_CI),
+                }
+            )
+            if read.total_tokens_per_s_per_gpu is not None
+            else read
+            for read in reads
+        )
+
+    return state.model_copy(
+        update={
+            "points": points,
+            "frontier_axis": NORTH_STAR,
+            "frontier": north_star,
+            "tiers": tiers(north_star, NORTH_STAR),
+            "secondary_frontier": decode,
+            "secondary_tiers": tiers(decode, DECODE),
+        }
+    )
+
+
+def make_north_star_sweep_snapshot(seq: int = 42, **kwargs: Any) -> Snapshot:
+    """`make_sweep_snapshot` on the North Star: the 128-user point live at 41 tok/s/user end to end."""
+    snap = make_sweep_snapshot(seq, sweep=make_north_star_sweep_state(), **kwargs)
+    assert snap.client is not None
+    client = snap.client.model_copy(update={"e2e_interactivity_p90_tokens_per_s": 41.0})
+    return snap.model_copy(update={"client": client})
 
 
 def make_sweep_snapshot(seq: int = 42, *, sweep: SweepState | None = None, **kwargs: Any) -> Snapshot:

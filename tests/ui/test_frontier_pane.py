@@ -10,8 +10,10 @@ from collections.abc import Callable
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import Static
 
 from agentx_tui.snapshot import Snapshot, TierRead
+from agentx_tui.sweep import DECODE, NORTH_STAR, SweepChart
 from agentx_tui.ui import AgentXApp
 from agentx_tui.ui.panes.frontier import (
     BAR_X,
@@ -23,17 +25,21 @@ from agentx_tui.ui.panes.frontier import (
     FrontierChart,
     FrontierPane,
     Marker,
+    _legend,
+    _subtitle,
     chart_data,
     draw_chart,
     nice_scale,
     progress,
     tier_lines,
+    view,
 )
 from tests.ui._helpers import pane, shown
 from tests.ui.fakes import (
     FakeLiveControls,
     FakeSource,
     make_fleet_snapshot,
+    make_north_star_sweep_snapshot,
     make_snapshot,
     make_sweep_snapshot,
     make_sweep_state,
@@ -333,3 +339,143 @@ async def test_panes_never_overlap_with_a_frontier_or_fleet(kind: str, size: tup
                 assert pane.region.height >= (8 if roomy else 3), (pane.id, pane.region)
         if kind != "fleet":
             assert app.query_one("#frontier-chart").size.height >= (8 if roomy else 4)
+
+
+# --- the North Star and decode views; tasks per hour per GPU ----------------------------------------
+
+
+def north_star_app() -> AgentXApp:
+    snaps = [make_north_star_sweep_snapshot(seq) for seq in range(1, LAST + 1)]
+    return AgentXApp(FakeSource(snaps), FakeLiveControls())
+
+
+def test_a_sweep_is_drawn_on_its_own_axis_first_and_the_other_view_beside_it() -> None:
+    snap = make_north_star_sweep_snapshot()
+    sweep = snap.sweep
+    assert sweep is not None
+    axis, frontier, tiers = view(sweep, False) or (None, (), ())
+    assert axis == NORTH_STAR and frontier == sweep.frontier and tiers == sweep.tiers
+    axis, frontier, tiers = view(sweep, True) or (None, (), ())
+    assert axis == DECODE and frontier == sweep.secondary_frontier and tiers == sweep.secondary_tiers
+    # An older recording (no axis, no second view): decode, and nothing to flip to.
+    old = make_sweep_state()
+    assert view(old, False) == (DECODE, old.frontier, old.tiers) and view(old, True) is None
+
+
+def test_on_the_north_star_points_are_placed_by_their_e2e_normalized_p90() -> None:
+    snap = make_north_star_sweep_snapshot()
+    sweep = snap.sweep
+    assert sweep is not None
+    chart = SweepChart.of(sweep.points, sweep.frontier, sweep.tiers, axis=NORTH_STAR)
+    data = chart_data(snap, sweep, chart)
+    xs = {marker.tag: marker.x for marker in data.markers}
+    assert xs == {"8": 150.0, "16": 118.0, "32": 101.0, "64": 58.0, "128": 41.0}  # 128: the live window's
+    glyphs = {marker.tag: marker.glyph for marker in data.markers}
+    assert glyphs["16"] == ON_FRONTIER  # on the North Star's frontier, below decode's
+    decode_axis, decode_front, decode_tiers = view(sweep, True) or (DECODE, (), ())
+    decode = chart_data(snap, sweep, SweepChart.of(sweep.points, decode_front, decode_tiers, axis=decode_axis))
+    assert {m.tag: m.glyph for m in decode.markers}["16"] == BELOW_FRONTIER
+    assert {m.tag: m.x for m in decode.markers}["128"] == 64.0
+
+
+def test_by_tasks_per_hour_the_points_move_and_the_live_one_and_tier_reads_leave() -> None:
+    snap = make_north_star_sweep_snapshot()
+    sweep = snap.sweep
+    assert sweep is not None
+    chart = SweepChart.of(sweep.points, sweep.frontier, sweep.tiers, axis=NORTH_STAR, y="tasks")
+    data = chart_data(snap, sweep, chart)
+    assert {m.tag: m.y for m in data.markers} == {"8": 2.1, "16": 3.4, "32": 5.6, "64": 7.9}
+    assert all(m.y_span is None for m in data.markers)  # no interval is measured for tasks/h
+    assert all(t.read is None for t in chart.tiers)  # the reads are throughput, not tasks
+    # No point with a task done: the chart says so rather than drawing nothing.
+    unknown = tuple(p.model_copy(update={"tasks_per_hour_per_gpu": None}) for p in sweep.points)
+    bare = sweep.model_copy(update={"points": unknown})
+    chart = SweepChart.of(unknown, bare.frontier, bare.tiers, axis=NORTH_STAR, y="tasks")
+    assert chart_data(snap, bare, chart).empty == "tasks/h/GPU n/a: no point has a task done"
+
+
+def test_the_legend_says_which_points_could_not_be_placed() -> None:
+    text = _legend(80, live=False, bars=False, y_words="tasks/h/GPU", unknown=["1", "2"]).plain
+    assert "y tasks/h/GPU" in text and text.endswith("n/a at 1 2 users")
+    assert "n/a" not in _legend(80, live=False, bars=False, y_words="tok/s/GPU").plain
+
+
+@pytest.mark.parametrize(
+    ("width", "expected"),
+    [
+        (160, "x: E2E-normalized p90 (North Star) · 4 measured · 4 on the frontier · x/y flip"),
+        (80, "x: E2E-normalized p90 (North Star) · 4 measured · 4 on it · x/y flip"),
+        (60, "x: E2E-norm. p90 (North Star) · 4 measured · 4 on it"),
+        (20, "x: E2E p90"),
+    ],
+)
+def test_the_border_names_the_x_axis_in_the_words_that_fit(width: int, expected: str) -> None:
+    assert _subtitle(NORTH_STAR, 4, 4, width) == expected
+
+
+async def test_keys_x_and_y_flip_the_frontiers_axes() -> None:
+    app = north_star_app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await shown(pilot, LAST)
+        frontier = app.query_one(FrontierPane)
+        assert str(frontier.border_subtitle).startswith("x: E2E-normalized p90 (North Star)")
+        await pilot.press("x")
+        await pilot.pause()
+        assert frontier.other_view and str(frontier.border_subtitle).startswith("x: decode p90")
+        assert "100 K" in frontier.query_one("#frontier-tiers", Static).render().plain.split("\n")[4]
+        await pilot.press("y")
+        await pilot.pause()
+        assert frontier.y_figure == "tasks"
+        assert "y tasks/h/GPU" in frontier.query_one("#frontier-legend", Static).render().plain
+        assert max(m.y for m in app.query_one(FrontierChart).data.markers) == 7.9
+        await pilot.press("x", "y")
+        await pilot.pause()
+        assert not frontier.other_view and frontier.y_figure == "throughput"
+        help_rows = dict(app.key_help())
+        assert help_rows["x"].startswith("frontier: x") and help_rows["y"].startswith("frontier: y")
+
+
+async def test_a_sweep_with_one_view_says_so_and_an_ordinary_run_has_no_x_or_y_keys() -> None:
+    app = sweep_app()  # an older recording's sweep: decode only
+    async with app.run_test(size=(160, 48)) as pilot:
+        await shown(pilot, LAST)
+        frontier = app.query_one(FrontierPane)
+        await pilot.press("x")
+        await pilot.pause()
+        assert not frontier.other_view and str(frontier.border_subtitle).startswith("x: decode p90")
+        assert any("one view only" in str(n.message) for n in app._notifications)
+    plain = AgentXApp(FakeSource([make_snapshot(seq) for seq in range(1, 4)]), FakeLiveControls())
+    async with plain.run_test(size=(120, 40)) as pilot:
+        await shown(pilot, 3)
+        assert not any(words.startswith("frontier:") for _, words in plain.key_help())
+        await pilot.press("x", "y")
+        assert plain.query_one(FrontierPane).y_figure == "throughput"
+
+
+def test_frontier_north_star_80x24(snap_compare: SnapCompare) -> None:
+    assert snap_compare(north_star_app(), terminal_size=(80, 24), run_before=_scroll_to_frontier)
+
+
+def test_frontier_flipped_to_decode_80x24(snap_compare: SnapCompare) -> None:
+    async def flip(pilot: Pilot[None]) -> None:
+        await _scroll_to_frontier(pilot)
+        await pilot.press("x")
+        await pilot.pause()
+
+    assert snap_compare(north_star_app(), terminal_size=(80, 24), run_before=flip)
+
+
+def test_frontier_north_star_160x48(snap_compare: SnapCompare) -> None:
+    async def settle(pilot: Pilot[None]) -> None:
+        await shown(pilot, LAST)
+
+    assert snap_compare(north_star_app(), terminal_size=(160, 48), run_before=settle)
+
+
+def test_frontier_decode_by_tasks_per_hour_160x48(snap_compare: SnapCompare) -> None:
+    async def flip(pilot: Pilot[None]) -> None:
+        await shown(pilot, LAST)
+        await pilot.press("x", "y")
+        await pilot.pause()
+
+    assert snap_compare(north_star_app(), terminal_size=(160, 48), run_before=flip)

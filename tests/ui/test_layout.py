@@ -11,6 +11,7 @@ from textual.widgets import RichLog, Sparkline
 from agentx_tui.snapshot import Snapshot, UserRow
 from agentx_tui.ui import AgentXApp
 from agentx_tui.ui.header import RunHeader
+from agentx_tui.ui.panes import UsersPane
 from agentx_tui.ui.panes._base import flow, pack
 from agentx_tui.ui.panes._spark import _Chart
 from agentx_tui.ui.panes._table import Cell, KeyedTable
@@ -173,11 +174,39 @@ async def test_users_table_fits_80_columns_without_a_sideways_scroll_bar() -> No
             "context",
             "TTFT",
             "tok/s",
-            "intv",
+            "E2E",  # the user-facing rate; decode's 1/ITL is left out at this width
             "tokens",
             "session/host",
         ]
         assert "10.0.0.7:8000" in table.render_line(1).text
+
+
+async def test_users_table_shows_both_interactivities_where_there_is_room_and_sorts_by_either() -> None:
+    app = live_app()
+    async with app.run_test(size=(200, 60)) as pilot:
+        await shown(pilot, 3)
+        table = app.query_one("#users-table", KeyedTable)
+        heading = table.render_line(0).text.split()
+        assert heading[5:8] == ["tok/s", "1/ITL", "E2E"]
+        users = app.query_one(UsersPane)
+        await pilot.press(*"oooooo")  # user → state → step → context → TTFT → tok/s → 1/ITL
+        assert users.sort_column == "interactivity"
+        await pilot.press("o")
+        assert users.sort_column == "e2e_interactivity"
+        rates = [table.cell(key, "e2e_interactivity").sort for key in table.order]
+        assert rates == sorted(rates)
+        await pilot.press("O")
+        assert [table.cell(key, "e2e_interactivity").sort for key in table.order] == sorted(rates, reverse=True)
+        assert "sort E2E ↓" in str(users.border_subtitle)
+
+
+async def test_the_sort_skips_a_column_left_out_at_80_columns() -> None:
+    app = live_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await shown(pilot, 3)
+        users = app.query_one(UsersPane)
+        await pilot.press(*"oooooo")  # … → tok/s → (1/ITL has no room) → E2E
+        assert users.sort_column == "e2e_interactivity"
 
 
 async def test_users_table_formats_only_the_rows_on_screen(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,10 +1,22 @@
-"""The throughput pane's border: who measured the figures, and what a token cost the load client."""
+"""The throughput pane: who measured the figures and what a token cost the load client (its border),
+tokens/s per user on the North Star and decode, and a timed replay that fell behind its schedule."""
 
 from __future__ import annotations
 
-from agentx_tui.snapshot import ClientHealth
-from agentx_tui.ui.panes.throughput import _source
-from tests.ui.fakes import make_snapshot
+from collections.abc import Callable
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Static
+
+from agentx_tui.snapshot import ClientFigures, ClientHealth, Snapshot
+from agentx_tui.ui import AgentXApp
+from agentx_tui.ui.panes.throughput import _behind_schedule, _per_user, _source
+from tests.ui._helpers import shown
+from tests.ui.fakes import FakeLiveControls, FakeSource, make_snapshot
+
+SnapCompare = Callable[..., bool]
+LAST = 20
 
 
 def test_the_border_says_the_clients_cost_in_the_words_that_fit() -> None:
@@ -17,3 +29,72 @@ def test_the_border_says_the_clients_cost_in_the_words_that_fit() -> None:
     assert _source("none", snap, 80) == ""
     unknown = snap.model_copy(update={"client_health": ClientHealth()})  # no token streamed yet
     assert _source("client", unknown, 80) == "measured by the client"
+
+
+# --- tokens/s per user: the North Star beside decode --------------------------------------------------
+
+
+def test_per_user_names_the_north_star_and_decode_in_the_words_that_fit() -> None:
+    assert _per_user(82.0, 140.0, 80).plain == "per user p90 82.0 E2E (North Star) · 140 decode tok/s"
+    assert _per_user(82.0, 140.0, 40).plain == "per user p90 82.0 E2E · 140 decode tok/s"
+    assert _per_user(82.0, 140.0, 36).plain == "per user p90 82.0 E2E · 140 decode"  # the 80×24 pane
+    assert _per_user(82.0, 140.0, 20).plain == "per user p90 82.0 E2E 140 dec"
+    assert _per_user(None, 140.0, 40).plain == "per user p90 n/a E2E · 140 decode tok/s"
+
+
+# --- a timed replay behind its schedule ---------------------------------------------------------------
+
+
+def _behind(needed: int | None = 48) -> ClientFigures:
+    return ClientFigures(
+        schedule_lag_p50_s=0.4, schedule_lag_p90_s=1.84, schedule_behind=True, schedule_users_needed=needed
+    )
+
+
+def test_behind_schedule_says_the_lag_and_how_many_users_would_keep_it() -> None:
+    (one,) = _behind_schedule(_behind(), 80)
+    assert one.plain == "behind schedule: lag p90 1.84 s · too few users: ~48 would keep it"
+    two = _behind_schedule(_behind(), 36)
+    assert [text.plain for text in two] == ["behind schedule: lag p90 1.84 s", "too few users: ~48 would keep it"]
+    assert max(text.cell_length for text in two) <= 36
+    (unknown,) = _behind_schedule(_behind(None), 80)
+    assert unknown.plain == "behind schedule: lag p90 1.84 s · too few users"
+
+
+def behind_schedule(seq: int) -> Snapshot:
+    snap = make_snapshot(seq)
+    assert snap.client is not None
+    client = snap.client.model_copy(
+        update={
+            "schedule_lag_p50_s": 0.41,
+            "schedule_lag_p90_s": 1.84,
+            "schedule_lag_p99_s": 3.2,
+            "schedule_behind": True,
+            "schedule_users_needed": 48,
+        }
+    )
+    return snap.model_copy(update={"client": client})
+
+
+async def test_the_warning_shows_only_while_the_replay_is_behind() -> None:
+    snaps = [make_snapshot(1), behind_schedule(2)]
+    source = FakeSource(snaps, manual=True)
+    app = AgentXApp(source, FakeLiveControls(), refresh_s=0.25)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await shown(pilot, 1)
+        figures = app.query_one("#tps-latency", Static)
+        assert "behind schedule" not in str(figures.render())
+        source.release()
+        await shown(pilot, 2)
+        assert "behind schedule: lag p90 1.84 s · too few users: ~48 would keep it" in str(figures.render())
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+def test_throughput_behind_schedule(snap_compare: SnapCompare, size: tuple[int, int]) -> None:
+    # The dashboard as it first opens: the throughput pane (4) is on screen at both sizes.
+    app = AgentXApp(FakeSource([behind_schedule(seq) for seq in range(1, LAST + 1)]), FakeLiveControls())
+
+    async def settle(pilot: Pilot[None]) -> None:
+        await shown(pilot, LAST)
+
+    assert snap_compare(app, terminal_size=size, run_before=settle)

@@ -10,7 +10,7 @@ sweep as the Frontier pane and the report's pictures draw it.
 """
 
 from agentx_tui.sweep.agents import AgentsRead, agents_at_tiers, read_agents
-from agentx_tui.sweep.chart import ChartPoint, ChartTier, SweepChart, nice_step
+from agentx_tui.sweep.chart import ChartPoint, ChartTier, ChartY, SweepChart, nice_step
 from agentx_tui.sweep.frontier import (
     AGENTS_KEY_PREFIX,
     AUTO_MAX_POINTS,
@@ -54,6 +54,7 @@ __all__ = [
     "AgentsRead",
     "ChartPoint",
     "ChartTier",
+    "ChartY",
     "Interval",
     "MonotoneCurve",
     "PointIntervals",

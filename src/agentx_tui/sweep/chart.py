@@ -2,11 +2,13 @@
 pictures both draw this one model, so they place the same points, the same frontier, the same curve
 and the same tier reads with the same intervals.
 
-x is p90 interactivity (tok/s/user) on the sweep's frontier axis (`SweepChart.axis`: the North Star,
-E2E-normalized interactivity, or decode interactivity; an older sweep's, decode), y total tokens/s per
-GPU; when no point knows the GPU count, y is the plain total tokens/s (`SweepChart.per_gpu` says which)
-and no tier is read. A figure here is never negative: one that is, or is not finite, cannot be placed.
-`nice_step` is the one rule for round axis ticks (1, 2 or 5 × 10ⁿ) of both charts.
+x is p90 interactivity (tok/s/user) on the chart's `axis` (the North Star or decode, docs/sweeps.md;
+an older recording's: decode), y total tokens/s per GPU; when no point knows the GPU count, y
+is the plain total tokens/s (`SweepChart.per_gpu` says which) and no tier is read. The Frontier pane
+can place the points by tasks per hour per GPU instead (`ChartY`): the frontier stays the one found on
+throughput, and the tier reads, which are throughput, are then not placed. A figure here is never
+negative: one that is, or is not finite, cannot be placed. `nice_step` is the one rule for round axis
+ticks (1, 2 or 5 × 10ⁿ) of both charts.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Literal
 
 from agentx_tui.snapshot import FrontierAxis, PointFigures, TierRead
 from agentx_tui.sweep.frontier import (
@@ -28,6 +31,9 @@ from agentx_tui.sweep.frontier import (
 )
 
 Span = tuple[float, float]  # a 95% interval (low, high)
+# What y places the points by: total tokens/s per GPU (the frontier's own axis), or tasks (session
+# trees) completed per hour per GPU (`PointFigures.tasks_per_hour_per_gpu`).
+ChartY = Literal["throughput", "tasks"]
 
 
 def _placeable(value: float | None) -> float | None:
@@ -45,10 +51,10 @@ class ChartPoint:
 
     users: int | None = None
     interactivity_p90: float | None = None  # x: on the chart's axis
-    throughput: float | None = None  # y: per GPU, or the total (see `SweepChart.per_gpu`)
+    throughput: float | None = None  # y: per GPU, or the total (see `SweepChart.per_gpu`), or tasks/h/GPU
     interactivity_p50: float | None = None  # the per-point picture's second line
     interactivity_p90_ci: Span | None = None
-    throughput_ci: Span | None = None  # per GPU only
+    throughput_ci: Span | None = None  # throughput per GPU only
     on_frontier: bool = False
 
     @property
@@ -72,6 +78,7 @@ class SweepChart:
     tiers: tuple[ChartTier, ...]  # by tier, ascending
     per_gpu: bool
     axis: FrontierAxis = DECODE  # the interactivity x is (the frontier's and the tiers')
+    y: ChartY = "throughput"
 
     @classmethod
     def of(
@@ -80,27 +87,31 @@ class SweepChart:
         frontier: Sequence[int] | None,
         tiers: Sequence[TierRead],
         axis: FrontierAxis | None = None,
+        *,
+        y: ChartY = "throughput",
     ) -> SweepChart:
-        """The chart of a sweep's points (None: a point whose figures are unknown), its frontier (the
-        Pareto front is found again when it is missing or points elsewhere) and its tier reads, on the
-        frontier's `axis` (None: an older sweep's, decode). Tier reads on the other axis are left out."""
+        """The chart of a sweep's points (None: a point whose figures are unknown), its frontier on
+        `axis` (None: an older sweep's, decode; the Pareto front is found again when it is missing or
+        points elsewhere) and its tier reads on that axis (reads on the other are left out); `y` says
+        what places the points vertically."""
         on_axis = axis or DECODE
         per_gpu = any(p is not None and p.total_tokens_per_s_per_gpu is not None for p in points)
         given = list(frontier or ())
         if not given or not all(0 <= i < len(points) for i in given):
             given = list(pareto_front([_xy(p, per_gpu, on_axis) for p in points]))
         on_front = set(given)
-        chart_points = tuple(_point(p, per_gpu, i in on_front, on_axis) for i, p in enumerate(points))
+        chart_points = tuple(_point(p, per_gpu, i in on_front, on_axis, y) for i, p in enumerate(points))
         tiers = [t for t in tiers if (t.axis or DECODE) == on_axis]
+        reads = per_gpu and y == "throughput"  # a read is throughput: on a tasks chart it has no place
         chart_tiers = tuple(
             ChartTier(
                 t.tier,
-                _placeable(t.total_tokens_per_s_per_gpu) if per_gpu else None,
-                _span(t.total_tokens_per_s_per_gpu_ci_low, t.total_tokens_per_s_per_gpu_ci_high) if per_gpu else None,
+                _placeable(t.total_tokens_per_s_per_gpu) if reads else None,
+                _span(t.total_tokens_per_s_per_gpu_ci_low, t.total_tokens_per_s_per_gpu_ci_high) if reads else None,
             )
             for t in sorted(tiers, key=lambda t: t.tier)
         )
-        return cls(chart_points, tuple(given), chart_tiers, per_gpu, on_axis)
+        return cls(chart_points, tuple(given), chart_tiers, per_gpu, on_axis, y)
 
     @cached_property
     def curve(self) -> MonotoneCurve:
@@ -119,19 +130,23 @@ class SweepChart:
         return any(p.interactivity_p90_ci or p.throughput_ci for p in self.points) or any(t.ci for t in self.tiers)
 
 
-def _xy(point: PointFigures | None, per_gpu: bool, axis: FrontierAxis) -> tuple[float | None, float | None]:
+def _xy(point: PointFigures | None, per_gpu: bool, axis: FrontierAxis | None) -> tuple[float | None, float | None]:
     if point is None:
         return None, None
     y = point.total_tokens_per_s_per_gpu if per_gpu else point.total_tokens_per_s
-    return _placeable(point_x(point, axis)), _placeable(y)
+    return _placeable(point_x(point, axis or DECODE)), _placeable(y)
 
 
-def _point(point: PointFigures | None, per_gpu: bool, on_frontier: bool, axis: FrontierAxis) -> ChartPoint:
+def _point(
+    point: PointFigures | None, per_gpu: bool, on_frontier: bool, axis: FrontierAxis | None, y_of: ChartY
+) -> ChartPoint:
     if point is None:
         return ChartPoint()
     x, y = _xy(point, per_gpu, axis)
-    x_ci = _span(*point_x_interval(point, axis))
-    y_ci = _span(point.total_tokens_per_s_per_gpu_ci_low, point.total_tokens_per_s_per_gpu_ci_high)
+    x_ci = _span(*point_x_interval(point, axis or DECODE))
+    y_ci = _span(point.total_tokens_per_s_per_gpu_ci_low, point.total_tokens_per_s_per_gpu_ci_high) if per_gpu else None
+    if y_of == "tasks":  # no interval is measured for it
+        y, y_ci = _placeable(point.tasks_per_hour_per_gpu), None
     p50 = point.e2e_interactivity_p50_tokens_per_s if axis == NORTH_STAR else point.interactivity_p50_tokens_per_s
     return ChartPoint(
         users=point.users,
@@ -139,7 +154,7 @@ def _point(point: PointFigures | None, per_gpu: bool, on_frontier: bool, axis: F
         throughput=y,
         interactivity_p50=_placeable(p50),
         interactivity_p90_ci=x_ci,
-        throughput_ci=y_ci if per_gpu else None,
+        throughput_ci=y_ci,
         on_frontier=on_frontier,
     )
 

@@ -30,7 +30,7 @@ from agentx_tui.ui._history import History
 from agentx_tui.ui._themes import BUNDLED_DIR, choose_theme, load_themes, user_theme_dir
 from agentx_tui.ui.header import RunHeader
 from agentx_tui.ui.messages import SnapshotArrived, SourceEnded
-from agentx_tui.ui.panes import PANES, LogPane, Pane, UsersPane
+from agentx_tui.ui.panes import PANES, FrontierPane, LogPane, Pane, UsersPane
 from agentx_tui.ui.screens import CostScreen, HelpScreen, PriceEdit, WorkloadScreen
 
 MIN_SIZE = (80, 24)
@@ -40,6 +40,7 @@ WIDE_SIZE = (150, 40)
 ROOMY_HEIGHT = 48
 MIN_REFRESH_S = 0.25  # the UI never draws more than 4 times a second
 
+SWEEP_ONLY = {"frontier_x", "frontier_y"}
 LIVE_ONLY = {"pause", "users_up", "users_down", "edit_cost", "reset", "switch_workload"}
 REPLAY_ONLY = {"step_fwd", "step_back", "slower", "faster", "first", "last"}
 
@@ -78,6 +79,10 @@ class AgentXApp(App[None]):
         Binding("r", "reset", "reset"),
         Binding("o", "sort", "sort", show=False),
         Binding("O", "sort_reverse", "reverse sort", show=False),
+        # A sweep's frontier pane: its x axis (North Star / decode) and its y (tok/s/GPU / tasks/h/GPU).
+        # Not in the footer (80 columns are full); the pane's border and the help name them.
+        Binding("x", "frontier_x", "frontier x", show=False),
+        Binding("y", "frontier_y", "frontier y", show=False),
         Binding("full_stop", "step_fwd", "step", key_display="."),
         Binding("comma", "step_back", "back", key_display=","),
         Binding("left_square_bracket", "slower", "÷2", key_display="["),
@@ -100,6 +105,8 @@ class AgentXApp(App[None]):
         "reset": "reset windows and histories",
         "sort": "sort users by the next column",
         "sort_reverse": "reverse the users sort",
+        "frontier_x": "frontier: x on the North Star (E2E-normalized) / decode interactivity",
+        "frontier_y": "frontier: y total tok/s per GPU / tasks per hour per GPU",
         "step_fwd": "step forward one tick",
         "step_back": "step back one tick",
         "slower": "half speed",
@@ -237,6 +244,8 @@ class AgentXApp(App[None]):
             return isinstance(self.controls, LiveControls)
         if action in REPLAY_ONLY:
             return isinstance(self.controls, ReplayControls)
+        if action in SWEEP_ONLY:
+            return self.snapshot is not None and self.snapshot.sweep is not None
         return True
 
     async def action_quit(self) -> None:
@@ -345,6 +354,15 @@ class AgentXApp(App[None]):
 
     def action_sort_reverse(self) -> None:
         self.query_one(UsersPane).reverse_sort()
+
+    def action_frontier_x(self) -> None:
+        # The pane's border names the axis it shows; a notice only when there is no other to show.
+        refused = self.query_one(FrontierPane).flip_x()
+        if refused:
+            self.notify(refused, title="frontier", timeout=4)
+
+    def action_frontier_y(self) -> None:
+        self.query_one(FrontierPane).flip_y()
 
     def _on_replay(self, move: Callable[[ReplayControls], None]) -> None:
         """Move a replay (a no-op on a live run), then redraw the header that says where it is."""

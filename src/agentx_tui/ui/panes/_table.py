@@ -39,6 +39,7 @@ class Column:
     width: int
     right: bool = True
     min_width: int | None = None  # may shrink to this when the table is narrower than its columns
+    optional: bool = False  # left out when the table is narrower than its columns even after shrinking
 
 
 class KeyedTable(ScrollView, can_focus=True):
@@ -140,19 +141,30 @@ class KeyedTable(ScrollView, can_focus=True):
 
     def _size_virtually(self) -> None:
         # As wide as the columns after shrinking: no sideways scroll bar when the shrunk columns fit.
-        self.virtual_size = Size(sum(w + 1 for w in self._widths(self.size.width)), len(self.order) + 1)
+        self.virtual_size = Size(sum(w + 1 for w in self._widths(self.size.width) if w), len(self.order) + 1)
+
+    def shown(self, column_index: int) -> bool:
+        """Whether the column has room at the table's width (an optional one may not)."""
+        return self._widths(self.size.width)[column_index] > 0
 
     def _widths(self, width: int) -> tuple[int, ...]:
-        """Column widths for a table `width` cells wide: shrinkable columns give way, the last first."""
+        """Column widths for a table `width` cells wide: where shrinking could not make the columns fit,
+        optional columns are left out first (width 0), the last first; then shrinkable columns give
+        way, the last first."""
         if self._fitted[0] == width:
             return self._fitted[1]
         widths = [column.width for column in self.columns]
         deficit = self._width - width if width > 0 else 0
+        give = sum(c.width - c.min_width for c in self.columns if c.min_width is not None)
+        for index in reversed(range(len(widths))):
+            if deficit > give and self.columns[index].optional:  # shrinking alone would not do
+                deficit -= widths[index] + 1
+                widths[index] = 0
         for index in reversed(range(len(widths))):
             if deficit <= 0:
                 break
             floor = self.columns[index].min_width
-            if floor is not None:
+            if floor is not None and widths[index]:
                 cut = min(deficit, widths[index] - floor)
                 widths[index] -= cut
                 deficit -= cut
@@ -224,7 +236,7 @@ class KeyedTable(ScrollView, can_focus=True):
         styles = self._styles()
         if y == 0:
             widths = self._widths(width)
-            text = "".join(_fit(c.heading, w, c.right) + " " for c, w in zip(self.columns, widths, strict=True))
+            text = "".join(_fit(c.heading, w, c.right) + " " for c, w in zip(self.columns, widths, strict=True) if w)
             return Strip([Segment(text, styles["header"])]).crop_extend(0, width, styles["header"])
         index = int(self.scroll_offset.y) + y - 1
         if index >= len(self.order):
@@ -242,9 +254,11 @@ class KeyedTable(ScrollView, can_focus=True):
         segments: list[Segment] = []
         widths = self._widths(width)
         for width_, cell in zip(widths, cells, strict=True):
+            if not width_:  # an optional column with no room
+                continue
             style = base + self._style_for(cell.style) if cell.style else base
             segments.append(Segment(_fit(cell.text, width_, cell.right) + " ", style))
-        used = sum(w + 1 for w in widths)
+        used = sum(w + 1 for w in widths if w)
         if width > used:
             segments.append(Segment(" " * (width - used), base))
         return Strip(segments, max(width, used)).crop(0, width)

@@ -1,9 +1,12 @@
 """⁸ Frontier: a sweep's measured points, its Pareto frontier, the point in progress and the tier reads.
 
 Shown only while the run is a sweep (`Snapshot.sweep`); an ordinary run's layout does not change.
-As in docs/sweeps.md, x is p90 interactivity (tok/s/user) on the sweep's frontier axis (the North Star,
-E2E-normalized interactivity, unless `--frontier-axis decode`) and y total tokens/s per GPU; the frontier
-is the monotone curve through the Pareto-optimal points, and the tiers are read off it.
+As in docs/sweeps.md, x is p90 interactivity (tok/s/user) and y total tokens/s per GPU; the frontier
+is the monotone curve through the Pareto-optimal points, and the tiers are read off it. x is first the
+sweep's own axis (`SweepState.frontier_axis`: E2E-normalized interactivity, the North Star, unless the
+run chose decode); key `x` shows the other view (`secondary_frontier`, `secondary_tiers`), key `y`
+places the points by tasks per hour per GPU instead of throughput (the tiers are still read on
+throughput, so the table does not change).
 
 The chart is drawn here with Textual's line API rather than by a plotting library: textual-plot
 crashed under NO_COLOR and takes the app's `+`, `-`, `r` and arrow keys when focused; textual-plotext
@@ -28,9 +31,9 @@ from textual.content import Content
 from textual.strip import Strip
 from textual.widget import Widget
 
-from agentx_tui.snapshot import Snapshot, SweepState, TierRead
+from agentx_tui.snapshot import FrontierAxis, Snapshot, SweepState, TierRead
 from agentx_tui.snapshot.rates import rates
-from agentx_tui.sweep import NORTH_STAR, MonotoneCurve, SweepChart, nice_step
+from agentx_tui.sweep import DECODE, NORTH_STAR, ChartY, MonotoneCurve, SweepChart, nice_step, other_axis
 from agentx_tui.ui._format import NA, compact, money
 from agentx_tui.ui.panes._base import Figures, Pane, flow, label, line, value
 
@@ -46,6 +49,12 @@ _BRAILLE = 0x2800
 _DOT_BITS = ((0x01, 0x02, 0x04, 0x40), (0x08, 0x10, 0x20, 0x80))
 # Where the sweep's phases stand, in words.
 _PHASE = {"warmup": "warm-up", "measure": "measuring"}
+# Each x axis in words, longest first: the border subtitle takes the longest that fits.
+AXIS_WORDS: dict[FrontierAxis, tuple[str, ...]] = {
+    NORTH_STAR: ("x: E2E-normalized p90 (North Star)", "x: E2E-norm. p90 (North Star)", "x: E2E p90"),
+    DECODE: ("x: decode p90",),
+}
+_Y_WORDS: dict[ChartY, str] = {"throughput": "tok/s/GPU", "tasks": "tasks/h/GPU"}
 
 
 @dataclass(frozen=True)
@@ -323,6 +332,26 @@ class FrontierPane(Pane):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._active = False
+        self.other_view = False  # key x: the sweep's other x axis (its secondary frontier and tiers)
+        self.y_figure: ChartY = "throughput"  # key y: what places the points vertically
+
+    def flip_x(self) -> str | None:
+        """Show the other x axis (key x); None, or why there is none to show."""
+        sweep = self.snapshot.sweep if self.snapshot is not None else None
+        if sweep is not None and view(sweep, not self.other_view) is None:
+            return f"this sweep has one view only ({AXIS_WORDS[sweep.frontier_axis or DECODE][0]})"
+        self.other_view = not self.other_view
+        self._redraw()
+        return None
+
+    def flip_y(self) -> None:
+        """Place the points by tasks/hour/GPU, or back by total tokens/s per GPU (key y)."""
+        self.y_figure = "tasks" if self.y_figure == "throughput" else "throughput"
+        self._redraw()
+
+    def _redraw(self) -> None:
+        if self.snapshot is not None and self.is_mounted:
+            self.show(self.snapshot)
 
     @property
     def allow_maximize(self) -> bool:
@@ -348,20 +377,26 @@ class FrontierPane(Pane):
         if sweep.stop_reason:
             status.append(line(label("ended "), value(sweep.stop_reason, "bold $text-warning")))
         self.query_one("#frontier-status", Figures).show(Content("\n").join(status))
-        chart = SweepChart.of(sweep.points, sweep.frontier, sweep.tiers, sweep.frontier_axis)
+        shown = view(sweep, self.other_view)
+        if shown is None:  # the other view went (a replay moved to where the sweep had only one)
+            self.other_view, shown = False, view(sweep, False)
+            assert shown is not None
+        axis, frontier, tiers = shown
+        chart = SweepChart.of(sweep.points, frontier, tiers, axis=axis, y=self.y_figure)
         data = chart_data(snap, sweep, chart)
         self.query_one("#frontier-chart", FrontierChart).plot(data)
         legend = self.query_one("#frontier-legend", Figures)
-        live = _live_point(snap, sweep) is not None
         bars = any(m.x_span or m.y_span for m in data.markers)
+        live = any(m.role == "live" for m in data.markers)
         # Without a GPU count the points are placed by their total throughput: the axis says so.
-        per_gpu = chart.per_gpu or not chart.placed
-        legend.show(_legend(legend.size.width, live=live, bars=bars, per_gpu=per_gpu))
-        table, notes = tier_lines(sweep.tiers)
+        y_words = _Y_WORDS[self.y_figure] if chart.per_gpu or not chart.placed or self.y_figure == "tasks" else "tok/s"
+        # A point without its x or y (too few requests or tasks in its window) is not drawn: say which.
+        unknown = [str(p.users) for p in chart.points if not p.placed and p.users is not None]
+        legend.show(_legend(legend.size.width, live=live, bars=bars, y_words=y_words, unknown=unknown))
+        table, notes = tier_lines(tiers)
         self.query_one("#frontier-tiers", Figures).show(Content("\n").join(table))
         self.query_one("#frontier-notes", Figures).show(Content("\n").join(notes))
-        measured = len(sweep.points)
-        self.set_subtitle(f"{measured} measured · {len(sweep.frontier)} on the frontier")
+        self.set_subtitle(_subtitle(axis, len(sweep.points), len(frontier), self.size.width))
 
     def _activate(self, active: bool) -> None:
         if active == self._active:
@@ -372,6 +407,28 @@ class FrontierPane(Pane):
             self.parent.set_class(active, "-sweep")
         if not active and self.is_attached and self.screen.maximized is self:
             self.screen.minimize()
+
+
+def view(sweep: SweepState, other: bool) -> tuple[FrontierAxis, tuple[int, ...], tuple[TierRead, ...]] | None:
+    """The x axis, frontier and tier reads of the sweep's own view (`other` False: its `frontier_axis`;
+    None, an older recording's, is decode) or of its other one (None when the sweep has none)."""
+    axis = sweep.frontier_axis or DECODE
+    if not other:
+        return axis, sweep.frontier, sweep.tiers
+    if sweep.secondary_frontier is None:
+        return None
+    return other_axis(axis), sweep.secondary_frontier, sweep.secondary_tiers or ()
+
+
+def _subtitle(axis: FrontierAxis, measured: int, on_frontier: int, width: int) -> str:
+    """The border's words: which x axis the chart shows, how many points, the keys that flip the axes;
+    the first that fits `width` (the axis's name given up last)."""
+    counts = (f"{measured} measured · {on_frontier} on the frontier", f"{measured} measured · {on_frontier} on it")
+    candidates = [
+        f"{words} · {count}{keys}" for words in AXIS_WORDS[axis] for keys in (" · x/y flip", "") for count in counts
+    ]
+    room = width - 6  # the border's corners and the spaces around the text
+    return next((text for text in candidates if len(text) <= room), AXIS_WORDS[axis][-1])
 
 
 def progress(sweep: SweepState) -> str:
@@ -397,7 +454,7 @@ def progress(sweep: SweepState) -> str:
 def chart_data(snap: Snapshot, sweep: SweepState, chart: SweepChart | None = None) -> ChartData:
     """What the chart draws: the sweep's points (sweep/chart.py, as the report's pictures place them) as
     glyphs, the point being measured, the frontier's knots and the tiers as x ticks."""
-    chart = chart or SweepChart.of(sweep.points, sweep.frontier, sweep.tiers, sweep.frontier_axis)
+    chart = chart or SweepChart.of(sweep.points, sweep.frontier, sweep.tiers, axis=sweep.frontier_axis)
     markers: list[Marker] = []
     for _, point in chart.placed:
         assert point.interactivity_p90 is not None and point.throughput is not None
@@ -412,10 +469,13 @@ def chart_data(snap: Snapshot, sweep: SweepState, chart: SweepChart | None = Non
                 point.throughput_ci,
             )
         )
-    live = _live_point(snap, sweep)
+    # The point in progress has no tasks/hour of its own yet: it shows on the throughput chart only.
+    live = _live_point(snap, sweep, chart.axis) if chart.y == "throughput" else None
     if live is not None:
         markers.append(Marker(live[0], live[1], LIVE, "live", str(sweep.current_users or "")))
     empty = "warming up for the first point" if sweep.phase == "warmup" else "no point measured yet"
+    if chart.y == "tasks" and sweep.points and not markers:
+        empty = f"tasks/h/GPU {NA}: no point has a task done"
     return ChartData(
         markers=tuple(markers),
         curve=tuple(zip(chart.curve.xs, chart.curve.ys, strict=True)),
@@ -424,13 +484,12 @@ def chart_data(snap: Snapshot, sweep: SweepState, chart: SweepChart | None = Non
     )
 
 
-def _live_point(snap: Snapshot, sweep: SweepState) -> tuple[float, float] | None:
-    """Where the point being measured stands now (window figures), once its warm-up is over."""
+def _live_point(snap: Snapshot, sweep: SweepState, axis: FrontierAxis | None) -> tuple[float, float] | None:
+    """Where the point being measured stands now (window figures on `axis`), once its warm-up is over."""
     if sweep.current is None or sweep.phase != "measure" or snap.client is None:
         return None
-    client = snap.client  # on the frontier's axis, as the measured points are placed
-    north_star = sweep.frontier_axis == NORTH_STAR
-    x = client.e2e_interactivity_p90_tokens_per_s if north_star else client.interactivity_p90_tokens_per_s
+    client = snap.client
+    x = client.e2e_interactivity_p90_tokens_per_s if axis == NORTH_STAR else client.interactivity_p90_tokens_per_s
     total = rates(snap).total
     gpus = snap.cost.gpus or next((p.gpus for p in reversed(sweep.points) if p.gpus), None)
     if x is None or total is None or not gpus or not _placeable(x, total / gpus):
@@ -442,7 +501,9 @@ def _placeable(x: float, y: float) -> bool:
     return math.isfinite(x) and math.isfinite(y) and x >= 0 and y >= 0
 
 
-def _legend(width: int, *, live: bool, bars: bool, per_gpu: bool) -> Content:
+def _legend(width: int, *, live: bool, bars: bool, y_words: str, unknown: Sequence[str] = ()) -> Content:
+    """The markers, then the axes' units (which x axis it is, the border says); `unknown`: the users of
+    the points that could not be placed (their y is n/a)."""
     parts = [
         line(Content.styled(ON_FRONTIER, "bold $accent"), label(" frontier")),
         line(Content.styled(BELOW_FRONTIER, "$foreground"), label(" below it")),
@@ -451,7 +512,9 @@ def _legend(width: int, *, live: bool, bars: bool, per_gpu: bool) -> Content:
         parts.append(line(Content.styled(BAR_X + BAR_Y, "$secondary"), label(" 95%")))
     if live:
         parts.append(line(Content.styled(LIVE, "bold $warning"), label(" now")))
-    parts += [label("y tok/s/GPU" if per_gpu else "y tok/s"), label("x p90 tok/s/user")]
+    parts += [label(f"y {y_words}"), label("x p90 tok/s/user")]
+    if unknown:
+        parts.append(label(f"{NA} at {' '.join(unknown)} users"))
     return flow(parts, width)
 
 

@@ -1,4 +1,5 @@
-"""⁴ Throughput: output, prompt, cached and total tokens/s with histories; requests/s; TTFT and ITL."""
+"""⁴ Throughput: output, prompt, cached and total tokens/s with histories; tokens/s per user (the North
+Star and decode); requests/s; TTFT and ITL; a timed replay that falls behind its schedule."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Sparkline
 
-from agentx_tui.snapshot import Percentiles, Snapshot
+from agentx_tui.snapshot import ClientFigures, Percentiles, Snapshot
 from agentx_tui.snapshot.rates import rates as window_rates
 from agentx_tui.ui._format import NA, compact, percent, seconds
 from agentx_tui.ui.panes._base import Figures, Pane, label, line, plot, value
@@ -55,8 +56,9 @@ class ThroughputPane(Pane):
         width = self.query_one("#tps-latency", Figures).size.width
         lines = [
             _per_user(
+                client.e2e_interactivity_p90_tokens_per_s if client else None,
                 client.interactivity_p90_tokens_per_s if client else None,
-                client.interactivity_p50_tokens_per_s if client else None,
+                width,
             ),
             _latency("TTFT", ttft),
             _latency("ITL ", itl),
@@ -66,6 +68,8 @@ class ThroughputPane(Pane):
         ]
         if snap.proxy is not None:
             lines.append(_real_share(snap))
+        if client is not None and client.schedule_behind:
+            lines += _behind_schedule(client, width)
         if client is not None and client.totals.requests_failed:
             lines.append(Content.styled(f"{client.totals.requests_failed} failed requests", "bold $text-error"))
         self.query_one("#tps-latency", Figures).show(Content("\n").join(lines))
@@ -90,13 +94,35 @@ def _source(source: str, snap: Snapshot, width: int) -> str:
     return "measured by the client"
 
 
-def _per_user(p90: float | None, p50: float | None) -> Content:
-    # AgentX interactivity: 1 / percentile of per-request ITL; p90 is the speed 90% of requests beat,
-    # the "tokens/s per user" of the AgentX figures (docs/metrics.md).
-    return line(
-        label("per user p90 "), value(compact(p90), "bold $accent"), label("  p50 "), value(compact(p50)),
-        label(" tok/s"),
-    )  # fmt: skip
+def _per_user(e2e_p90: float | None, decode_p90: float | None, width: int) -> Content:
+    """Tokens/s per user at p90, in the words that fit `width`: first the North Star, E2E-normalized
+    interactivity (1 / p90 of E2E latency per output token, the AgentX "tok/s per user"), then decode
+    interactivity (1 / p90 of per-request ITL) beside it (docs/metrics.md)."""
+    e2e, decode = compact(e2e_p90), compact(decode_p90)
+    for e2e_words, decode_words, unit in (
+        (" E2E (North Star) · ", " decode", " tok/s"),
+        (" E2E · ", " decode", " tok/s"),
+        (" E2E · ", " decode", ""),
+        (" E2E ", " dec", ""),
+    ):
+        parts = [
+            label("per user p90 "), value(e2e, "bold $accent"), label(e2e_words), value(decode), label(decode_words),
+            label(unit),
+        ]  # fmt: skip
+        if sum(part.cell_length for part in parts) <= width:
+            break
+    return line(*parts)
+
+
+def _behind_schedule(client: ClientFigures, width: int) -> list[Content]:
+    """A timed replay whose users fell behind its schedule (docs/metrics.md, "Honest clocks"): how late
+    its requests went out, and how many users would have kept it; one line where it fits, else two."""
+    lag = f"behind schedule: lag p90 {seconds(client.schedule_lag_p90_s)}"
+    needed = client.schedule_users_needed
+    few = f"too few users: ~{needed} would keep it" if needed is not None else "too few users"
+    if len(lag) + 3 + len(few) <= width:
+        return [Content.styled(f"{lag} · {few}", "bold $text-warning")]
+    return [Content.styled(lag, "bold $text-warning"), Content.styled(few, "$text-warning")]
 
 
 def _requests_and_per_gpu(requests: float | None, total: float | None, gpus: int | None, width: int) -> Content:

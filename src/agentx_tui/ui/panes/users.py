@@ -22,7 +22,10 @@ COLUMNS: tuple[Column, ...] = (
     Column("context", "context", 7),
     Column("ttft", "TTFT", 7),
     Column("decode", "tok/s", 6),
-    Column("interactivity", "intv", 6),
+    # A session's interactivity: decode (1 / mean ITL) where there is room, and always the user-facing
+    # one, E2E-normalized (1 / mean E2E latency per output token, the North Star's per-request figure).
+    Column("interactivity", "1/ITL", 6, optional=True),
+    Column("e2e_interactivity", "E2E", 6),
     Column("tokens", "tokens", 7),
     # What the user replays (an AgentX session file), else where it sends: one column, so the table
     # still fits 80 columns.
@@ -66,7 +69,10 @@ class UsersPane(Pane):
         return COLUMNS[self.table.sort_index].key
 
     def cycle_sort(self) -> None:
-        self.table.sort_by(self.table.sort_index + 1, self.table.sort_reverse)
+        # The next column shown: one left out at this width is skipped.
+        following = (self.table.sort_index + step for step in range(1, len(COLUMNS) + 1))
+        index = next(i for i in following if self.table.shown(i % len(COLUMNS)))
+        self.table.sort_by(index, self.table.sort_reverse)
         self._subtitle()
 
     def reverse_sort(self) -> None:
@@ -118,6 +124,7 @@ _SORT_VALUES: tuple[Callable[[UserRow], float | str | tuple[bool, int] | None], 
     lambda s: s.last_ttft_s,
     lambda s: s.decode_tokens_per_s,
     lambda s: s.interactivity_tokens_per_s,
+    lambda s: s.e2e_interactivity_tokens_per_s,
     lambda s: s.output_tokens,
     lambda s: s.name or s.label or s.endpoint or None,
 )
@@ -153,6 +160,7 @@ def _cells(s: UserRow) -> tuple[Cell, ...]:
         seconds(s.last_ttft_s),
         compact(s.decode_tokens_per_s),
         compact(s.interactivity_tokens_per_s),
+        compact(s.e2e_interactivity_tokens_per_s),
         count(s.output_tokens),
         _where(s),
     )
