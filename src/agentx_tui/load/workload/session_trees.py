@@ -1,6 +1,7 @@
-"""`kind: sessions`: AgentX agent-session files (workloads/README.md), read through their schema
-(`agentx_tui.sessionfile`: the format, its published variants, where a folder's sessions are, and the
-one-sentence errors) and turned into immutable session trees once, before any server starts.
+"""AgentX agent-session files (workloads/README.md) → immutable session trees, one session at a time:
+read through their schema (`agentx_tui.sessionfile`: the format, its published variants, where a
+folder's sessions are, and the one-sentence errors). A replay reads each tree when a user takes it
+(session_stream.py); `load_session_set` reads a whole folder at once (tests, tools, small corpora).
 
 A file's `requests` are calls and sub-agents holding calls of their own, whose `t` counts from the
 sub-agent's spawn. A sub-agent's own `t` is when its result came back to the parent — its end, not
@@ -32,50 +33,15 @@ from __future__ import annotations
 
 import zlib
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 from agentx_tui import sessionfile
 from agentx_tui.errors import WorkloadError
-from agentx_tui.load.workload.base import (
-    Prepared,
-    Spec,
-    WorkloadBase,
-    WorkloadKind,
-    checked_factor,
-    output_length,
-    p95,
-    scaled_length,
-)
+from agentx_tui.load.workload.base import checked_factor, output_length, scaled_length
 from agentx_tui.units import compact
-
-
-class SessionsReplay(Spec):
-    """Replay of AgentX agent sessions: a folder of session `.json` files, or one."""
-
-    path: str
-
-
-class SessionsSpec(WorkloadBase):
-    kind: Literal["sessions"]
-    sessions: SessionsReplay
-
-    @classmethod
-    def from_data(cls, path: Path) -> SessionsSpec | None:
-        """A folder or a `.json` file holds AgentX session files, replayed as they are."""
-        if not path.is_dir() and path.suffix != ".json":
-            return None
-        description = f"replay of the agent sessions in {path}"
-        return cls(name=path.name, description=description, kind="sessions", sessions=SessionsReplay(path=str(path)))
-
-    def relative_to(self, folder: Path) -> SessionsSpec:
-        if Path(self.sessions.path).is_absolute():
-            return self
-        sessions = self.sessions.model_copy(update={"path": str(folder / self.sessions.path)})
-        return self.model_copy(update={"sessions": sessions})
-
 
 _EPS = 1e-6  # recorded times are milliseconds: this only absorbs float rounding (a rewritten clock)
 
@@ -112,7 +78,9 @@ class SubAgent:
         return f"{self.agent_id} {self.subagent_type}".strip()
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+# A replay shares one tree among the users replaying it at once, through weak references
+# (session_stream.py): a tree no user holds any more is dropped.
+@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)
 class SessionTree:
     name: str  # the file's name
     path: Path
@@ -142,8 +110,49 @@ class SessionTree:
         return _walk(self.calls, self.subagents)
 
 
+@dataclass
+class SessionFigures:
+    """Counters over sessions, added one tree at a time (a whole corpus in O(1) memory)."""
+
+    sessions: int = 0
+    calls: int = 0
+    subagents: int = 0
+    with_subagents: int = 0  # sessions with at least one sub-agent
+    input_tokens: int = 0  # scaled
+    output_tokens: int = 0
+    max_context_tokens: int = 0
+
+    @classmethod
+    def of(cls, trees: Iterable[SessionTree]) -> SessionFigures:
+        figures = cls()
+        for tree in trees:
+            figures.add(tree)
+        return figures
+
+    def add(self, tree: SessionTree) -> None:
+        self.sessions += 1
+        self.calls += tree.call_count
+        self.subagents += tree.subagent_count
+        self.with_subagents += 1 if tree.subagents else 0
+        self.input_tokens += tree.input_tokens
+        self.output_tokens += tree.output_tokens
+        self.max_context_tokens = max(self.max_context_tokens, tree.max_context_tokens)
+
+    def describe(self, source: Path, scale: float = 1.0, output_scale: float = 1.0) -> str:
+        return (
+            f"{self.sessions} agent session(s) from {source.name}: {self.calls:,} calls, "
+            f"{self.subagents} sub-agent(s) in {self.with_subagents} session(s), "
+            f"{compact(self.input_tokens)} input / {compact(self.output_tokens)} output tokens, "
+            f"contexts up to {compact(self.max_context_tokens)} tokens"
+            + (f" (scale {scale:g})" if scale != 1.0 else "")
+            + (f" (outputs ×{output_scale:g})" if output_scale != 1.0 else "")
+        )
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class SessionSet:
+    """A whole folder's trees, in memory at once (`load_session_set`); a replay streams them instead."""
+
     source: Path
     scale: float
     trees: tuple[SessionTree, ...]
@@ -156,27 +165,18 @@ class SessionSet:
     output_scale: float = 1.0  # answers only, on top of `scale` (the module docstring)
 
     def describe(self) -> str:
-        return (
-            f"{len(self.trees)} agent session(s) from {self.source.name}: {self.calls:,} calls, "
-            f"{self.subagents} sub-agent(s) in {self.with_subagents} session(s), "
-            f"{compact(self.input_tokens)} input / {compact(self.output_tokens)} output tokens, "
-            f"contexts up to {compact(self.max_context_tokens)} tokens"
-            + (f" (scale {self.scale:g})" if self.scale != 1.0 else "")
-            + (f" (outputs ×{self.output_scale:g})" if self.output_scale != 1.0 else "")
-        )
+        return SessionFigures.of(self.trees).describe(self.source, self.scale, self.output_scale)
 
     def with_scale(self, scale: float, output_scale: float = 1.0) -> SessionSet:
         """The same sessions at `scale` and `output_scale` (relative to the recorded sizes, not to this
         set's)."""
-        trees = tuple(_rescaled_tree(t, scale, output_scale) for t in self.trees)
+        trees = tuple(rescaled_tree(t, scale, output_scale) for t in self.trees)
         return _make_set(self.source, scale, trees, output_scale)
 
 
-def load_session_set(path: Path, *, scale: float = 1.0, output_scale: float = 1.0) -> SessionSet:
-    """The sessions of a folder's session files (`sessionfile.session_file_paths`) or of one file;
-    any problem is one `WorkloadError`."""
-    checked_factor(scale)
-    checked_factor(output_scale, "--output-scale")
+def session_files(path: Path) -> list[Path]:
+    """The session files of a folder (`sessionfile.session_file_paths`), or the one file `path` is;
+    none is one `WorkloadError`."""
     if path.is_dir():
         files = sessionfile.session_file_paths(path)
         if not files:
@@ -184,27 +184,45 @@ def load_session_set(path: Path, *, scale: float = 1.0, output_scale: float = 1.
                 f"The folder {path} holds no agent-session files (*.json, or *.jsonl with one session a line).",
                 sessionfile.HINT,
             )
-    elif path.is_file():
-        files = [path]
-    else:
-        raise WorkloadError(f"No agent-session file or folder at {path}.")
-    trees = tuple(tree for p in files for tree in _file_trees(p))
-    loaded = _make_set(path, 1.0, trees)
-    return loaded if scale == 1.0 and output_scale == 1.0 else loaded.with_scale(scale, output_scale)
+        return files
+    if path.is_file():
+        return [path]
+    raise WorkloadError(f"No agent-session file or folder at {path}.")
+
+
+def load_session_set(path: Path, *, scale: float = 1.0, output_scale: float = 1.0) -> SessionSet:
+    """Every session of a folder's session files or of one file, read now and held together; any
+    problem is one `WorkloadError`."""
+    checked_factor(scale)
+    checked_factor(output_scale, "--output-scale")
+    trees = tuple(tree for p in session_files(path) for tree in _file_trees(p, scale, output_scale))
+    return _make_set(path, scale, trees, output_scale)
+
+
+def survey_sessions(path: Path) -> SessionFigures:
+    """Every session of a folder or file read as a replay reads it, only its figures kept (memory: one
+    tree at a time); the first problem is one `WorkloadError`."""
+    return SessionFigures.of(tree for p in session_files(path) for tree in _file_trees(p, 1.0, 1.0))
+
+
+def read_tree(ref: sessionfile.SessionRef, scale: float = 1.0, output_scale: float = 1.0) -> SessionTree:
+    """The tree of the one session `ref` points at, at `scale` and `output_scale`; `WorkloadError`."""
+    return _TreeBuilder(scale, output_scale).tree(ref.path, ref.line, sessionfile.read_ref(ref))
 
 
 # -- session files → trees ---------------------------------------------------------------------------------
 
 
-def _file_trees(path: Path) -> Iterator[SessionTree]:
+def _file_trees(path: Path, scale: float, output_scale: float) -> Iterator[SessionTree]:
     for line, session in sessionfile.read_sessions(path):
-        yield _TreeBuilder().tree(path, line, session)
+        yield _TreeBuilder(scale, output_scale).tree(path, line, session)
 
 
 class _TreeBuilder:
     """One validated session (the reference format) → its tree, each sub-agent scheduled."""
 
-    def __init__(self) -> None:
+    def __init__(self, scale: float, output_scale: float) -> None:
+        self.scale, self.output_scale = scale, output_scale
         self.seq = 0
 
     def tree(self, path: Path, line: int | None, session: sessionfile.SessionFile) -> SessionTree:
@@ -216,7 +234,7 @@ class _TreeBuilder:
             session_id=session.id or path.stem + suffix,
             key=zlib.crc32(f"{path}{suffix}".encode()),
             block_size=session.block_size,
-            scale=1.0,
+            scale=self.scale,
             calls=calls,
             subagents=subagents,
         )
@@ -244,7 +262,8 @@ class _TreeBuilder:
         self.seq += 1
         return SessionCall(
             index=index, seq=self.seq - 1, where=where, t=item.t, think_time=item.think_time or 0.0,
-            api_time=item.api_time, input_tokens=item.input_tokens, output_tokens=max(1, item.output_tokens),
+            api_time=item.api_time, input_tokens=scaled_length(item.input_tokens, self.scale),
+            output_tokens=output_length(item.output_tokens, self.scale, self.output_scale),
             hash_ids=_id_array(cast(list[int], item.hash_ids)),  # integers of 64 bits at most, once normalised
             recorded_in=item.input_tokens, recorded_out=item.output_tokens,
         )  # fmt: skip
@@ -330,7 +349,7 @@ def _rescaled_subagents(subagents: tuple[SubAgent, ...], scale: float, output_sc
     )
 
 
-def _rescaled_tree(tree: SessionTree, scale: float, output_scale: float) -> SessionTree:
+def rescaled_tree(tree: SessionTree, scale: float, output_scale: float) -> SessionTree:
     return _make_tree(
         name=tree.name,
         path=tree.path,
@@ -341,30 +360,3 @@ def _rescaled_tree(tree: SessionTree, scale: float, output_scale: float) -> Sess
         calls=_rescaled_calls(tree.calls, scale, output_scale),
         subagents=_rescaled_subagents(tree.subagents, scale, output_scale),
     )
-
-
-# -- the prepared workload -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PreparedSessions(Prepared[SessionsSpec]):
-    sessions: SessionSet  # at `spec.scale` and `spec.output_scale`
-
-    @classmethod
-    def load(cls, spec: SessionsSpec) -> PreparedSessions:
-        path = Path(spec.sessions.path)
-        return cls(spec, load_session_set(path, scale=spec.scale, output_scale=spec.output_scale))
-
-    def context_needed(self) -> int:
-        # Over calls, not sessions: two 450 K-token files are outliers, skipped and counted, not fitted.
-        return p95([c.input_tokens + c.output_tokens for t in self.sessions.trees for c in t.all_calls()])
-
-    def scaled(self, factor: float) -> PreparedSessions:
-        spec = self.spec.scaled(factor)
-        return PreparedSessions(spec, self.sessions.with_scale(spec.scale, spec.output_scale))
-
-    def check_fits(self, max_model_len: int, scale: float | None) -> None:
-        """Nothing to refuse: a call too long for the model ends its session and is counted."""
-
-
-KIND = WorkloadKind(SessionsSpec, PreparedSessions.load)
