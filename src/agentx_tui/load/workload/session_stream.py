@@ -191,7 +191,7 @@ class SessionStream:
         if self.whole:
             return figures.describe(self.source, self.scale, self.output_scale)
         return (
-            f"{len(self.refs)} agent session(s) from {self.source.name} ({compact(self.size_bytes)}B), read as "
+            f"{len(self.refs)} agent session(s) from {self.source.name} ({self.size_bytes / 1e6:,.0f} MB), read as "
             f"they are replayed; the {figures.sessions} read ahead: {figures.calls:,} calls, "
             f"{figures.subagents} sub-agent(s) in {figures.with_subagents} session(s), "
             f"contexts up to {compact(figures.max_context_tokens)} tokens"
