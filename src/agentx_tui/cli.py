@@ -346,16 +346,16 @@ def _sessions_parser() -> argparse.ArgumentParser:
 
 def _sessions(argv: Sequence[str]) -> int:
     from agentx_tui.corpus import keep_files, parse_corpus_name, pull_corpus
-    from agentx_tui.load import load_session_set
+    from agentx_tui.load import survey_sessions
 
     args = _sessions_parser().parse_args(argv)
     pulled = pull_corpus(parse_corpus_name(args.name), progress=sys.stderr.isatty())
     if (notice := pulled.notice()) is not None:
         print(notice, file=sys.stderr)
     print(pulled.summary(), file=sys.stderr, flush=True)  # before the check: a 2 GB corpus takes minutes to read
-    sessions = load_session_set(pulled.folder)  # a file the replay cannot read: one sentence naming it, exit 2
+    figures = survey_sessions(pulled.folder)  # a file the replay cannot read: one sentence naming it, exit 2
     folder = keep_files(pulled.folder, pulled.files, args.to) if args.to is not None else pulled.folder
-    print(sessions.describe(), file=sys.stderr)
+    print(figures.describe(pulled.folder), file=sys.stderr)
     print(folder)
     return 0
 

@@ -9,7 +9,8 @@ What it measures it measures with agentx_tui.measure (the figures, the SSE scan,
 Public:
     prepare_workload, prepare, PreparedWorkload     a workload and its data, loaded once
     load_workload, list_presets, Workload           workload files and presets
-    load_session_set                                AgentX session files (a folder, a file, a corpus)
+    load_session_set                                AgentX session files (a folder, a file, a corpus), whole
+    survey_sessions                                 every session of them checked, only figures kept
     fit_to_context, fit_to_servers                  scale to the servers' context; refuse what cannot fit
     Driver, LoadSettings, IdStride, DEFAULT_USERS   simulated users against servers (one process)
     LoadGenerator, LoadSample, LocalLoad, WorkerPool, workers_for
@@ -37,7 +38,7 @@ from agentx_tui.load.workload import (
     prepare_workload,
     presets_dir,
 )
-from agentx_tui.load.workload.sessions import load_session_set
+from agentx_tui.load.workload.sessions import load_session_set, survey_sessions
 
 WORKLOADS_DIR = presets_dir()
 
@@ -66,5 +67,6 @@ __all__ = [
     "prepare",
     "prepare_workload",
     "ray_actors",
+    "survey_sessions",
     "workers_for",
 ]

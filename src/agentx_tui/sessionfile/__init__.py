@@ -5,12 +5,15 @@ definition, read by the replay and written by the capture through the same model
     read_sessions, read_session_file, read_session_bytes   → validated files in the reference format,
                                                        or one `WorkloadError` naming file and field
     session_file_paths, SESSION_SUFFIXES, HINT         a folder's session files; what they look like
+    index_sessions, SessionRef, read_ref               where each session of a corpus is (no parsing);
+                                                       one session read when it is wanted
     write_session_file, session_file_bytes             → JSON, written all or nothing, mode 0600
     normalise                                          the published variants → the reference format
 
 A leaf: imports only `errors` (and pydantic).
 """
 
+from agentx_tui.sessionfile.index import SessionRef, index_sessions, read_ref
 from agentx_tui.sessionfile.reader import (
     HINT,
     SESSION_SUFFIXES,
@@ -28,10 +31,13 @@ __all__ = [
     "SESSION_SUFFIXES",
     "Call",
     "SessionFile",
+    "SessionRef",
     "SubAgent",
     "TokenCounts",
     "Totals",
+    "index_sessions",
     "normalise",
+    "read_ref",
     "read_session_bytes",
     "read_session_file",
     "read_sessions",

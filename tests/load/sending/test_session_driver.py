@@ -12,6 +12,8 @@ import pytest
 
 from agentx_tui.engine import ServerInfo, probe_server
 from agentx_tui.load import Driver, LoadSettings, prepare_workload
+from agentx_tui.load.sending.kinds.sessions import UNREADABLE
+from agentx_tui.load.workload import session_stream
 from agentx_tui.telemetry import EndpointMonitor
 from tests.helpers.traces import write_session_corpus
 from tests.helpers.waiting import until
@@ -123,3 +125,28 @@ async def test_real_vllm_replays_sessions_with_subagents(vllm_url: str, tmp_path
     assert server.cached_prompt_tokens == pytest.approx(totals.cached_prompt_tokens)
     assert totals.cached_prompt_tokens / totals.prompt_tokens > 0.5
     assert totals.cached_prompt_tokens <= totals.ceiling_cacheable_tokens
+
+
+async def test_a_session_that_cannot_be_read_mid_run_is_skipped_said_once_and_counted(
+    fake: FakeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Read ahead: the first file only, so the bad second one is met when its user takes it (docs/sessions.md).
+    monkeypatch.setattr(session_stream, "PREFLIGHT_BYTES", 1)
+    (tmp_path / "b.json").write_text(
+        json.dumps({"block_size": 64, "requests": [{**_call(0.0, 0.0, 12, [1], 200), "in": 0}]})
+    )
+    (tmp_path / "a.json").write_text(json.dumps({"block_size": 64, "requests": [_call(0.0, 0.0, 11, [1], 200)]}))
+    (tmp_path / "c.json").write_text(json.dumps({"block_size": 64, "requests": [_call(0.0, 0.0, 13, [1], 200)]}))
+    workload = prepare_workload(str(tmp_path))  # b.json is not read yet: the run starts
+    info = ServerInfo(fake.url, "fake", max_model_len=fake.max_model_len, block_size=4)
+    driver = Driver(workload, [info], LoadSettings(users=1, seed=3, sessions=6, max_think_s=0.0))
+    events: list[str] = []
+    driver.on_event = events.append
+    await driver.start()
+    await until(lambda: driver.finished, timeout=20)
+    await driver.stop()
+    assert sorted(r["max_tokens"] for r in fake.requests) == [11, 11, 13, 13]  # b's turns skipped, twice
+    assert driver.stats is not None and driver.stats.errors == {UNREADABLE: 2}
+    assert driver.stats.totals().sessions_completed == 4 and driver.stats.totals().requests_failed == 0
+    (said,) = [e for e in events if "b.json" in e]  # once, naming the file, the request and the field
+    assert said.startswith("skipped a session that cannot be read") and "requests[0]: `in`" in said

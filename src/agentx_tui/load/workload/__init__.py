@@ -1,12 +1,14 @@
 """What is sent: workload specs and the data they replay, and the prompt text built from them.
 
 No asyncio and no network here: a workload is loaded, checked, scaled and turned into prompts as plain
-data, before any server starts (load/sending/ puts it on the wire). One module per kind, named after it,
+data, before any server starts (load/sending/ puts it on the wire; of a big session corpus, only its
+index and a read-ahead before, the rest as users take it). One module per kind, named after it,
 holding its spec model, its prepared form and its `KIND` (base.WorkloadKind):
 
     agent           `kind: agent`: synthetic agent sessions (the presets)
     trace           `kind: trace`: a Mooncake JSONL trace
-    sessions        `kind: sessions`: AgentX session files (session_prompts: their text, one pass at a time)
+    sessions        `kind: sessions`: AgentX session files (session_trees: a session → its tree;
+                    session_stream: read as users take them; session_prompts: a pass's text)
     none            `kind: none`: observe only, nothing is sent
     kinds           the registry: every kind's `KIND`, by its name
     base            what every kind shares, and the one scaling rule

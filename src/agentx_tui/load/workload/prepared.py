@@ -1,7 +1,8 @@
 """A workload made ready to run: its spec plus the data it replays, loaded and scaled once.
 
 `prepare_workload` reads a preset, a YAML file, a Mooncake trace or AgentX session files; every
-problem is a `WorkloadError` before any server starts. After the servers are known, `fit_to_servers`
+problem is a `WorkloadError` before any server starts (of a session corpus over 32 MB, in what is read
+ahead: docs/sessions.md). After the servers are known, `fit_to_servers`
 is the one place that fits a workload to their context: scaled down when the user chose no `--scale`
 and its first steps (or 95% of its calls) do not fit, then refused if its first request never can.
 """

@@ -20,21 +20,25 @@ does, the tree is cancelled and that exception propagates.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from agentx_tui.errors import WorkloadError
 from agentx_tui.load.sending.context import LoopContext
 from agentx_tui.load.sending.sender import ServerConnection
 from agentx_tui.load.sending.users import User
 from agentx_tui.load.workload.session_prompts import PassPrompts
 from agentx_tui.load.workload.sessions import PreparedSessions, SessionCall, SessionTree, SubAgent
+from agentx_tui.measure import Failed
 
 Agent = SessionTree | SubAgent  # the parent is the tree itself
 CallSender = Callable[[Agent, SessionCall], Awaitable[bool]]  # one request; True when it succeeded
 Ended = Literal["done", "error", "stopped"]
 TOO_LONG = "session_call_too_long"
+UNREADABLE = "session_file_unreadable"  # a session the stream could not read: skipped, counted
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,13 +193,18 @@ class SessionsLoop:
 
     Files are taken in order and recycled (session id modulo the files); each pass gets its own
     marker (from the run's nonce and the session id), so no pass hits another's cache, in this run
-    or another, whichever worker replays it."""
+    or another, whichever worker replays it. A session is read when its user takes it (the workload's
+    `SessionStream`); one that cannot be read is skipped: said once, counted as `UNREADABLE` each time
+    its id comes round, and the user takes the next id."""
 
     exhausted = False
 
     def __init__(self, workload: PreparedSessions, ctx: LoopContext) -> None:
         self.workload = workload
         self.ctx = ctx
+        self._said: set[str] = set()  # the unreadable sessions already said
+        self._reading: dict[int, asyncio.Task[SessionTree]] = {}  # by session index: one read, many waiting
+        self._turn = asyncio.Lock()  # one read at a time (it holds the GIL most of the time)
 
     def start(self) -> None:
         return None
@@ -204,23 +213,64 @@ class SessionsLoop:
         return None
 
     async def run(self, user: User) -> bool:
-        ctx, trees = self.ctx, self.workload.sessions.trees
+        ctx = self.ctx
         await ctx.pause.hold(user)
         session_id = None if user.retire else ctx.take_session()
-        if session_id is None or not trees:
+        if session_id is None:
             return False
+        try:
+            tree = await self._take(session_id)
+        except WorkloadError as bad:
+            self._skipped(bad)
+            return True
         user.session, user.tree = user.session + 1, session_id
         user.stop = asyncio.Event()
         if user.retire:
             user.stop.set()
         server = ctx.pick_server()  # the whole tree on one server: its sub-agents share the parent's cache
-        tree = trees[session_id % len(trees)]
         how = await self._pass(user, server, tree, hash((ctx.settings.nonce, session_id)), user.stop)
         user.stop = None
         ctx.session_ended(how, server, user.tree)
         if how == "error":
             await ctx.error_pause(user)
         return True
+
+    async def _take(self, session_id: int) -> SessionTree:
+        """The tree of `session_id`: held, or read in a thread (`WorkloadError` when it cannot be)."""
+        stream = self.workload.sessions
+        index = stream.index_of(session_id)
+        found = stream.held(index)
+        if found is not None:
+            return found
+        reading = self._reading.get(index)
+        if reading is None:
+            reading = self._reading[index] = asyncio.create_task(self._read_in_turn(index))
+            reading.add_done_callback(functools.partial(self._read_done, index))
+        return await asyncio.shield(reading)  # a user cancelled while waiting leaves it to the others
+
+    async def _read_in_turn(self, index: int) -> SessionTree:
+        stream = self.workload.sessions
+        async with self._turn:  # the waiting ones take their turn in order, the event loop keeps sending
+            found = stream.held(index)
+            if found is not None:
+                return found
+            try:
+                return stream.keep(index, await asyncio.to_thread(stream.read, index))
+            except WorkloadError as bad:
+                stream.refuse(index, bad)
+                raise
+
+    def _read_done(self, index: int, reading: asyncio.Task[SessionTree]) -> None:
+        del self._reading[index]
+        if not reading.cancelled():
+            reading.exception()  # retrieved: no warning when every user waiting for it was cancelled
+
+    def _skipped(self, bad: WorkloadError) -> None:
+        now = time.monotonic()
+        self.ctx.sender.sink.error(Failed(UNREADABLE, False, now, now))
+        if bad.message not in self._said:
+            self._said.add(bad.message)
+            self.ctx.events.say(f"skipped a session that cannot be read, as often as its turn comes: {bad.message}")
 
     async def _pass(
         self, user: User, server: ServerConnection, tree: SessionTree, pass_key: int, stop: asyncio.Event
