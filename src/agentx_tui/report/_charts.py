@@ -327,15 +327,18 @@ def _series(
 
 # --- files and Markdown -----------------------------------------------------------------------------
 
-CHARTS = (
+# A picture of the report: its kind (the file's middle name), its Markdown alt text, and how it is drawn.
+Chart = tuple[str, str, Callable[[Report], str]]
+CHARTS: tuple[Chart, ...] = (
     ("frontier", "Frontier: total tokens/s per GPU against p90 interactivity", render_frontier_svg),
     ("points", "Per point: throughput and interactivity against users", render_points_svg),
 )
 
 
-def chart_paths(report_path: Path) -> list[Path]:
-    """Where the pictures of `report_path` go: ``report.md`` → ``report.frontier.svg``, ``report.points.svg``."""
-    return [report_path.with_name(f"{report_path.stem}.{kind}.svg") for kind, _, _ in CHARTS]
+def chart_paths(report_path: Path, charts: Sequence[Chart] = CHARTS) -> list[Path]:
+    """Where the pictures of `report_path` go: ``report.md`` → ``report.frontier.svg``, ``report.points.svg``
+    (for `charts`: ``report.<kind>.svg`` each)."""
+    return [report_path.with_name(f"{report_path.stem}.{kind}.svg") for kind, _, _ in charts]
 
 
 def write_svg_atomic(path: Path, text: str) -> None:
@@ -360,18 +363,21 @@ def _umask() -> int:
 def write_sweep_charts(report_path: Path, report: Report) -> list[Path]:
     """Write the sweep's pictures beside `report_path` and return their paths; none (and nothing written)
     when the report has no `points`. OSError propagates: the caller words it like the report's own."""
-    if not report.points:
-        return []
-    paths = chart_paths(report_path)
-    for path, (_, _, render) in zip(paths, CHARTS, strict=True):
+    return write_charts(report_path, report, CHARTS) if report.points else []
+
+
+def write_charts(report_path: Path, report: Report, charts: Sequence[Chart]) -> list[Path]:
+    """Write `charts` of `report` beside `report_path` and return their paths."""
+    paths = chart_paths(report_path, charts)
+    for path, (_, _, render) in zip(paths, charts, strict=True):
         write_svg_atomic(path, render(report))
     return paths
 
 
-def markdown_images(paths: Sequence[Path]) -> list[str]:
-    """One Markdown image line per picture, linked relative to the report (the pictures sit beside it).
-    Put each on its own paragraph (a blank line between)."""
-    alts = {f".{kind}.svg": alt for kind, alt, _ in CHARTS}
+def markdown_images(paths: Sequence[Path], charts: Sequence[Chart] = CHARTS) -> list[str]:
+    """One Markdown image line per picture of `charts`, linked relative to the report (the pictures sit
+    beside it). Put each on its own paragraph (a blank line between)."""
+    alts = {f".{kind}.svg": alt for kind, alt, _ in charts}
     lines = []
     for path in paths:
         alt = next((a for suffix, a in alts.items() if path.name.endswith(suffix)), path.stem)

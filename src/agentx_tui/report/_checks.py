@@ -43,31 +43,8 @@ class Check:
     threshold: float
 
 
-@dataclass(frozen=True)
-class CheckResult:
-    expr: str
-    key: str
-    op: str
-    threshold: float
-    value: float | None
-    passed: bool
-
-    def row(self) -> CheckRow:
-        """The check as the report file keeps it (`checks`)."""
-        return CheckRow(
-            expr=self.expr, key=self.key, op=self.op, threshold=self.threshold, value=self.value, passed=self.passed
-        )
-
-    @property
-    def shown_value(self) -> str:
-        return "n/a" if self.value is None else f"{self.value:.6g}"
-
-    @property
-    def verdict_detail(self) -> str:
-        """What the summary says after the check: the figure, or that it is unknown (a failure)."""
-        if self.value is None:
-            return "the figure is unknown: the run could not measure it, so the check fails"
-        return f"measured {self.shown_value}"
+# A check's outcome is the row the report file keeps (`checks`).
+CheckResult = CheckRow
 
 
 def _close(key: str) -> str:

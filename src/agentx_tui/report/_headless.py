@@ -16,7 +16,7 @@ from typing import TextIO
 
 from agentx_tui.report._checks import CheckResult
 from agentx_tui.report._format import NA, cell, elapsed, percent, si
-from agentx_tui.report._keys import unit
+from agentx_tui.report._keys import CONTRACT_KEYS, unit
 from agentx_tui.report._model import Report
 from agentx_tui.snapshot import Snapshot
 from agentx_tui.snapshot.rates import rates
@@ -34,30 +34,22 @@ _COLUMNS = (
     ("prefix %", 8),
     ("tok/$", 7),
 )
-SUMMARY_KEYS = (
-    "duration_s",
-    "requests_completed",
-    "requests_failed",
-    "error_rate",
-    "output_tokens_per_s",
-    "total_tokens_per_s",
-    "per_user_output_tokens_per_s_p50",
-    "ttft_p50_s",
-    "ttft_p90_s",
-    "itl_p90_s",
-    "prefix_cache_hit_rate_server",
-    "prefix_cache_hit_rate_client",
-    "prefix_cache_hit_rate_ceiling",
-    "kv_cache_usage_mean",
-    "kv_cache_usage_max",
-    "preemptions",
-    "gpu_util_mean",
-    "gpu_power_w_mean",
-    "usd_spent",
-    "tokens_per_dollar_total",
-    "tokens_per_dollar_output",
-    "usd_per_million_output_tokens",
+# The summary: the contract's whole-run figures (docs/metrics.md), in their order, from the duration to
+# the cost, less those too fine for a log (the input-side rates, the p99s and ITL p50, the price).
+_NOT_SUMMARISED = frozenset(
+    {
+        "prompt_tokens_per_s",
+        "cached_prompt_tokens_per_s",
+        "ttft_p99_s",
+        "itl_p50_s",
+        "itl_p99_s",
+        "usd_per_gpu_hour",
+        "gpus",
+    }
 )
+_FIRST, _LAST = CONTRACT_KEYS.index("duration_s"), CONTRACT_KEYS.index("usd_per_million_output_tokens")
+_SUMMARISED = CONTRACT_KEYS[_FIRST : _LAST + 1]
+SUMMARY_KEYS = tuple(key for key in _SUMMARISED if key not in _NOT_SUMMARISED)
 PROXY_SUMMARY_KEYS = ("proxied_requests", "proxied_sessions", "proxy_added_ttft_p99_s", "captured_sessions")
 _BOLD, _RED, _GREEN, _RESET = "\x1b[1m", "\x1b[31m", "\x1b[32m", "\x1b[0m"
 

@@ -73,7 +73,7 @@ class TaskTimeBar(BaseModel):
 
 
 class CheckRow(BaseModel):
-    """One `--check` and its outcome, as the report file keeps it (`checks`)."""
+    """One `--check` and its outcome (`CheckResult`), as the report file keeps it (`checks`)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -83,6 +83,17 @@ class CheckRow(BaseModel):
     threshold: float
     value: float | None
     passed: bool
+
+    @property
+    def shown_value(self) -> str:
+        return "n/a" if self.value is None else f"{self.value:.6g}"
+
+    @property
+    def verdict_detail(self) -> str:
+        """What the summary says after the check: the figure, or that it is unknown (a failure)."""
+        if self.value is None:
+            return "the figure is unknown: the run could not measure it, so the check fails"
+        return f"measured {self.shown_value}"
 
 
 # A list entry is read as its model where it fits, else kept as the JSON object it is.

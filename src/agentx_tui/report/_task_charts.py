@@ -16,9 +16,16 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from urllib.parse import quote
 
-from agentx_tui.report._charts import FRONTIER_COLOUR, MUTED, OTHER_COLOUR, write_svg_atomic
+from agentx_tui.report._charts import (
+    FRONTIER_COLOUR,
+    MUTED,
+    OTHER_COLOUR,
+    Chart,
+    chart_paths,
+    markdown_images,
+    write_charts,
+)
 from agentx_tui.report._model import Report
 from agentx_tui.report._svg import Box, Linear, Svg, axes, coord, labelled, nice_ticks, y_title
 from agentx_tui.snapshot import StepRow
@@ -193,7 +200,7 @@ def _count_ticks(top: int) -> list[float]:
 
 # --- files and Markdown -----------------------------------------------------------------------------
 
-TASK_CHARTS = (
+TASK_CHARTS: tuple[Chart, ...] = (
     ("steps", "Step curve: TTFT, E2E and context against the step", render_steps_svg),
     ("task_time", "Task time: the completed tasks' wall times", render_task_time_svg),
 )
@@ -201,25 +208,15 @@ TASK_CHARTS = (
 
 def task_chart_paths(report_path: Path) -> list[Path]:
     """``report.md`` → ``report.steps.svg``, ``report.task_time.svg``."""
-    return [report_path.with_name(f"{report_path.stem}.{kind}.svg") for kind, _, _ in TASK_CHARTS]
+    return chart_paths(report_path, TASK_CHARTS)
 
 
 def write_task_charts(report_path: Path, report: Report) -> list[Path]:
     """Write the task pictures beside `report_path` and return their paths; none (and nothing written)
     when no task completed. OSError propagates: the caller words it like the report's own."""
-    if not report.tasks_completed:
-        return []
-    paths = task_chart_paths(report_path)
-    for path, (_, _, render) in zip(paths, TASK_CHARTS, strict=True):
-        write_svg_atomic(path, render(report))
-    return paths
+    return write_charts(report_path, report, TASK_CHARTS) if report.tasks_completed else []
 
 
 def task_markdown_images(paths: Sequence[Path]) -> list[str]:
     """One Markdown image line per task picture, linked relative to the report (beside it)."""
-    alts = {f".{kind}.svg": alt for kind, alt, _ in TASK_CHARTS}
-    lines = []
-    for path in paths:
-        alt = next((a for suffix, a in alts.items() if path.name.endswith(suffix)), path.stem)
-        lines.append(f"![{alt}]({quote(path.name)})")
-    return lines
+    return markdown_images(paths, TASK_CHARTS)

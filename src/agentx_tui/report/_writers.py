@@ -154,7 +154,7 @@ def write_report(
     """Write `report` to `path` (.json, .md or .csv); `checks`, when given, are written with it."""
     suffix = path.suffix.lower()
     if checks:
-        report = report.model_copy(update={"checks": [c.row() for c in checks]})
+        report = report.model_copy(update={"checks": list(checks)})
     if suffix == ".json":
         text = render_json(report)
     elif suffix == ".md":

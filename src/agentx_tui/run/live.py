@@ -273,24 +273,22 @@ class LiveRun:
         """Say in words when the client (its health, or too few users for a timed replay's schedule) or the
         simulator starts (and stops) limiting the figures."""
         health = snap.client_health
-        saturated = health is not None and health.saturated
-        if saturated and not self._client_saturated and health is not None:
-            self.events.add(health.reason or "client saturated")
-        elif self._client_saturated and not saturated:
-            self.events.add("the client keeps up again")
-        self._client_saturated = saturated
-        behind = simulator_behind(snap)
-        if behind and not self._sim_behind:
-            self.events.add(behind)
-        elif self._sim_behind and not behind:
-            self.events.add("the simulated engine keeps up again")
-        self._sim_behind = behind is not None
-        late = schedule_behind(snap)
-        if late and not self._schedule_behind:
-            self.events.add(late)
-        elif self._schedule_behind and not late:
-            self.events.add("the timed replay keeps its schedule again")
-        self._schedule_behind = late is not None
+        saturated = (health.reason or "client saturated") if health is not None and health.saturated else None
+        self._client_saturated = self._note_change(self._client_saturated, saturated, "the client keeps up again")
+        self._sim_behind = self._note_change(
+            self._sim_behind, simulator_behind(snap), "the simulated engine keeps up again"
+        )
+        self._schedule_behind = self._note_change(
+            self._schedule_behind, schedule_behind(snap), "the timed replay keeps its schedule again"
+        )
+
+    def _note_change(self, was: bool, now: str | None, over: str) -> bool:
+        """An event when a limit starts (`now`: it holds, in words) or ends (`over`); whether it holds now."""
+        if now and not was:
+            self.events.add(now)
+        elif was and not now:
+            self.events.add(over)
+        return now is not None
 
     def _state(self, c: Collected) -> RunState:
         if self._stop.is_set():

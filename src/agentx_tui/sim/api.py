@@ -95,6 +95,19 @@ def _error(exc: _ApiError) -> Reply:
     return json_reply(body, exc.status)
 
 
+def _choice(handle: RequestHandle, field: str, content: Any) -> dict[str, Any]:
+    """A finished request's one choice in vLLM's non-streamed shape, `content` under `field` (the chat
+    `message`, a completion's `text`)."""
+    return {
+        "index": 0,
+        field: content,
+        "logprobs": None,
+        "finish_reason": handle.request.finish_reason,
+        "stop_reason": None,
+        "token_ids": None,
+    }
+
+
 class SseStream:
     """The SSE events of one streamed completion, in vLLM's shape: for chat, a first event with the
     assistant role; then one event per `render` with the tokens published since the last one (the
@@ -212,23 +225,17 @@ class SimApi:
         if stream is not None:
             return stream
         text = await self._collect(handle)
-        choice = {
-            "index": 0,
-            "message": {
-                "role": "assistant",
-                "content": text,
-                "refusal": None,
-                "annotations": None,
-                "audio": None,
-                "function_call": None,
-                "tool_calls": [],
-                "reasoning": None,
-            },
-            "logprobs": None,
-            "finish_reason": handle.request.finish_reason,
-            "stop_reason": None,
-            "token_ids": None,
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": text,
+            "refusal": None,
+            "annotations": None,
+            "audio": None,
+            "function_call": None,
+            "tool_calls": [],
+            "reasoning": None,
         }
+        choice = _choice(handle, "message", message)
         return self._reply(rid, "chat.completion", handle, choice, prompt_logprobs=None, prompt_token_ids=None)
 
     async def completions(self, body: bytes) -> Answer:
@@ -246,16 +253,7 @@ class SimApi:
         if stream is not None:
             return stream
         text = await self._collect(handle)
-        choice = {
-            "index": 0,
-            "text": text,
-            "logprobs": None,
-            "finish_reason": handle.request.finish_reason,
-            "stop_reason": None,
-            "token_ids": None,
-            "prompt_logprobs": None,
-            "prompt_token_ids": None,
-        }
+        choice = {**_choice(handle, "text", text), "prompt_logprobs": None, "prompt_token_ids": None}
         return self._reply(rid, "text_completion", handle, choice)
 
     def _start(

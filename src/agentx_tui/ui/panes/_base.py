@@ -8,6 +8,7 @@ from typing import ClassVar
 from textual.containers import Vertical
 from textual.content import Content
 from textual.reactive import reactive
+from textual.widget import Widget
 from textual.widgets import Sparkline, Static
 
 from agentx_tui.snapshot import Snapshot
@@ -61,6 +62,31 @@ class Pane(Vertical):
         """Called after the histories were cleared (key `r`)."""
         if self.snapshot is not None:
             self.show(self.snapshot)
+
+
+class OptionalPane(Pane):
+    """A pane shown only when the run has what it shows (`SHOWN_WHEN`): `show` calls `_activate`, which
+    sets `BODY_CLASS` on the body, and app.tcss then shows the pane and gives it its row (one switch
+    for both). Hidden, its key does nothing."""
+
+    BODY_CLASS: ClassVar[str]
+
+    def __init__(self, history: History, *, id: str | None = None) -> None:
+        super().__init__(history, id=id)
+        self._active = False
+
+    @property
+    def allow_maximize(self) -> bool:
+        return self._active  # the key does nothing while the pane is hidden
+
+    def _activate(self, active: bool) -> None:
+        if active == self._active:
+            return
+        self._active = active
+        if isinstance(self.parent, Widget):
+            self.parent.set_class(active, self.BODY_CLASS)
+        if not active and self.is_attached and self.screen.maximized is self:
+            self.screen.minimize()
 
 
 def load_style(fraction: float | None, warn: float = 0.75, crit: float = 0.92) -> str:

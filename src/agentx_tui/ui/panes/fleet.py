@@ -22,11 +22,10 @@ from urllib.parse import urlsplit
 from rich.style import Style
 from textual.app import ComposeResult
 from textual.color import Color
-from textual.widget import Widget
 
 from agentx_tui.snapshot import EndpointFigures, Snapshot
 from agentx_tui.ui._format import compact, level, number, percent
-from agentx_tui.ui.panes._base import Pane
+from agentx_tui.ui.panes._base import OptionalPane
 from agentx_tui.ui.panes._table import Cell, Column, KeyedTable
 
 FLEET_MIN_ENDPOINTS = 4  # from this many endpoints on, the fleet pane is shown
@@ -71,22 +70,18 @@ class FleetRow:
     aggregate: bool = False
 
 
-class FleetPane(Pane):
+class FleetPane(OptionalPane):
     KEY = 9
     TITLE = "Fleet"
     SHOWN_WHEN = "over 3 endpoints"
+    BODY_CLASS = "-fleet"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._active = False
         self._histories: dict[str, deque[float | None]] = {}
         self._recorded_seq: int | None = None
         self._names: tuple[tuple[str, ...], dict[str, str]] = ((), {})
         self._styles: dict[tuple[str, str], Style] = {}
-
-    @property
-    def allow_maximize(self) -> bool:
-        return self._active  # the key does nothing while the pane is hidden
 
     def compose(self) -> ComposeResult:
         yield KeyedTable(COLUMNS, row_cells, sort_key, id="fleet-table")
@@ -132,16 +127,6 @@ class FleetPane(Pane):
         for history in self._histories.values():
             history.clear()
         super().clear_history()
-
-    def _activate(self, active: bool) -> None:
-        if active == self._active:
-            return
-        self._active = active
-        # The body's class shows this pane and gives it its row (app.tcss): one switch for both.
-        if isinstance(self.parent, Widget):
-            self.parent.set_class(active, "-fleet")
-        if not active and self.is_attached and self.screen.maximized is self:
-            self.screen.minimize()
 
     def _record(self, snap: Snapshot) -> None:
         """One history sample per replica per Snapshot drawn (a resize redraws without recording).

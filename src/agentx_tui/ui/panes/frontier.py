@@ -23,19 +23,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from rich.segment import Segment
-from rich.style import Style
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.strip import Strip
-from textual.widget import Widget
 
 from agentx_tui.snapshot import FrontierAxis, Snapshot, SweepState, TierRead
 from agentx_tui.snapshot.rates import rates
 from agentx_tui.sweep import DECODE, NORTH_STAR, ChartY, MonotoneCurve, SweepChart, nice_step, other_axis
 from agentx_tui.ui._format import NA, compact, money
-from agentx_tui.ui.panes._base import Figures, Pane, flow, label, line, value
+from agentx_tui.ui.panes._base import Figures, OptionalPane, flow, label, line, value
+from agentx_tui.ui.panes._chart import Run, RunChart
 
 # Marker glyphs: told apart by shape, so NO_COLOR and the mono theme read the same as colour does.
 ON_FRONTIER = "●"
@@ -77,8 +74,6 @@ class ChartData:
 
 
 # --- the pure drawing: data → rows of (text, role) runs -------------------------------------------
-
-Run = tuple[str, str]
 
 
 def nice_scale(value: float, most: int) -> tuple[float, float]:
@@ -273,7 +268,7 @@ def _place_x_labels(ticks: Sequence[float], px: Callable[[float], int], cols: in
 # --- the widget -----------------------------------------------------------------------------------
 
 
-class FrontierChart(Widget):
+class FrontierChart(RunChart[ChartData]):
     """The frontier chart; redraws only when its data or its size changed."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -286,52 +281,23 @@ class FrontierChart(Widget):
         "frontier-chart--interval",
     }
 
+    ROLE_PREFIX = "frontier-chart--"
+
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self.data = ChartData()
-        self._styles: dict[str, Style] = {}
-        self._drawn: tuple[ChartData, tuple[int, int], list[Strip]] | None = None
+        super().__init__(ChartData(), id=id)
 
-    def plot(self, data: ChartData) -> None:
-        if data != self.data:
-            self.data = data
-            self.refresh()
-
-    def notify_style_update(self) -> None:
-        # A theme or CSS change: resolve the colours again and redraw.
-        super().notify_style_update()
-        self._styles = {}
-        self._drawn = None
-
-    def _style(self, role: str) -> Style:
-        if not self._styles:
-            base = self.rich_style
-            self._styles = {"": base}
-            for name in self.COMPONENT_CLASSES:
-                self._styles[name.removeprefix("frontier-chart--")] = base + self.get_component_rich_style(name)
-        return self._styles.get(role, self._styles[""])
-
-    def render_line(self, y: int) -> Strip:
-        width, height = self.size
-        drawn = self._drawn
-        if drawn is None or drawn[0] is not self.data or drawn[1] != (width, height):
-            strips = [
-                Strip([Segment(text, self._style(role)) for text, role in runs]).crop_extend(0, width, self.rich_style)
-                for runs in draw_chart(self.data, width, height)
-            ]
-            drawn = self._drawn = (self.data, (width, height), strips)
-        strips = drawn[2]
-        return strips[y] if 0 <= y < len(strips) else Strip.blank(width, self.rich_style)
+    def draw(self, data: ChartData, width: int, height: int) -> list[list[Run]]:
+        return draw_chart(data, width, height)
 
 
-class FrontierPane(Pane):
+class FrontierPane(OptionalPane):
     KEY = 8
     TITLE = "Frontier"
     SHOWN_WHEN = "a sweep"
+    BODY_CLASS = "-sweep"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._active = False
         self.other_view = False  # key x: the sweep's other x axis (its secondary frontier and tiers)
         self.y_figure: ChartY = "throughput"  # key y: what places the points vertically
 
@@ -352,10 +318,6 @@ class FrontierPane(Pane):
     def _redraw(self) -> None:
         if self.snapshot is not None and self.is_mounted:
             self.show(self.snapshot)
-
-    @property
-    def allow_maximize(self) -> bool:
-        return self._active  # the key does nothing while there is no sweep to show
 
     def compose(self) -> ComposeResult:
         yield Figures(id="frontier-status")
@@ -397,16 +359,6 @@ class FrontierPane(Pane):
         self.query_one("#frontier-tiers", Figures).show(Content("\n").join(table))
         self.query_one("#frontier-notes", Figures).show(Content("\n").join(notes))
         self.set_subtitle(_subtitle(axis, len(sweep.points), len(frontier), self.size.width))
-
-    def _activate(self, active: bool) -> None:
-        if active == self._active:
-            return
-        self._active = active
-        # The body's class shows this pane and gives it its row (app.tcss): one switch for both.
-        if isinstance(self.parent, Widget):
-            self.parent.set_class(active, "-sweep")
-        if not active and self.is_attached and self.screen.maximized is self:
-            self.screen.minimize()
 
 
 def view(sweep: SweepState, other: bool) -> tuple[FrontierAxis, tuple[int, ...], tuple[TierRead, ...]] | None:

@@ -14,19 +14,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from rich.segment import Segment
-from rich.style import Style
 from textual.app import ComposeResult
 from textual.containers import Container, Vertical
 from textual.content import Content
-from textual.strip import Strip
-from textual.widget import Widget
 
 from agentx_tui.snapshot import Snapshot, StepRow, TaskFigures
 from agentx_tui.ui._format import NA, compact, money, number, percent
-from agentx_tui.ui.panes._base import Figures, Pane, flow, label, line, value
+from agentx_tui.ui.panes._base import Figures, OptionalPane, flow, label, line, value
+from agentx_tui.ui.panes._chart import Run, RunChart
 from agentx_tui.ui.panes.frontier import nice_scale
 
 # Series glyphs: told apart by shape, so NO_COLOR and the mono theme read the same as colour does.
@@ -38,8 +35,6 @@ CONTEXT = "█"
 MODEL = "█"  # the split bar: the model's share, then the rest in a lighter shade
 REST = "░"
 _PARTS = " ▁▂▃▄▅▆▇█"  # a context bar's top cell, in eighths
-
-Run = tuple[str, str]
 
 
 # --- words ----------------------------------------------------------------------------------------
@@ -266,7 +261,7 @@ def draw_steps(rows: Sequence[StepRow], width: int, height: int) -> list[list[Ru
 # --- the widgets ----------------------------------------------------------------------------------
 
 
-class StepChart(Widget):
+class StepChart(RunChart[tuple[StepRow, ...]]):
     """The step curve; redraws only when its rows or its size changed."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -278,56 +273,24 @@ class StepChart(Widget):
         "step-chart--context",
     }
 
+    ROLE_PREFIX = "step-chart--"
+
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self.rows: tuple[StepRow, ...] = ()
-        self._styles: dict[str, Style] = {}
-        self._drawn: tuple[tuple[StepRow, ...], tuple[int, int], list[Strip]] | None = None
+        super().__init__((), id=id)
 
-    def plot(self, rows: tuple[StepRow, ...]) -> None:
-        if rows != self.rows:
-            self.rows = rows
-            self.refresh()
+    @property
+    def rows(self) -> tuple[StepRow, ...]:
+        return self.data
 
-    def notify_style_update(self) -> None:
-        # A theme or CSS change: resolve the colours again and redraw.
-        super().notify_style_update()
-        self._styles = {}
-        self._drawn = None
-
-    def _style(self, role: str) -> Style:
-        if not self._styles:
-            base = self.rich_style
-            self._styles = {"": base}
-            for name in self.COMPONENT_CLASSES:
-                self._styles[name.removeprefix("step-chart--")] = base + self.get_component_rich_style(name)
-        return self._styles.get(role, self._styles[""])
-
-    def render_line(self, y: int) -> Strip:
-        width, height = self.size
-        drawn = self._drawn
-        if drawn is None or drawn[0] is not self.rows or drawn[1] != (width, height):
-            strips = [
-                Strip([Segment(text, self._style(role)) for text, role in runs]).crop_extend(0, width, self.rich_style)
-                for runs in draw_steps(self.rows, width, height)
-            ]
-            drawn = self._drawn = (self.rows, (width, height), strips)
-        strips = drawn[2]
-        return strips[y] if 0 <= y < len(strips) else Strip.blank(width, self.rich_style)
+    def draw(self, data: tuple[StepRow, ...], width: int, height: int) -> list[list[Run]]:
+        return draw_steps(data, width, height)
 
 
-class TasksPane(Pane):
+class TasksPane(OptionalPane):
     KEY = 0
     TITLE = "Tasks"
     SHOWN_WHEN = "tasks complete"
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._active = False
-
-    @property
-    def allow_maximize(self) -> bool:
-        return self._active  # the key does nothing until a task has completed
+    BODY_CLASS = "-tasks"
 
     def compose(self) -> ComposeResult:
         # The figures above the chart in the compact layout, beside it in the full one (app.tcss).
@@ -348,13 +311,3 @@ class TasksPane(Pane):
         legend_figures = self.query_one("#tasks-legend", Figures)
         legend_figures.show(legend(legend_figures.size.width))
         self.set_subtitle("whole run · completed tasks only")
-
-    def _activate(self, active: bool) -> None:
-        if active == self._active:
-            return
-        self._active = active
-        # The body's class shows this pane and gives it its row (app.tcss): one switch for both.
-        if isinstance(self.parent, Widget):
-            self.parent.set_class(active, "-tasks")
-        if not active and self.is_attached and self.screen.maximized is self:
-            self.screen.minimize()
