@@ -93,8 +93,8 @@ def test_serve_frozen_then_resumed_then_crashed(serve_launches: Launches) -> Non
         assert down_at - frozen_at <= DOWN_WITHIN_S, f"'server down' showed after {down_at - frozen_at:.2f} s"
         frozen_ticks = [(t, s) for t, s in run.ticks() if frozen_at <= t <= resumed_at + 1]
         assert max_gap(frozen_ticks) < 2.5, "the ticks stalled while the server was frozen"
-        # Recovered: scraped again (KV % is the sixth column), and requests complete again.
-        run.wait_for(lambda s: _running(s) and s.split()[5] != "n/a", 30, after=resumed_at)
+        # Recovered: scraped again (KV % is the seventh column), and requests complete again.
+        run.wait_for(lambda s: _running(s) and s.split()[6] != "n/a", 30, after=resumed_at)
         completed_at_resume = completed_requests(record)
         deadline = time.monotonic() + 30
         while completed_requests(record) <= completed_at_resume and time.monotonic() < deadline:

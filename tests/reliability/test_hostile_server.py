@@ -33,7 +33,7 @@ def _peak_rss_mib(pid: int) -> float:
 
 
 def _kv(line: str) -> str:
-    return line.split()[5]  # the KV % column
+    return line.split()[6]  # the KV % column
 
 
 @pytest.mark.slow

@@ -4,9 +4,10 @@ Made for CI logs, pipes and `nohup`: plain ASCII columns and no escape sequences
 is a terminal (and NO_COLOR is unset); every line is flushed so a log shows progress as it happens.
 Each line shows window figures: tokens/s and TTFT p90 are client-side when a load driver ran, else the
 servers' own; NS p90 is the North Star, the window's p90 E2E-normalized interactivity (tok/s/user,
-docs/metrics.md; n/a when observing only); KV % is the aggregate endpoint's; prefix % is the servers'
+docs/metrics.md; n/a when observing only); KV % is the aggregate endpoint's; prefix is the servers'
 window hit rate (the client's when the servers expose none); tok/$ is total tokens per dollar at the
-window's rate. (The task count is in the summary, not on each line.)
+window's rate. The columns fit in 79 (a terminal of 80 never wraps a line); the task count is in the
+summary, not on each line.
 """
 
 from __future__ import annotations
@@ -24,15 +25,15 @@ from agentx_tui.terminal import wants_color
 from agentx_tui.units import outputs_scaled
 
 _COLUMNS = (
-    ("elapsed", 8),
+    ("elapsed", 7),
     ("users", 5),
     ("out tok/s", 9),
     ("total tok/s", 11),
     ("TTFT p90", 8),
     ("NS p90", 6),
-    ("KV %", 6),
-    ("prefix %", 8),
-    ("tok/$", 7),
+    ("KV %", 5),
+    ("prefix", 6),
+    ("tok/$", 6),
 )
 # The summary: the contract's whole-run figures (docs/metrics.md), in their order, from the duration to
 # the cost, less those too fine for a log (the input-side rates, the p99s and ITL p50, the price).
