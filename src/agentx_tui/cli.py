@@ -23,7 +23,7 @@ from pathlib import Path
 from agentx_tui import __version__
 from agentx_tui.args import DEFAULT_USERS, MAX_SECONDS, MAX_USERS, Parser, number, seconds, whole
 from agentx_tui.errors import AgentXError, LaunchError, UsageError
-from agentx_tui.secrets import redact
+from agentx_tui.redaction import redact
 from agentx_tui.sim import DEFAULT_PROFILE as DEFAULT_SIM_PROFILE
 from agentx_tui.terminal import wants_color
 from agentx_tui.web.address import parse_web_address

@@ -9,7 +9,7 @@ import pytest
 
 from agentx_tui.errors import RecordingError
 from agentx_tui.recording import RECORDING_FORMAT, Recorder, read_recording
-from agentx_tui.secrets import redact
+from agentx_tui.redaction import redact
 from tests.report._snaps import SECRET, snap, stream
 
 HEADER = {

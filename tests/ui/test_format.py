@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentx_tui.secrets import MASK
-from agentx_tui.secrets import redact as scrub
+from agentx_tui.redaction import MASK
+from agentx_tui.redaction import redact as scrub
 from agentx_tui.ui._format import bar, compact, count, duration, money, percent, seconds, split_compact
 
 

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentx_tui.corpus.names import CorpusRef
 from agentx_tui.errors import AgentXError, TargetError, UsageError
-from agentx_tui.secrets import redact
+from agentx_tui.redaction import redact
 
 if TYPE_CHECKING:
     from huggingface_hub import HfApi

@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from agentx_tui.procfs import group_members
-from agentx_tui.secrets import redact
+from agentx_tui.redaction import redact
 
 _PR_SET_PDEATHSIG = 1
 _live: weakref.WeakSet[ManagedProcess] = weakref.WeakSet()

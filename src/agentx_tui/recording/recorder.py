@@ -16,7 +16,7 @@ from typing import IO, Any
 
 from agentx_tui import __version__
 from agentx_tui.errors import RecordingError
-from agentx_tui.secrets import redact
+from agentx_tui.redaction import redact
 from agentx_tui.snapshot import SCHEMA_VERSION, Snapshot
 
 RECORDING_FORMAT = 1

@@ -17,10 +17,10 @@ import httpx
 
 from agentx_tui.cost import CostMeter, PriceChoice, resolve_price
 from agentx_tui.load import LoadSample
+from agentx_tui.redaction import redact
 from agentx_tui.run.plan import RunPlan
 from agentx_tui.run.serving import Serving
 from agentx_tui.run.traffic import Traffic
-from agentx_tui.secrets import redact
 from agentx_tui.snapshot import (
     ClientFigures,
     CostFigures,

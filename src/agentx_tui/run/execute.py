@@ -35,6 +35,7 @@ from agentx_tui.measure import ClientStats
 from agentx_tui.net import is_loopback_host
 from agentx_tui.proxy import LiveProxy
 from agentx_tui.recording import Recorder, ReplayPlayer, read_recording
+from agentx_tui.redaction import redact_value
 from agentx_tui.report import HeadlessPrinter, Report, ReportBuilder, evaluate_checks, write_report
 from agentx_tui.run.collect import EventLog
 from agentx_tui.run.live import LiveRun, Outcome
@@ -45,7 +46,6 @@ from agentx_tui.run.serving import Serving, open_serving
 from agentx_tui.run.subscribers import DashboardFeed, Fanout, Subscriber
 from agentx_tui.run.sweep import SweepPhases
 from agentx_tui.run.traffic import Traffic
-from agentx_tui.secrets import redact_value
 from agentx_tui.units import outputs_scaled
 
 STOP_SIGNALS = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP (terminal closed)"}

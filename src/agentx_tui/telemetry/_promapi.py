@@ -20,7 +20,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from agentx_tui.secrets import redact
+from agentx_tui.redaction import redact
 
 Sample = tuple[dict[str, str], float]
 Vector = list[Sample]

@@ -23,7 +23,7 @@ from textual.reactive import reactive
 from textual.widgets import Footer, Static
 
 from agentx_tui.control import LiveControls, ReplayControls, SnapshotSource
-from agentx_tui.secrets import redact as scrub
+from agentx_tui.redaction import redact as scrub
 from agentx_tui.snapshot import Snapshot
 from agentx_tui.terminal import no_color
 from agentx_tui.ui._history import History

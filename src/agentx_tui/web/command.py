@@ -11,8 +11,8 @@ import shlex
 import sys
 from collections.abc import Collection, MutableMapping, Sequence
 
+from agentx_tui.redaction import redact
 from agentx_tui.run import RunPlan
-from agentx_tui.secrets import redact
 
 PAGE_MODULE = "agentx_tui.web.page"
 # Set by the serving process for its pages: its PID, for each page's run to check that it is still the

@@ -1,4 +1,5 @@
-"""API keys never leave the process (docs/architecture.md, docs/architecture.md): the one place that masks them.
+"""API keys never leave the process (docs/architecture.md): the one place that masks them (named `redaction`,
+not `secrets`, so that it never shadows the standard library's module of that name).
 
 A key can reach output in several spellings: as written, escaped inside a JSON string (a recording, a
 report) or HTML-escaped inside an SVG screenshot. `redact` masks every spelling; every writer (the
