@@ -28,9 +28,9 @@ from agentx_tui.load.workload.session_stream import (
     preflight_picks,
 )
 from agentx_tui.load.workload.sessions import PreparedSessions, load_session_set
-from tests.helpers.paths import AGENTX_WEKA, REPO
+from tests.helpers.paths import AGENTX_WEKA, AGENTX_WEKA_ABSENT, REPO
 
-needs_weka = pytest.mark.skipif(not AGENTX_WEKA.is_dir(), reason="the AgentX session traces are not here")
+needs_weka = pytest.mark.skipif(not AGENTX_WEKA.is_dir(), reason=AGENTX_WEKA_ABSENT)
 
 
 def _write(folder: Path, name: str, calls: int = 3, *, tokens: int = 200, bad: bool = False) -> Path:
