@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_tui_tmux import Tmux
 from tests.helpers.procs import alive, descendants, wait_gone
+from tests.helpers.tmux import Tmux
 
 pytestmark = [
     pytest.mark.slow,

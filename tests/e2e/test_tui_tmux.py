@@ -8,15 +8,14 @@ import os
 import re
 import shutil
 import signal
-import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.helpers.procs import alive, descendants, wait_gone
+from tests.helpers.tmux import Tmux
 from tests.helpers.workloads import write_small_agent_workload
 
 pytestmark = [
@@ -27,31 +26,6 @@ pytestmark = [
 
 SIZE = (160, 48)  # the full layout: every pane on screen, no scrolling
 START_DEADLINE_S = 150.0  # vLLM starts in about 35 s on these machines; slack for a busy one
-
-
-class Tmux:
-    """One tmux server of our own (its own socket, no user config), so a developer's tmux is untouched."""
-
-    def __init__(self, name: str) -> None:
-        self.base = ["tmux", "-L", name, "-f", os.devnull]
-
-    def __call__(self, *args: str) -> str:
-        done = subprocess.run([*self.base, *args], capture_output=True, text=True, timeout=10, check=True)
-        return done.stdout
-
-    def screen(self) -> str:
-        return self("capture-pane", "-p", "-t", "ui")
-
-    def pane(self, field: str) -> str:
-        return self("display-message", "-p", "-t", "ui", f"#{{{field}}}").strip()
-
-
-@pytest.fixture
-def tmux() -> Iterator[Tmux]:
-    server = Tmux(f"agentx-test-{os.getpid()}")
-    yield server
-    with contextlib.suppress(subprocess.SubprocessError, OSError):
-        server("kill-server")
 
 
 def _live_figures(screen: str) -> dict[str, str]:

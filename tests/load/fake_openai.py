@@ -72,6 +72,7 @@ class FakeServer:
     async def start(self) -> FakeServer:
         app = web.Application()
         app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/health", self._health)  # what `--attach` probes before it sends load
         app.router.add_post("/tokenize", self._tokenize)
         app.router.add_post("/v1/chat/completions", self._chat)
         self.server = TestServer(app)
@@ -84,6 +85,9 @@ class FakeServer:
 
     async def _models(self, request: web.Request) -> web.Response:
         return web.json_response({"data": [{"id": "fake", "max_model_len": self.max_model_len}]})
+
+    async def _health(self, request: web.Request) -> web.Response:
+        return web.Response(text="")
 
     async def _tokenize(self, request: web.Request) -> web.Response:
         if not self.tokenize:
