@@ -21,16 +21,21 @@ class SnapshotSource(Protocol):
 
 
 @runtime_checkable
-class LiveControls(Protocol):
-    @property
-    def paused(self) -> bool: ...
+class Pausable(Protocol):
+    """What a live run and a replay both offer: the dashboard's pause key."""
 
     @property
-    def users(self) -> int: ...
+    def paused(self) -> bool: ...
 
     def pause(self) -> None: ...
 
     def resume(self) -> None: ...
+
+
+@runtime_checkable
+class LiveControls(Pausable, Protocol):
+    @property
+    def users(self) -> int: ...
 
     def set_users(self, users: int) -> None: ...
 
@@ -56,10 +61,7 @@ class LiveControls(Protocol):
 
 
 @runtime_checkable
-class ReplayControls(Protocol):
-    @property
-    def paused(self) -> bool: ...
-
+class ReplayControls(Pausable, Protocol):
     @property
     def speed(self) -> float: ...
 
@@ -68,10 +70,6 @@ class ReplayControls(Protocol):
 
     @property
     def length(self) -> int: ...
-
-    def pause(self) -> None: ...
-
-    def resume(self) -> None: ...
 
     def step(self, ticks: int = 1) -> None:
         """Move by `ticks` (negative goes back) and pause."""

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentx_tui.snapshot import Flavor
+
+if TYPE_CHECKING:  # a load worker imports this module: not the scrapers at run time
+    from agentx_tui.telemetry import ServerIdentity
 
 
 @dataclass(frozen=True)
@@ -18,3 +21,12 @@ class ServerInfo:
     has_metrics: bool = False
     block_size: int | None = None  # KV block size from `vllm:cache_config_info`, when the server says
     sim: dict[str, Any] | None = None  # the simulator's /version details (profile, gpu, gpus)
+
+    def identity(self) -> ServerIdentity:
+        """What the probe learnt that each of this server's scraped figures carries."""
+        return {
+            "model": self.model,
+            "engine_version": self.engine_version,
+            "max_model_len": self.max_model_len,
+            "flavor": self.flavor,
+        }

@@ -115,16 +115,34 @@ class CallTally:
             self.e2e_per_token_sum += answer.e2e_per_token_s
             self.e2e_per_token_n += 1
 
+    @property
+    def last_ttft_s(self) -> float | None:
+        return self.last_ttft
+
+    @property
+    def decode_tokens_per_s(self) -> float | None:
+        return self.decode_sum / self.decode_n if self.decode_n else None
+
+    @property
+    def interactivity_tokens_per_s(self) -> float | None:
+        return self.itl_n / self.itl_sum if self.itl_sum > 0 else None
+
+    @property
+    def e2e_interactivity_tokens_per_s(self) -> float | None:
+        return self.e2e_per_token_n / self.e2e_per_token_sum if self.e2e_per_token_sum > 0 else None
+
     def tallied(self) -> dict[str, float | int | None]:
-        """The `UserRow` fields these figures fill."""
-        return {
-            "requests": self.requests,
-            "errors": self.errors,
-            "output_tokens": self.output_tokens,
-            "last_ttft_s": self.last_ttft,
-            "decode_tokens_per_s": self.decode_sum / self.decode_n if self.decode_n else None,
-            "interactivity_tokens_per_s": self.itl_n / self.itl_sum if self.itl_sum > 0 else None,
-            "e2e_interactivity_tokens_per_s": self.e2e_per_token_n / self.e2e_per_token_sum
-            if self.e2e_per_token_sum > 0
-            else None,
-        }
+        """The `UserRow` fields these figures fill (also readable as attributes of the same names)."""
+        return {name: getattr(self, name) for name in TALLIED_FIELDS}
+
+
+# What a `CallTally` fills of a `UserRow`.
+TALLIED_FIELDS = (
+    "requests",
+    "errors",
+    "output_tokens",
+    "last_ttft_s",
+    "decode_tokens_per_s",
+    "interactivity_tokens_per_s",
+    "e2e_interactivity_tokens_per_s",
+)

@@ -83,15 +83,7 @@ class Collectors:
             []
             if self._fleet is not None
             else [
-                EndpointMonitor(
-                    e.url,
-                    client=self._http,
-                    timeout_s=self._deadline_s,
-                    model=e.model,
-                    engine_version=e.engine_version,
-                    max_model_len=e.max_model_len,
-                    flavor=e.flavor,
-                )
+                EndpointMonitor(e.url, client=self._http, timeout_s=self._deadline_s, **e.identity())
                 for e in serving.endpoints
             ]
         )

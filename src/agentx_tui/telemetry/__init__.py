@@ -13,7 +13,7 @@ quantile              Prometheus histogram_quantile over cumulative buckets
 from agentx_tui.telemetry._window import quantile
 from agentx_tui.telemetry.aggregate import aggregate_endpoints
 from agentx_tui.telemetry.dcgm import DcgmMonitor, gpus_from_samples
-from agentx_tui.telemetry.endpoint import EndpointMonitor, MetricsReader, PageSummary, describe_page
+from agentx_tui.telemetry.endpoint import EndpointMonitor, MetricsReader, PageSummary, ServerIdentity, describe_page
 from agentx_tui.telemetry.nvml import NvmlSampler
 from agentx_tui.telemetry.prometheus import (
     PROMETHEUS_TOKEN_ENV,
@@ -34,6 +34,7 @@ __all__ = [
     "NvmlSampler",
     "PageSummary",
     "PrometheusSource",
+    "ServerIdentity",
     "aggregate_endpoints",
     "check_selector",
     "describe_page",

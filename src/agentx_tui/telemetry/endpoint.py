@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from typing import TypedDict, Unpack
 
 import httpx
 
@@ -35,25 +36,26 @@ def describe_page(text: str) -> PageSummary:
     return PageSummary(flavor=page.flavor, block_size=page.block_size)
 
 
+class ServerIdentity(TypedDict, total=False):
+    """What the attach probe learnt of a server, carried into each of its `EndpointFigures`; each
+    unknown when left out (`flavor` "unknown")."""
+
+    model: str | None
+    engine_version: str | None
+    max_model_len: int | None
+    flavor: Flavor
+
+
 class MetricsReader:
     """The pure half of a monitor: text pages in, figures out, state kept between pages."""
 
-    def __init__(
-        self,
-        url: str,
-        *,
-        window_s: float = 10.0,
-        model: str | None = None,
-        engine_version: str | None = None,
-        max_model_len: int | None = None,
-        flavor: Flavor = "unknown",
-    ) -> None:
+    def __init__(self, url: str, *, window_s: float = 10.0, **identity: Unpack[ServerIdentity]) -> None:
         self.url = url
-        self.model = model
-        self.engine_version = engine_version
-        self.max_model_len = max_model_len
+        self.model = identity.get("model")
+        self.engine_version = identity.get("engine_version")
+        self.max_model_len = identity.get("max_model_len")
         # "unknown" is resolved from the page's metric names; "sim" is kept (it publishes vLLM names).
-        self.flavor: Flavor = flavor
+        self.flavor: Flavor = identity.get("flavor", "unknown")
         self._state = WindowState(window_s)
         self._totals = EndpointTotals()
         self.dcgm_gpus: tuple[GpuFigures, ...] = ()
@@ -126,22 +128,12 @@ class EndpointMonitor:
         client: httpx.AsyncClient,
         window_s: float = 10.0,
         timeout_s: float = 0.8,
-        model: str | None = None,
-        engine_version: str | None = None,
-        max_model_len: int | None = None,
-        flavor: Flavor = "unknown",
+        **identity: Unpack[ServerIdentity],
     ) -> None:
         self.url = url.rstrip("/")
         self._client = client
         self._timeout_s = timeout_s
-        self._reader = MetricsReader(
-            self.url,
-            window_s=window_s,
-            model=model,
-            engine_version=engine_version,
-            max_model_len=max_model_len,
-            flavor=flavor,
-        )
+        self._reader = MetricsReader(self.url, window_s=window_s, **identity)
 
     @property
     def dcgm_gpus(self) -> tuple[GpuFigures, ...]:

@@ -38,15 +38,5 @@ class User(CallTally):
         self.state = "decoding"
 
     def row(self) -> UserRow:
-        return UserRow(
-            user=self.user,
-            session=self.session,
-            state=self.state,
-            step=self.step,
-            steps_total=self.steps_total,
-            context_tokens=self.context_tokens,
-            endpoint=self.endpoint,
-            parent=self.parent,
-            label=self.label,
-            **self.tallied(),
-        )
+        # The row's fields are this user's attributes of the same names (`CallTally` computes its figures).
+        return UserRow.model_validate(self, from_attributes=True)

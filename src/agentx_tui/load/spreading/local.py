@@ -7,12 +7,12 @@ from collections.abc import Callable
 
 from agentx_tui.load.sending import Driver, HealthProbe
 from agentx_tui.load.spreading.client_health import HealthBook
+from agentx_tui.load.spreading.driven import DriverControls
 from agentx_tui.load.spreading.generator import LoadSample
-from agentx_tui.load.workload import PreparedWorkload
 from agentx_tui.measure import ClientStats
 
 
-class LocalLoad:
+class LocalLoad(DriverControls):
     """The users in this process: one `Driver`, whose statistics are the run's."""
 
     workers = 1
@@ -50,20 +50,8 @@ class LocalLoad:
         await self.driver.stop()
         await self._probe.stop()
 
-    async def drain(self, timeout_s: float) -> bool:
-        return await self.driver.drain(timeout_s)
-
-    def pause(self) -> None:
-        self.driver.pause()
-
-    def resume(self) -> None:
-        self.driver.resume()
-
     def set_users(self, users: int) -> None:
         self.driver.set_users(users)
-
-    def set_workload(self, workload: PreparedWorkload) -> None:
-        self.driver.set_workload(workload)
 
     def reset_window(self) -> None:
         self.driver.reset_window()

@@ -12,8 +12,8 @@ import time
 from dataclasses import replace
 
 from agentx_tui.load.sending import Driver, HealthProbe, IdStride
+from agentx_tui.load.spreading.driven import DriverControls
 from agentx_tui.load.spreading.protocol import WorkerReport, WorkerSpec
-from agentx_tui.load.workload import PreparedWorkload
 from agentx_tui.measure import Completed, Failed
 from agentx_tui.snapshot import USERS_SHOWN
 
@@ -46,7 +46,7 @@ class Outbox:
         return out
 
 
-class WorkerCore:
+class WorkerCore(DriverControls):
     def __init__(self, spec: WorkerSpec) -> None:
         self.spec = spec
         self.outbox = Outbox()
@@ -69,18 +69,6 @@ class WorkerCore:
 
     def set_users(self, users: int) -> None:
         self.driver.set_users(share(users, self.spec.index, self.spec.count))
-
-    def pause(self) -> None:
-        self.driver.pause()
-
-    def resume(self) -> None:
-        self.driver.resume()
-
-    def set_workload(self, workload: PreparedWorkload) -> None:
-        self.driver.set_workload(workload)
-
-    async def drain(self, timeout_s: float) -> bool:
-        return await self.driver.drain(timeout_s)
 
     def collect(self) -> WorkerReport:
         completed, failed, ended = self.outbox.take()

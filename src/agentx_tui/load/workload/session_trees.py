@@ -34,9 +34,9 @@ from __future__ import annotations
 import zlib
 from array import array
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 from agentx_tui import sessionfile
 from agentx_tui.errors import WorkloadError
@@ -90,12 +90,26 @@ class SessionTree:
     scale: float
     calls: tuple[SessionCall, ...]  # the parent's
     subagents: tuple[SubAgent, ...]
-    call_count: int  # every call, sub-agents' included
-    subagent_count: int
-    input_tokens: int  # scaled
-    output_tokens: int
-    max_context_tokens: int  # the largest in + out of a call (scaled): what the model must hold
-    max_blocks: int  # the most hash ids in one call
+    # Totals over the calls, computed from them (so `replace` with other calls recomputes them too).
+    call_count: int = field(init=False)  # every call, sub-agents' included
+    subagent_count: int = field(init=False)
+    input_tokens: int = field(init=False)  # scaled
+    output_tokens: int = field(init=False)
+    max_context_tokens: int = field(init=False)  # the largest in + out of a call (scaled): what the model must hold
+    max_blocks: int = field(init=False)  # the most hash ids in one call
+
+    def __post_init__(self) -> None:
+        calls = list(_walk(self.calls, self.subagents))
+        totals = {
+            "call_count": len(calls),
+            "subagent_count": _count_subagents(self.subagents),
+            "input_tokens": sum(c.input_tokens for c in calls),
+            "output_tokens": sum(c.output_tokens for c in calls),
+            "max_context_tokens": max((c.input_tokens + c.output_tokens for c in calls), default=0),
+            "max_blocks": max((len(c.hash_ids) for c in calls), default=0),
+        }
+        for name, value in totals.items():
+            object.__setattr__(self, name, value)  # frozen: set once, here
 
     @property
     def block_tokens(self) -> float:
@@ -228,7 +242,7 @@ class _TreeBuilder:
     def tree(self, path: Path, line: int | None, session: sessionfile.SessionFile) -> SessionTree:
         calls, subagents = self.agent(session.requests, "")
         suffix = f":{line}" if line else ""
-        return _make_tree(
+        return SessionTree(
             name=path.name + suffix,
             path=path,
             session_id=session.id or path.stem + suffix,
@@ -299,19 +313,6 @@ def _count_subagents(subagents: tuple[SubAgent, ...]) -> int:
     return sum(1 + _count_subagents(s.subagents) for s in subagents)
 
 
-def _make_tree(**fields: Any) -> SessionTree:
-    calls = list(_walk(fields["calls"], fields["subagents"]))
-    return SessionTree(
-        **fields,
-        call_count=len(calls),
-        subagent_count=_count_subagents(fields["subagents"]),
-        input_tokens=sum(c.input_tokens for c in calls),
-        output_tokens=sum(c.output_tokens for c in calls),
-        max_context_tokens=max((c.input_tokens + c.output_tokens for c in calls), default=0),
-        max_blocks=max((len(c.hash_ids) for c in calls), default=0),
-    )
-
-
 def _make_set(source: Path, scale: float, trees: tuple[SessionTree, ...], output_scale: float = 1.0) -> SessionSet:
     return SessionSet(
         source=source,
@@ -350,12 +351,8 @@ def _rescaled_subagents(subagents: tuple[SubAgent, ...], scale: float, output_sc
 
 
 def rescaled_tree(tree: SessionTree, scale: float, output_scale: float) -> SessionTree:
-    return _make_tree(
-        name=tree.name,
-        path=tree.path,
-        session_id=tree.session_id,
-        key=tree.key,
-        block_size=tree.block_size,
+    return replace(
+        tree,
         scale=scale,
         calls=_rescaled_calls(tree.calls, scale, output_scale),
         subagents=_rescaled_subagents(tree.subagents, scale, output_scale),
