@@ -3,7 +3,10 @@
 # integration tests against a real vLLM engine (CPU build, tiny model). Extra arguments go to pytest.
 #
 # --quick: the loop while you work: lint, types and every test that needs no real vLLM, Prometheus or
-# browser (markers `vllm`, `prometheus`, `browser`), setting none of those up (a few minutes).
+# browser (markers `vllm`, `prometheus`, `browser`), setting none of those up, over 4 pytest processes
+# (pytest-xdist, a test file's tests in one process): about 4 minutes on a 2-core machine, as its tests
+# mostly wait on the subprocesses they start. The full suite runs in one process: its real vLLM is
+# started once for the whole session.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quick=false
@@ -13,7 +16,7 @@ for arg in "$@"; do
 done
 AGENTX_EXTRAS=test,ray source scripts/_venv.sh
 if $quick; then
-    pytest_args=(-m "not vllm and not prometheus and not browser" "${pytest_args[@]}")
+    pytest_args=(-m "not vllm and not prometheus and not browser" -n 4 --dist loadfile "${pytest_args[@]}")
 else
     bash scripts/setup-vllm-env.sh
     # The fleet tests read telemetry through a real Prometheus (Debian's package).

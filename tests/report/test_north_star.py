@@ -242,7 +242,10 @@ def test_compare_reads_the_north_star_both_axes_and_the_agents() -> None:
     assert "e2e_interactivity_p90_tokens_per_s" in keys and "e2e_interactivity_p75_tokens_per_s" in keys
     assert "total_tokens_per_s_per_gpu_at_90_decode" in keys and "agents_per_gpu_at_50" in keys
     assert c.gate == "tiers"
-    assert [r.key for r in c.regressions] == ["agents_per_gpu_at_50"]  # the whole run shows, tiers gate
+    # The agents are shown, never gated (no interval: two runs of one configuration would flap).
+    agents = next(r for r in c.rows if r.key == "agents_per_gpu_at_50")
+    assert not agents.gated and agents.ratio is not None and abs(agents.ratio - 0.8) < 1e-9
+    assert c.regressions == ()
     text = render_comparison(c, a_name="a.json", b_name="b.json")
     assert "…_at_T_decode: on decode interactivity" in text
 

@@ -13,8 +13,11 @@ the workload did, not better or worse). No task figure carries a 95% interval ye
 sweep point's): the tolerance alone decides, and the output says so.
 
 For two sweeps the tiers gate (throughput per GPU, tokens per dollar and USD per million tokens at each
-interactivity tier, on the North Star and on decode interactivity, and the agents per GPU at each tier,
-docs/sweeps.md): that is the methodology's like-for-like comparison. Their whole-run
+interactivity tier, on the North Star and on decode interactivity, docs/sweeps.md): that is the
+methodology's like-for-like comparison. The agents per GPU at each tier are shown beside them, not
+gated: they carry no 95% interval yet, and two sweeps of one configuration differ in them by more
+than the tolerance often enough (6.5% once, in the same-configuration sweeps of tests/e2e) that a gate
+on them would flap. The sweeps' whole-run
 figures average every point's load, so they differ whenever the two sweeps' schedules do (an auto sweep
 that stopped one point earlier); they are shown for context, and gate only when no tier is known on both
 sides. In every other case (two single runs, or one of each) the headline figures gate.
@@ -336,8 +339,9 @@ def compare_reports(a: Report, b: Report, *, tolerance: float = DEFAULT_TOLERANC
             for axis, t in tiers
             for prefix, better, kind in _TIER_FIGURES
         )
+        # Shown, never gated: no interval tells their noise from a change (module docstring).
         return reads + tuple(
-            _row(a, b, f"{AGENTS_KEY_PREFIX}{tier_suffix(t)}", "higher", "rate", gating) for t in agents
+            _row(a, b, f"{AGENTS_KEY_PREFIX}{tier_suffix(t)}", "higher", "rate", False) for t in agents
         )
 
     def headline_rows(figures: Sequence[Figure], gating: bool) -> tuple[Row, ...]:

@@ -226,9 +226,11 @@ class AgentXApp(App[None]):
 
     def render_latest(self) -> None:
         """The UI clock: show the newest Snapshot, if a new one came since the last draw."""
-        log = self.query_one(LogPane)
-        if self._log_lines and log.ready:  # else they wait for the next tick
-            log.write(self._log_lines)
+        # The clock can tick before the panes are mounted or while the app shuts down (seen on a loaded
+        # machine): the lines then wait for a tick that has a log to write them to.
+        logs = self.query(LogPane)
+        if self._log_lines and logs and logs.first().ready:
+            logs.first().write(self._log_lines)
             self._log_lines = []
         if self._pending is not None:
             snap, self._pending = self._pending, None
