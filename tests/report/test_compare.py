@@ -11,7 +11,9 @@ import pytest
 
 from agentx_tui.errors import UsageError
 from agentx_tui.report import Report
-from agentx_tui.report._compare import compare_main, compare_reports, render_comparison
+from agentx_tui.report._compare import compare_reports
+from agentx_tui.report._compare_cli import compare_main
+from agentx_tui.report._compare_text import render_comparison
 
 RUN: dict[str, Any] = {
     "agentx_version": "0.1.0",

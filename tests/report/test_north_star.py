@@ -23,7 +23,8 @@ from agentx_tui.report import (
     write_report,
 )
 from agentx_tui.report._charts import render_frontier_svg, render_points_svg
-from agentx_tui.report._compare import compare_reports, render_comparison
+from agentx_tui.report._compare import compare_reports
+from agentx_tui.report._compare_text import render_comparison
 from agentx_tui.report._keys import is_tier_key, tier_of, unit
 from agentx_tui.report._markdown import render_markdown
 from agentx_tui.report._writers import render_csv

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from agentx_tui.report import HeadlessPrinter, Report, ReportBuilder, render_csv, render_markdown
-from agentx_tui.report._compare import compare_main
+from agentx_tui.report._compare_cli import compare_main
 from agentx_tui.snapshot import Snapshot
 from agentx_tui.units import outputs_scaled
 from tests.report._snaps import stream

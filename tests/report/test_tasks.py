@@ -21,7 +21,9 @@ from agentx_tui.report import (
     unit,
     write_report,
 )
-from agentx_tui.report._compare import compare_main, compare_reports, render_comparison
+from agentx_tui.report._compare import compare_reports
+from agentx_tui.report._compare_cli import compare_main
+from agentx_tui.report._compare_text import render_comparison
 from agentx_tui.snapshot import PointFigures, Snapshot, StepRow, SweepState, TaskFigures
 from tests.report._snaps import stream
 

@@ -12,7 +12,7 @@ Recordings (the other sink that keeps a run) live in `agentx_tui.recording`.
 from agentx_tui.report._builder import POWER_SOURCE, SERVER_HIT_RATE_SOURCE, ReportBuilder
 from agentx_tui.report._charts import markdown_images, write_sweep_charts
 from agentx_tui.report._checks import OPERATORS, Check, CheckResult, evaluate_checks, parse_check
-from agentx_tui.report._compare import compare_main
+from agentx_tui.report._compare_cli import compare_main
 from agentx_tui.report._headless import HeadlessPrinter
 from agentx_tui.report._keys import CONTRACT_KEYS, NUMERIC_KEYS, REPORT_KEYS, unit
 from agentx_tui.report._markdown import render_markdown, sparkline

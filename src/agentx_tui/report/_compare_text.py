@@ -1,0 +1,181 @@
+"""`agentx-tui compare`'s output: who is compared, the tables of B/A with their verdicts, and one closing
+sentence (what the rows mean: _compare.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agentx_tui.report._compare import Better, Comparison, Kind, Row, Span
+from agentx_tui.report._format import NA
+from agentx_tui.sweep import AGENTS_KEY_PREFIX, TIER_KEY_PREFIXES, parse_tier_key
+from agentx_tui.units import compact
+
+
+def _fmt(value: float | None, kind: Kind) -> str:
+    if value is None:
+        return NA
+    if kind == "fraction":
+        return f"{value * 100:.1f}%"
+    if kind == "seconds":
+        return f"{value:.3g} s"
+    if kind == "usd":
+        return f"{value:.4g} USD"
+    if abs(value) >= 1e6:
+        return compact(value, 4, sep="", trim=True)
+    if abs(value) >= 10_000:
+        return f"{value:,.0f}"
+    return f"{value:,.1f}" if abs(value) >= 100 else f"{value:.4g}"
+
+
+def _change(better: Better, worse_by: float) -> str:
+    """B against A as a signed percentage of A (+ is up, whichever way is better)."""
+    return f"{-worse_by if better == 'higher' else worse_by:+.1%}"
+
+
+def _verdict(row: Row, tolerance: float) -> str:
+    if row.better is None:
+        return ""
+    if row.worse_by is None:
+        return "n/a, not gated"
+    change = _change(row.better, row.worse_by)
+    if not row.gated:
+        return f"{change}, not gated"
+    if row.noise:
+        return f"{change} within noise"
+    return f"{change} {'REGRESSED' if row.regressed(tolerance) else 'ok'}"
+
+
+def _with_span(value: float | None, span: Span | None, kind: Kind) -> str:
+    text = _fmt(value, kind)
+    if span is None or value is None:
+        return text
+    low, high = (_fmt(end, kind).removesuffix(" USD").removesuffix(" s") for end in span)  # the unit once
+    return f"{text} [{low}–{high}]"
+
+
+def _table(rows: Sequence[Row], tolerance: float, colour: bool) -> list[str]:
+    cells = [("figure", "A", "B", "B/A", "")]
+    for r in rows:
+        ratio = NA if r.ratio is None else f"{r.ratio:.3f}"
+        a, b = _with_span(r.a, r.a_ci, r.kind), _with_span(r.b, r.b_ci, r.kind)
+        cells.append((r.key, a, b, ratio, _verdict(r, tolerance)))
+    widths = [max(len(c[i]) for c in cells) for i in range(4)]
+    lines = []
+    for c in cells:
+        line = f"{c[0]:<{widths[0]}}  {c[1]:>{widths[1]}}  {c[2]:>{widths[2]}}  {c[3]:>{widths[3]}}  {c[4]}".rstrip()
+        if colour and c[4].endswith("REGRESSED"):
+            line = f"\x1b[31m{line}\x1b[0m"
+        lines.append(line)
+    return lines
+
+
+def _na_listing(rows: Sequence[Row], section: Sequence[Row]) -> str:
+    """The n/a figures by name, a tier with all of its figures n/a by its number (and axis suffix): the
+    figures at a tier come in threes, four with the agents per GPU, of `section`'s rows."""
+    plain: list[str] = []
+    by_tier: dict[str, list[str]] = {}
+    for r in rows:
+        if parse_tier_key(r.key) is None:
+            plain.append(r.key)
+        else:
+            by_tier.setdefault(_tier_of_key(r.key), []).append(r.key)
+    count: dict[str, int] = {}
+    for r in section:
+        if parse_tier_key(r.key) is not None:
+            count[_tier_of_key(r.key)] = count.get(_tier_of_key(r.key), 0) + 1
+    whole = [t for t, keys in by_tier.items() if len(keys) == count.get(t)]
+    parts = plain + [k for t, keys in by_tier.items() if t not in whole for k in keys]
+    if whole:
+        parts.append(f"every figure at tier{'s' if len(whole) > 1 else ''} {', '.join(whole)}")
+    return ", ".join(parts)
+
+
+def _tier_of_key(key: str) -> str:
+    """`…_at_100_decode` → "100_decode", `agents_per_gpu_at_100` → "100": a tier as its keys name it."""
+    prefix = next(p for p in (*TIER_KEY_PREFIXES, AGENTS_KEY_PREFIX) if key.startswith(p))
+    return key.removeprefix(prefix)
+
+
+def render_comparison(comparison: Comparison, *, a_name: str, b_name: str, colour: bool = False) -> str:
+    """The comparison as text: who is compared, the table(s), and one closing sentence."""
+    c = comparison
+    tol = f"{c.tolerance:.0%}" if (c.tolerance * 100).is_integer() else f"{c.tolerance:.2%}"
+    lines = [f"A  {a_name}  ({c.about[0]})", f"B  {b_name}  ({c.about[1]})"]
+    for side, bound in zip("AB", c.client_bound, strict=True):
+        if bound:  # measured on the simulator: such runs made every false alarm (docs/sweeps.md)
+            lines.append(
+                f"{side}'s load generator was saturated (client_saturated): its figures measure the client as "
+                "much as the server, and its intervals do not know it."
+            )
+    for side, older in zip("AB", c.decode_only, strict=True):
+        if older:
+            lines.append(
+                f"{side} is a sweep of before the frontier axis: its tiers, read on decode interactivity, are "
+                "compared as …_at_T_decode; it has no read on the North Star."
+            )
+    lines.append("")
+    if c.sweeps[0] != c.sweeps[1]:
+        single = "A" if not c.sweeps[0] else "B"
+        lines += [f"{single} is a single run and the other a sweep: the tiers are compared only between sweeps.", ""]
+    head = "Whole run" if any(c.sweeps) else "Figures"
+    if c.gate == "tiers":
+        head += " (shown, not gated: a sweep's whole-run figures mix every point's load)"
+    lines += [head, *(_table(c.headline, c.tolerance, colour) if c.headline else ["(none in either report)"])]
+    if c.tasks:
+        tasks_head = "Tasks (per session tree, over the whole run; no 95% interval yet: n/a)"
+        if c.gate == "tiers":
+            tasks_head += ": shown, not gated, like the whole-run figures"
+        lines += ["", tasks_head, *_table(c.tasks, c.tolerance, colour)]
+    if c.tiers:
+        tiers_head = "Tiers (read on the frontier at p90 interactivity T tok/s/user)"
+        if c.gate == "headline" and all(c.sweeps):
+            tiers_head += ": no tier is known on both sides, so the whole-run figures gate"
+        lines += ["", tiers_head, *_table(c.tiers, c.tolerance, colour)]
+    per_task = " (per task: higher for tasks per hour per GPU, lower for task time and USD per task)" if c.tasks else ""
+    lines += [
+        "",
+        f"Higher is better for throughput, interactivity and tokens per dollar, lower for USD per million "
+        f"tokens{per_task}; B may be up to {tol} worse. The other figures are shown, not gated.",
+    ]
+    if c.tiers:
+        lines.append(
+            "…_at_T: read on the North Star (E2E-normalized interactivity; decode in two sweeps of before the "
+            "frontier axis); …_at_T_decode: on decode interactivity; agents_per_gpu_at_T (higher is better): "
+            "on each report's frontier axis."
+        )
+    if any(r.a_ci or r.b_ci for r in c.rows):
+        lines.append(
+            "[low–high]: 95% interval. A figure with one in both reports regresses only when the two do not "
+            "overlap; overlapping ones are within noise."
+        )
+    if c.not_gated_na:
+        section = c.headline if c.gate == "headline" else c.tiers
+        lines.append(f"Not gated, null on one side or both (n/a): {_na_listing(c.not_gated_na, section)}.")
+    noise = len(c.within_noise)
+    if c.regressions:
+        listed = ", ".join(_regression(r) for r in c.regressions)
+        n = len(c.regressions)
+        lines.append(f"B regressed beyond the {tol} tolerance on {n} figure{'s' if n > 1 else ''}: {listed}.")
+        if noise:
+            lines.append(f"{noise} other figure{'s' if noise > 1 else ''} differed within noise.")
+    else:
+        compared = sum(1 for r in c.rows if r.gated)
+        if compared and noise:
+            lines.append(
+                f"No regression: B is within {tol} of A, or within noise, on all {compared} gated figures "
+                f"({noise} within noise: their 95% intervals overlap)."
+            )
+        elif compared:
+            lines.append(f"No regression: B is within {tol} of A on all {compared} gated figures.")
+        else:
+            lines.append("Nothing to gate: no gated figure is known in both reports.")
+    return "\n".join(lines)
+
+
+def _regression(r: Row) -> str:
+    """A regressed figure in words: its change, and both intervals when it has them."""
+    change = _change(r.better, r.worse_by or 0.0)
+    if r.a_ci is None and r.b_ci is None:
+        return f"{r.key} ({change})"
+    a, b = _with_span(r.a, r.a_ci, r.kind), _with_span(r.b, r.b_ci, r.kind)
+    return f"{r.key} ({change}: A {a}, B {b})"
