@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import select
-import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.helpers.sim import sim_server
 
 LOGGED_SIM = Path(__file__).with_name("logged_sim.py")
 # (input_length, output_length): 7, 5 and 33 halve to 3.5, 2.5 and 16.5 (rounded as `round` does: 4, 2, 16);
@@ -25,32 +23,9 @@ LOGGED_SIM = Path(__file__).with_name("logged_sim.py")
 CALLS = ((300, 120), (420, 7), (380, 5), (510, 1), (260, 0), (640, 64), (300, 33), (700, 90))
 
 
-@contextlib.contextmanager
-def logged_sim(log: Path) -> Iterator[str]:
+def logged_sim(log: Path) -> contextlib.AbstractContextManager[str]:
     """The simulator (its GPU 20× real time), logging every completion it is asked for to `log`."""
-    read_fd, write_fd = os.pipe()
-    cmd = [sys.executable, str(LOGGED_SIM), str(log), "--port", "0", "--ready-fd", str(write_fd), "--time-scale", "20"]
-    proc = subprocess.Popen(cmd, pass_fds=(write_fd,), stderr=subprocess.PIPE)
-    os.close(write_fd)
-    try:
-        ready, _, _ = select.select([read_fd], [], [], 30)
-        line = os.read(read_fd, 64).decode() if ready else ""
-        if not line.strip().isdigit():
-            proc.kill()
-            _, err = proc.communicate(timeout=5)
-            pytest.fail(f"the simulator did not start: {err.decode(errors='replace')[-2000:]}")
-        yield f"http://127.0.0.1:{int(line)}"
-    finally:
-        os.close(read_fd)
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        if proc.stderr:
-            proc.stderr.close()
+    return sim_server("--time-scale", "20", program=(str(LOGGED_SIM), str(log)), start_s=30)
 
 
 def _trace(folder: Path) -> Path:

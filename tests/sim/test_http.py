@@ -13,7 +13,7 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from agentx_tui import __version__
-from tests.sim.conftest import run_sim
+from tests.helpers.sim import sim_server
 
 SIM_MODEL = "meta-llama/Llama-3.1-8B-Instruct"  # the served name of the default profile
 
@@ -194,7 +194,7 @@ def _gpu_labels(url: str) -> list[dict[str, str]]:
 
 def test_each_simulator_is_its_own_gpu(sim_url: str) -> None:
     first = _gpu_labels(sim_url)
-    with run_sim() as other_url:
+    with sim_server() as other_url:
         second = _gpu_labels(other_url)
         assert _gpu_labels(other_url) == second  # stable for the life of the instance
     assert _gpu_labels(sim_url) == first
