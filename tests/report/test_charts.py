@@ -13,9 +13,10 @@ import pytest
 from agentx_tui.report import Report
 from agentx_tui.report import _charts as charts
 from agentx_tui.report._charts import chart_paths, markdown_images
+from agentx_tui.report._keys import tier_report_keys
 from agentx_tui.report._svg import text_width
 from agentx_tui.snapshot import PointFigures
-from agentx_tui.sweep import pareto_front, read_tiers, tier_report_keys
+from agentx_tui.sweep import pareto_front, read_tiers
 
 
 # The tests write each report as the JSON it is (a dict), and the charts read it as a `Report`, as from a file.

@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 
 from agentx_tui.report import REPORT_KEYS, Report, ReportBuilder, evaluate_checks, parse_check, write_report
-from agentx_tui.report._keys import SWEEP_KEYS
+from agentx_tui.report._keys import SWEEP_KEYS, tier_report_keys
 from agentx_tui.snapshot import PointFigures, Snapshot, TierRead, UserRow
-from agentx_tui.sweep import tier_report_keys
 from tests.report._snaps import stream
 from tests.ui.fakes import make_sweep_snapshot, make_sweep_state
 

@@ -25,11 +25,10 @@ from agentx_tui.report import (
 from agentx_tui.report._charts import render_frontier_svg, render_points_svg
 from agentx_tui.report._compare import compare_reports
 from agentx_tui.report._compare_text import render_comparison
-from agentx_tui.report._keys import is_tier_key, tier_of, unit
+from agentx_tui.report._keys import is_tier_key, parse_tier_key, tier_of, unit
 from agentx_tui.report._markdown import render_markdown
 from agentx_tui.report._writers import render_csv
 from agentx_tui.snapshot import RunIntervals, Snapshot, TierRead
-from agentx_tui.sweep import parse_tier_key
 from tests.report._snaps import stream
 from tests.run.test_sweep import snap as sweep_tick
 from tests.run.test_sweep import sweep_with_growing_ttft

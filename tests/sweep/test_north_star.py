@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from agentx_tui.report import Report
+from agentx_tui.report._keys import tier_report_keys
 from agentx_tui.snapshot import PointFigures
 from agentx_tui.sweep import (
     DECODE,
@@ -18,7 +19,6 @@ from agentx_tui.sweep import (
     read_agents,
     read_tiers,
     tier_intervals,
-    tier_report_keys,
     view_fronts,
 )
 

@@ -290,7 +290,7 @@ SWEEP_TASKS = {8: 2.1, 16: 3.4, 32: 5.6, 64: 7.9}
 
 def make_north_star_sweep_state(measured: int = 4, **kwargs: Any) -> SweepState:
     """`make_sweep_state` as a sweep now measures it: its frontier and tiers on the North Star, the
-    decode view beside it under the North Star policy (sweep/frontier.py reads both), tasks/h/GPU."""
+    decode view beside it under the North Star policy (sweep/pareto.py and sweep/tiers.py read both), tasks/h/GPU."""
     state = make_sweep_state(measured, **kwargs)
     points = tuple(
         point.model_copy(

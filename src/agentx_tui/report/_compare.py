@@ -39,8 +39,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from agentx_tui.report._keys import AGENTS_KEY_PREFIX, TIER_AXIS_SUFFIX, TIER_KEY_PREFIXES, parse_tier_key
 from agentx_tui.report._model import Report
-from agentx_tui.sweep import AGENTS_KEY_PREFIX, DECODE, TIER_AXIS_SUFFIX, TIER_KEY_PREFIXES, parse_tier_key, tier_suffix
+from agentx_tui.sweep import DECODE, tier_suffix
 from agentx_tui.units import outputs_scaled
 
 EXIT_SAME = 0

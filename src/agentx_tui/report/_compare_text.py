@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from agentx_tui.report._compare import Better, Comparison, Kind, Row, Span
 from agentx_tui.report._format import NA
-from agentx_tui.sweep import AGENTS_KEY_PREFIX, TIER_KEY_PREFIXES, parse_tier_key
+from agentx_tui.report._keys import AGENTS_KEY_PREFIX, TIER_KEY_PREFIXES, parse_tier_key
 from agentx_tui.units import compact
 
 

@@ -2,12 +2,18 @@
 
 `REPORT_KEYS` lists the contract keys in the documented order, then the extra keys this tool adds so that a
 reader can tell how each figure was obtained (`partial`, sources, raw token counts). Units follow
-docs/metrics.md: fractions 0–1, rates per second, seconds, watts, USD.
+docs/metrics.md: fractions 0–1, rates per second, seconds, watts, USD. A sweep's tier keys are spelled
+here too (`tier_report_keys` writes them, `parse_tier_key` takes one apart).
 """
 
 from __future__ import annotations
 
-from agentx_tui.sweep import parse_tier_key
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agentx_tui.snapshot import FrontierAxis, TierRead
+from agentx_tui.sweep import DECODE, NORTH_STAR, tier_suffix
 
 CONTRACT_KEYS: tuple[str, ...] = (
     "target",
@@ -202,6 +208,70 @@ _TASK_UNITS = {
 
 
 CI_SUFFIXES = ("_ci_low", "_ci_high")
+
+# A tier's report keys end in the axis's suffix: ``total_tokens_per_s_per_gpu_at_100`` on the North
+# Star, ``total_tokens_per_s_per_gpu_at_100_decode`` on decode interactivity (docs/metrics.md).
+TIER_AXIS_SUFFIX: dict[FrontierAxis, str] = {NORTH_STAR: "", DECODE: "_decode"}
+
+TIER_KEY_PREFIXES = (
+    "total_tokens_per_s_per_gpu_at_",
+    "tokens_per_dollar_total_at_",
+    "usd_per_million_total_tokens_at_",
+)
+# Agents per GPU at T (docs/sweeps.md): read on the sweep's own axis only, so its key has no axis suffix.
+AGENTS_KEY_PREFIX = "agents_per_gpu_at_"
+
+
+def tier_report_keys(tiers: Sequence[TierRead], *, agents_axis: FrontierAxis | None = None) -> dict[str, float | None]:
+    """The flat report keys of docs/metrics.md for each tier, so `--check 'tokens_per_dollar_total_at_100 >= 1e9'`
+    works: ``total_tokens_per_s_per_gpu_at_T`` (and its 95% interval, ``…_at_T_ci_low``/``_ci_high``),
+    ``tokens_per_dollar_total_at_T``, ``usd_per_million_total_tokens_at_T``, tier by tier in the given order.
+    A read on decode interactivity has T followed by ``_decode`` (``…_at_100_decode``, ``…_at_100_decode_ci_low``;
+    `TIER_AXIS_SUFFIX`); one on the North Star, or of an older recording (no axis), none. A read on
+    `agents_axis` (the sweep's frontier axis) adds ``agents_per_gpu_at_T`` after its own keys."""
+    out: dict[str, float | None] = {}
+    for read in tiers:
+        t = tier_suffix(read.tier) + (TIER_AXIS_SUFFIX[read.axis] if read.axis is not None else "")
+        out[f"total_tokens_per_s_per_gpu_at_{t}"] = read.total_tokens_per_s_per_gpu
+        out[f"total_tokens_per_s_per_gpu_at_{t}_ci_low"] = read.total_tokens_per_s_per_gpu_ci_low
+        out[f"total_tokens_per_s_per_gpu_at_{t}_ci_high"] = read.total_tokens_per_s_per_gpu_ci_high
+        out[f"tokens_per_dollar_total_at_{t}"] = read.tokens_per_dollar_total
+        out[f"usd_per_million_total_tokens_at_{t}"] = read.usd_per_million_total_tokens
+        if agents_axis is not None and read.axis == agents_axis:
+            out[f"{AGENTS_KEY_PREFIX}{tier_suffix(read.tier)}"] = read.agents_per_gpu
+    return out
+
+
+@dataclass(frozen=True)
+class TierKey:
+    """A tier's flat report key, taken apart: `figure` is the `TierRead` field it holds."""
+
+    figure: str  # total_tokens_per_s_per_gpu(_ci_low/_ci_high), tokens_per_dollar_total, …, agents_per_gpu
+    tier: float
+    decode: bool  # the key ends in ``_decode``: read on decode interactivity
+
+
+def parse_tier_key(key: str) -> TierKey | None:
+    """`total_tokens_per_s_per_gpu_at_100_decode_ci_low` → (total_tokens_per_s_per_gpu_ci_low, 100.0,
+    decode); `agents_per_gpu_at_37.5` → (agents_per_gpu, 37.5, no suffix); None for any other key (T
+    not a finite number included)."""
+    for prefix in (*TIER_KEY_PREFIXES, AGENTS_KEY_PREFIX):
+        if not key.startswith(prefix):
+            continue
+        rest, name = key.removeprefix(prefix), prefix.removesuffix("_at_")
+        if prefix == TIER_KEY_PREFIXES[0]:  # only throughput reads have an interval
+            for suffix in CI_SUFFIXES:
+                if rest.endswith(suffix):
+                    rest, name = rest.removesuffix(suffix), name + suffix
+                    break
+        decode = prefix != AGENTS_KEY_PREFIX and rest.endswith(TIER_AXIS_SUFFIX[DECODE])
+        rest = rest.removesuffix(TIER_AXIS_SUFFIX[DECODE]) if decode else rest
+        try:
+            tier = float(rest)
+        except ValueError:
+            return None
+        return TierKey(name, tier, decode) if math.isfinite(tier) else None
+    return None
 
 
 def is_tier_key(key: str) -> bool:

@@ -24,8 +24,9 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
+from agentx_tui.report._keys import parse_tier_key, tier_report_keys
 from agentx_tui.snapshot import FrontierAxis, PointFigures, StepRow, TierRead, UserRow
-from agentx_tui.sweep import DECODE, NORTH_STAR, parse_tier_key, tier_report_keys
+from agentx_tui.sweep import DECODE, NORTH_STAR
 
 JsonObject = dict[str, Any]
 # Written after the tiers' flat keys, as they always were: what the run and the writer add at the end.

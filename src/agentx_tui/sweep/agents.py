@@ -1,7 +1,7 @@
 """Agents per GPU at an interactivity tier (docs/metrics.md, "Tasks"): how many concurrent agents one
 GPU carries while the sweep's frontier still gives p90 interactivity T.
 
-Read like the throughput at a tier (`frontier.read_tiers`): the frontier's points as (p90 interactivity
+Read like the throughput at a tier (`tiers.read_tiers`): the frontier's points as (p90 interactivity
 on the frontier's axis, users) knots, Steffen's monotone curve through them (`MonotoneCurve`), read at
 T, then ÷ GPUs. Never extrapolated: outside the frontier's interactivity range every figure is None and `note` says why.
 Pure: no I/O, no clock.
@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agentx_tui.snapshot import FrontierAxis, PointFigures
-from agentx_tui.sweep.frontier import DECODE, XY, MonotoneCurve, axis_name, frontier_curve, point_x
+from agentx_tui.sweep.axes import DECODE, XY, axis_name, point_x
+from agentx_tui.sweep.pareto import MonotoneCurve, frontier_curve
 from agentx_tui.units import figure
 
 

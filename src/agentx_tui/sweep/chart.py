@@ -20,15 +20,8 @@ from functools import cached_property
 from typing import Literal
 
 from agentx_tui.snapshot import FrontierAxis, PointFigures, TierRead
-from agentx_tui.sweep.frontier import (
-    DECODE,
-    NORTH_STAR,
-    MonotoneCurve,
-    frontier_curve,
-    pareto_front,
-    point_x,
-    point_x_interval,
-)
+from agentx_tui.sweep.axes import DECODE, NORTH_STAR, point_x, point_x_interval
+from agentx_tui.sweep.pareto import MonotoneCurve, frontier_curve, pareto_front
 
 Span = tuple[float, float]  # a 95% interval (low, high)
 # What y places the points by: total tokens/s per GPU (the frontier's own axis), or tasks (session

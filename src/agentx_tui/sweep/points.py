@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from agentx_tui.measure import WindowFigures
 from agentx_tui.snapshot import EndpointTotals, FrontierAxis, PointFigures, Snapshot
 from agentx_tui.snapshot.stat import RunningStat, TickMeans, ratio
-from agentx_tui.sweep.frontier import NORTH_STAR
+from agentx_tui.sweep.axes import NORTH_STAR
 from agentx_tui.sweep.intervals import (
     MIN_REQUESTS,
     Interval,

@@ -22,16 +22,9 @@ import random
 from collections.abc import Sequence
 
 from agentx_tui.snapshot import FrontierAxis, PointFigures, TierRead
-from agentx_tui.sweep.frontier import (
-    DECODE,
-    frontier_curve,
-    north_star_policy,
-    pareto_front,
-    point_x,
-    point_x_interval,
-    point_xy,
-)
+from agentx_tui.sweep.axes import DECODE, point_x, point_x_interval, point_xy
 from agentx_tui.sweep.intervals import CONFIDENCE, Interval, percentile
+from agentx_tui.sweep.pareto import frontier_curve, north_star_policy, pareto_front
 
 DRAWS = 500
 SEED = 2026

@@ -1,0 +1,73 @@
+"""Tier reads (docs/sweeps.md): the throughput per GPU read on the frontier at each interactivity tier
+T, and its cost; and how T is written (`tier_suffix`).
+
+Pure functions on `PointFigures`: no I/O, no clock, no Textual.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from agentx_tui.snapshot import FrontierAxis, PointFigures, TierRead
+from agentx_tui.sweep.axes import DECODE, axis_name, point_xy
+from agentx_tui.sweep.pareto import MonotoneCurve, frontier_curve
+from agentx_tui.units import figure
+
+
+def read_tiers(
+    points: Sequence[PointFigures],
+    frontier: Sequence[int],
+    tiers: Sequence[float],
+    *,
+    usd_per_gpu_hour: float | None,
+    axis: FrontierAxis | None = None,
+) -> tuple[TierRead, ...]:
+    """Throughput per GPU read on the frontier (on `axis`) at each tier T (p90 tok/s/user), and its cost.
+    The reads carry their `axis`; None reads on decode interactivity and says no axis (a read of before
+    the axis was chosen).
+
+    usd_per_million_total_tokens = price × 10⁶ / (tput × 3600); tokens_per_dollar_total = 10⁶ / that.
+    Outside the frontier's interactivity range every figure is None and `note` says why; without a price
+    (None, or not a positive finite number) the throughput is read but the cost figures are None.
+    """
+    curve = frontier_curve([point_xy(p, axis or DECODE) for p in points], frontier)
+    price = usd_per_gpu_hour if usd_per_gpu_hour is not None and math.isfinite(usd_per_gpu_hour) else None
+    price = price if price is not None and price > 0 else None
+    return tuple(_read_tier(curve, float(tier), price, axis) for tier in tiers)
+
+
+def _read_tier(curve: MonotoneCurve, tier: float, price: float | None, axis: FrontierAxis | None) -> TierRead:
+    words = axis_name(axis)
+    if not curve.xs:
+        return TierRead(tier=tier, note="no measured point", axis=axis)
+    if tier > curve.xs[-1]:
+        note = f"above the fastest measured point ({words} {figure(curve.xs[-1])} tok/s/user)"
+        return TierRead(tier=tier, note=note, axis=axis)
+    if tier < curve.xs[0]:
+        note = f"below the slowest point on the frontier ({words} {figure(curve.xs[0])} tok/s/user)"
+        return TierRead(tier=tier, note=note, axis=axis)
+    tput = curve.at(tier)
+    if tput is None:  # NaN tier: not in any range
+        return TierRead(tier=tier, note="not a number", axis=axis)
+    if price is None:
+        return TierRead(
+            tier=tier, total_tokens_per_s_per_gpu=tput, note="no price: set --gpu-price or --cost-profile", axis=axis
+        )
+    if not tput > 0:
+        return TierRead(
+            tier=tier, total_tokens_per_s_per_gpu=tput, note="no throughput, so no cost per token", axis=axis
+        )
+    usd_per_mtok = price * 1e6 / (tput * 3600)
+    return TierRead(
+        axis=axis,
+        tier=tier,
+        total_tokens_per_s_per_gpu=tput,
+        usd_per_million_total_tokens=usd_per_mtok,
+        tokens_per_dollar_total=1e6 / usd_per_mtok,
+    )
+
+
+def tier_suffix(tier: float) -> str:
+    """T as it appears in a report key: 100 → "100", 37.5 → "37.5"."""
+    return f"{tier:g}"
