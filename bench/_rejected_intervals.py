@@ -16,7 +16,7 @@ import random
 from collections import Counter
 from itertools import accumulate
 
-from agentx_tui.measure import LogHistogram
+from agentx_tui.measure import LogHistogram, linear_quantile
 from agentx_tui.sweep.intervals import (
     CONFIDENCE,
     MIN_TREES,
@@ -25,7 +25,6 @@ from agentx_tui.sweep.intervals import (
     Latency,
     Sample,
     cluster_throughput,
-    percentile,
 )
 
 RESAMPLES = 400  # bootstrap draws: a fixed, modest count keeps the cost bounded
@@ -81,4 +80,4 @@ def tree_bootstrap_quantile(
         values.append(LogHistogram.value_of(order[lo]))
     values.sort()
     alpha = 1 - CONFIDENCE
-    return Interval(percentile(values, alpha / 2), percentile(values, 1 - alpha / 2))
+    return Interval(linear_quantile(values, alpha / 2), linear_quantile(values, 1 - alpha / 2))

@@ -11,9 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agentx_tui.measure.histogram import EXACT_LIMIT
 from agentx_tui.measure.tasks import StepRow, TaskBook, TaskFigures, step_bucket
 
-# Percentiles come from 2% log buckets: a bucket's value is within about 1% of what fell in it.
+# Past `EXACT_LIMIT` values, percentiles come from 2% log buckets: within 1% of the exact ones.
 BUCKET = 0.012
 
 
@@ -170,6 +171,62 @@ def test_a_dropped_tree_counts_nowhere() -> None:
     book.tree_dropped(1)
     f = book.figures(now=60.0)
     assert (f.tasks_completed, f.tasks_running, f.tasks_failed) == (0, 0, 0)
+
+
+# -- task time percentiles ---------------------------------------------------------------------
+
+
+def one_call_tasks(book: TaskBook, walls: list[float], t0: float = 0.0) -> None:
+    """A task per wall time, each one call from `t0` to `t0 + wall`."""
+    for tree, wall in enumerate(walls):
+        feed(book, tree, [Call(1, t0, t0 + wall)])
+
+
+def test_task_percentiles_are_linear_between_the_closest_ranks() -> None:
+    # Six proxied tasks as their agent timed them. Linear rule (numpy's default), n = 6:
+    # p50: h = 0.5 × 5 = 2.5 → 4.59 + 0.5 × (7.53 − 4.59) = 6.06 s (nearest rank on 2% buckets read 4.55);
+    # p90: h = 0.9 × 5 = 4.5 → 7.93 + 0.5 × (9.36 − 7.93) = 8.645 s.
+    book = TaskBook(started_at=0.0)
+    one_call_tasks(book, [7.53, 3.53, 9.36, 4.30, 7.93, 4.59])  # in no order
+    f = book.figures(now=60.0)
+    assert f.task_s_p50 == pytest.approx(6.06, abs=0.01)
+    assert f.task_s_p90 == pytest.approx(8.645, abs=0.001)
+
+
+def test_a_windows_task_percentiles_are_linear_too() -> None:
+    book = TaskBook(started_at=0.0)
+    window = book.open_window(10.0)
+    one_call_tasks(book, [2.0, 4.0], t0=11.0)  # p50 of two: their mean; p90: 2 + 0.9 × 2
+    book.end_window(window, 20.0)
+    f = book.figures(now=20.0, window=window)
+    assert (f.task_s_p50, f.task_s_p90) == (pytest.approx(3.0), pytest.approx(3.8))
+
+
+def test_past_the_limit_the_figure_still_comes_out_from_bounded_memory() -> None:
+    book = TaskBook(started_at=0.0)
+    walls = [1.0 + (i * 7919 % 9973) / 100 for i in range(EXACT_LIMIT + 500)]  # 1 s to ~100 s, shuffled
+    one_call_tasks(book, walls)
+    f = book.figures(now=1e6)
+    ordered = sorted(walls)
+    # The reference: h = q × (n − 1), linear between the values at ⌊h⌋ and ⌊h⌋ + 1.
+    for got, q in ((f.task_s_p50, 0.5), (f.task_s_p90, 0.9)):
+        h = q * (len(ordered) - 1)
+        lo = int(h)
+        assert got == pytest.approx(ordered[lo] + (h - lo) * (ordered[lo + 1] - ordered[lo]), rel=BUCKET)
+    assert f.tasks_completed == len(walls)
+    # The exact values are released past the limit; what stays is buckets (1 to 100 s: ~233 of them).
+    assert book.run.wall.exact is None and len(book.run.wall.histogram.buckets) <= 234
+    assert sum(tasks for _, tasks in f.task_s_histogram) == len(walls)
+
+
+def test_a_step_rows_percentiles_are_linear_over_its_calls() -> None:
+    book = TaskBook(started_at=0.0)
+    feed(book, 1, [Call(1, 0.0, 1.0, ttft_s=0.1), Call(2, 1.0, 2.0)])
+    feed(book, 2, [Call(1, 0.0, 3.0, ttft_s=0.3), Call(2, 3.0, 4.0)])
+    row = book.figures(now=10.0).step_curve[0]
+    # Two calls at step 1: E2E 1 and 3 s, TTFT 0.1 and 0.3 s. p50 = the mean; p90 = low + 0.9 × the step.
+    assert (row.e2e_p50_s, row.e2e_p90_s) == (pytest.approx(2.0), pytest.approx(2.8))
+    assert (row.ttft_p50_s, row.ttft_p90_s) == (pytest.approx(0.2), pytest.approx(0.28))
 
 
 # -- windows -----------------------------------------------------------------------------------

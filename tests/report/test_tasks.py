@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from agentx_tui.measure.tasks import TaskBook
 from agentx_tui.report import (
     HeadlessPrinter,
     Report,
@@ -102,6 +103,29 @@ def test_the_task_figures_are_the_last_ticks_whole_run_ones() -> None:
     assert report["task_s_histogram"] == [{"upper_s": 50.0, "tasks": 7}, {"upper_s": 200.0, "tasks": 5}]
     # Read back from its JSON, the report is the same.
     assert Report.model_validate(json.loads(json.dumps(report))).model_dump() == report
+
+
+@pytest.mark.parametrize(
+    ("walls", "p50", "p90"),
+    [
+        # Linear between the closest ranks (numpy's default), worked by hand: h = q × (n − 1).
+        # Six proxied tasks: h = 2.5 → 4.59 + 0.5 × 2.94 = 6.06; h = 4.5 → 7.93 + 0.5 × 1.43 = 8.645.
+        ([3.53, 4.30, 4.59, 7.53, 7.93, 9.36], 6.06, 8.645),
+        # 3 5 7 9 12 18 25 60: h = 3.5 → 9 + 0.5 × 3 = 10.5; h = 6.3 → 25 + 0.3 × 35 = 35.5.
+        ([60.0, 3.0, 12.0, 25.0, 5.0, 18.0, 9.0, 7.0], 10.5, 35.5),
+        ([42.0], 42.0, 42.0),
+    ],
+)
+def test_the_reports_task_percentiles_are_linear_over_the_exact_task_times(
+    walls: list[float], p50: float, p90: float
+) -> None:
+    book = TaskBook(started_at=0.0)
+    for tree, wall in enumerate(walls):
+        book.call_ended(tree, 1, 1.0, 1.0 + wall, 100, 10, 0.1, True)
+        book.tree_ended(tree)
+    report = built(with_tasks(stream(), book.figures(now=100.0)))
+    assert report.task_s_p50 == pytest.approx(p50, abs=1e-9)
+    assert report.task_s_p90 == pytest.approx(p90, abs=1e-9)
 
 
 def test_an_older_report_without_the_task_keys_reads_back_as_it_was() -> None:

@@ -6,7 +6,8 @@ the bytes of one answer to the run's and a sweep point's figures. A leaf: it rea
     timing.py      a finished answer's times and counts as figures: output tokens, TTFT, decode, ITL,
                    E2E per output token (r_i, AgentX's North Star before it is inverted)
     record.py      one request as the statistics count it, and as the driver keeps it
-    histogram.py   log-bucketed histograms, mergeable exactly
+    percentile.py  the one percentile rule: linear between the closest ranks (numpy's default)
+    histogram.py   log-bucketed histograms, mergeable exactly; a figure's values exact while few
     tally.py       what a set of requests adds up to: a slot's or window's, a users-table row's
     window.py      a sweep point's measured window and its raw sample (for the intervals)
     schedule.py    a timed replay's schedule as kept: behind or not, the users that would keep it
@@ -19,6 +20,7 @@ Public:
                                                     (the one rule of the load client and the proxy)
     e2e_per_token, e2e_per_token_of                 r_i = E2E latency / output tokens; a Completed's
     Completed, Failed, RequestRecord                one request as counted; as the driver saw it
+    linear_quantile                                 the percentile of exact samples (the one rule)
     LogHistogram, bucket_of, bucketed               log-bucketed histograms
     Tally, CallTally                                a set of requests' figures; a users-table row's
     WindowFigures, PointSample, TreeSample, SlotSample, SLOT_S
@@ -28,6 +30,7 @@ Public:
 """
 
 from agentx_tui.measure.histogram import LogHistogram, bucket_of, bucketed
+from agentx_tui.measure.percentile import linear_quantile
 from agentx_tui.measure.record import Completed, Failed, RequestRecord
 from agentx_tui.measure.schedule import ScheduleBook, behind_schedule
 from agentx_tui.measure.sse import RETRIABLE, SseScanner, classify
@@ -63,6 +66,7 @@ __all__ = [
     "classify",
     "e2e_per_token",
     "e2e_per_token_of",
+    "linear_quantile",
     "token_gaps",
     "usage_cached_tokens",
     "usage_int",

@@ -28,8 +28,10 @@ step curve when its own [sent, ended] lies inside. A failed call ends its task a
 
 Memory: an open tree holds a few numbers and the union of its calls' intervals (bounded by its own
 calls); once it ends it is folded into the run's and the open windows' tallies and released, so what
-stays is O(open trees + open windows × step rows). Percentiles come from log-bucketed histograms (2%
-buckets: within about 1% of the exact value).
+stays is O(open trees + open windows × step rows). Percentiles (task wall time; a step row's TTFT
+and E2E) are linear between the closest ranks of the exact values while a figure has at most
+`EXACT_LIMIT` of them, of its 2% log histogram beyond (`Samples`, histogram.py; docs/metrics.md,
+"Percentiles"), so each figure holds at most that many doubles.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ import math
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
-from agentx_tui.measure.histogram import LogHistogram
+from agentx_tui.measure.histogram import LogHistogram, Samples
 from agentx_tui.snapshot import StepRow, TaskFigures
 
 STEPS_ALONE = 8  # steps 1..8 get a row each; beyond, one row per power of two
@@ -100,10 +102,15 @@ class _Tree:
 
 @dataclass
 class _StepTally:
+    """One step row's calls (`_Tally.step_rows`). A type apart from `_Tally`, which counts tasks: the
+    two share no figure (a row has no tasks, a set of tasks no latencies of its own), so one type for
+    both would carry the other's fields unused in every instance. What they do share, a figure's
+    values and their percentiles, is one type already (`Samples`)."""
+
     requests: int = 0
     context_tokens: int = 0
-    ttft: LogHistogram = field(default_factory=LogHistogram)
-    e2e: LogHistogram = field(default_factory=LogHistogram)
+    ttft: Samples = field(default_factory=Samples)
+    e2e: Samples = field(default_factory=Samples)
 
     def row(self, first: int, last: int) -> StepRow:
         return StepRow(
@@ -120,11 +127,11 @@ class _StepTally:
 
 @dataclass
 class _Tally:
-    """The folded figures of a set of tasks and calls (the whole run's, or a window's)."""
+    """The folded figures of a set of tasks (the whole run's, or a window's), and its calls by step row."""
 
     completed: int = 0
     failed: int = 0
-    wall: LogHistogram = field(default_factory=LogHistogram)
+    wall: Samples = field(default_factory=Samples)
     wall_s: float = 0.0
     model_s: float = 0.0
     steps: int = 0
@@ -319,7 +326,7 @@ def _figures(
         usd_per_task=tokens_mean / per_dollar if tokens_mean is not None and per_dollar is not None else None,
         tasks_per_hour_per_gpu=done / hours / gpu_count if hours is not None and gpu_count is not None else None,
         step_curve=rows,
-        task_s_histogram=_histogram(tally.wall),
+        task_s_histogram=_histogram(tally.wall.histogram),
     )
 
 

@@ -295,16 +295,6 @@ def batch_quantile(sample: Sample, k: int = BATCHES, q: float = QUANTILE, *, of:
     return Interval(max(value - half, value * 1e-3), value + half)
 
 
-def percentile(ordered: Sequence[float], p: float) -> float:
-    """The p-quantile of sorted values, linear between order statistics."""
-    if not ordered:
-        raise ValueError("no values")
-    at = p * (len(ordered) - 1)
-    lo = math.floor(at)
-    hi = min(lo + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (at - lo)
-
-
 @dataclass(frozen=True)
 class Precision:
     """How precise a point is so far: each figure's larger half-width as a fraction of its value

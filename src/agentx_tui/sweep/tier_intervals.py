@@ -4,7 +4,8 @@ A tier's read depends on several points at once (the frontier they make, and the
 two that bracket the tier), so its interval is found by Monte Carlo: each draw moves every point
 that has intervals within them — x and y each from a split normal whose sides have the interval's
 lower and upper half-widths as 1.96 σ — then recomputes the Pareto frontier, its monotone curve and
-the read, exactly as `read_tiers` does; the interval is the 2.5 and 97.5 percentiles of the draws.
+the read, exactly as `read_tiers` does; the interval is the 2.5 and 97.5 percentiles of the draws
+(linear between the closest ranks: `measure.linear_quantile`).
 A draw whose frontier no longer reaches the tier reads the frontier's nearest end (held flat, never
 extrapolated past a measured value). A point without intervals stays where it was measured; a tier
 whose two bracketing frontier points lack them has no interval (null), as it cannot be told.
@@ -21,9 +22,10 @@ import math
 import random
 from collections.abc import Sequence
 
+from agentx_tui.measure import linear_quantile
 from agentx_tui.snapshot import FrontierAxis, PointFigures, TierRead
 from agentx_tui.sweep.axes import DECODE, point_x, point_x_interval, point_xy
-from agentx_tui.sweep.intervals import CONFIDENCE, Interval, percentile
+from agentx_tui.sweep.intervals import CONFIDENCE, Interval
 from agentx_tui.sweep.pareto import frontier_curve, north_star_policy, pareto_front
 
 DRAWS = 500
@@ -116,7 +118,7 @@ def tier_intervals(
         if len(values) < draws // 2 or value is None:  # too few draws made a frontier at all
             out.append(read)
             continue
-        ci = Interval(percentile(values, alpha / 2), percentile(values, 1 - alpha / 2)).around(value)
+        ci = Interval(linear_quantile(values, alpha / 2), linear_quantile(values, 1 - alpha / 2)).around(value)
         out.append(
             read.model_copy(
                 update={"total_tokens_per_s_per_gpu_ci_low": ci.low, "total_tokens_per_s_per_gpu_ci_high": ci.high}
