@@ -6,6 +6,8 @@
   citation must find it here (docs/*.md, workloads/README.md, themes/README.md).
 - Every relative link of the README and the docs leads to a file, and CI runs the test command the
   README's quick start gives.
+- docs/metrics.md's table of report keys is the one the figures' declarations write: every figure, with
+  its unit.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from agentx_tui.report import KEY_TABLE_END, KEY_TABLE_START, key_table
+from agentx_tui.snapshot import Figures, PointFigures, declared
 from tests.helpers.paths import REPO
 from tests.test_architecture import LAZY_ONLY, MAY_IMPORT
 
@@ -126,3 +130,24 @@ def test_ci_runs_the_readmes_test_command() -> None:
     assert commands == ["./scripts/run.sh", "./scripts/test.sh"]
     ci = [line.strip() for line in (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
     assert commands[1] in ci
+
+
+METRICS = REPO / "docs" / "metrics.md"
+
+
+def test_the_report_key_table_is_written_from_the_declarations() -> None:
+    """docs/metrics.md's key table is the one `key_table` writes (scripts/update-key-table.py)."""
+    text = METRICS.read_text(encoding="utf-8")
+    table = text.split(KEY_TABLE_START, 1)[1].split(KEY_TABLE_END, 1)[0].strip()
+    assert table == key_table(), "run `.venv/bin/python scripts/update-key-table.py` and commit docs/metrics.md"
+
+
+def test_every_declared_figure_is_in_the_metrics_page_with_its_unit() -> None:
+    text = METRICS.read_text(encoding="utf-8")
+    rows = {
+        _cells(line)[0].split(",")[0].strip("`"): _cells(line) for line in text.splitlines() if line.startswith("| `")
+    }
+    for declarations in (declared(Figures), declared(PointFigures)):
+        for key, fig in declarations.items():
+            assert key in rows, f"{key} is not in docs/metrics.md"
+            assert rows[key][1] == (fig.unit or "—"), f"{key}: the page says {rows[key][1]!r}, its unit is {fig.unit!r}"

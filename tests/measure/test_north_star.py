@@ -52,18 +52,18 @@ def test_the_figure_is_one_over_the_percentile_of_r_i_not_a_ratio_of_percentiles
         stats.add(_done(float(i), i + 2.0, i + 2.0, 100))  # r = 0.02 s/token
     stats.add(_done(9.0, 19.0, 19.0, 10))  # r = 1.0 s/token
     f = stats.figures(20.0)
-    assert f.e2e_interactivity_p50_tokens_per_s == pytest.approx(50, rel=0.02)
-    assert f.e2e_interactivity_p75_tokens_per_s == pytest.approx(50, rel=0.02)
+    assert f.window.e2e_interactivity_p50_tokens_per_s == pytest.approx(50, rel=0.02)
+    assert f.window.e2e_interactivity_p75_tokens_per_s == pytest.approx(50, rel=0.02)
     # p90 of ten: rank h = 0.9 × 9 = 8.1, so 0.02 + 0.1 × (1.0 − 0.02) = 0.118 s/token → 8.47 tok/s.
-    assert f.e2e_interactivity_p90_tokens_per_s == pytest.approx(1 / 0.118, rel=0.02)
-    assert f.run_e2e_interactivity_p90_tokens_per_s == f.e2e_interactivity_p90_tokens_per_s
+    assert f.window.e2e_interactivity_p90_tokens_per_s == pytest.approx(1 / 0.118, rel=0.02)
+    assert f.run.e2e_interactivity_p90_tokens_per_s == f.window.e2e_interactivity_p90_tokens_per_s
     stats.add(_done(10.0, 30.0, 30.0, 20))  # r = 1.0: two of eleven slow; h = 0.9 × 10 = 9, the first slow one
     g = stats.figures(30.0)
-    assert g.e2e_interactivity_p90_tokens_per_s == pytest.approx(1.0, rel=0.02)
-    assert g.e2e_interactivity_p50_tokens_per_s == pytest.approx(50, rel=0.02)
+    assert g.window.e2e_interactivity_p90_tokens_per_s == pytest.approx(1.0, rel=0.02)
+    assert g.window.e2e_interactivity_p50_tokens_per_s == pytest.approx(50, rel=0.02)
     later = stats.figures(200.0)  # the window has moved on; the run keeps them
-    assert later.e2e_interactivity_p90_tokens_per_s is None
-    assert later.run_e2e_interactivity_p90_tokens_per_s == pytest.approx(1.0, rel=0.02)
+    assert later.window.e2e_interactivity_p90_tokens_per_s is None
+    assert later.run.e2e_interactivity_p90_tokens_per_s == pytest.approx(1.0, rel=0.02)
 
 
 def test_tallies_merge_r_i_and_a_window_keeps_it_per_tree_and_slot() -> None:

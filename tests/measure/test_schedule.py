@@ -90,11 +90,11 @@ def test_client_figures_carry_the_schedule() -> None:
     stats = ClientStats(window_s=10, started_at=0.0)
     stats.add(_done(1.0))
     f = stats.figures(3.0)
-    assert f.schedule_lag_p50_s is None and f.schedule_behind is None and f.schedule_users_needed is None
+    assert f.run.schedule_lag_p50_s is None and f.run.schedule_behind is None and f.run.schedule_users_needed is None
     for k in range(10):
         stats.add(_done(5.0 + k, due=5.0, ended=6.0 + k))
     f = stats.figures(16.0)
-    assert f.schedule_lag_p90_s == pytest.approx(8.0, rel=0.02)  # lags 0 … 9 s: the 9th of 10
-    assert f.schedule_lag_p50_s is not None and f.schedule_lag_p99_s is not None
-    assert f.schedule_behind is True and f.schedule_users_needed == round(10 * HEADROOM)
-    assert f.run_ttft.p90 is not None and f.run_ttft.p90 >= 8.0  # TTFT counts from when each was due
+    assert f.run.schedule_lag_p90_s == pytest.approx(8.0, rel=0.02)  # lags 0 … 9 s: the 9th of 10
+    assert f.run.schedule_lag_p50_s is not None and f.run.schedule_lag_p99_s is not None
+    assert f.run.schedule_behind is True and f.run.schedule_users_needed == round(10 * HEADROOM)
+    assert f.run.ttft_p90_s is not None and f.run.ttft_p90_s >= 8.0  # TTFT counts from when each was due

@@ -18,24 +18,24 @@ def test_window_rates_and_run_totals() -> None:
     for i in range(10):
         stats.add(_done(1001.0 + i))
     f = stats.figures(1010.9)
-    assert f.output_tokens_per_s == pytest.approx(100 / 10)
-    assert f.prompt_tokens_per_s == pytest.approx(1000 / 10)
-    assert f.prefix_hit_rate == pytest.approx(0.5)
-    assert f.prefix_hit_rate_ceiling == pytest.approx(0.8)
-    assert f.ttft.p50 == pytest.approx(0.5, rel=0.02)
-    assert f.itl.p50 == pytest.approx(0.05, rel=0.02)
-    assert f.per_user_output_tokens_per_s_p50 == pytest.approx(20, rel=0.02)
+    assert f.window.output_tokens_per_s == pytest.approx(100 / 10)
+    assert f.window.prompt_tokens_per_s == pytest.approx(1000 / 10)
+    assert f.window.prefix_cache_hit_rate_client == pytest.approx(0.5)
+    assert f.window.prefix_cache_hit_rate_ceiling == pytest.approx(0.8)
+    assert f.window.ttft_p50_s == pytest.approx(0.5, rel=0.02)
+    assert f.window.itl_p50_s == pytest.approx(0.05, rel=0.02)
+    assert f.window.per_user_output_tokens_per_s_p50 == pytest.approx(20, rel=0.02)
     assert f.totals.requests_completed == 10 and f.totals.cached_tokens_reported
     later = stats.figures(1030.0)
-    assert later.output_tokens_per_s == 0 and later.ttft.p50 is None
-    assert later.run_ttft.p50 == pytest.approx(0.5, rel=0.02)
+    assert later.window.output_tokens_per_s == 0 and later.window.ttft_p50_s is None
+    assert later.run.ttft_p50_s == pytest.approx(0.5, rel=0.02)
 
 
 def test_hit_rate_is_unknown_when_the_server_omits_cached_tokens() -> None:
     stats = ClientStats(window_s=10, started_at=0.0)
     stats.add(_done(5.0, cached=None))
     f = stats.figures(6.0)
-    assert f.prefix_hit_rate is None and f.cached_prompt_tokens_per_s is None
+    assert f.window.prefix_cache_hit_rate_client is None and f.window.cached_prompt_tokens_per_s is None
     assert not f.totals.cached_tokens_reported
 
 
@@ -44,7 +44,7 @@ def test_reset_window_forgets_window_but_not_run_figures() -> None:
     stats.add(_done(5.0))
     stats.reset_window(6.0)
     f = stats.figures(6.5)
-    assert f.output_tokens_per_s == 0 and f.run_ttft.p50 is not None
+    assert f.window.output_tokens_per_s == 0 and f.run.ttft_p50_s is not None
 
 
 def _request(sent: float, first: float, last: float, *, prompt: int, output: int, tree: int, user: int) -> Completed:

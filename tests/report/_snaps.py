@@ -12,9 +12,9 @@ from agentx_tui.snapshot import (
     CostFigures,
     EndpointFigures,
     EndpointTotals,
+    Figures,
     GpuFigures,
     GpuState,
-    Percentiles,
     RunInfo,
     Snapshot,
     UserRow,
@@ -77,18 +77,31 @@ def endpoint_b(i: int) -> EndpointFigures:
 
 def client(i: int, *, cached_reported: bool = True) -> ClientFigures:
     return ClientFigures(
-        output_tokens_per_s=70.0 + i,
-        prompt_tokens_per_s=700.0,
-        total_tokens_per_s=770.0 + i,
-        prefix_hit_rate=0.45,
-        ttft=Percentiles(p50=0.1, p90=0.25, p99=0.4),
-        run_ttft=Percentiles(p50=0.1, p90=0.2, p99=0.3),
-        run_itl=Percentiles(p50=0.01, p90=0.02, p99=0.05),
-        run_per_user_output_tokens_per_s_p50=42.0,
-        e2e_interactivity_p90_tokens_per_s=40.0 + i,  # the North Star, the window's
-        run_e2e_interactivity_p50_tokens_per_s=60.0,
-        run_e2e_interactivity_p75_tokens_per_s=50.0,
-        run_e2e_interactivity_p90_tokens_per_s=45.0,
+        window=Figures(
+            output_tokens_per_s=70.0 + i,
+            prompt_tokens_per_s=700.0,
+            total_tokens_per_s=770.0 + i,
+            prefix_cache_hit_rate_client=0.45,
+            ttft_p50_s=0.1,
+            ttft_p90_s=0.25,
+            ttft_p99_s=0.4,
+            e2e_interactivity_p90_tokens_per_s=40.0 + i,  # the North Star, the window's
+        ),
+        run=Figures(
+            ttft_p50_s=0.1,
+            ttft_p90_s=0.2,
+            ttft_p99_s=0.3,
+            itl_p50_s=0.01,
+            itl_p90_s=0.02,
+            itl_p99_s=0.05,
+            per_user_output_tokens_per_s_p50=42.0,
+            e2e_interactivity_p50_tokens_per_s=60.0,
+            e2e_interactivity_p75_tokens_per_s=50.0,
+            e2e_interactivity_p90_tokens_per_s=45.0,
+            # Σcached / Σprompt and the ceiling over the run's requests, as the totals below give them
+            prefix_cache_hit_rate_client=700 / 1500 if cached_reported and i else None,
+            prefix_cache_hit_rate_ceiling=900 / 1500 if i else None,
+        ),
         totals=ClientTotals(
             requests_completed=3 * i,
             requests_failed=1 if i >= 4 else 0,

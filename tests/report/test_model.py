@@ -7,10 +7,21 @@ import json
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
-from agentx_tui.report import REPORT_KEYS, Report, ReportBuilder, evaluate_checks, parse_check, write_report
+from agentx_tui.report import (
+    FIGURES,
+    REPORT_KEYS,
+    Report,
+    ReportBuilder,
+    _builder,
+    evaluate_checks,
+    parse_check,
+    render_json,
+    write_report,
+)
 from agentx_tui.report._keys import SWEEP_KEYS, tier_report_keys
-from agentx_tui.snapshot import PointFigures, Snapshot, TierRead, UserRow
+from agentx_tui.snapshot import Figures, PointFigures, Snapshot, TaskFigures, TierRead, UserRow
 from tests.report._snaps import stream
 from tests.ui.fakes import make_sweep_snapshot, make_sweep_state
 
@@ -35,10 +46,40 @@ def written(tmp_path: Path, report: Report, *checks: str) -> str:
     return path.read_text(encoding="utf-8")
 
 
-def test_the_fields_are_the_report_keys_in_their_order() -> None:
-    fields = list(Report.model_fields)
-    assert fields[: len(REPORT_KEYS)] == list(REPORT_KEYS)
-    assert fields[len(REPORT_KEYS) : len(REPORT_KEYS) + len(SWEEP_KEYS)] == list(SWEEP_KEYS)
+def test_the_fields_are_the_declared_figures_then_the_sweeps_then_what_the_run_adds() -> None:
+    fields = [k for k in Report.model_fields if k != "intervals"]
+    assert fields == [*FIGURES, *SWEEP_KEYS, "server_exit_code", "server_log_tail", "checks"]
+
+
+def test_building_refuses_a_key_that_is_not_declared_and_reading_drops_it() -> None:
+    with pytest.raises(ValidationError, match="e2e_interactivity_p90_tokens_per_sec"):
+        Report(e2e_interactivity_p90_tokens_per_sec=42.0)  # type: ignore[call-arg]
+    with pytest.raises(ValidationError, match="ttft_p90"):
+        Report.model_validate({"ttft_p90": 0.2})
+    assert Report.read({"ttft_p90": 0.2, "ttft_p90_s": 0.3}).model_dump() == {"ttft_p90_s": 0.3}
+
+
+def test_a_misspelt_key_in_the_builder_fails_the_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each part of the report is a `Figures` set; a part with a key no figure declares stops the build
+    with the key's name, where it used to vanish without a word."""
+
+    def misspelt(tasks: TaskFigures) -> Figures:
+        return Figures.model_validate({"tasks_complete": tasks.tasks_completed})
+
+    monkeypatch.setattr(_builder, "_task_figures", misspelt)
+    snaps = stream()
+    snaps[-1] = snaps[-1].model_copy(update={"tasks": TaskFigures(tasks_completed=3)})
+    with pytest.raises(ValidationError, match="tasks_complete"):
+        built(snaps)
+
+
+@pytest.mark.parametrize("kind", ["run", "sweep", "proxy"])
+def test_a_report_of_the_last_release_reads_back_and_writes_out_unchanged(kind: str) -> None:
+    """Reports written at stop 31 (a --precision run, a two-point sweep, a --proxy run with --capture),
+    before the figures were declared: the same keys in the same order, the same values."""
+    text = (Path(__file__).parent / "data" / "stop31" / f"{kind}.json").read_text(encoding="utf-8")
+    report = Report.read(json.loads(text))
+    assert render_json(report) == text
 
 
 @pytest.mark.parametrize(
@@ -55,7 +96,7 @@ def test_a_written_report_read_back_and_written_again_is_the_same_file(
     tmp_path: Path, snaps: list[Snapshot], checks: tuple[str, ...]
 ) -> None:
     text = written(tmp_path, built(snaps, "stopped by SIGTERM" if not snaps else None), *checks)
-    again = Report.model_validate(json.loads(text))
+    again = Report.read(json.loads(text))
     assert json.dumps(again.model_dump(), indent=2, ensure_ascii=False) + "\n" == text
 
 
@@ -80,11 +121,11 @@ def test_a_single_run_has_no_sweep_keys() -> None:
 
 def test_an_older_report_loads_with_its_missing_keys_none_and_stays_as_it_was() -> None:
     old = {"agentx_version": "0.0.9", "duration_s": 60, "users": 8, "total_tokens_per_s": 900.0}
-    report = Report.model_validate(old)
+    report = Report.read(old)
     assert report.users == 8 and report.interactivity_p90_tokens_per_s is None and report.tiers is None
     assert report.has("users") and not report.has("interactivity_p90_tokens_per_s")
     assert report.model_dump() == old  # 60 == 60.0: the same JSON number
-    assert Report.model_validate({**old, "a_key_of_a_newer_version": 1}).model_dump() == old
+    assert Report.read({**old, "a_key_of_a_newer_version": 1}).model_dump() == old
 
 
 def test_tier_keys_without_the_tiers_list_make_the_tiers() -> None:
@@ -105,7 +146,7 @@ def test_tier_keys_without_the_tiers_list_make_the_tiers() -> None:
 
 def test_list_entries_this_version_cannot_read_are_kept_as_they_are() -> None:
     data = {"points": [{"users": 1}], "endpoints": [{"url": "http://a", "x": 1}], "frontier": [0]}
-    report = Report.model_validate(data)
+    report = Report.read(data)
     assert report.points == [{"users": 1}] and report.endpoints == [{"url": "http://a", "x": 1}]
     assert report.model_dump() == data
 
@@ -125,4 +166,4 @@ def test_a_dead_servers_exit_and_the_checks_come_after_the_tiers(tmp_path: Path)
     keys = list(json.loads(text))
     assert keys[-3:] == ["server_exit_code", "server_log_tail", "checks"]
     assert keys[:-3] == list(data)
-    assert json.dumps(Report.model_validate_json(text).model_dump(), indent=2, ensure_ascii=False) + "\n" == text
+    assert json.dumps(Report.read(json.loads(text)).model_dump(), indent=2, ensure_ascii=False) + "\n" == text

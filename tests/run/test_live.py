@@ -15,7 +15,7 @@ from agentx_tui.run.live import LiveRun
 from agentx_tui.run.phases import TimedRun
 from agentx_tui.run.serving import Serving
 from agentx_tui.run.subscribers import DashboardFeed, Fanout
-from agentx_tui.snapshot import ClientFigures, ClientHealth, CostFigures, GpuState, Snapshot
+from agentx_tui.snapshot import ClientFigures, ClientHealth, CostFigures, Figures, GpuState, Snapshot
 from tests.helpers.waiting import until
 
 
@@ -135,7 +135,7 @@ class LateReplay(FakeCollectors):
         base = await super().collect()
         behind = self.collected >= 3
         client = ClientFigures(
-            schedule_lag_p90_s=2.0 if behind else 0.001, schedule_behind=behind, schedule_users_needed=12
+            run=Figures(schedule_lag_p90_s=2.0 if behind else 0.001, schedule_behind=behind, schedule_users_needed=12)
         )
         return replace(base, load=LoadSample(client, ClientHealth()))
 

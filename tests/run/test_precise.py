@@ -40,14 +40,8 @@ def test_a_run_that_becomes_precise_ends_early_with_its_intervals() -> None:
     iv = last.intervals
     assert iv is not None and iv.stopped_early and iv.precision == 0.05 and iv.requests >= 20
     assert iv.stop_reason == run.stopped
-    for low, value, high in (
-        (iv.total_tokens_per_s_ci_low, iv.total_tokens_per_s, iv.total_tokens_per_s_ci_high),
-        (
-            iv.interactivity_p90_tokens_per_s_ci_low,
-            iv.interactivity_p90_tokens_per_s,
-            iv.interactivity_p90_tokens_per_s_ci_high,
-        ),
-    ):
+    for key in ("total_tokens_per_s_per_gpu", "interactivity_p90_tokens_per_s"):
+        (low, high), value = iv.interval(key), getattr(iv, key)
         assert low is not None and value is not None and high is not None and low <= value <= high
     assert iv.ci_method is not None
 

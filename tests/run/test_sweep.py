@@ -161,11 +161,7 @@ def test_a_point_that_becomes_precise_ends_early_and_says_why() -> None:
         assert point.stopped_early and point.duration_s < 60
         assert point.stop_reason is not None and point.stop_reason.startswith("precision ±5% reached: throughput ±")
         assert point.requests_completed >= 20
-        low, value, high = (
-            point.total_tokens_per_s_per_gpu_ci_low,
-            point.total_tokens_per_s_per_gpu,
-            point.total_tokens_per_s_per_gpu_ci_high,
-        )
+        (low, high), value = point.interval("total_tokens_per_s_per_gpu"), point.total_tokens_per_s_per_gpu
         assert low is not None and value is not None and high is not None and low <= value <= high
         assert point.ci_method is not None
     # The second point's 12 slots from the first are a cohort apart from the 12 it added.
@@ -200,7 +196,7 @@ def test_without_precision_a_point_says_it_measured_its_duration() -> None:
     assert sweep is not None
     (point,) = sweep.points
     assert not point.stopped_early and point.stop_reason == "--point-duration 10 s measured"
-    assert point.total_tokens_per_s_per_gpu_ci_low is not None  # intervals whether or not --precision is set
+    assert point.interval("total_tokens_per_s_per_gpu")[0] is not None  # intervals whether or not --precision is set
 
 
 # --- the frontier's axis: the North Star by default, decode beside it -----------------------------------

@@ -3,7 +3,7 @@ scraper and turned into one sentence."""
 
 from __future__ import annotations
 
-from agentx_tui.snapshot import ClientFigures, Percentiles, RunInfo, Snapshot
+from agentx_tui.snapshot import ClientFigures, Figures, RunInfo, Snapshot
 from agentx_tui.snapshot.bottleneck import schedule_behind, simulator_behind
 from agentx_tui.telemetry import MetricsReader
 from tests.telemetry.pages import counters_only
@@ -43,12 +43,12 @@ def _with_client(client: ClientFigures | None, users: int = 1) -> Snapshot:
 
 def test_too_few_users_for_a_timed_replay_is_said_with_how_many_would_do() -> None:
     late = ClientFigures(
-        schedule_lag_p90_s=2.4, schedule_behind=True, schedule_users_needed=12, run_e2e=Percentiles(p90=2.7)
+        run=Figures(schedule_lag_p90_s=2.4, schedule_behind=True, schedule_users_needed=12, e2e_p90_s=2.7)
     )
     why = schedule_behind(_with_client(late, users=1))
     assert why is not None
     assert "2.40 s after they were due" in why and "1 user(s) are too few" in why and "about 12 users" in why
-    kept = late.model_copy(update={"schedule_behind": False})
+    kept = late.model_copy(update={"run": late.run.updated(schedule_behind=False)})
     assert schedule_behind(_with_client(kept)) is None
     assert schedule_behind(_with_client(ClientFigures())) is None  # nothing scheduled
     assert schedule_behind(_with_client(None)) is None  # observing only

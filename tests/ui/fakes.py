@@ -16,6 +16,7 @@ from agentx_tui.snapshot import (
     CostFigures,
     EndpointFigures,
     EndpointTotals,
+    Figures,
     FrontierAxis,
     GpuFigures,
     GpuState,
@@ -150,20 +151,24 @@ def make_snapshot(
         aggregate=endpoint,
         gpu=GpuState(status=f"{gpus} GPUs via NVML", gpus=gpu_rows) if gpus else GpuState(),
         client=ClientFigures(
-            output_tokens_per_s=output_tps,
-            prompt_tokens_per_s=prompt_tps,
-            cached_prompt_tokens_per_s=cached_tps if cached_reported else None,
-            total_tokens_per_s=total_tps,
+            window=Figures(
+                output_tokens_per_s=output_tps,
+                prompt_tokens_per_s=prompt_tps,
+                cached_prompt_tokens_per_s=cached_tps if cached_reported else None,
+                total_tokens_per_s=total_tps,
+                prefix_cache_hit_rate_client=0.9 if cached_reported else None,
+                prefix_cache_hit_rate_ceiling=0.94,
+                per_user_output_tokens_per_s_p50=101.0,
+                interactivity_p50_tokens_per_s=98.0,
+                interactivity_p90_tokens_per_s=87.5,
+                e2e_interactivity_p50_tokens_per_s=74.0,
+                e2e_interactivity_p90_tokens_per_s=58.5,
+                ttft_p50_s=0.18,
+                ttft_p90_s=0.45,
+                itl_p50_s=0.009,
+                itl_p90_s=0.014,
+            ),
             requests_per_s=22.5,
-            prefix_hit_rate=0.9 if cached_reported else None,
-            prefix_hit_rate_ceiling=0.94,
-            per_user_output_tokens_per_s_p50=101.0,
-            interactivity_p50_tokens_per_s=98.0,
-            interactivity_p90_tokens_per_s=87.5,
-            e2e_interactivity_p50_tokens_per_s=74.0,
-            e2e_interactivity_p90_tokens_per_s=58.5,
-            ttft=Percentiles(p50=0.18, p90=0.45),
-            itl=Percentiles(p50=0.009, p90=0.014),
             totals=ClientTotals(
                 requests_completed=100 + seq,
                 prompt_tokens=int(prompt_tps * elapsed),
@@ -293,13 +298,15 @@ def make_north_star_sweep_state(measured: int = 4, **kwargs: Any) -> SweepState:
     decode view beside it under the North Star policy (sweep/pareto.py and sweep/tiers.py read both), tasks/h/GPU."""
     state = make_sweep_state(measured, **kwargs)
     points = tuple(
-        point.model_copy(
-            update={
-                "e2e_interactivity_p90_tokens_per_s": SWEEP_E2E[point.users],
-                "e2e_interactivity_p90_tokens_per_s_ci_low": SWEEP_E2E[point.users] * (1 - SWEEP_X_CI),
-                "e2e_interactivity_p90_tokens_per_s_ci_high": SWEEP_E2E[point.users] * (1 + SWEEP_X_CI),
-                "tasks_per_hour_per_gpu": SWEEP_TASKS[point.users],
-            }
+        point.updated(
+            e2e_interactivity_p90_tokens_per_s=SWEEP_E2E[point.users],
+            intervals={
+                "e2e_interactivity_p90_tokens_per_s": (
+                    SWEEP_E2E[point.users] * (1 - SWEEP_X_CI),
+                    SWEEP_E2E[point.users] * (1 + SWEEP_X_CI),
+                )
+            },
+            tasks_per_hour_per_gpu=SWEEP_TASKS[point.users],
         )
         for point in state.points
     )
@@ -335,7 +342,9 @@ def make_north_star_sweep_snapshot(seq: int = 42, **kwargs: Any) -> Snapshot:
     """`make_sweep_snapshot` on the North Star: the 128-user point live at 41 tok/s/user end to end."""
     snap = make_sweep_snapshot(seq, sweep=make_north_star_sweep_state(), **kwargs)
     assert snap.client is not None
-    client = snap.client.model_copy(update={"e2e_interactivity_p90_tokens_per_s": 41.0})
+    client = snap.client.model_copy(
+        update={"window": snap.client.window.updated(e2e_interactivity_p90_tokens_per_s=41.0)}
+    )
     return snap.model_copy(update={"client": client})
 
 
@@ -344,7 +353,11 @@ def make_sweep_snapshot(seq: int = 42, *, sweep: SweepState | None = None, **kwa
     snap = make_snapshot(seq, **kwargs)
     assert snap.client is not None
     client = snap.client.model_copy(
-        update={"interactivity_p90_tokens_per_s": 64.0, "interactivity_p50_tokens_per_s": 88.0}
+        update={
+            "window": snap.client.window.updated(
+                interactivity_p90_tokens_per_s=64.0, interactivity_p50_tokens_per_s=88.0
+            )
+        }
     )
     return snap.model_copy(update={"sweep": sweep or make_sweep_state(), "client": client})
 

@@ -122,7 +122,9 @@ def test_on_the_north_star_the_points_and_the_live_one_are_placed_by_their_e2e_i
         for p in snap.sweep.points
     )
     sweep = snap.sweep.model_copy(update={"points": points, "frontier_axis": "e2e_interactivity", "tiers": ()})
-    client = snap.client.model_copy(update={"e2e_interactivity_p90_tokens_per_s": 40.0})
+    client = snap.client.model_copy(
+        update={"window": snap.client.window.updated(e2e_interactivity_p90_tokens_per_s=40.0)}
+    )
     data = chart_data(snap.model_copy(update={"client": client}), sweep)
     xs = {marker.tag: marker.x for marker in data.markers}
     assert xs["128"] == 40.0  # the live point: the window's North Star, not its decode 64 tok/s/user

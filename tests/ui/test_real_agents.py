@@ -6,7 +6,7 @@ from __future__ import annotations
 from agentx_tui.snapshot import ProxyState, Snapshot, UserRow
 from agentx_tui.ui import AgentXApp
 from agentx_tui.ui.panes import ThroughputPane, UsersPane
-from agentx_tui.ui.panes._base import Figures
+from agentx_tui.ui.panes._base import FigureLines
 from tests.ui._helpers import shown
 from tests.ui.fakes import FakeLiveControls, FakeSource, make_snapshot
 
@@ -54,6 +54,6 @@ async def test_real_sessions_are_marked_listed_first_and_their_share_is_shown() 
         assert table.cell(named, "where").text == "alpha1"
         assert table.cell(named_sub, "where").text == "alpha1-the-explorer-…"  # 21 columns
         assert [table.cell(key, "user").text for key in rest] == ["0", "1", "2"]
-        latency = app.query_one(ThroughputPane).query_one("#tps-latency", Figures)
+        latency = app.query_one(ThroughputPane).query_one("#tps-latency", FigureLines)
         assert "real  25.0% of tokens · 2 live sessions" in str(latency.render())
         assert "real agents 2" in str(app.query_one("#header").render())

@@ -9,7 +9,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from agentx_tui.snapshot import ClientFigures, ClientHealth, Snapshot
+from agentx_tui.snapshot import ClientHealth, Figures, Snapshot
 from agentx_tui.ui import AgentXApp
 from agentx_tui.ui.panes.throughput import _behind_schedule, _per_user, _source
 from tests.ui._helpers import shown
@@ -45,10 +45,8 @@ def test_per_user_names_the_north_star_and_decode_in_the_words_that_fit() -> Non
 # --- a timed replay behind its schedule ---------------------------------------------------------------
 
 
-def _behind(needed: int | None = 48) -> ClientFigures:
-    return ClientFigures(
-        schedule_lag_p50_s=0.4, schedule_lag_p90_s=1.84, schedule_behind=True, schedule_users_needed=needed
-    )
+def _behind(needed: int | None = 48) -> Figures:
+    return Figures(schedule_lag_p50_s=0.4, schedule_lag_p90_s=1.84, schedule_behind=True, schedule_users_needed=needed)
 
 
 def test_behind_schedule_says_the_lag_and_how_many_users_would_keep_it() -> None:
@@ -66,11 +64,13 @@ def behind_schedule(seq: int) -> Snapshot:
     assert snap.client is not None
     client = snap.client.model_copy(
         update={
-            "schedule_lag_p50_s": 0.41,
-            "schedule_lag_p90_s": 1.84,
-            "schedule_lag_p99_s": 3.2,
-            "schedule_behind": True,
-            "schedule_users_needed": 48,
+            "run": snap.client.run.updated(
+                schedule_lag_p50_s=0.41,
+                schedule_lag_p90_s=1.84,
+                schedule_lag_p99_s=3.2,
+                schedule_behind=True,
+                schedule_users_needed=48,
+            )
         }
     )
     return snap.model_copy(update={"client": client})

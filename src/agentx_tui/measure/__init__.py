@@ -9,6 +9,8 @@ the bytes of one answer to the run's and a sweep point's figures. A leaf: it rea
     percentile.py  the one percentile rule: linear between the closest ranks (numpy's default)
     histogram.py   log-bucketed histograms, mergeable exactly; a figure's values exact while few
     tally.py       what a set of requests adds up to: a slot's or window's, a users-table row's
+    headline.py    a tally's headline figures (rates, latencies, interactivity, hit rates): one rule
+                   for the client's window and run, a sweep point and a --precision run
     window.py      a sweep point's measured window and its raw sample (for the intervals)
     schedule.py    a timed replay's schedule as kept: behind or not, the users that would keep it
     stats.py       the client's figures over the run and its sliding window (`ClientStats`)
@@ -23,12 +25,14 @@ Public:
     linear_quantile                                 the percentile of exact samples (the one rule)
     LogHistogram, bucket_of, bucketed               log-bucketed histograms
     Tally, CallTally                                a set of requests' figures; a users-table row's
+    tally_figures                                   a tally's headline figures, as the report names them
     WindowFigures, PointSample, TreeSample, SlotSample, SLOT_S
                                                     a sweep point's window and its sample
     ClientStats, StatsSink                          the client's figures; where a load loop hands them
     ScheduleBook, behind_schedule                   a timed replay's schedule: users needed, the lag rule
 """
 
+from agentx_tui.measure.headline import tally_figures
 from agentx_tui.measure.histogram import LogHistogram, bucket_of, bucketed
 from agentx_tui.measure.percentile import linear_quantile
 from agentx_tui.measure.record import Completed, Failed, RequestRecord
@@ -67,6 +71,7 @@ __all__ = [
     "e2e_per_token",
     "e2e_per_token_of",
     "linear_quantile",
+    "tally_figures",
     "token_gaps",
     "usage_cached_tokens",
     "usage_int",

@@ -16,13 +16,13 @@ from __future__ import annotations
 import math
 from typing import Protocol
 
+from agentx_tui.measure.headline import tally_figures
 from agentx_tui.measure.record import Completed, Failed
 from agentx_tui.measure.schedule import ScheduleBook, behind_schedule
 from agentx_tui.measure.tally import Tally
 from agentx_tui.measure.tasks import TaskBook
 from agentx_tui.measure.window import WindowFigures
 from agentx_tui.snapshot import ClientFigures, ClientTotals
-from agentx_tui.snapshot.stat import ratio
 
 
 class StatsSink(Protocol):
@@ -191,47 +191,22 @@ class ClientStats:
             if key + 1 > lo and key <= now:
                 merged.merge(slot)
         span = min(self.window_s, now - self._window_start)
-
-        def rate(value: float) -> float | None:
-            return value / span if span > 0 else None
-
-        run = self.run
-        lag = run.schedule_lag.percentiles()
-        run_e2e = run.e2e.percentiles()
+        window = tally_figures(merged, span=span if span > 0 else None, cached_reported=self.cached_reported)
+        run = tally_figures(self.run, span=None, cached_reported=self.cached_reported)
+        lag = self.run.schedule_lag.percentiles()
+        schedule = {
+            "schedule_lag_p50_s": lag.p50,
+            "schedule_lag_p90_s": lag.p90,
+            "schedule_lag_p99_s": lag.p99,
+            "schedule_behind": behind_schedule(self.schedule.requests, lag.p90, run.e2e_p90_s),
+            "schedule_users_needed": self.schedule.users_needed(),
+        }
         return ClientFigures(
-            output_tokens_per_s=rate(merged.output),
-            prompt_tokens_per_s=rate(merged.prompt),
-            cached_prompt_tokens_per_s=rate(merged.cached) if self.cached_reported else None,
-            total_tokens_per_s=rate(merged.prompt + merged.output),
-            requests_per_s=rate(merged.requests),
-            prefix_hit_rate=ratio(merged.cached, merged.prompt_with_cached),
-            prefix_hit_rate_ceiling=ratio(merged.ceiling, merged.prompt_with_ceiling),
-            per_user_output_tokens_per_s_p50=merged.decode.quantile(0.5),
-            interactivity_p50_tokens_per_s=merged.request_itl.inverse_quantile(0.5),
-            interactivity_p90_tokens_per_s=merged.request_itl.inverse_quantile(0.9),
-            e2e_interactivity_p50_tokens_per_s=merged.e2e_per_token.inverse_quantile(0.5),
-            e2e_interactivity_p75_tokens_per_s=merged.e2e_per_token.inverse_quantile(0.75),
-            e2e_interactivity_p90_tokens_per_s=merged.e2e_per_token.inverse_quantile(0.9),
-            ttft=merged.ttft.percentiles(),
-            itl=merged.itl.percentiles(),
-            e2e=merged.e2e.percentiles(),
-            run_ttft=run.ttft.percentiles(),
-            run_itl=run.itl.percentiles(),
-            run_e2e=run_e2e,
-            run_per_user_output_tokens_per_s_p50=run.decode.quantile(0.5),
-            run_interactivity_p50_tokens_per_s=run.request_itl.inverse_quantile(0.5),
-            run_interactivity_p90_tokens_per_s=run.request_itl.inverse_quantile(0.9),
-            run_e2e_interactivity_p50_tokens_per_s=run.e2e_per_token.inverse_quantile(0.5),
-            run_e2e_interactivity_p75_tokens_per_s=run.e2e_per_token.inverse_quantile(0.75),
-            run_e2e_interactivity_p90_tokens_per_s=run.e2e_per_token.inverse_quantile(0.9),
-            run_prefix_hit_rate_ceiling=ratio(run.ceiling, run.prompt_with_ceiling),
+            window=window,
+            run=run.updated(**schedule),
+            requests_per_s=merged.requests / span if span > 0 else None,
             in_flight=self.in_flight,
             totals=self.totals(),
-            schedule_lag_p50_s=lag.p50,
-            schedule_lag_p90_s=lag.p90,
-            schedule_lag_p99_s=lag.p99,
-            schedule_behind=behind_schedule(self.schedule.requests, lag.p90, run_e2e.p90),
-            schedule_users_needed=self.schedule.users_needed(),
         )
 
     def totals(self) -> ClientTotals:

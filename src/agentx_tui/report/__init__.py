@@ -14,9 +14,9 @@ from agentx_tui.report._charts import markdown_images, write_sweep_charts
 from agentx_tui.report._checks import OPERATORS, Check, CheckResult, evaluate_checks, parse_check
 from agentx_tui.report._compare_cli import compare_main
 from agentx_tui.report._headless import HeadlessPrinter
-from agentx_tui.report._keys import CONTRACT_KEYS, NUMERIC_KEYS, REPORT_KEYS, unit
+from agentx_tui.report._keys import FIGURES, KEY_TABLE_END, KEY_TABLE_START, NUMERIC_KEYS, REPORT_KEYS, key_table, unit
 from agentx_tui.report._markdown import render_markdown, sparkline
-from agentx_tui.report._model import CheckRow, EndpointRow, Report
+from agentx_tui.report._model import CheckRow, Report
 from agentx_tui.report._series import SERIES_NAMES, ReportSeries
 from agentx_tui.report._writers import (
     REPORT_EXTENSIONS,
@@ -27,7 +27,9 @@ from agentx_tui.report._writers import (
 )
 
 __all__ = [
-    "CONTRACT_KEYS",
+    "FIGURES",
+    "KEY_TABLE_END",
+    "KEY_TABLE_START",
     "NUMERIC_KEYS",
     "OPERATORS",
     "POWER_SOURCE",
@@ -38,7 +40,6 @@ __all__ = [
     "Check",
     "CheckResult",
     "CheckRow",
-    "EndpointRow",
     "HeadlessPrinter",
     "Report",
     "ReportBuilder",
@@ -46,6 +47,7 @@ __all__ = [
     "check_report_path",
     "compare_main",
     "evaluate_checks",
+    "key_table",
     "markdown_images",
     "parse_check",
     "render_csv",

@@ -39,8 +39,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from agentx_tui.report._keys import AGENTS_KEY_PREFIX, TIER_AXIS_SUFFIX, TIER_KEY_PREFIXES, parse_tier_key
+from agentx_tui.report._keys import (
+    AGENTS_KEY_PREFIX,
+    FIGURES,
+    TIER_AXIS_SUFFIX,
+    TIER_KEY_PREFIXES,
+    parse_tier_key,
+)
 from agentx_tui.report._model import Report
+from agentx_tui.snapshot import COUNT, FRACTION, GATE, SECONDS, USD, Figure
 from agentx_tui.sweep import DECODE, tier_suffix
 from agentx_tui.units import outputs_scaled
 
@@ -54,42 +61,37 @@ Kind = Literal["rate", "fraction", "seconds", "tokens_per_dollar", "usd", "count
 
 
 @dataclass(frozen=True)
-class Figure:
+class Compared:
+    """A figure as compare reads it: gated ones carry the way that is better, shown ones none."""
+
     key: str
     better: Better
     kind: Kind
 
 
-HEADLINE = (
-    Figure("total_tokens_per_s", "higher", "rate"),
-    Figure("total_tokens_per_s_per_gpu", "higher", "rate"),
-    Figure("output_tokens_per_s", "higher", "rate"),
-    Figure("output_tokens_per_s_per_gpu", "higher", "rate"),
-    Figure("interactivity_p50_tokens_per_s", "higher", "rate"),
-    Figure("interactivity_p90_tokens_per_s", "higher", "rate"),
-    Figure("e2e_interactivity_p50_tokens_per_s", "higher", "rate"),
-    Figure("e2e_interactivity_p75_tokens_per_s", "higher", "rate"),
-    Figure("e2e_interactivity_p90_tokens_per_s", "higher", "rate"),
-    Figure("ttft_p90_s", None, "seconds"),
-    Figure("itl_p90_s", None, "seconds"),
-    Figure("prefix_cache_hit_rate_server", None, "fraction"),
-    Figure("prefix_cache_hit_rate_client", None, "fraction"),
-    Figure("tokens_per_dollar_total", "higher", "tokens_per_dollar"),
-    Figure("tokens_per_dollar_output", "higher", "tokens_per_dollar"),
-    Figure("usd_per_million_output_tokens", "lower", "usd"),
-    Figure("error_rate", None, "fraction"),
-)
-TASKS = (
-    Figure("tasks_completed", None, "count"),
-    Figure("tasks_per_hour_per_gpu", "higher", "rate"),
-    Figure("task_s_p50", "lower", "seconds"),
-    Figure("task_s_p90", "lower", "seconds"),
-    Figure("usd_per_task", "lower", "usd"),
-    Figure("task_model_share", None, "fraction"),
-    Figure("steps_per_task_mean", None, "count"),
-    Figure("tokens_per_task_mean", None, "count"),
-    Figure("output_tokens_per_task_mean", None, "count"),
-)
+def _kind(unit: str) -> Kind:
+    """How compare writes a figure of `unit`."""
+    if unit == FRACTION:
+        return "fraction"
+    if unit == SECONDS:
+        return "seconds"
+    if unit.startswith(USD):
+        return "usd"
+    if unit == "tokens/USD":
+        return "tokens_per_dollar"
+    if unit in (COUNT, "calls/task", "tokens/task"):
+        return "count"
+    return "rate"
+
+
+def _compared(figure: Figure) -> Compared:
+    return Compared(figure.key, figure.better if figure.compare == GATE else None, _kind(figure.unit))
+
+
+# The declarations say which figures compare shows and gates (snapshot/figures.py): the tasks' in a table
+# of their own, every other group's with the headline figures.
+HEADLINE = tuple(_compared(f) for f in FIGURES.values() if f.compare is not None and f.group != "tasks")
+TASKS = tuple(_compared(f) for f in FIGURES.values() if f.compare is not None and f.group == "tasks")
 _TPUT_AT, _TPD_AT, _USD_AT = TIER_KEY_PREFIXES  # the sweep's own names for the tier keys
 _TIER_FIGURES: tuple[tuple[str, Better, Kind], ...] = (
     (_TPUT_AT, "higher", "rate"),
@@ -247,7 +249,7 @@ def compare_reports(a: Report, b: Report, *, tolerance: float = DEFAULT_TOLERANC
             _row(a, b, f"{AGENTS_KEY_PREFIX}{tier_suffix(t)}", "higher", "rate", False) for t in agents
         )
 
-    def headline_rows(figures: Sequence[Figure], gating: bool) -> tuple[Row, ...]:
+    def headline_rows(figures: Sequence[Compared], gating: bool) -> tuple[Row, ...]:
         return tuple(
             _row(a, b, f.key, f.better, f.kind, gating)
             for f in figures

@@ -90,7 +90,7 @@ def load_report(path: Path, side: str) -> Report:
             f"{path} ({side}) is JSON but not an agentx-tui report (it lacks agentx_version and duration_s).", _HINT
         )
     try:
-        return Report.model_validate(report)
+        return Report.read(report)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "the report"

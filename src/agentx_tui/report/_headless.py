@@ -17,10 +17,11 @@ from typing import TextIO
 
 from agentx_tui.report._checks import CheckResult
 from agentx_tui.report._format import NA, cell, elapsed, percent, si
-from agentx_tui.report._keys import CONTRACT_KEYS, unit
+from agentx_tui.report._keys import FIGURES, unit
 from agentx_tui.report._model import Report
 from agentx_tui.snapshot import Snapshot
 from agentx_tui.snapshot.rates import rates
+from agentx_tui.sweep import DECODE, NORTH_STAR, point_x
 from agentx_tui.terminal import wants_color
 from agentx_tui.units import outputs_scaled
 
@@ -35,23 +36,11 @@ _COLUMNS = (
     ("prefix", 6),
     ("tok/$", 6),
 )
-# The summary: the contract's whole-run figures (docs/metrics.md), in their order, from the duration to
-# the cost, less those too fine for a log (the input-side rates, the p99s and ITL p50, the price).
-_NOT_SUMMARISED = frozenset(
-    {
-        "prompt_tokens_per_s",
-        "cached_prompt_tokens_per_s",
-        "ttft_p99_s",
-        "itl_p50_s",
-        "itl_p99_s",
-        "usd_per_gpu_hour",
-        "gpus",
-    }
-)
-_FIRST, _LAST = CONTRACT_KEYS.index("duration_s"), CONTRACT_KEYS.index("usd_per_million_output_tokens")
-_SUMMARISED = CONTRACT_KEYS[_FIRST : _LAST + 1]
-SUMMARY_KEYS = tuple(key for key in _SUMMARISED if key not in _NOT_SUMMARISED)
-PROXY_SUMMARY_KEYS = ("proxied_requests", "proxied_sessions", "proxy_added_ttft_p99_s", "captured_sessions")
+# The summary: the figures declared for it (snapshot/figures.py), the run's always, the proxy's when it ran.
+SUMMARY_KEYS = tuple(k for k, f in FIGURES.items() if f.summary and f.group == "run")
+PROXY_SUMMARY_KEYS = tuple(k for k, f in FIGURES.items() if f.summary and f.group == "proxy")
+# The figures whose 95% interval a --precision run states.
+_INTERVAL_KEYS = tuple(k for k, f in FIGURES.items() if f.interval)
 _BOLD, _RED, _GREEN, _RESET = "\x1b[1m", "\x1b[31m", "\x1b[32m", "\x1b[0m"
 
 
@@ -111,7 +100,7 @@ class HeadlessPrinter:
             si(now.output),
             si(now.total),
             _seconds(now.ttft.p90),
-            si(snap.client.e2e_interactivity_p90_tokens_per_s if snap.client else None),
+            si(point_x(snap.client.window, NORTH_STAR) if snap.client else None),
             percent(agg.kv_cache_usage if agg else None),
             percent(now.prefix_hit_rate),
             si(snap.cost.tokens_per_dollar_total_window),
@@ -144,10 +133,10 @@ class HeadlessPrinter:
 
     def _interactivity(self, report: Report) -> str:
         """The North Star beside decode interactivity (docs/metrics.md): a gap is the prefill and queueing."""
-        north_star, decode = report.e2e_interactivity_p90_tokens_per_s, report.interactivity_p90_tokens_per_s
+        north_star, decode = point_x(report, NORTH_STAR), point_x(report, DECODE)
         return (
             f"  p90 interactivity: {cell(north_star)} E2E-normalized (North Star), {cell(decode)} decode "
-            f"{unit('interactivity_p90_tokens_per_s')}"
+            f"{unit('interactivity_p50_tokens_per_s')}"
         )
 
     def summary(self, report: Report, checks: Sequence[CheckResult]) -> None:
@@ -172,21 +161,11 @@ class HeadlessPrinter:
             self._write(self._client(report))
         if report.schedule_lag_p90_s is not None:  # a timed replay: did the users keep its schedule
             self._write(self._schedule(report))
-        if report.e2e_interactivity_p90_tokens_per_s is not None or report.interactivity_p90_tokens_per_s is not None:
+        if point_x(report, NORTH_STAR) is not None or point_x(report, DECODE) is not None:
             self._write(self._interactivity(report))
         if report.stop_reason:  # a plain run with --precision: how sure, and why it ended
-            tput = (report.total_tokens_per_s_per_gpu_ci_low, report.total_tokens_per_s_per_gpu_ci_high)
-            inter = (report.interactivity_p90_tokens_per_s_ci_low, report.interactivity_p90_tokens_per_s_ci_high)
-            e2e = (
-                report.e2e_interactivity_p90_tokens_per_s_ci_low,
-                report.e2e_interactivity_p90_tokens_per_s_ci_high,
-            )
-            spans = (
-                ("total_tokens_per_s_per_gpu", *tput),
-                ("e2e_interactivity_p90_tokens_per_s", *e2e),
-                ("interactivity_p90_tokens_per_s", *inter),
-            )
-            for key, low, high in spans:
+            for key in _INTERVAL_KEYS:
+                low, high = report.interval(key)
                 span = NA if low is None or high is None else f"{cell(low)}–{cell(high)}"
                 self._write(f"  {key} 95%: {span} {unit(key)}".rstrip())
             self._write(f"  ended: {report.stop_reason}")

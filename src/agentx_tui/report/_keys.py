@@ -1,9 +1,10 @@
-"""The report's keys (docs/metrics.md, a contract) and the unit of each figure.
+"""The report's keys (docs/metrics.md, a contract), derived from the figures' declarations.
 
-`REPORT_KEYS` lists the contract keys in the documented order, then the extra keys this tool adds so that a
-reader can tell how each figure was obtained (`partial`, sources, raw token counts). Units follow
-docs/metrics.md: fractions 0–1, rates per second, seconds, watts, USD. A sweep's tier keys are spelled
-here too (`tier_report_keys` writes them, `parse_tier_key` takes one apart).
+Every key is a figure declared once in snapshot/figures.py (`Figures`, for a sweep's tiers `TierRead`):
+`REPORT_KEYS` lists them in the report's order, each figure with a 95% interval followed by its
+`_ci_low`/`_ci_high`; `NUMERIC_KEYS` are those a `--check` may name; `unit` gives a key's unit as the
+Markdown report and the headless summary show it. A sweep adds `SWEEP_KEYS` and, per tier, the flat
+keys spelled here (`tier_report_keys` writes them, `parse_tier_key` takes one apart).
 """
 
 from __future__ import annotations
@@ -12,202 +13,33 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agentx_tui.snapshot import FrontierAxis, TierRead
+from agentx_tui.snapshot import CI_SUFFIXES, Figure, Figures, FrontierAxis, PointFigures, TierRead, declared
 from agentx_tui.sweep import DECODE, NORTH_STAR, tier_suffix
 
-CONTRACT_KEYS: tuple[str, ...] = (
-    "target",
-    "model",
-    "engine_version",
-    "workload",
-    "users",
-    "duration_s",
-    "requests_completed",
-    "requests_failed",
-    "error_rate",
-    "output_tokens_per_s",
-    "prompt_tokens_per_s",
-    "cached_prompt_tokens_per_s",
-    "total_tokens_per_s",
-    "per_user_output_tokens_per_s_p50",
-    "ttft_p50_s",
-    "ttft_p90_s",
-    "ttft_p99_s",
-    "itl_p50_s",
-    "itl_p90_s",
-    "itl_p99_s",
-    "prefix_cache_hit_rate_server",
-    "prefix_cache_hit_rate_client",
-    "prefix_cache_hit_rate_ceiling",
-    "kv_cache_usage_mean",
-    "kv_cache_usage_max",
-    "preemptions",
-    "gpu_util_mean",
-    "gpu_power_w_mean",
-    "usd_per_gpu_hour",
-    "gpus",
-    "usd_spent",
-    "tokens_per_dollar_total",
-    "tokens_per_dollar_output",
-    "usd_per_million_output_tokens",
-    "endpoints",
-    "users_detail",
-    # Since the AgentX work (docs/metrics.md, docs/sweeps.md):
-    "interactivity_p50_tokens_per_s",
-    "interactivity_p90_tokens_per_s",
-    "total_tokens_per_s_per_gpu",
-    "output_tokens_per_s_per_gpu",
-    "gpus_source",
-    "e2e_p90_s",
-    # Load-generator health (docs/scale.md):
-    "client_cpu_cores_mean",
-    "client_loop_lag_p99_s",
-    "client_saturated",
-    "workers",
-    # Your own traffic (docs/capture.md): null without --proxy (captured_sessions, capture_dir without --capture).
-    "proxied_requests",
-    "proxied_sessions",
-    "proxy_added_ttft_p50_s",
-    "proxy_added_ttft_p99_s",
-    "captured_sessions",
-    "capture_dir",
-    # Since the trust work (docs/sweeps.md): a run with --precision (each sweep point has its own).
-    "total_tokens_per_s_per_gpu_ci_low",
-    "total_tokens_per_s_per_gpu_ci_high",
-    "interactivity_p90_tokens_per_s_ci_low",
-    "interactivity_p90_tokens_per_s_ci_high",
-    "ci_method",
-    "stopped_early",
-    "stop_reason",
-    # Since the North Star work (docs/metrics.md, "Honest clocks"): a timed replay's lag, null when unscheduled.
-    "schedule_lag_p50_s",
-    "schedule_lag_p90_s",
-    "schedule_lag_p99_s",
-    # Since the North Star report (docs/metrics.md, docs/sweeps.md): E2E-normalized interactivity over the
-    # run (its interval with --precision; each sweep point has its own), and the axis a sweep's frontier
-    # and tier reads are on (null for a plain run: it has no frontier).
-    "e2e_interactivity_p50_tokens_per_s",
-    "e2e_interactivity_p75_tokens_per_s",
-    "e2e_interactivity_p90_tokens_per_s",
-    "e2e_interactivity_p90_tokens_per_s_ci_low",
-    "e2e_interactivity_p90_tokens_per_s_ci_high",
-    "frontier_axis",
-    # Agents, not requests (docs/metrics.md, "Tasks"): per session tree, over the whole run; null when observing only.
-    "tasks_completed",
-    "tasks_running",
-    "tasks_failed",
-    "task_s_p50",
-    "task_s_p90",
-    "task_model_share",
-    "steps_per_task_mean",
-    "tokens_per_task_mean",
-    "output_tokens_per_task_mean",
-    "usd_per_task",
-    "tasks_per_hour_per_gpu",
-    "step_curve",
-)
+FIGURES: dict[str, Figure] = declared(Figures)
 
+
+def _with_intervals(figures: dict[str, Figure], *, numeric_only: bool = False) -> tuple[str, ...]:
+    keys: list[str] = []
+    for key, fig in figures.items():
+        if numeric_only and not fig.numeric:
+            continue
+        keys.append(key)
+        if fig.interval:
+            keys.extend(fig.interval_keys)
+    return tuple(keys)
+
+
+REPORT_KEYS: tuple[str, ...] = _with_intervals(FIGURES)
+# Keys whose value is a number (or null): the only ones a --check may name (a tier's too, `is_tier_key`).
+NUMERIC_KEYS: tuple[str, ...] = _with_intervals(FIGURES, numeric_only=True)
 # A sweep adds these (and, for every tier T, the flat keys of `tier_report_keys`: on both axes, and the
 # agents per GPU on the frontier's).
 SWEEP_KEYS: tuple[str, ...] = ("points", "frontier", "tiers", "sweep_stop_reason")
+# The figures behind an interval key (`total_tokens_per_s_per_gpu_ci_low` → its figure).
+_INTERVAL_OF = {ci: fig for fig in FIGURES.values() if fig.interval for ci in fig.interval_keys}
+_TIER_FIGURES: dict[str, Figure] = declared(TierRead)
 
-EXTRA_KEYS: tuple[str, ...] = (
-    "partial",
-    "partial_reason",
-    "simulated",
-    "agentx_version",
-    "started_at",
-    "ended_at",
-    "samples",
-    "throughput_source",
-    "output_tokens",
-    "prompt_tokens",
-    "cached_prompt_tokens",
-    "output_tokens_per_s_server",
-    "prompt_tokens_per_s_server",
-    "cached_prompt_tokens_per_s_server",
-    "total_tokens_per_s_server",
-    "prefix_cache_hit_rate_server_source",
-    "prefix_cache_hit_rate_server_lifetime",
-    "users_max",
-    "sessions_completed",
-    "errors_by_kind",
-    "gpu_power_w_mean_source",
-    "price_source",
-    "cost_mode",
-    "client_saturated_reason",
-    "client_cpu_us_per_token",
-    "sessions_started",
-    "precision",
-    "output_scale",
-    "schedule_behind",
-    "schedule_users_needed",
-    "task_s_histogram",
-)
-
-REPORT_KEYS: tuple[str, ...] = CONTRACT_KEYS + EXTRA_KEYS
-
-# Keys whose value is a number (or null): the only ones a --check may name.
-NUMERIC_KEYS: tuple[str, ...] = tuple(
-    k
-    for k in REPORT_KEYS
-    if k
-    not in {
-        "target",
-        "model",
-        "engine_version",
-        "workload",
-        "endpoints",
-        "users_detail",
-        "partial",
-        "partial_reason",
-        "simulated",
-        "agentx_version",
-        "throughput_source",
-        "prefix_cache_hit_rate_server_source",
-        "errors_by_kind",
-        "gpu_power_w_mean_source",
-        "price_source",
-        "cost_mode",
-        "gpus_source",
-        "client_saturated",
-        "client_saturated_reason",
-        "capture_dir",
-        "ci_method",
-        "stopped_early",
-        "stop_reason",
-        "frontier_axis",
-        "step_curve",
-        "task_s_histogram",
-    }
-)
-
-_FRACTIONS = {
-    "error_rate",
-    "prefix_cache_hit_rate_server",
-    "prefix_cache_hit_rate_client",
-    "prefix_cache_hit_rate_ceiling",
-    "prefix_cache_hit_rate_server_lifetime",
-    "kv_cache_usage_mean",
-    "kv_cache_usage_max",
-    "gpu_util_mean",
-    "task_model_share",
-}
-_TASK_UNITS = {
-    "task_s_p50": "s",
-    "task_s_p90": "s",
-    "tasks_completed": "count",
-    "tasks_running": "count",
-    "tasks_failed": "count",
-    "steps_per_task_mean": "calls/task",
-    "tokens_per_task_mean": "tokens/task",
-    "output_tokens_per_task_mean": "tokens/task",
-    "usd_per_task": "USD/task",
-    "tasks_per_hour_per_gpu": "tasks/hour/GPU",
-}
-
-
-CI_SUFFIXES = ("_ci_low", "_ci_high")
 
 # A tier's report keys end in the axis's suffix: ``total_tokens_per_s_per_gpu_at_100`` on the North
 # Star, ``total_tokens_per_s_per_gpu_at_100_decode`` on decode interactivity (docs/metrics.md).
@@ -281,51 +113,17 @@ def is_tier_key(key: str) -> bool:
     return parse_tier_key(key) is not None
 
 
+def _without_ci(name: str) -> str:
+    for suffix in CI_SUFFIXES:
+        name = name.removesuffix(suffix)
+    return name
+
+
 def unit(key: str) -> str:
-    """The unit of a report figure, as shown next to it in the Markdown report and the summary."""
-    if is_tier_key(key):
-        key = key.rsplit("_at_", 1)[0]
-    elif key not in NUMERIC_KEYS:
-        return ""
-    if key in _TASK_UNITS:
-        return _TASK_UNITS[key]
-    if key in _FRACTIONS or key.startswith(("prefix_cache_hit_rate", "kv_cache_usage")):
-        return "fraction 0–1"
-    if key in ("started_at", "ended_at"):
-        return "unix time, s"
-    if key.startswith(("interactivity", "e2e_interactivity")):
-        return "tokens/s/user"
-    if key == "agents_per_gpu":
-        return "agents/GPU"
-    if "tokens_per_s_per_gpu" in key:
-        return "tokens/s/GPU"
-    if "tokens_per_s" in key:
-        return "tokens/s"
-    if key.startswith("tokens_per_dollar"):
-        return "tokens/USD"
-    if key.startswith("usd_per_million"):
-        return "USD/1M tokens"
-    if key == "usd_per_gpu_hour":
-        return "USD/GPU-hour"
-    if key.startswith("usd"):
-        return "USD"
-    if key.endswith("_w_mean") or key.endswith("_w"):
-        return "W"
-    if key.endswith("_s"):
-        return "s"
-    if key.endswith("_tokens") or key == "preemptions":
-        return "tokens" if key.endswith("_tokens") else "count"
-    if key in ("requests_completed", "requests_failed", "samples", "sessions_completed"):
-        return "count"
-    if key in ("proxied_requests", "proxied_sessions", "captured_sessions"):
-        return "count"
-    if key in ("users", "users_max", "gpus", "workers", "sessions_started"):
-        return "count"
-    if key == "client_cpu_cores_mean":
-        return "cores"
-    if key == "client_cpu_us_per_token":
-        return "µs"
-    return ""
+    """The unit of a report key, as its declaration gives it ("" for a word, a flag or a list)."""
+    tier = parse_tier_key(key)
+    fig = _TIER_FIGURES.get(_without_ci(tier.figure)) if tier else FIGURES.get(key) or _INTERVAL_OF.get(key)
+    return fig.unit if fig is not None else ""
 
 
 def tier_of(key: str, prefix: str) -> float | None:
@@ -335,3 +133,44 @@ def tier_of(key: str, prefix: str) -> float | None:
     if parsed is None or parsed.figure != prefix.removesuffix("_at_"):
         return None
     return parsed.tier
+
+
+# docs/metrics.md's table of report keys sits between these lines, written by `key_table` (a test holds
+# the page to the declarations; scripts/update-key-table.py rewrites it).
+KEY_TABLE_START = "<!-- report keys: written from the declarations (scripts/update-key-table.py) -->"
+KEY_TABLE_END = "<!-- end of report keys -->"
+
+
+def _rows(figures: dict[str, Figure], *, name: str = "`{key}`") -> list[str]:
+    rows = []
+    for key, fig in figures.items():
+        shown = name.format(key=key)
+        if fig.interval:
+            shown += ", `_ci_low`, `_ci_high`"
+        cells = (shown, fig.unit or "—", fig.better or "—", fig.meaning)
+        rows.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return rows
+
+
+def key_table() -> str:
+    """The report's keys as docs/metrics.md shows them: every declared figure with its unit, the way
+    that is better, and its meaning; then a sweep point's own figures and a tier's flat keys."""
+    head = ["| key | unit | better | meaning |", "|---|---|---|---|"]
+    point = {k: f for k, f in declared(PointFigures).items() if k not in FIGURES}
+    tiers = {k: f for k, f in _TIER_FIGURES.items()}
+    return "\n".join(
+        [
+            *head,
+            *_rows(FIGURES),
+            "",
+            "A sweep point (`points`) has the figures above over its window, and:",
+            "",
+            *head,
+            *_rows(point),
+            "",
+            "A sweep's tier T (`tiers`, and flat; `_decode` after T for a read on decode interactivity):",
+            "",
+            *head,
+            *_rows(tiers, name="`{key}_at_T`"),
+        ]
+    )

@@ -8,7 +8,7 @@ from typing import Any
 
 from agentx_tui.report._checks import CheckResult
 from agentx_tui.report._format import NA, cell, percent, si
-from agentx_tui.report._keys import REPORT_KEYS, unit
+from agentx_tui.report._keys import FIGURES, unit
 from agentx_tui.report._model import Report
 from agentx_tui.report._series import ReportSeries
 from agentx_tui.sweep import DECODE, NORTH_STAR, axis_title
@@ -22,7 +22,6 @@ _CHARTS = (
     ("kv_cache_usage", "KV-cache usage", percent),
     ("prefix_cache_hit_rate", "Prefix-cache hit rate (window)", percent),
 )
-_LISTS = ("endpoints", "users_detail", "points", "tiers", "frontier", "step_curve", "task_s_histogram")
 # The tier reads' axis, in the tiers table (a read without one is of before the axis was chosen: decode).
 _AXIS_WORDS = {NORTH_STAR: "North Star (E2E)", DECODE: "decode"}
 # A sweep's points as a table: the figures a reader compares from point to point.
@@ -101,20 +100,8 @@ def _points_table(report: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
-# The Tasks section (docs/metrics.md, "Tasks"): each figure in words, then its key as the JSON has it.
-_TASK_ROWS = (
-    ("tasks completed", "tasks_completed"),
-    ("tasks still running at the end", "tasks_running"),
-    ("tasks failed", "tasks_failed"),
-    ("task wall time p50", "task_s_p50"),
-    ("task wall time p90", "task_s_p90"),
-    ("model share of the tasks' time", "task_model_share"),
-    ("calls per task (sub-agents' included)", "steps_per_task_mean"),
-    ("tokens per task (prompt + output)", "tokens_per_task_mean"),
-    ("output tokens per task", "output_tokens_per_task_mean"),
-    ("USD per task", "usd_per_task"),
-    ("tasks per hour per GPU", "tasks_per_hour_per_gpu"),
-)
+# The Tasks section (docs/metrics.md, "Tasks"): each figure in words (its declared meaning), then its key.
+_TASK_ROWS = tuple((f.meaning, k) for k, f in FIGURES.items() if f.group == "tasks" and f.numeric)
 _STEP_COLUMNS = (
     ("requests", "requests", cell),
     ("context_tokens_mean", "mean context tokens", si),
@@ -231,9 +218,10 @@ def render_markdown(
     if report.partial:
         lines += ["", f"**Partial run**: {_esc(cell(report.partial_reason))}."]
     lines += ["", "## Figures", "", "| key | value | unit |", "|---|---|---|"]
-    # The figures as the JSON has them: every key, a sweep's tier keys too, in the file's order.
+    # The figures as the JSON has them: every key, a sweep's tier keys too, in the file's order; lists
+    # (endpoints, users, points, tiers, the step curve) have tables of their own below.
     data = report.model_dump()
-    keys = [k for k in REPORT_KEYS if k not in _LISTS] + [k for k in data if k not in REPORT_KEYS and k != "checks"]
+    keys = [k for k in data if k != "checks" and not isinstance(data[k], list)]
     for key in keys:
         lines.append(f"| {key} | {_esc(cell(data.get(key)))} | {unit(key)} |")
     lines.append("")

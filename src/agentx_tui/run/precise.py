@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from agentx_tui.run.phases import RunHandle
 from agentx_tui.snapshot import FrontierAxis, RunIntervals, Snapshot
-from agentx_tui.sweep import NORTH_STAR, PointWindow, interval_sample, point_intervals
+from agentx_tui.sweep import NORTH_STAR, PointWindow
 
 
 class PreciseRun:
@@ -42,10 +42,10 @@ class PreciseRun:
         if self._window is None:
             self._window = PointWindow(0, snap.run.users, 0.0, snap, stats.open_window(self._clock()), axis=self.axis)
         window = self._window
+        window.tick(snap)
         if final:
-            now = self._clock()
-            stats.end_window(window.client, now)
-            intervals = self._final(window, now)
+            stats.end_window(window.client, self._clock())
+            intervals = self._final(window)
             stats.close_window(window.client)
             return snap.model_copy(update={"intervals": intervals})
         if self._stop_reason is None:
@@ -75,30 +75,13 @@ class PreciseRun:
             stop_reason=self._stop_reason,
         )
 
-    def _final(self, window: PointWindow, now: float) -> RunIntervals:
-        duration = now - window.client.start
-        if not duration > 0:
+    def _final(self, window: PointWindow) -> RunIntervals:
+        """The window's figures that carry a 95% interval, with their intervals (as a sweep point's)."""
+        if not window.client.duration_s:
             return self._state(window)
-        ci = point_intervals(interval_sample(window.client, duration))
-        rate = (window.client.prompt_in_window + window.client.output_in_window) / duration
-        interactivity = window.client.latency.request_itl.inverse_quantile(0.9)
-        e2e_interactivity = window.client.latency.e2e_per_token.inverse_quantile(0.9)
-        tput = ci.throughput.around(rate) if ci.throughput is not None else None
-        inter = ci.interactivity_p90()
-        inter = inter.around(interactivity) if inter is not None and interactivity is not None else None
-        e2e = ci.e2e_interactivity_p90()
-        e2e = e2e.around(e2e_interactivity) if e2e is not None and e2e_interactivity is not None else None
-        return self._state(window).model_copy(
-            update={
-                "total_tokens_per_s": rate,
-                "total_tokens_per_s_ci_low": tput.low if tput else None,
-                "total_tokens_per_s_ci_high": tput.high if tput else None,
-                "interactivity_p90_tokens_per_s": interactivity,
-                "interactivity_p90_tokens_per_s_ci_low": inter.low if inter else None,
-                "interactivity_p90_tokens_per_s_ci_high": inter.high if inter else None,
-                "e2e_interactivity_p90_tokens_per_s": e2e_interactivity,
-                "e2e_interactivity_p90_tokens_per_s_ci_low": e2e.low if e2e else None,
-                "e2e_interactivity_p90_tokens_per_s_ci_high": e2e.high if e2e else None,
-                "ci_method": ci.method if tput or inter or e2e else None,
-            }
+        point = window.figures()
+        return self._state(window).updated(
+            **{key: getattr(point, key) for key in point.intervals},
+            intervals=point.intervals,
+            ci_method=point.ci_method,
         )

@@ -138,7 +138,7 @@ class SweepPhases:
         run.events.add(
             f"sweep point {self._index + 1} done: {point.users} users, "
             f"{compact(point.total_tokens_per_s_per_gpu, trim=True)}"
-            f"{_span(point.total_tokens_per_s_per_gpu_ci_low, point.total_tokens_per_s_per_gpu_ci_high)} tok/s/GPU "
+            f"{_span(*point.interval('total_tokens_per_s_per_gpu'))} tok/s/GPU "
             f"at {axis_name(self.axis)} {compact(point_x(point, self.axis), trim=True)}"
             f"{_span(*point_x_interval(point, self.axis))} tok/s/user"
         )

@@ -1,6 +1,10 @@
 """The one immutable `Snapshot` per tick that every consumer sees, and what is read off it.
 
 model        the Snapshot and the figures it carries (JSON-round-trippable: the recording format)
+figures      every figure the tool reports, declared once (`Figures`: the report's vocabulary over a
+             window; a sweep point's `PointFigures`; `declared` reads the declarations back)
+rows         the rows a set of figures lists (users, steps, endpoints, task-time bars), the frontier axis
+legacy       recordings of earlier versions, read as this one
 rates        which rates a tick shows: the client's when it sends load, else the servers'
 stat         running means and maxima over ticks (the report's and a sweep point's `_mean`/`_max`)
 bottleneck   whether the simulated engine, not the modelled GPU, limited a tick's figures
@@ -9,6 +13,24 @@ Everything that produces figures (telemetry, load, cost, sweep) and everything t
 (ui, report, recording) imports this package; it imports nothing of theirs.
 """
 
+from agentx_tui.snapshot.figures import (
+    CI_SUFFIXES,
+    COUNT,
+    FRACTION,
+    GATE,
+    SECONDS,
+    SHOW,
+    USD,
+    Figure,
+    Figures,
+    FigureSet,
+    PointFigures,
+    RunIntervals,
+    Span,
+    TierRead,
+    declared,
+    figure,
+)
 from agentx_tui.snapshot.model import (
     CHILD_ID_BASE,
     SCHEMA_VERSION,
@@ -21,36 +43,41 @@ from agentx_tui.snapshot.model import (
     EndpointTotals,
     EngineFigures,
     Flavor,
-    FrontierAxis,
     GpuFigures,
     GpuState,
     Percentiles,
-    PointFigures,
     ProxyState,
     RunInfo,
-    RunIntervals,
     RunState,
     Snapshot,
-    StepRow,
     SweepPhase,
     SweepState,
     TaskFigures,
-    TierRead,
-    UserRow,
-    UserState,
 )
+from agentx_tui.snapshot.rows import EndpointRow, FrontierAxis, StepRow, TaskTimeBar, UserRow, UserState
 
 __all__ = [
     "CHILD_ID_BASE",
+    "CI_SUFFIXES",
+    "COUNT",
+    "FRACTION",
+    "GATE",
     "SCHEMA_VERSION",
+    "SECONDS",
+    "SHOW",
+    "USD",
     "USERS_SHOWN",
     "ClientFigures",
     "ClientHealth",
     "ClientTotals",
     "CostFigures",
     "EndpointFigures",
+    "EndpointRow",
     "EndpointTotals",
     "EngineFigures",
+    "Figure",
+    "FigureSet",
+    "Figures",
     "Flavor",
     "FrontierAxis",
     "GpuFigures",
@@ -62,11 +89,15 @@ __all__ = [
     "RunIntervals",
     "RunState",
     "Snapshot",
+    "Span",
     "StepRow",
     "SweepPhase",
     "SweepState",
     "TaskFigures",
+    "TaskTimeBar",
     "TierRead",
     "UserRow",
     "UserState",
+    "declared",
+    "figure",
 ]

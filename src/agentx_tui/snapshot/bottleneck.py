@@ -28,14 +28,15 @@ def schedule_behind(snap: Snapshot) -> str | None:
     """Why a timed replay's users fell behind its schedule, in words; None when they keep it (or
     nothing is scheduled). The rule and the estimate: docs/metrics.md, "Honest clocks"."""
     client = snap.client
-    if client is None or client.schedule_behind is not True or client.schedule_lag_p90_s is None:
+    run = client.run if client is not None else None
+    if run is None or run.schedule_behind is not True or run.schedule_lag_p90_s is None:
         return None
-    e2e = client.run_e2e.p90
+    e2e = run.e2e_p90_s
     against = f" (E2E p90 {e2e:.2f} s)" if e2e is not None else ""
     users = snap.run.users
-    needed = client.schedule_users_needed
+    needed = run.schedule_users_needed
     keep = f"; about {needed} users would keep the schedule" if needed is not None else ""
     return (
-        f"timed replay behind schedule: requests went out {client.schedule_lag_p90_s:.2f} s after they were "
+        f"timed replay behind schedule: requests went out {run.schedule_lag_p90_s:.2f} s after they were "
         f"due (p90){against}: {users} user(s) are too few{keep}. TTFT and E2E count from when each was due"
     )

@@ -16,9 +16,14 @@ Two kinds of figures live side by side:
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field, model_validator
+
+from agentx_tui.snapshot.base import Frozen
+from agentx_tui.snapshot.figures import Figures, PointFigures, RunIntervals, TierRead
+from agentx_tui.snapshot.legacy import client_figures_of_older
+from agentx_tui.snapshot.rows import FrontierAxis, StepRow, UserRow
 
 SCHEMA_VERSION = 1
 # What kind of server an endpoint is: decided by the attach probe, refined by the metric names it serves.
@@ -27,11 +32,7 @@ USERS_SHOWN = 500  # session rows a Snapshot carries; more users are counted, no
 CHILD_ID_BASE = 1 << 40  # sub-agent rows have ids from here: they never meet a user's id
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Percentiles(_Frozen):
+class Percentiles(Frozen):
     """Latency percentiles in seconds; ``None`` when no sample fell in the window."""
 
     p50: float | None = None
@@ -39,7 +40,7 @@ class Percentiles(_Frozen):
     p99: float | None = None
 
 
-class EndpointTotals(_Frozen):
+class EndpointTotals(Frozen):
     """Server counters summed over the run (Δ since the first scrape, restarts handled like `rate()`)."""
 
     prompt_tokens: float | None = None
@@ -51,7 +52,7 @@ class EndpointTotals(_Frozen):
     requests_finished: float | None = None
 
 
-class EngineFigures(_Frozen):
+class EngineFigures(Frozen):
     """One data-parallel engine (the `engine` label of vLLM's metrics) of one endpoint."""
 
     engine: str
@@ -62,7 +63,7 @@ class EngineFigures(_Frozen):
     generation_tokens_per_s: float | None = None
 
 
-class EndpointFigures(_Frozen):
+class EndpointFigures(Frozen):
     """What the scraper read from one server's /metrics (and /health) this tick."""
 
     url: str
@@ -102,7 +103,7 @@ class EndpointFigures(_Frozen):
     sim_lost_s: float | None = None
 
 
-class GpuFigures(_Frozen):
+class GpuFigures(Frozen):
     """One GPU, from NVML (local) or a DCGM exporter (remote or simulated)."""
 
     index: int
@@ -120,12 +121,12 @@ class GpuFigures(_Frozen):
     pids: tuple[int, ...] = ()  # processes with a compute context on it (NVML), to tell whose GPU it is
 
 
-class GpuState(_Frozen):
+class GpuState(Frozen):
     status: str = "no NVIDIA GPU visible: not sampled"
     gpus: tuple[GpuFigures, ...] = ()
 
 
-class ClientTotals(_Frozen):
+class ClientTotals(Frozen):
     """Client-side totals over the run, from the driver's request records."""
 
     requests_completed: int = 0
@@ -145,52 +146,24 @@ class ClientTotals(_Frozen):
     errors_by_kind: dict[str, int] = Field(default_factory=dict)
 
 
-class ClientFigures(_Frozen):
-    """What the load driver measured: window rates, latency percentiles (window and run)."""
+class ClientFigures(Frozen):
+    """What the load driver measured: the report's client-side figures over the rate window (`window`) and
+    over the run so far (`run`: its latencies, interactivity, ceiling and a timed replay's schedule; its
+    token rates are the report's, from `totals` over the run's duration), and the counts behind them."""
 
-    output_tokens_per_s: float | None = None
-    prompt_tokens_per_s: float | None = None
-    cached_prompt_tokens_per_s: float | None = None
-    total_tokens_per_s: float | None = None
-    requests_per_s: float | None = None
-    prefix_hit_rate: float | None = None  # window Σcached / Σprompt; None when the server omits it
-    prefix_hit_rate_ceiling: float | None = None  # window, same requests as `prefix_hit_rate`
-    per_user_output_tokens_per_s_p50: float | None = None  # window, decode speed per request
-    # AgentX interactivity (docs/metrics.md): 1 / percentile of per-request ITL, window.
-    interactivity_p50_tokens_per_s: float | None = None
-    interactivity_p90_tokens_per_s: float | None = None
-    # AgentX's North Star (docs/metrics.md): E2E-normalized interactivity, 1 / percentile of r_i =
-    # end-to-end latency / output tokens per successful request, window; the run's below.
-    e2e_interactivity_p50_tokens_per_s: float | None = None
-    e2e_interactivity_p75_tokens_per_s: float | None = None
-    e2e_interactivity_p90_tokens_per_s: float | None = None
-    ttft: Percentiles = Field(default_factory=Percentiles)
-    itl: Percentiles = Field(default_factory=Percentiles)
-    e2e: Percentiles = Field(default_factory=Percentiles)
-    run_ttft: Percentiles = Field(default_factory=Percentiles)
-    run_itl: Percentiles = Field(default_factory=Percentiles)
-    run_e2e: Percentiles = Field(default_factory=Percentiles)
-    run_per_user_output_tokens_per_s_p50: float | None = None
-    run_interactivity_p50_tokens_per_s: float | None = None
-    run_interactivity_p90_tokens_per_s: float | None = None
-    run_e2e_interactivity_p50_tokens_per_s: float | None = None
-    run_e2e_interactivity_p75_tokens_per_s: float | None = None
-    run_e2e_interactivity_p90_tokens_per_s: float | None = None
-    run_prefix_hit_rate_ceiling: float | None = None
+    window: Figures = Field(default_factory=Figures)
+    run: Figures = Field(default_factory=Figures)
+    requests_per_s: float | None = None  # window: requests completed per second
     in_flight: int = 0  # requests on the wire now (sub-agents push it above the user count)
     totals: ClientTotals = Field(default_factory=ClientTotals)
-    # A timed replay's schedule, over the run (docs/metrics.md, "Honest clocks"); None when nothing was
-    # scheduled. The lag: a request's first attempt sent − when it was due (TTFT and E2E count from due).
-    schedule_lag_p50_s: float | None = None
-    schedule_lag_p90_s: float | None = None
-    schedule_lag_p99_s: float | None = None
-    # Whether the users fell behind (the lag rule; None: too few scheduled requests to tell), and how
-    # many users would keep the schedule (Little's law with headroom, measure/schedule.py).
-    schedule_behind: bool | None = None
-    schedule_users_needed: int | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_older(cls, data: Any) -> Any:
+        return client_figures_of_older(data)
 
 
-class ClientHealth(_Frozen):
+class ClientHealth(Frozen):
     """How hard the load generator itself works (docs/scale.md): is the client the bottleneck?
 
     Window figures over every load process (the main process included). `saturated` is the verdict,
@@ -217,53 +190,7 @@ class ClientHealth(_Frozen):
     run_reason: str | None = None
 
 
-UserState = Literal["prefill", "decoding", "tool", "waiting", "paused", "done", "error"]
-
-
-class UserRow(_Frozen):
-    """One row of the users table: a user (one of the `-u N` slots of simulated load, running one session
-    after another), a sub-agent while it runs (`parent`), or a real agent's session through `--proxy`
-    (`real`)."""
-
-    user: int
-    session: int  # how many sessions this user has started (1-based)
-    state: UserState
-    step: int
-    steps_total: int
-    context_tokens: int
-    last_ttft_s: float | None = None
-    decode_tokens_per_s: float | None = None  # rolling mean over this session's requests
-    # 1 / mean r_i (E2E latency per output token) over this session: its E2E-normalized interactivity
-    e2e_interactivity_tokens_per_s: float | None = None
-    output_tokens: int = 0  # over all sessions of this user
-    requests: int = 0
-    errors: int = 0
-    endpoint: str = ""
-    parent: int | None = None  # for sub-agents: the parent user id
-    interactivity_tokens_per_s: float | None = None  # 1 / mean per-request ITL over this session
-    label: str = ""  # what the session replays (a trace file name), or a real session's short id
-    real: bool = False  # a proxied session of a real agent (agentx_tui.proxy), not a simulated user
-    # A real session's own name (its session header's value or the request's `user` field), for the
-    # screen only: excluded from every serialisation (the recording, the report's `users_detail`), as
-    # docs/capture.md promises that no header value is ever written. "" for inferred sessions.
-    name: str = Field(default="", exclude=True)
-
-
-class StepRow(_Frozen):
-    """One row of the step curve (docs/metrics.md, "Tasks"): the completed calls whose step (a call's
-    place in its agent's loop) falls in [step, step_last]."""
-
-    step: int  # the bucket's first step
-    step_last: int
-    requests: int
-    context_tokens_mean: float | None = None
-    ttft_p50_s: float | None = None
-    ttft_p90_s: float | None = None
-    e2e_p50_s: float | None = None
-    e2e_p90_s: float | None = None
-
-
-class TaskFigures(_Frozen):
+class TaskFigures(Frozen):
     """Agents, not requests (docs/metrics.md, "Tasks"): a task is one session tree. Only completed
     tasks enter the figures; `tasks_running` and `tasks_failed` say what else there was."""
 
@@ -284,7 +211,7 @@ class TaskFigures(_Frozen):
     task_s_histogram: tuple[tuple[float, int], ...] = ()
 
 
-class CostFigures(_Frozen):
+class CostFigures(Frozen):
     """The tokens-per-dollar meter (docs/metrics.md). All ``None`` when no price is known."""
 
     usd_per_gpu_hour: float | None = None
@@ -302,101 +229,7 @@ class CostFigures(_Frozen):
     gpus_source: str | None = None
 
 
-# The x-axis a sweep's frontier is read on (docs/sweeps.md): AgentX's North Star, E2E-normalized
-# interactivity (1 / p90 of E2E latency per output token), or decode interactivity (1 / p90 of ITL).
-FrontierAxis = Literal["e2e_interactivity", "decode_interactivity"]
-
-
-class TierRead(_Frozen):
-    """A sweep's throughput read at one interactivity tier (docs/sweeps.md). None outside the measured
-    range, and `note` says why."""
-
-    tier: float  # tokens/s/user, p90 interactivity on `axis`
-    total_tokens_per_s_per_gpu: float | None = None
-    tokens_per_dollar_total: float | None = None
-    usd_per_million_total_tokens: float | None = None
-    note: str | None = None
-    # 95% interval of the read (docs/sweeps.md): the points' intervals carried through the frontier.
-    total_tokens_per_s_per_gpu_ci_low: float | None = None
-    total_tokens_per_s_per_gpu_ci_high: float | None = None
-    axis: FrontierAxis | None = None  # the interactivity the tier is read on; None (older recordings): decode
-    # Agents at T (docs/sweeps.md): the users on the frontier where it crosses T, read like the
-    # throughput, in all and per GPU. Read on the sweep's own axis only (its `tiers`); None elsewhere.
-    users: float | None = None
-    agents_per_gpu: float | None = None
-
-
-class PointFigures(_Frozen):
-    """One measured point of a sweep: the report's figures over the point's window (docs/metrics.md, docs/sweeps.md)."""
-
-    index: int
-    users: int
-    warmup_s: float
-    duration_s: float
-    window_start_s: float  # run-elapsed seconds at which the measured window began
-    requests_completed: int = 0
-    requests_failed: int = 0
-    error_rate: float | None = None
-    output_tokens_per_s: float | None = None
-    prompt_tokens_per_s: float | None = None
-    cached_prompt_tokens_per_s: float | None = None
-    total_tokens_per_s: float | None = None
-    total_tokens_per_s_per_gpu: float | None = None
-    output_tokens_per_s_per_gpu: float | None = None
-    interactivity_p50_tokens_per_s: float | None = None
-    interactivity_p90_tokens_per_s: float | None = None
-    # The North Star (docs/metrics.md): 1 / percentile of r_i, E2E latency per output token.
-    e2e_interactivity_p50_tokens_per_s: float | None = None
-    e2e_interactivity_p75_tokens_per_s: float | None = None
-    e2e_interactivity_p90_tokens_per_s: float | None = None
-    per_user_output_tokens_per_s_p50: float | None = None
-    ttft_p50_s: float | None = None
-    ttft_p90_s: float | None = None
-    ttft_p99_s: float | None = None
-    itl_p50_s: float | None = None
-    itl_p90_s: float | None = None
-    itl_p99_s: float | None = None
-    e2e_p90_s: float | None = None
-    prefix_cache_hit_rate_server: float | None = None
-    prefix_cache_hit_rate_client: float | None = None
-    prefix_cache_hit_rate_ceiling: float | None = None
-    kv_cache_usage_mean: float | None = None
-    kv_cache_usage_max: float | None = None
-    preemptions: float | None = None
-    gpu_util_mean: float | None = None
-    gpu_power_w_mean: float | None = None
-    usd_per_gpu_hour: float | None = None
-    gpus: int | None = None
-    tokens_per_dollar_total: float | None = None
-    tokens_per_dollar_output: float | None = None
-    usd_per_million_output_tokens: float | None = None
-    usd_per_million_total_tokens: float | None = None
-    mean_prompt_tokens: float | None = None  # steadiness: did the contexts still grow?
-    peak_in_flight: int = 0  # steadiness: sub-agents push it above `users`
-    client_cpu_cores_mean: float | None = None
-    client_loop_lag_p99_s: float | None = None
-    client_saturated: bool = False
-    # How sure the point is (docs/sweeps.md): 95% intervals from its own requests; None when too few
-    # requests or session trees to tell. `ci_method` says how they were computed.
-    total_tokens_per_s_per_gpu_ci_low: float | None = None
-    total_tokens_per_s_per_gpu_ci_high: float | None = None
-    interactivity_p90_tokens_per_s_ci_low: float | None = None
-    interactivity_p90_tokens_per_s_ci_high: float | None = None
-    e2e_interactivity_p90_tokens_per_s_ci_low: float | None = None
-    e2e_interactivity_p90_tokens_per_s_ci_high: float | None = None
-    ci_method: str | None = None
-    stopped_early: bool = False  # --precision was met before --point-duration
-    stop_reason: str | None = None  # why the point's window ended, in words
-    # Tasks (docs/metrics.md, "Tasks"): session trees that began and ended inside the window.
-    tasks_completed: int | None = None
-    tasks_failed: int | None = None
-    task_s_p50: float | None = None
-    task_s_p90: float | None = None
-    usd_per_task: float | None = None
-    tasks_per_hour_per_gpu: float | None = None
-
-
-class ProxyState(_Frozen):
+class ProxyState(Frozen):
     """`--proxy`: real agents' traffic through the transparent proxy (docs/capture.md), as of this tick.
     Token counts are of the completed proxied calls since the run started; their requests are also
     counted in the client figures, beside the simulated users'."""
@@ -431,7 +264,7 @@ class ProxyState(_Frozen):
 SweepPhase = Literal["warmup", "measure", "done"]
 
 
-class SweepState(_Frozen):
+class SweepState(Frozen):
     """Where a sweep stands: measured points, the frontier, tier reads, the point in progress."""
 
     mode: Literal["list", "auto"] = "list"
@@ -455,31 +288,10 @@ class SweepState(_Frozen):
     precision: float | None = None  # --precision F: a point ends once both half-widths are within F
 
 
-class RunIntervals(_Frozen):
-    """A plain run with `--precision` (docs/sweeps.md): how sure its figures are, from a window that
-    opened at its first tick. The report carries the intervals' relative widths over to its own
-    whole-run figures. None where too few requests or session trees tell."""
-
-    precision: float
-    requests: int = 0
-    total_tokens_per_s: float | None = None  # the window's own figure, that the interval is around
-    total_tokens_per_s_ci_low: float | None = None
-    total_tokens_per_s_ci_high: float | None = None
-    interactivity_p90_tokens_per_s: float | None = None
-    interactivity_p90_tokens_per_s_ci_low: float | None = None
-    interactivity_p90_tokens_per_s_ci_high: float | None = None
-    e2e_interactivity_p90_tokens_per_s: float | None = None
-    e2e_interactivity_p90_tokens_per_s_ci_low: float | None = None
-    e2e_interactivity_p90_tokens_per_s_ci_high: float | None = None
-    ci_method: str | None = None
-    stopped_early: bool = False
-    stop_reason: str | None = None
-
-
 RunState = Literal["starting", "running", "paused", "server down", "stopping", "finished"]
 
 
-class RunInfo(_Frozen):
+class RunInfo(Frozen):
     target: str  # "attach http://…", "serve Qwen/Qwen3-8B", "simulated h200/llama-3.1-8b"
     simulated: bool = False
     workload: str = "none"
@@ -490,7 +302,7 @@ class RunInfo(_Frozen):
     refresh_s: float = 1.0
 
 
-class Snapshot(_Frozen):
+class Snapshot(Frozen):
     """Everything a sink needs for one tick."""
 
     schema_version: int = SCHEMA_VERSION
@@ -520,4 +332,5 @@ class Snapshot(_Frozen):
 
     @classmethod
     def from_json(cls, line: str | bytes) -> Snapshot:
-        return cls.model_validate_json(line)
+        """One recorded line, of this version or an earlier one (figures it does not know are dropped)."""
+        return cls.model_validate_json(line, context={"lenient": True})

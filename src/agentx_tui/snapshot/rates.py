@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from agentx_tui.snapshot.figures import Figures
 from agentx_tui.snapshot.model import ClientFigures, EndpointFigures, Percentiles, Snapshot
 
 RateSource = Literal["client", "server", "none"]
@@ -32,21 +33,25 @@ def _sum(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else a + b
 
 
+def _latency(figures: Figures, name: str) -> Percentiles:
+    """The p50/p90/p99 of a latency figure (`ttft`, `itl`) as one `Percentiles`."""
+    return Percentiles(**{p: getattr(figures, f"{name}_{p}_s") for p in ("p50", "p90", "p99")})
+
+
 def window_rates(client: ClientFigures | None, aggregate: EndpointFigures | None) -> Rates:
     hit = aggregate.prefix_hit_rate_window if aggregate else None
-    if hit is None and client is not None:
-        hit = client.prefix_hit_rate
     if client is not None:
+        w = client.window
         return Rates(
             "client",
-            client.output_tokens_per_s,
-            client.prompt_tokens_per_s,
-            client.cached_prompt_tokens_per_s,
-            client.total_tokens_per_s,
+            w.output_tokens_per_s,
+            w.prompt_tokens_per_s,
+            w.cached_prompt_tokens_per_s,
+            w.total_tokens_per_s,
             client.requests_per_s,
-            client.ttft,
-            client.itl,
-            hit,
+            _latency(w, "ttft"),
+            _latency(w, "itl"),
+            hit if hit is not None else w.prefix_cache_hit_rate_client,
         )
     if aggregate is None:
         return Rates("none")

@@ -5,20 +5,25 @@ AgentX's North Star, E2E-normalized interactivity (tok/s/user, 1 / p90 of E2E la
 token; `--frontier-axis e2e`, the default), or decode interactivity (1 / p90 of per-request ITL;
 `--frontier-axis decode`). Higher is better on both.
 
-Pure functions on `PointFigures`: no I/O, no clock, no Textual, so the live pane, the report, the
-charts and `compare` all read a point the same way.
+Pure functions on a point's figures (`PointFigures`, or any window's `Figures`): no I/O, no clock, no
+Textual, so the live pane, the report, the charts and `compare` all read a point the same way.
 """
 
 from __future__ import annotations
 
 import math
 
-from agentx_tui.snapshot import FrontierAxis, PointFigures
+from agentx_tui.snapshot import Figures, FrontierAxis, Span
 
 NORTH_STAR: FrontierAxis = "e2e_interactivity"
 DECODE: FrontierAxis = "decode_interactivity"
 # --frontier-axis NAME → the axis; E2E-normalized interactivity is the default (docs/sweeps.md).
 FRONTIER_AXES: dict[str, FrontierAxis] = {"e2e": NORTH_STAR, "decode": DECODE}
+# The figure each axis reads, as the report names it: the p90 of either interactivity.
+AXIS_FIGURE: dict[FrontierAxis, str] = {
+    NORTH_STAR: "e2e_interactivity_p90_tokens_per_s",
+    DECODE: "interactivity_p90_tokens_per_s",
+}
 
 XY = tuple[float | None, float | None]
 
@@ -43,17 +48,16 @@ def axis_title(axis: FrontierAxis | None) -> str:
     return f"{kind}, tok/s/user (p90)"
 
 
-def point_x(point: PointFigures, axis: FrontierAxis = DECODE) -> float | None:
-    """The point's p90 interactivity on `axis` (tok/s/user)."""
-    return point.e2e_interactivity_p90_tokens_per_s if axis == NORTH_STAR else point.interactivity_p90_tokens_per_s
+def point_x(point: Figures, axis: FrontierAxis = DECODE) -> float | None:
+    """The p90 interactivity on `axis` (tok/s/user) of a point, or of any window's figures."""
+    value: float | None = getattr(point, AXIS_FIGURE[axis])
+    return value
 
 
-def point_x_interval(point: PointFigures, axis: FrontierAxis = DECODE) -> tuple[float | None, float | None]:
+def point_x_interval(point: Figures, axis: FrontierAxis = DECODE) -> Span:
     """The 95% interval (low, high) of the point's p90 interactivity on `axis`."""
-    if axis == NORTH_STAR:
-        return point.e2e_interactivity_p90_tokens_per_s_ci_low, point.e2e_interactivity_p90_tokens_per_s_ci_high
-    return point.interactivity_p90_tokens_per_s_ci_low, point.interactivity_p90_tokens_per_s_ci_high
+    return point.interval(AXIS_FIGURE[axis])
 
 
-def point_xy(point: PointFigures, axis: FrontierAxis = DECODE) -> XY:
+def point_xy(point: Figures, axis: FrontierAxis = DECODE) -> XY:
     return (point_x(point, axis), point.total_tokens_per_s_per_gpu)

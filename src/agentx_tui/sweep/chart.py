@@ -137,7 +137,7 @@ def _point(
         return ChartPoint()
     x, y = _xy(point, per_gpu, axis)
     x_ci = _span(*point_x_interval(point, axis or DECODE))
-    y_ci = _span(point.total_tokens_per_s_per_gpu_ci_low, point.total_tokens_per_s_per_gpu_ci_high) if per_gpu else None
+    y_ci = _span(*point.interval("total_tokens_per_s_per_gpu")) if per_gpu else None
     if y_of == "tasks":  # no interval is measured for it
         y, y_ci = _placeable(point.tasks_per_hour_per_gpu), None
     p50 = point.e2e_interactivity_p50_tokens_per_s if axis == NORTH_STAR else point.interactivity_p50_tokens_per_s

@@ -14,7 +14,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from agentx_tui.measure import WindowFigures
+from agentx_tui.measure import WindowFigures, tally_figures
 from agentx_tui.snapshot import EndpointTotals, FrontierAxis, PointFigures, Snapshot
 from agentx_tui.snapshot.stat import RunningStat, TickMeans, ratio
 from agentx_tui.sweep.axes import NORTH_STAR
@@ -109,17 +109,25 @@ class PointWindow:
         done = tally.requests + c.failed
         cost = end.cost
         gpus = cost.gpus
-        total_rate = ratio(c.prompt_in_window + c.output_in_window, duration)
-        output_rate = ratio(c.output_in_window, duration)
+        client = tally_figures(
+            tally,
+            span=duration,
+            cached_reported=c.cached_reported,
+            prompt=c.prompt_in_window,
+            output=c.output_in_window,
+        )
+        total_rate, output_rate = client.total_tokens_per_s, client.output_tokens_per_s
         price = cost.usd_per_gpu_hour
         usd_per_hour = price * gpus if price is not None and gpus else None
-        ttft, itl, e2e = tally.ttft.percentiles(), tally.itl.percentiles(), tally.e2e.percentiles()
-        interactivity = tally.request_itl.inverse_quantile(0.9)
-        e2e_interactivity = tally.e2e_per_token.inverse_quantile(0.9)
         ci = point_intervals(interval_sample(c, duration, self.cohort_edge)) if duration else PointIntervals()
-        tput_ci = _around(ci.throughput, total_rate)
-        e2e_ci = _around(ci.e2e_interactivity_p90(), e2e_interactivity)
-        inter_ci = _around(ci.interactivity_p90(), interactivity)
+        intervals = {
+            "total_tokens_per_s_per_gpu": _per_gpu(_around(ci.throughput, total_rate), gpus),
+            "e2e_interactivity_p90_tokens_per_s": _around(
+                ci.e2e_interactivity_p90(), client.e2e_interactivity_p90_tokens_per_s
+            ),
+            "interactivity_p90_tokens_per_s": _around(ci.interactivity_p90(), client.interactivity_p90_tokens_per_s),
+        }
+        known = {key: (iv.low, iv.high) for key, iv in intervals.items() if iv is not None}
         tasks = c.task_figures(
             time.monotonic(),
             gpus=gpus,
@@ -130,36 +138,17 @@ class PointWindow:
             end.aggregate.totals if end.aggregate else None,
         )
         return PointFigures(
+            **{**client.set_values(), "intervals": known},
             index=self.index,
             users=self.users,
             warmup_s=self.warmup_s,
             duration_s=duration or 0.0,
             window_start_s=self.start.elapsed_s,
-            requests_completed=tally.requests,
             requests_failed=c.failed,
             error_rate=c.failed / done if done else None,
-            output_tokens_per_s=output_rate,
-            prompt_tokens_per_s=ratio(c.prompt_in_window, duration),
-            cached_prompt_tokens_per_s=ratio(tally.cached, duration) if c.cached_reported else None,
-            total_tokens_per_s=total_rate,
             total_tokens_per_s_per_gpu=ratio(total_rate, gpus),
             output_tokens_per_s_per_gpu=ratio(output_rate, gpus),
-            interactivity_p50_tokens_per_s=tally.request_itl.inverse_quantile(0.5),
-            interactivity_p90_tokens_per_s=interactivity,
-            e2e_interactivity_p50_tokens_per_s=tally.e2e_per_token.inverse_quantile(0.5),
-            e2e_interactivity_p75_tokens_per_s=tally.e2e_per_token.inverse_quantile(0.75),
-            e2e_interactivity_p90_tokens_per_s=e2e_interactivity,
-            per_user_output_tokens_per_s_p50=tally.decode.quantile(0.5),
-            ttft_p50_s=ttft.p50,
-            ttft_p90_s=ttft.p90,
-            ttft_p99_s=ttft.p99,
-            itl_p50_s=itl.p50,
-            itl_p90_s=itl.p90,
-            itl_p99_s=itl.p99,
-            e2e_p90_s=e2e.p90,
             prefix_cache_hit_rate_server=ratio(server.prefix_cache_hits, server.prefix_cache_queries),
-            prefix_cache_hit_rate_client=ratio(tally.cached, tally.prompt_with_cached),
-            prefix_cache_hit_rate_ceiling=ratio(tally.ceiling, tally.prompt_with_ceiling),
             kv_cache_usage_mean=self.hardware.kv.mean,
             kv_cache_usage_max=self.hardware.kv.max,
             preemptions=server.preemptions,
@@ -180,13 +169,7 @@ class PointWindow:
             client_cpu_cores_mean=self.cpu.mean,
             client_loop_lag_p99_s=self.lag.max,
             client_saturated=self.client_saturated,
-            total_tokens_per_s_per_gpu_ci_low=ratio(tput_ci.low, gpus) if tput_ci else None,
-            total_tokens_per_s_per_gpu_ci_high=ratio(tput_ci.high, gpus) if tput_ci else None,
-            interactivity_p90_tokens_per_s_ci_low=inter_ci.low if inter_ci else None,
-            interactivity_p90_tokens_per_s_ci_high=inter_ci.high if inter_ci else None,
-            e2e_interactivity_p90_tokens_per_s_ci_low=e2e_ci.low if e2e_ci else None,
-            e2e_interactivity_p90_tokens_per_s_ci_high=e2e_ci.high if e2e_ci else None,
-            ci_method=ci.method if tput_ci or inter_ci or e2e_ci else None,
+            ci_method=ci.method if known else None,
             stopped_early=self.stopped_early,
             stop_reason=self.stop_reason,
             tasks_completed=tasks.tasks_completed if tasks else None,
@@ -196,6 +179,13 @@ class PointWindow:
             usd_per_task=tasks.usd_per_task if tasks else None,
             tasks_per_hour_per_gpu=tasks.tasks_per_hour_per_gpu if tasks else None,
         )
+
+
+def _per_gpu(interval: Interval | None, gpus: int | None) -> Interval | None:
+    """A throughput interval per GPU; None without a GPU count."""
+    if interval is None or not gpus:
+        return None
+    return Interval(interval.low / gpus, interval.high / gpus)
 
 
 def _around(interval: Interval | None, value: float | None) -> Interval | None:

@@ -68,10 +68,7 @@ def tier_intervals(
     draw keeps only the points also on the draw's frontier on that axis (the North Star policy)."""
     xs = _x_ends(points, axis)
     policy = _x_ends(points, within) if within is not None else None
-    ys = [
-        _ends(p.total_tokens_per_s_per_gpu, p.total_tokens_per_s_per_gpu_ci_low, p.total_tokens_per_s_per_gpu_ci_high)
-        for p in points
-    ]
+    ys = [_ends(p.total_tokens_per_s_per_gpu, *p.interval("total_tokens_per_s_per_gpu")) for p in points]
     known = [x is not None and y is not None for x, y in zip(xs, ys, strict=True)]
     wanted = [
         read

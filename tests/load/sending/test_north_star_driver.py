@@ -40,14 +40,14 @@ async def test_e2e_normalized_and_decode_interactivity_of_a_fixed_shape(fake: Fa
     await driver.stop()
     north_star = N / (D + (N - 1) * G)  # 10 / 0.76 s ≈ 13.2 tok/s/user
     for p in (
-        figures.e2e_interactivity_p50_tokens_per_s,
-        figures.e2e_interactivity_p90_tokens_per_s,
-        figures.run_e2e_interactivity_p50_tokens_per_s,
-        figures.run_e2e_interactivity_p75_tokens_per_s,
-        figures.run_e2e_interactivity_p90_tokens_per_s,
+        figures.window.e2e_interactivity_p50_tokens_per_s,
+        figures.window.e2e_interactivity_p90_tokens_per_s,
+        figures.run.e2e_interactivity_p50_tokens_per_s,
+        figures.run.e2e_interactivity_p75_tokens_per_s,
+        figures.run.e2e_interactivity_p90_tokens_per_s,
     ):
         assert p == pytest.approx(north_star, rel=0.05)
-    for p in (figures.interactivity_p90_tokens_per_s, figures.run_interactivity_p90_tokens_per_s):
+    for p in (figures.window.interactivity_p90_tokens_per_s, figures.run.interactivity_p90_tokens_per_s):
         assert p == pytest.approx(1 / G, rel=0.05)
     rows = [row for row in driver.rows(100) if row.requests]
     assert rows and all(r.e2e_interactivity_tokens_per_s == pytest.approx(north_star, rel=0.05) for r in rows)

@@ -124,11 +124,11 @@ def pack(parts: list[Content], width: int, gap: int) -> list[list[Content]]:
 
 
 def flow(parts: list[Content], width: int, gap: str = "  ") -> Content:
-    """Figures side by side while they fit in `width`, else on further lines (see `pack`)."""
+    """FigureLines side by side while they fit in `width`, else on further lines (see `pack`)."""
     return Content("\n").join(Content(gap).join(items) for items in pack(parts, width, len(gap)))
 
 
-class Figures(Static):
+class FigureLines(Static):
     """Text figures that redraw only when their text changed, and re-lay out only when it grew or shrank.
 
     A plain `Static.update` asks for a layout pass of the whole screen every time; at 2 Hz with a

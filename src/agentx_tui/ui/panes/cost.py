@@ -9,7 +9,7 @@ from textual.widgets import Digits
 
 from agentx_tui.snapshot import Snapshot
 from agentx_tui.ui._format import NA, money, split_compact
-from agentx_tui.ui.panes._base import Figures, Pane, flow, label, line, value
+from agentx_tui.ui.panes._base import FigureLines, Pane, flow, label, line, value
 
 # SemiAnalysis AgentX as reported for vLLM (docs/sweeps.md): the figure users come to compare against.
 AGENTX_REFERENCE = "1.3 B tokens/$ (SemiAnalysis AgentX, vLLM)"
@@ -22,17 +22,17 @@ class CostPane(Pane):
     def compose(self) -> ComposeResult:
         with Horizontal(classes="meter"):
             yield Digits("", id="cost-total-digits")
-            yield Figures(id="cost-total-unit", classes="meter-unit")
+            yield FigureLines(id="cost-total-unit", classes="meter-unit")
         with Horizontal(classes="meter", id="cost-output-meter"):
             yield Digits("", id="cost-output-digits")
-            yield Figures(id="cost-output-unit", classes="meter-unit")
-        yield Figures(id="cost-figures")
+            yield FigureLines(id="cost-output-unit", classes="meter-unit")
+        yield FigureLines(id="cost-figures")
 
     def show(self, snap: Snapshot) -> None:
         cost = snap.cost
         self._meter("total", cost.tokens_per_dollar_total, "all tokens")
         self._meter("output", cost.tokens_per_dollar_output, "output")
-        figures = self.query_one("#cost-figures", Figures)
+        figures = self.query_one("#cost-figures", FigureLines)
         # Without a price the large meters would only say n/a twice: the pane shows how to set one.
         self.set_class(cost.usd_per_gpu_hour is None, "-no-price")
         if cost.usd_per_gpu_hour is None:
@@ -73,6 +73,6 @@ class CostPane(Pane):
         if digits.value != shown:
             digits.update(shown)
         unit_text = f"{unit} tokens/$" if unit else "tokens/$"
-        self.query_one(f"#cost-{which}-unit", Figures).show(
+        self.query_one(f"#cost-{which}-unit", FigureLines).show(
             Content.assemble(value(unit_text) if number != NA else value(f"{NA} tokens/$"), "\n", label(what))
         )

@@ -29,9 +29,9 @@ from textual.content import Content
 
 from agentx_tui.snapshot import FrontierAxis, Snapshot, SweepState, TierRead
 from agentx_tui.snapshot.rates import rates
-from agentx_tui.sweep import DECODE, NORTH_STAR, ChartY, MonotoneCurve, SweepChart, nice_step, other_axis
+from agentx_tui.sweep import DECODE, NORTH_STAR, ChartY, MonotoneCurve, SweepChart, nice_step, other_axis, point_x
 from agentx_tui.ui._format import NA, compact, money
-from agentx_tui.ui.panes._base import Figures, OptionalPane, flow, label, line, value
+from agentx_tui.ui.panes._base import FigureLines, OptionalPane, flow, label, line, value
 from agentx_tui.ui.panes._chart import Run, RunChart
 
 # Marker glyphs: told apart by shape, so NO_COLOR and the mono theme read the same as colour does.
@@ -320,15 +320,15 @@ class FrontierPane(OptionalPane):
             self.show(self.snapshot)
 
     def compose(self) -> ComposeResult:
-        yield Figures(id="frontier-status")
+        yield FigureLines(id="frontier-status")
         with Horizontal(id="frontier-main"):
             with Vertical(id="frontier-left"):
                 yield FrontierChart(id="frontier-chart")
-                yield Figures(id="frontier-legend")
+                yield FigureLines(id="frontier-legend")
             with Vertical(id="frontier-right"):
-                yield Figures(id="frontier-tiers")
+                yield FigureLines(id="frontier-tiers")
                 # Why tiers are n/a, under the table: the chart keeps the pane's rows.
-                yield Figures(id="frontier-notes")
+                yield FigureLines(id="frontier-notes")
 
     def show(self, snap: Snapshot) -> None:
         sweep = snap.sweep
@@ -338,7 +338,7 @@ class FrontierPane(OptionalPane):
         status = [line(label("sweep "), value(progress(sweep), "bold $accent"))]
         if sweep.stop_reason:
             status.append(line(label("ended "), value(sweep.stop_reason, "bold $text-warning")))
-        self.query_one("#frontier-status", Figures).show(Content("\n").join(status))
+        self.query_one("#frontier-status", FigureLines).show(Content("\n").join(status))
         shown = view(sweep, self.other_view)
         if shown is None:  # the other view went (a replay moved to where the sweep had only one)
             self.other_view, shown = False, view(sweep, False)
@@ -347,7 +347,7 @@ class FrontierPane(OptionalPane):
         chart = SweepChart.of(sweep.points, frontier, tiers, axis=axis, y=self.y_figure)
         data = chart_data(snap, sweep, chart)
         self.query_one("#frontier-chart", FrontierChart).plot(data)
-        legend = self.query_one("#frontier-legend", Figures)
+        legend = self.query_one("#frontier-legend", FigureLines)
         bars = any(m.x_span or m.y_span for m in data.markers)
         live = any(m.role == "live" for m in data.markers)
         # Without a GPU count the points are placed by their total throughput: the axis says so.
@@ -356,8 +356,8 @@ class FrontierPane(OptionalPane):
         unknown = [str(p.users) for p in chart.points if not p.placed and p.users is not None]
         legend.show(_legend(legend.size.width, live=live, bars=bars, y_words=y_words, unknown=unknown))
         table, notes = tier_lines(tiers)
-        self.query_one("#frontier-tiers", Figures).show(Content("\n").join(table))
-        self.query_one("#frontier-notes", Figures).show(Content("\n").join(notes))
+        self.query_one("#frontier-tiers", FigureLines).show(Content("\n").join(table))
+        self.query_one("#frontier-notes", FigureLines).show(Content("\n").join(notes))
         self.set_subtitle(_subtitle(axis, len(sweep.points), len(frontier), self.size.width))
 
 
@@ -440,8 +440,7 @@ def _live_point(snap: Snapshot, sweep: SweepState, axis: FrontierAxis | None) ->
     """Where the point being measured stands now (window figures on `axis`), once its warm-up is over."""
     if sweep.current is None or sweep.phase != "measure" or snap.client is None:
         return None
-    client = snap.client
-    x = client.e2e_interactivity_p90_tokens_per_s if axis == NORTH_STAR else client.interactivity_p90_tokens_per_s
+    x = point_x(snap.client.window, axis or DECODE)
     total = rates(snap).total
     gpus = snap.cost.gpus or next((p.gpus for p in reversed(sweep.points) if p.gpus), None)
     if x is None or total is None or not gpus or not _placeable(x, total / gpus):

@@ -8,7 +8,7 @@ from textual.widgets import Sparkline
 
 from agentx_tui.snapshot import GpuFigures, Snapshot
 from agentx_tui.ui._format import NA, bar, percent
-from agentx_tui.ui.panes._base import Figures, Pane, label, load_style, plot, value
+from agentx_tui.ui.panes._base import FigureLines, Pane, label, load_style, plot, value
 from agentx_tui.ui.panes._spark import HistoryChart
 
 _GIB = 1024**3
@@ -20,11 +20,11 @@ class GpuPane(Pane):
     TITLE = "GPU"
 
     def compose(self) -> ComposeResult:
-        yield Figures(id="gpu-rows")
+        yield FigureLines(id="gpu-rows")
         yield HistoryChart(ceiling=1.0, id="gpu-history")
 
     def show(self, snap: Snapshot) -> None:
-        rows = self.query_one("#gpu-rows", Figures)
+        rows = self.query_one("#gpu-rows", FigureLines)
         spark = self.query_one("#gpu-history", Sparkline)
         if not snap.gpu.gpus:
             rows.show(Content.styled(snap.gpu.status, "$text-warning"))

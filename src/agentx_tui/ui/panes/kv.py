@@ -8,7 +8,7 @@ from textual.widgets import Sparkline
 
 from agentx_tui.snapshot import Snapshot
 from agentx_tui.ui._format import NA, bar, count, number, percent
-from agentx_tui.ui.panes._base import Figures, Pane, label, line, load_style, plot, value
+from agentx_tui.ui.panes._base import FigureLines, Pane, label, line, load_style, plot, value
 from agentx_tui.ui.panes._spark import HistoryChart
 
 MAX_LISTED = 3  # endpoints listed one line each; beyond, the fleet pane lists them
@@ -19,11 +19,11 @@ class KvPane(Pane):
     TITLE = "KV cache"
 
     def compose(self) -> ComposeResult:
-        yield Figures(id="kv-figures")
+        yield FigureLines(id="kv-figures")
         yield HistoryChart(ceiling=1.0, id="kv-history")
 
     def show(self, snap: Snapshot) -> None:
-        figures = self.query_one("#kv-figures", Figures)
+        figures = self.query_one("#kv-figures", FigureLines)
         agg = snap.aggregate
         if agg is None:
             figures.show(Content.styled("no server metrics", "$text-warning"))

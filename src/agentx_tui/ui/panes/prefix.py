@@ -8,7 +8,7 @@ from textual.widgets import Sparkline
 
 from agentx_tui.snapshot import Snapshot
 from agentx_tui.ui._format import compact, percent
-from agentx_tui.ui.panes._base import Figures, Pane, label, line, plot, value
+from agentx_tui.ui.panes._base import FigureLines, Pane, label, line, plot, value
 from agentx_tui.ui.panes._spark import HistoryChart
 
 
@@ -17,7 +17,7 @@ class PrefixPane(Pane):
     TITLE = "Prefix cache"
 
     def compose(self) -> ComposeResult:
-        yield Figures(id="prefix-figures")
+        yield FigureLines(id="prefix-figures")
         yield HistoryChart(ceiling=1.0, id="prefix-history")
 
     def show(self, snap: Snapshot) -> None:
@@ -30,9 +30,11 @@ class PrefixPane(Pane):
         elif not client.totals.cached_tokens_reported:
             client_text = value("n/a — server omits cached_tokens", "$text-warning")
         else:
-            client_text = value(percent(client.prefix_hit_rate))
-        ceiling = client.prefix_hit_rate_ceiling if client else None
-        cached = client.cached_prompt_tokens_per_s if client else (agg.cached_prompt_tokens_per_s if agg else None)
+            client_text = value(percent(client.window.prefix_cache_hit_rate_client))
+        ceiling = client.window.prefix_cache_hit_rate_ceiling if client else None
+        cached = (
+            client.window.cached_prompt_tokens_per_s if client else (agg.cached_prompt_tokens_per_s if agg else None)
+        )
         caching_off = agg is not None and agg.prefix_caching_enabled is False
         lines = [
             line(label("server   "), value(percent(window), "bold $accent"), label(" window")),
@@ -43,5 +45,5 @@ class PrefixPane(Pane):
         ]
         if caching_off:
             lines.append(Content.styled("prefix caching is off on the server", "$text-warning"))
-        self.query_one("#prefix-figures", Figures).show(Content("\n").join(lines))
+        self.query_one("#prefix-figures", FigureLines).show(Content("\n").join(lines))
         plot(self.query_one("#prefix-history", Sparkline), self.history.prefix_hit)

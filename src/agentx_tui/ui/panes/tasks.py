@@ -22,7 +22,7 @@ from textual.content import Content
 
 from agentx_tui.snapshot import Snapshot, StepRow, TaskFigures
 from agentx_tui.ui._format import NA, compact, money, number, percent
-from agentx_tui.ui.panes._base import Figures, OptionalPane, flow, label, line, value
+from agentx_tui.ui.panes._base import FigureLines, OptionalPane, flow, label, line, value
 from agentx_tui.ui.panes._chart import Run, RunChart
 from agentx_tui.ui.panes.frontier import nice_scale
 
@@ -295,19 +295,19 @@ class TasksPane(OptionalPane):
     def compose(self) -> ComposeResult:
         # The figures above the chart in the compact layout, beside it in the full one (app.tcss).
         with Container(id="tasks-main"):
-            yield Figures(id="tasks-figures")
+            yield FigureLines(id="tasks-figures")
             with Vertical(id="tasks-right"):
                 yield StepChart(id="tasks-chart")
-                yield Figures(id="tasks-legend")
+                yield FigureLines(id="tasks-legend")
 
     def show(self, snap: Snapshot) -> None:
         tasks = snap.tasks
         self._activate(tasks is not None and tasks.tasks_completed > 0)
         if tasks is None or not self._active:
             return
-        figures = self.query_one("#tasks-figures", Figures)
+        figures = self.query_one("#tasks-figures", FigureLines)
         figures.show(figure_lines(tasks, figures.size.width))
         self.query_one("#tasks-chart", StepChart).plot(tasks.step_curve)
-        legend_figures = self.query_one("#tasks-legend", Figures)
+        legend_figures = self.query_one("#tasks-legend", FigureLines)
         legend_figures.show(legend(legend_figures.size.width))
         self.set_subtitle("whole run · completed tasks only")

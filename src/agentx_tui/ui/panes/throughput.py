@@ -10,10 +10,11 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Sparkline
 
-from agentx_tui.snapshot import ClientFigures, Percentiles, Snapshot
+from agentx_tui.snapshot import Figures, Percentiles, Snapshot
 from agentx_tui.snapshot.rates import rates as window_rates
+from agentx_tui.sweep import DECODE, NORTH_STAR, point_x
 from agentx_tui.ui._format import NA, compact, percent, seconds
-from agentx_tui.ui.panes._base import Figures, Pane, label, line, plot, value
+from agentx_tui.ui.panes._base import FigureLines, Pane, label, line, plot, value
 from agentx_tui.ui.panes._spark import HistoryChart
 
 _SERIES = ("output", "prompt", "cached", "total")
@@ -27,9 +28,9 @@ class ThroughputPane(Pane):
     def compose(self) -> ComposeResult:
         for name in _SERIES:
             with Horizontal(classes="rate-row"):
-                yield Figures(id=f"tps-{name}", classes="rate-label")
+                yield FigureLines(id=f"tps-{name}", classes="rate-label")
                 yield HistoryChart(id=f"tps-{name}-history", classes="rate-history")
-        yield Figures(id="tps-latency")
+        yield FigureLines(id="tps-latency")
 
     def show(self, snap: Snapshot) -> None:
         rates = window_rates(snap)
@@ -47,17 +48,17 @@ class ThroughputPane(Pane):
         }
         for name in _SERIES:
             style = "bold $accent" if name == "total" else "bold"
-            self.query_one(f"#tps-{name}", Figures).show(
+            self.query_one(f"#tps-{name}", FigureLines).show(
                 line(label(f"{name:<7}"), value(f"{compact(figures[name]):>7}", style), label(" tok/s"))
             )
             plot(self.query_one(f"#tps-{name}-history", Sparkline), histories[name])
         client = snap.client
         ttft, itl = rates.ttft, rates.itl
-        width = self.query_one("#tps-latency", Figures).size.width
+        width = self.query_one("#tps-latency", FigureLines).size.width
         lines = [
             _per_user(
-                client.e2e_interactivity_p90_tokens_per_s if client else None,
-                client.interactivity_p90_tokens_per_s if client else None,
+                point_x(client.window, NORTH_STAR) if client else None,
+                point_x(client.window, DECODE) if client else None,
                 width,
             ),
             _latency("TTFT", ttft),
@@ -68,11 +69,11 @@ class ThroughputPane(Pane):
         ]
         if snap.proxy is not None:
             lines.append(_real_share(snap))
-        if client is not None and client.schedule_behind:
-            lines += _behind_schedule(client, width)
+        if client is not None and client.run.schedule_behind:
+            lines += _behind_schedule(client.run, width)
         if client is not None and client.totals.requests_failed:
             lines.append(Content.styled(f"{client.totals.requests_failed} failed requests", "bold $text-error"))
-        self.query_one("#tps-latency", Figures).show(Content("\n").join(lines))
+        self.query_one("#tps-latency", FigureLines).show(Content("\n").join(lines))
         self.set_subtitle(_source(rates.source, snap, self.size.width))
 
 
@@ -114,11 +115,11 @@ def _per_user(e2e_p90: float | None, decode_p90: float | None, width: int) -> Co
     return line(*parts)
 
 
-def _behind_schedule(client: ClientFigures, width: int) -> list[Content]:
+def _behind_schedule(run: Figures, width: int) -> list[Content]:
     """A timed replay whose users fell behind its schedule (docs/metrics.md, "Honest clocks"): how late
     its requests went out, and how many users would have kept it; one line where it fits, else two."""
-    lag = f"behind schedule: lag p90 {seconds(client.schedule_lag_p90_s)}"
-    needed = client.schedule_users_needed
+    lag = f"behind schedule: lag p90 {seconds(run.schedule_lag_p90_s)}"
+    needed = run.schedule_users_needed
     few = f"too few users: ~{needed} would keep it" if needed is not None else "too few users"
     if len(lag) + 3 + len(few) <= width:
         return [Content.styled(f"{lag} · {few}", "bold $text-warning")]

@@ -53,15 +53,15 @@ async def test_a_burst_replayed_by_one_user_counts_from_when_it_was_due(fake: Fa
     # The k-th request waited k answers (k = 0 … 9); the histogram's p90 is the 9th of 10: 8 answers.
     lags = sorted(r.sent_at - r.due_at for r in d.records() if r.due_at is not None)
     assert len(lags) == 10 and lags[8] >= 8 * ANSWER_S
-    assert late.schedule_lag_p90_s == pytest.approx(lags[8], rel=0.02)
-    assert late.schedule_lag_p90_s < 8 * ANSWER_S * 1.5  # nothing else held them back for long
-    assert late.schedule_lag_p50_s is not None and late.schedule_lag_p99_s is not None
+    assert late.run.schedule_lag_p90_s == pytest.approx(lags[8], rel=0.02)
+    assert late.run.schedule_lag_p90_s < 8 * ANSWER_S * 1.5  # nothing else held them back for long
+    assert late.run.schedule_lag_p50_s is not None and late.run.schedule_lag_p99_s is not None
     # TTFT counts the wait: its p90 is about nine answers, not the one answer the server took.
-    assert late.run_ttft.p90 is not None and late.run_ttft.p90 >= 8 * ANSWER_S
-    assert late.run_e2e.p90 is not None and late.run_e2e.p90 >= late.run_ttft.p90
-    assert late.schedule_behind is True
+    assert late.run.ttft_p90_s is not None and late.run.ttft_p90_s >= 8 * ANSWER_S
+    assert late.run.e2e_p90_s is not None and late.run.e2e_p90_s >= late.run.ttft_p90_s
+    assert late.run.schedule_behind is True
     # All ten were due at once: the schedule wanted ten users at once (a fifth more for headroom).
-    assert late.schedule_users_needed is not None and late.schedule_users_needed >= 10
+    assert late.run.schedule_users_needed is not None and late.run.schedule_users_needed >= 10
 
 
 async def test_the_same_burst_with_enough_users_goes_out_on_time(fake: FakeServer, tmp_path: Path) -> None:
@@ -70,9 +70,9 @@ async def test_the_same_burst_with_enough_users_goes_out_on_time(fake: FakeServe
     d = await _replay(fake, _trace(tmp_path, [0] + [500] * 10), users=10)
     on_time = d.figures(time.monotonic())
     assert on_time.totals.requests_completed == 11
-    assert on_time.schedule_lag_p90_s is not None and on_time.schedule_lag_p90_s < 0.1
-    assert on_time.run_ttft.p90 is not None and on_time.run_ttft.p90 < 2 * ANSWER_S
-    assert on_time.schedule_behind is False
+    assert on_time.run.schedule_lag_p90_s is not None and on_time.run.schedule_lag_p90_s < 0.1
+    assert on_time.run.ttft_p90_s is not None and on_time.run.ttft_p90_s < 2 * ANSWER_S
+    assert on_time.run.schedule_behind is False
 
 
 async def test_time_spent_paused_is_not_lag(fake: FakeServer, tmp_path: Path) -> None:
@@ -80,8 +80,8 @@ async def test_time_spent_paused_is_not_lag(fake: FakeServer, tmp_path: Path) ->
     spec = _trace(tmp_path, [0, 200, 400, 600, 800])
     figures = (await _replay(fake, spec, users=5, pause_s=1.0)).figures(time.monotonic())
     assert figures.totals.requests_completed == 5
-    assert figures.schedule_lag_p99_s is not None and figures.schedule_lag_p99_s < 0.15
-    assert figures.run_ttft.p99 is not None and figures.run_ttft.p99 < 0.3
+    assert figures.run.schedule_lag_p99_s is not None and figures.run.schedule_lag_p99_s < 0.15
+    assert figures.run.ttft_p99_s is not None and figures.run.ttft_p99_s < 0.3
 
 
 async def test_a_closed_replay_is_not_scheduled(fake: FakeServer, tmp_path: Path) -> None:
@@ -89,5 +89,5 @@ async def test_a_closed_replay_is_not_scheduled(fake: FakeServer, tmp_path: Path
     spec.write_text(spec.read_text().replace("mode: timed", "mode: closed"))
     figures = (await _replay(fake, spec, users=1)).figures(time.monotonic())
     assert figures.totals.requests_completed == 3
-    assert figures.schedule_lag_p90_s is None and figures.schedule_users_needed is None
-    assert figures.schedule_behind is None
+    assert figures.run.schedule_lag_p90_s is None and figures.run.schedule_users_needed is None
+    assert figures.run.schedule_behind is None

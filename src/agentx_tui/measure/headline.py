@@ -1,0 +1,57 @@
+"""A set of requests' headline figures (docs/metrics.md §4), computed in one place.
+
+The client's rate window and its whole run (`ClientStats.figures`), a sweep point's window and a
+`--precision` run's (sweep/points.py) are all a `Tally` read by `tally_figures`: the token rates over the
+window's span, the latency percentiles, decode and E2E-normalized interactivity (1 / a percentile of
+per-request ITL or of r_i), the client's prefix-cache hit rate and the workload's ceiling.
+"""
+
+from __future__ import annotations
+
+from agentx_tui.measure.tally import Tally
+from agentx_tui.snapshot import Figures
+from agentx_tui.snapshot.stat import ratio
+
+
+def tally_figures(
+    tally: Tally,
+    *,
+    span: float | None,
+    cached_reported: bool,
+    prompt: float | None = None,
+    output: float | None = None,
+) -> Figures:
+    """`tally`'s figures; token rates over `span` seconds (None: no rates, the run's are the report's).
+
+    `prompt` and `output` are the tokens to rate when they are not the tally's own (a sweep point counts
+    the tokens whose times fell inside its window, not those of the requests it counts for latency). The
+    cached-token rate is None unless the server `cached_reported` its cached tokens."""
+    prompt = tally.prompt if prompt is None else prompt
+    output = tally.output if output is None else output
+
+    def per_s(tokens: float) -> float | None:
+        return tokens / span if span else None
+
+    ttft, itl, e2e = tally.ttft.percentiles(), tally.itl.percentiles(), tally.e2e.percentiles()
+    return Figures(
+        requests_completed=tally.requests,
+        total_tokens_per_s=per_s(prompt + output),
+        output_tokens_per_s=per_s(output),
+        prompt_tokens_per_s=per_s(prompt),
+        cached_prompt_tokens_per_s=per_s(tally.cached) if cached_reported else None,
+        e2e_interactivity_p50_tokens_per_s=tally.e2e_per_token.inverse_quantile(0.5),
+        e2e_interactivity_p75_tokens_per_s=tally.e2e_per_token.inverse_quantile(0.75),
+        e2e_interactivity_p90_tokens_per_s=tally.e2e_per_token.inverse_quantile(0.9),
+        interactivity_p50_tokens_per_s=tally.request_itl.inverse_quantile(0.5),
+        interactivity_p90_tokens_per_s=tally.request_itl.inverse_quantile(0.9),
+        per_user_output_tokens_per_s_p50=tally.decode.quantile(0.5),
+        ttft_p50_s=ttft.p50,
+        ttft_p90_s=ttft.p90,
+        ttft_p99_s=ttft.p99,
+        itl_p50_s=itl.p50,
+        itl_p90_s=itl.p90,
+        itl_p99_s=itl.p99,
+        e2e_p90_s=e2e.p90,
+        prefix_cache_hit_rate_client=ratio(tally.cached, tally.prompt_with_cached),
+        prefix_cache_hit_rate_ceiling=ratio(tally.ceiling, tally.prompt_with_ceiling),
+    )

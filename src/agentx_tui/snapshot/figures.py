@@ -1,0 +1,524 @@
+"""Every figure the tool reports, declared once (docs/metrics.md, "Report keys").
+
+A figure is a field of `Figures` made by `figure(...)`: its name is its report key, and its declaration
+says its unit, which way is better, whether it carries a 95% interval, how `compare` treats it, whether
+the headless summary prints it, and its one-line meaning. Everything else is derived from that: the
+report's keys and their order, its CSV columns, the `--check` vocabulary (the numeric figures), the
+Markdown and headless rows with their units, compare's rows and gates, and the key table of
+docs/metrics.md (a test holds the page to the declarations).
+
+`Figures` is the report's vocabulary over one window: the client's rate window of a tick (its `window`)
+and the whole run so far (its `run`), a sweep point's measured window (`PointFigures`), a `--precision`
+run's window (`RunIntervals`), and the whole run (the report, report/_model.py). Each sets the figures it
+knows; its JSON holds only those (`model_fields_set`), flat, in the declarations' order, each figure with
+an interval followed by its `_ci_low`/`_ci_high`. A file read back keeps its own key order, so an older
+report or recording is written out as it was read.
+
+Building refuses a key that is not declared (`extra="forbid"`, and the pydantic mypy plugin refuses it
+before that); reading a file of another version (`read`) drops the keys it does not know.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Annotated, Any, ClassVar, Literal, Self, get_args
+
+from pydantic import (
+    Field,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
+from pydantic.config import JsonDict
+from pydantic.fields import FieldInfo
+
+from agentx_tui.snapshot.base import Frozen
+from agentx_tui.snapshot.rows import EndpointRow, FrontierAxis, StepRow, TaskTimeBar, UserRow
+
+Better = Literal["higher", "lower"]
+# How `agentx-tui compare` treats a figure: "gate" (B worse than A by more than the tolerance is a
+# regression), "show" (side by side, never a regression), or None (not compared).
+CompareRole = Literal["gate", "show"]
+GATE: CompareRole = "gate"
+SHOW: CompareRole = "show"
+# The interval keys a figure with `interval=True` carries, after its own key.
+CI_SUFFIXES = ("_ci_low", "_ci_high")
+# Units, spelled once (the Markdown report, the headless summary and docs/metrics.md show them).
+FRACTION = "fraction 0–1"
+TOKENS_PER_S = "tokens/s"
+TOKENS_PER_S_PER_GPU = "tokens/s/GPU"
+TOKENS_PER_S_PER_USER = "tokens/s/user"
+SECONDS = "s"
+COUNT = "count"
+TOKENS = "tokens"
+USD = "USD"
+
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    """One figure's declaration (`figure` makes the field; `declared` reads them back)."""
+
+    key: str
+    unit: str  # "" for a word, a flag or a list
+    meaning: str  # one line, as docs/metrics.md shows it
+    better: Better | None = None
+    compare: CompareRole | None = None
+    interval: bool = False  # carries a 95% interval: `<key>_ci_low`, `<key>_ci_high`
+    summary: bool = False  # printed in the headless summary
+    # The part of the report it belongs to: `compare` and the headless summary show one table or block
+    # per group, in the declarations' order.
+    group: str = "run"
+    numeric: bool = False  # a number (not a flag, a word or a list): what a `--check` may name
+
+    @property
+    def interval_keys(self) -> tuple[str, str]:
+        low, high = (self.key + suffix for suffix in CI_SUFFIXES)
+        return low, high
+
+
+def figure(
+    unit: str,
+    meaning: str,
+    *,
+    better: Better | None = None,
+    compare: CompareRole | None = None,
+    interval: bool = False,
+    summary: bool = False,
+    group: str = "run",
+    default: Any = None,
+) -> Any:
+    """A declared figure's field (None until set: a figure that cannot be known is null, never 0).
+
+    The declaration rides in the field's JSON-schema extras, so `Figures.model_json_schema()` documents
+    every key with its unit and meaning too."""
+    extra: JsonDict = {
+        "unit": unit,
+        "better": better,
+        "compare": compare,
+        "interval": interval,
+        "summary": summary,
+        "group": group,
+    }
+    return Field(default, description=meaning, json_schema_extra=extra)
+
+
+def _is_numeric(info: FieldInfo) -> bool:
+    """int or float (optional), never a flag: `bool` is an `int` to Python, not a figure to check."""
+    kinds = get_args(info.annotation) or (info.annotation,)
+    return any(kind in (int, float) for kind in kinds) and bool not in kinds
+
+
+@functools.cache
+def declared(model: type[Frozen]) -> dict[str, Figure]:
+    """The figures `model` declares, by key, in their order (fields made otherwise are left out)."""
+    out: dict[str, Figure] = {}
+    for key, info in model.model_fields.items():
+        extra = info.json_schema_extra
+        if not isinstance(extra, dict) or "unit" not in extra:
+            continue
+        out[key] = Figure(
+            key=key,
+            unit=str(extra["unit"]),
+            meaning=info.description or "",
+            better=extra["better"],  # type: ignore[arg-type]
+            compare=extra["compare"],  # type: ignore[arg-type]
+            interval=bool(extra["interval"]),
+            summary=bool(extra["summary"]),
+            group=str(extra["group"]),
+            numeric=_is_numeric(info),
+        )
+    return out
+
+
+Span = tuple[float | None, float | None]  # a 95% interval (low, high); None where unknown
+# A list entry is read as its model where it fits, else kept as the JSON object it is (an older
+# report's endpoint, a hand-written point).
+_MODEL_FIRST = Field(union_mode="left_to_right")
+JsonObject = dict[str, Any]
+Endpoint = Annotated[EndpointRow | JsonObject, _MODEL_FIRST]
+User = Annotated[UserRow | JsonObject, _MODEL_FIRST]
+Step = Annotated[StepRow | JsonObject, _MODEL_FIRST]
+
+
+@functools.cache
+def _written_rank(model: type[Frozen]) -> dict[str, int]:
+    """Each key's place in the JSON this version writes for `model` (its fields, intervals after theirs)."""
+    keys: list[str] = []
+    figures = declared(model)
+    for key in model.model_fields:
+        keys.append(key)
+        if key in figures and figures[key].interval:
+            keys.extend(figures[key].interval_keys)
+    leading = getattr(model, "_LEADING", ())
+    keys = [*leading, *(k for k in keys if k not in leading)]
+    return {k: i for i, k in enumerate(keys)}
+
+
+class FigureSet(Frozen):
+    """Declared figures over one window, written flat (module docstring): only the figures set, each
+    interval after its figure, a file's own key order kept when it is read back."""
+
+    # The 95% intervals of the figures declared with `interval=True`, by figure key. In JSON they are
+    # the flat `<key>_ci_low` / `<key>_ci_high` keys, not this field.
+    intervals: dict[str, Span] = Field(default_factory=dict, exclude=True)
+    _key_order: tuple[str, ...] = PrivateAttr(default=())
+    # Keys written first, whatever their place among the fields (a point's index and window).
+    _LEADING: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def read(cls, data: Any) -> Self:
+        """A file's figures, of whatever version: keys this version does not know are dropped (a newer
+        report's), keys it lacks stay unset (an older one's) and are not written back."""
+        return cls.model_validate(data, context={"lenient": True})
+
+    def __repr_args__(self) -> Any:
+        """Only the figures set (a set declares about a hundred): what a failing test needs to read."""
+        return [(k, v) for k, v in super().__repr_args__() if k in self.model_fields_set]
+
+    def interval(self, key: str) -> Span:
+        """The 95% interval (low, high) of figure `key`; (None, None) when it has none. A key not declared
+        with an interval is a programming error, not an unknown figure."""
+        if not declared(type(self))[key].interval:
+            raise KeyError(f"{key} carries no 95% interval")
+        return self.intervals.get(key, (None, None))
+
+    def set_values(self) -> dict[str, Any]:
+        """The fields this set has (as Python values, its intervals included), in their order: for a copy
+        or a set of another kind to take over."""
+        values = {k: getattr(self, k) for k in type(self).model_fields if k in self.model_fields_set}
+        return {**values, "intervals": dict(self.intervals)}
+
+    def updated(self, **values: Any) -> Self:
+        """A copy with `values` set, validated as when building: a key not declared is refused."""
+        intervals = {**self.intervals, **values.pop("intervals", {})}
+        return type(self).model_validate({**self.set_values(), **values, "intervals": intervals})
+
+    @classmethod
+    def _absorb(cls, data: dict[str, Any], *, lenient: bool) -> dict[str, Any]:
+        """The flat input's interval keys into `intervals`; in a lenient read, unknown keys dropped.
+        A subclass with flat keys of its own (the report's tier keys) takes them here too."""
+        figures = declared(cls)
+        intervals = dict(data.pop("intervals", None) or {})
+        for key, fig in figures.items():
+            if not fig.interval:
+                continue
+            low_key, high_key = fig.interval_keys
+            if low_key in data or high_key in data:
+                low, high = data.pop(low_key, None), data.pop(high_key, None)
+                if low is not None or high is not None:
+                    intervals[key] = (low, high)
+        if lenient:
+            data = {k: v for k, v in data.items() if k in cls.model_fields}
+        data["intervals"] = intervals
+        return data
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _read_flat(cls, data: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> Any:
+        if not isinstance(data, dict):
+            return handler(data)
+        lenient = bool(info.context and info.context.get("lenient"))
+        order = tuple(data)
+        model = handler(cls._absorb(dict(data), lenient=lenient))
+        if lenient and not cls._in_written_order(order):  # a file of another order: written back in its own
+            model._key_order = order
+        return model
+
+    @classmethod
+    def _in_written_order(cls, keys: tuple[str, ...]) -> bool:
+        """Whether `keys` come in the order this version writes them (the usual case: nothing to keep)."""
+        rank = _written_rank(cls)
+        ranks = [rank[k] for k in keys if k in rank]
+        return all(a <= b for a, b in pairwise(ranks))
+
+    def _flat_extra(self, out: dict[str, Any]) -> dict[str, Any]:
+        """What a subclass writes besides its declared fields (the report: its tiers' flat keys)."""
+        return out
+
+    @model_serializer(mode="wrap")
+    def _write_flat(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        raw = handler(self)
+        figures = declared(type(self))
+        out: dict[str, Any] = {}
+        for key in type(self).model_fields:
+            if key not in self.model_fields_set or key not in raw:
+                continue
+            out[key] = raw[key]
+            fig = figures.get(key)
+            if fig is not None and fig.interval:
+                low, high = self.intervals.get(key, (None, None))
+                out.update(zip(fig.interval_keys, (low, high), strict=True))
+        out = self._flat_extra(out)
+        first = self._key_order or self._LEADING
+        if first:
+            kept = {k: out[k] for k in first if k in out}
+            out = {**kept, **{k: v for k, v in out.items() if k not in kept}}
+        return out
+
+
+class Figures(FigureSet):
+    """The report's figures (docs/metrics.md), in the order its JSON, CSV and Markdown give them."""
+
+    # --- what was measured -------------------------------------------------------------------
+    target: str | None = figure("", "what was measured: the simulated engine, a launched server or the attached URLs")
+    model: str | None = figure("", "the served model, as the servers name it (several joined by commas)")
+    engine_version: str | None = figure("", "the servers' engine version (several joined by commas)")
+    workload: str | None = figure("", "the workload: a preset, a YAML file, a trace or a folder of sessions")
+    simulated: bool | None = figure("", "true when the target is the built-in simulated engine")
+    agentx_version: str | None = figure("", "the agentx-tui version that wrote the report")
+    output_scale: float | None = figure("", "--output-scale: every answer's length was this times its own (1: as is)")
+    started_at: float | None = figure("unix time, s", "when the run's first sample was taken")
+    ended_at: float | None = figure("unix time, s", "when its last sample was taken")
+    duration_s: float | None = figure(SECONDS, "first sample to last sample", summary=True)
+    samples: int | None = figure(COUNT, "ticks (snapshots) the report is built from")
+    partial: bool | None = figure("", "true when the run was cut short (a signal, a server that died)")
+    partial_reason: str | None = figure("", "why the run was cut short")
+    users: int | None = figure(COUNT, "concurrent users (agent sessions) at the end")
+    users_max: int | None = figure(COUNT, "the most concurrent users at any tick")
+    gpus: int | None = figure(COUNT, "GPUs behind the target (the per-GPU figures' divisor)")
+    gpus_source: str | None = figure("", "where the GPU count came from: --gpus, NVML, DCGM series, a profile")
+
+    # --- throughput -----------------------------------------------------------------------------
+    total_tokens_per_s: float | None = figure(
+        TOKENS_PER_S,
+        "prompt + output tokens per second (cache + input + output, AgentX accounting)",
+        better="higher",
+        compare=GATE,
+        summary=True,
+    )
+    total_tokens_per_s_per_gpu: float | None = figure(
+        TOKENS_PER_S_PER_GPU, "total tokens per second per GPU", better="higher", compare=GATE, interval=True
+    )
+    output_tokens_per_s: float | None = figure(
+        TOKENS_PER_S, "output tokens per second", better="higher", compare=GATE, summary=True
+    )
+    output_tokens_per_s_per_gpu: float | None = figure(
+        TOKENS_PER_S_PER_GPU, "output tokens per second per GPU", better="higher", compare=GATE
+    )
+    prompt_tokens_per_s: float | None = figure(TOKENS_PER_S, "prompt tokens per second, cached ones included")
+    cached_prompt_tokens_per_s: float | None = figure(
+        TOKENS_PER_S, "prompt tokens per second the servers served from their prefix cache"
+    )
+    throughput_source: str | None = figure("", "whose counts the rates are: client (the load driver's) or server")
+    output_tokens: int | float | None = figure(TOKENS, "output tokens over the run")
+    prompt_tokens: int | float | None = figure(TOKENS, "prompt tokens over the run")
+    cached_prompt_tokens: int | float | None = figure(TOKENS, "prompt tokens served from the prefix cache")
+    output_tokens_per_s_server: float | None = figure(TOKENS_PER_S, "output tokens per second by the servers' counters")
+    prompt_tokens_per_s_server: float | None = figure(TOKENS_PER_S, "prompt tokens per second by the servers' counters")
+    cached_prompt_tokens_per_s_server: float | None = figure(
+        TOKENS_PER_S, "cached prompt tokens per second by the servers' counters"
+    )
+    total_tokens_per_s_server: float | None = figure(TOKENS_PER_S, "total tokens per second by the servers' counters")
+
+    # --- interactivity ------------------------------------------------------------------------------
+    e2e_interactivity_p50_tokens_per_s: float | None = figure(
+        TOKENS_PER_S_PER_USER, "1 / p50 of E2E latency per output token", better="higher", compare=GATE
+    )
+    e2e_interactivity_p75_tokens_per_s: float | None = figure(
+        TOKENS_PER_S_PER_USER, "1 / p75 of E2E latency per output token", better="higher", compare=GATE
+    )
+    e2e_interactivity_p90_tokens_per_s: float | None = figure(
+        TOKENS_PER_S_PER_USER,
+        "the North Star: 1 / p90 of E2E latency per output token (E2E-normalized interactivity)",
+        better="higher",
+        compare=GATE,
+        interval=True,
+    )
+    interactivity_p50_tokens_per_s: float | None = figure(
+        TOKENS_PER_S_PER_USER, "decode interactivity: 1 / p50 of per-request ITL", better="higher", compare=GATE
+    )
+    interactivity_p90_tokens_per_s: float | None = figure(
+        TOKENS_PER_S_PER_USER,
+        "decode interactivity: 1 / p90 of per-request ITL",
+        better="higher",
+        compare=GATE,
+        interval=True,
+    )
+    per_user_output_tokens_per_s_p50: float | None = figure(
+        TOKENS_PER_S, "a request's decode speed, output tokens / (last − first token), p50", summary=True
+    )
+
+    # --- latency ----------------------------------------------------------------------------------
+    ttft_p50_s: float | None = figure(SECONDS, "time to first token, p50", better="lower", summary=True)
+    ttft_p90_s: float | None = figure(SECONDS, "time to first token, p90", better="lower", compare=SHOW, summary=True)
+    ttft_p99_s: float | None = figure(SECONDS, "time to first token, p99", better="lower")
+    itl_p50_s: float | None = figure(SECONDS, "gap between content tokens, pooled over tokens, p50", better="lower")
+    itl_p90_s: float | None = figure(
+        SECONDS, "gap between content tokens, pooled over tokens, p90", better="lower", compare=SHOW, summary=True
+    )
+    itl_p99_s: float | None = figure(SECONDS, "gap between content tokens, pooled over tokens, p99", better="lower")
+    e2e_p90_s: float | None = figure(SECONDS, "a request's start to its last content token, p90", better="lower")
+
+    # --- requests ---------------------------------------------------------------------------------
+    requests_completed: int | float | None = figure(
+        COUNT, "requests completed (the servers' counter when observing only)", summary=True
+    )
+    requests_failed: int | None = figure(COUNT, "requests that failed for good", summary=True)
+    error_rate: float | None = figure(
+        FRACTION, "failed / (completed + failed) requests", better="lower", compare=SHOW, summary=True
+    )
+    errors_by_kind: dict[str, int] | None = figure("", "failed or retried attempts by kind")
+    sessions_started: int | None = figure(COUNT, "sessions that ran to their end or to the model's context")
+    sessions_completed: int | None = figure(COUNT, "sessions that ran all their steps")
+
+    # --- the prefix cache ----------------------------------------------------------------------
+    prefix_cache_hit_rate_server: float | None = figure(
+        FRACTION, "Δhits / Δqueries of the servers' prefix-cache counters (tokens)", compare=SHOW, summary=True
+    )
+    prefix_cache_hit_rate_client: float | None = figure(
+        FRACTION, "Σ cached_tokens / Σ prompt tokens of the client's requests", compare=SHOW, summary=True
+    )
+    prefix_cache_hit_rate_ceiling: float | None = figure(
+        FRACTION, "the hit rate a perfect, unbounded prefix cache would reach on the prompts sent", summary=True
+    )
+    prefix_cache_hit_rate_server_lifetime: float | None = figure(
+        FRACTION, "the servers' hit rate since they started (their counters' values)"
+    )
+    prefix_cache_hit_rate_server_source: str | None = figure("", "how the servers' hit rate was computed, in words")
+
+    # --- the servers and their GPUs ------------------------------------------------------------------
+    kv_cache_usage_mean: float | None = figure(FRACTION, "KV-cache usage, mean over the samples", summary=True)
+    kv_cache_usage_max: float | None = figure(FRACTION, "KV-cache usage, the highest sample", summary=True)
+    preemptions: float | None = figure(COUNT, "requests the servers preempted (their counter)", summary=True)
+    gpu_util_mean: float | None = figure(FRACTION, "GPU utilisation, mean over GPUs and samples", summary=True)
+    gpu_power_w_mean: float | None = figure("W", "the GPUs' summed power draw, mean over the samples", summary=True)
+    gpu_power_w_mean_source: str | None = figure("", "how the power figure was computed, in words")
+
+    # --- cost ------------------------------------------------------------------------------------
+    usd_per_gpu_hour: float | None = figure("USD/GPU-hour", "the price of one GPU for an hour")
+    price_source: str | None = figure("", "where the price came from")
+    cost_mode: str | None = figure("", "rental (a flat price) or owned (capex + measured power)")
+    usd_spent: float | None = figure(USD, "what the run cost at that price", summary=True)
+    tokens_per_dollar_total: float | None = figure(
+        "tokens/USD", "total tokens per dollar", better="higher", compare=GATE, summary=True
+    )
+    tokens_per_dollar_output: float | None = figure(
+        "tokens/USD", "output tokens per dollar", better="higher", compare=GATE, summary=True
+    )
+    usd_per_million_output_tokens: float | None = figure(
+        "USD/1M tokens", "dollars per million output tokens", better="lower", compare=GATE, summary=True
+    )
+
+    # --- tasks: a task is one session tree ---------------------------------------------------------
+    tasks_completed: int | None = figure(COUNT, "tasks completed", compare=SHOW, group="tasks")
+    tasks_running: int | None = figure(COUNT, "tasks still running at the end", group="tasks")
+    tasks_failed: int | None = figure(COUNT, "tasks failed", group="tasks")
+    task_s_p50: float | None = figure(SECONDS, "task wall time p50", better="lower", compare=GATE, group="tasks")
+    task_s_p90: float | None = figure(SECONDS, "task wall time p90", better="lower", compare=GATE, group="tasks")
+    task_model_share: float | None = figure(FRACTION, "model share of the tasks' time", compare=SHOW, group="tasks")
+    steps_per_task_mean: float | None = figure(
+        "calls/task", "calls per task (sub-agents' included)", compare=SHOW, group="tasks"
+    )
+    tokens_per_task_mean: float | None = figure(
+        "tokens/task", "tokens per task (prompt + output)", compare=SHOW, group="tasks"
+    )
+    output_tokens_per_task_mean: float | None = figure(
+        "tokens/task", "output tokens per task", compare=SHOW, group="tasks"
+    )
+    usd_per_task: float | None = figure("USD/task", "USD per task", better="lower", compare=GATE, group="tasks")
+    tasks_per_hour_per_gpu: float | None = figure(
+        "tasks/hour/GPU", "tasks per hour per GPU", better="higher", compare=GATE, group="tasks"
+    )
+    step_curve: list[Step] | None = figure(
+        "", "per step of the agents' loops: requests, mean context, TTFT and E2E p50/p90", group="tasks"
+    )
+    task_s_histogram: list[TaskTimeBar] | None = figure(
+        "", "the completed tasks' wall times as bars {upper_s, tasks}", group="tasks"
+    )
+
+    # --- how sure: --precision, a sweep's axis ------------------------------------------------------
+    precision: float | None = figure("", "--precision F: a window ends once both 95% half-widths are within F")
+    ci_method: str | None = figure("", "how the 95% intervals were computed")
+    stopped_early: bool | None = figure("", "true when --precision was met before the time ran out")
+    stop_reason: str | None = figure("", "why the measured window ended, in words")
+    frontier_axis: FrontierAxis | None = figure("", "a sweep: the interactivity its frontier and tiers are read on")
+
+    # --- a timed replay's schedule -------------------------------------------------------------------
+    schedule_lag_p50_s: float | None = figure(SECONDS, "a scheduled request's first send − when it was due, p50")
+    schedule_lag_p90_s: float | None = figure(SECONDS, "a scheduled request's first send − when it was due, p90")
+    schedule_lag_p99_s: float | None = figure(SECONDS, "a scheduled request's first send − when it was due, p99")
+    schedule_behind: bool | None = figure("", "true when the users fell behind the replay's schedule")
+    schedule_users_needed: int | None = figure(COUNT, "about how many users would keep the schedule")
+
+    # --- the load generator --------------------------------------------------------------------------
+    workers: int | None = figure(COUNT, "load-generator processes (or Ray actors)")
+    client_cpu_cores_mean: float | None = figure("cores", "the load generator's CPU, mean")
+    client_cpu_us_per_token: float | None = figure("µs", "the load generator's CPU per output token streamed")
+    client_loop_lag_p99_s: float | None = figure(SECONDS, "the load generator's event-loop lag, p99")
+    client_saturated: bool | None = figure("", "true when the load generator itself limited the figures")
+    client_saturated_reason: str | None = figure("", "why the load generator was saturated, in words")
+
+    # --- your own traffic: --proxy, --capture ------------------------------------------------------
+    proxied_requests: int | None = figure(COUNT, "model calls the proxy forwarded", summary=True, group="proxy")
+    proxied_sessions: int | None = figure(COUNT, "real agents' session trees seen", summary=True, group="proxy")
+    proxy_added_ttft_p50_s: float | None = figure(
+        SECONDS, "the proxy's own part of a first token's way, p50", group="proxy"
+    )
+    proxy_added_ttft_p99_s: float | None = figure(
+        SECONDS, "the proxy's own part of a first token's way, p99", summary=True, group="proxy"
+    )
+    captured_sessions: int | None = figure(COUNT, "session files written by --capture", summary=True, group="proxy")
+    capture_dir: str | None = figure("", "where --capture wrote them", group="proxy")
+
+    # --- lists ---------------------------------------------------------------------------------------
+    endpoints: list[Endpoint] | None = figure("", "the same server figures per endpoint")
+    users_detail: list[User] | None = figure("", "one row per user or real session")
+
+
+class TierRead(Frozen):
+    """A sweep's throughput read at one interactivity tier (docs/sweeps.md). None outside the measured
+    range, and `note` says why. Its figures are the report's `<figure>_at_<T>` keys."""
+
+    tier: float  # tokens/s/user, p90 interactivity on `axis`
+    total_tokens_per_s_per_gpu: float | None = figure(
+        TOKENS_PER_S_PER_GPU, "total tokens per second per GPU on the frontier at tier T", better="higher"
+    )
+    tokens_per_dollar_total: float | None = figure("tokens/USD", "total tokens per dollar at T", better="higher")
+    usd_per_million_total_tokens: float | None = figure(
+        "USD/1M tokens", "dollars per million total tokens at T", better="lower"
+    )
+    note: str | None = None
+    # 95% interval of the read (docs/sweeps.md): the points' intervals carried through the frontier.
+    total_tokens_per_s_per_gpu_ci_low: float | None = None
+    total_tokens_per_s_per_gpu_ci_high: float | None = None
+    axis: FrontierAxis | None = None  # the interactivity the tier is read on; None (older recordings): decode
+    # Agents at T (docs/sweeps.md): the users on the frontier where it crosses T, read like the
+    # throughput, in all and per GPU. Read on the sweep's own axis only (its `tiers`); None elsewhere.
+    users: float | None = None
+    agents_per_gpu: float | None = figure("agents/GPU", "users per GPU where the frontier crosses T", better="higher")
+
+
+class PointFigures(Figures):
+    """One measured point of a sweep: the report's figures over the point's window (docs/sweeps.md), with
+    where the window was and how steady the point was. Its JSON begins with those (`_LEADING`)."""
+
+    _LEADING: ClassVar[tuple[str, ...]] = ("index", "users", "warmup_s", "duration_s", "window_start_s")
+
+    index: int
+    users: int  # a point always knows its users and its window
+    warmup_s: float
+    duration_s: float
+    window_start_s: float  # run-elapsed seconds at which the measured window began
+    usd_per_million_total_tokens: float | None = figure(
+        "USD/1M tokens", "a point: dollars per million total tokens at its throughput", better="lower", group="point"
+    )
+    mean_prompt_tokens: float | None = figure(
+        TOKENS, "a point: mean prompt tokens of its requests (did the contexts still grow?)", group="point"
+    )
+    peak_in_flight: int = figure(
+        COUNT, "a point: most requests in flight at a tick (sub-agents push it above users)", group="point", default=0
+    )
+
+
+class RunIntervals(Figures):
+    """A plain run with `--precision` (docs/sweeps.md): its measured window's figures with their 95%
+    intervals, and why the run ended (`stop_reason`). The report carries each interval's relative width
+    over to its own whole-run figure. None where too few requests or session trees tell."""
+
+    precision: float
+    requests: int = 0  # counted for the window's latencies

@@ -1,0 +1,96 @@
+"""The rows a set of figures lists (users, steps of the step curve, endpoints, task-time bars) and the
+frontier's axis: small models shared by the tick's Snapshot and the report's figures."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from agentx_tui.snapshot.base import Frozen
+
+UserState = Literal["prefill", "decoding", "tool", "waiting", "paused", "done", "error"]
+
+
+class UserRow(Frozen):
+    """One row of the users table: a user (one of the `-u N` slots of simulated load, running one session
+    after another), a sub-agent while it runs (`parent`), or a real agent's session through `--proxy`
+    (`real`)."""
+
+    user: int
+    session: int  # how many sessions this user has started (1-based)
+    state: UserState
+    step: int
+    steps_total: int
+    context_tokens: int
+    last_ttft_s: float | None = None
+    decode_tokens_per_s: float | None = None  # rolling mean over this session's requests
+    # 1 / mean r_i (E2E latency per output token) over this session: its E2E-normalized interactivity
+    e2e_interactivity_tokens_per_s: float | None = None
+    output_tokens: int = 0  # over all sessions of this user
+    requests: int = 0
+    errors: int = 0
+    endpoint: str = ""
+    parent: int | None = None  # for sub-agents: the parent user id
+    interactivity_tokens_per_s: float | None = None  # 1 / mean per-request ITL over this session
+    label: str = ""  # what the session replays (a trace file name), or a real session's short id
+    real: bool = False  # a proxied session of a real agent (agentx_tui.proxy), not a simulated user
+    # A real session's own name (its session header's value or the request's `user` field), for the
+    # screen only: excluded from every serialisation (the recording, the report's `users_detail`), as
+    # docs/capture.md promises that no header value is ever written. "" for inferred sessions.
+    name: str = Field(default="", exclude=True)
+
+
+class StepRow(Frozen):
+    """One row of the step curve (docs/metrics.md, "Tasks"): the completed calls whose step (a call's
+    place in its agent's loop) falls in [step, step_last]."""
+
+    step: int  # the bucket's first step
+    step_last: int
+    requests: int
+    context_tokens_mean: float | None = None
+    ttft_p50_s: float | None = None
+    ttft_p90_s: float | None = None
+    e2e_p50_s: float | None = None
+    e2e_p90_s: float | None = None
+
+
+# The x-axis a sweep's frontier is read on (docs/sweeps.md): AgentX's North Star, E2E-normalized
+# interactivity (1 / p90 of E2E latency per output token), or decode interactivity (1 / p90 of ITL).
+FrontierAxis = Literal["e2e_interactivity", "decode_interactivity"]
+
+
+class EndpointRow(Frozen):
+    """One endpoint's whole-run figures (the report's `endpoints`, docs/metrics.md)."""
+
+    url: str | None = None
+    up: bool | None = None
+    status: str | None = None
+    flavor: str | None = None
+    model: str | None = None
+    engine_version: str | None = None
+    output_tokens_per_s: float | None = None
+    prompt_tokens_per_s: float | None = None
+    cached_prompt_tokens_per_s: float | None = None
+    total_tokens_per_s: float | None = None
+    prefix_cache_hit_rate_server: float | None = None
+    preemptions: float | None = None
+    requests_finished: float | None = None
+    prefix_cache_hit_rate_server_lifetime: float | None = None
+    kv_cache_usage_mean: float | None = None
+    kv_cache_usage_max: float | None = None
+    block_size: int | None = None
+    num_gpu_blocks: int | None = None
+    prompt_tokens: float | None = None
+    generation_tokens: float | None = None
+    cached_prompt_tokens: float | None = None
+    prefix_cache_queries: float | None = None
+    prefix_cache_hits: float | None = None
+
+
+class TaskTimeBar(Frozen):
+    """One bar of the completed tasks' wall-time distribution (`task_s_histogram`): the tasks whose wall
+    time is at most `upper_s` and above the bar before (edges on a 1-2-5 scale; empty bars left out)."""
+
+    upper_s: float
+    tasks: int
