@@ -1,6 +1,6 @@
 """The package rules of docs/architecture.md, as data: what each package may import, the load side's
 layers, which modules are a package's way in, and which imports must stay lazy; no import cycles;
-Textual only in ui/.
+Textual only in ui/; no class name defined twice.
 
 Every import counts: module-level, type-only (`if TYPE_CHECKING:`) and lazy ones inside functions —
 they tie modules together just the same. Importing `a.b.c` also runs the `__init__` of `a.b`, so an
@@ -272,3 +272,29 @@ def test_the_cycle_finder_finds_a_planted_cycle() -> None:
     graph = _graph()
     graph["agentx_tui.errors"].add("agentx_tui.cli")
     assert _cycle(graph) is not None
+
+
+def _class_places() -> dict[str, list[str]]:
+    """Every class defined in the package, top-level or nested, by name: where each one is (`path:line`)."""
+    places: dict[str, list[str]] = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                places.setdefault(node.name, []).append(f"{path.relative_to(ROOT.parent)}:{node.lineno}")
+    return places
+
+
+def _defined_twice(places: dict[str, list[str]]) -> list[str]:
+    return sorted(f"{name}: {' and '.join(where)}" for name, where in places.items() if len(where) > 1)
+
+
+def test_no_class_name_is_defined_twice() -> None:
+    # Two things under one name read as one thing: each name says which it is.
+    twice = _defined_twice(_class_places())
+    assert twice == [], "class names defined in more than one place:\n" + "\n".join(twice)
+
+
+def test_the_class_name_check_finds_a_planted_pair() -> None:
+    places = _class_places()
+    places.setdefault("Snapshot", []).append("agentx_tui/ui/planted.py:1")
+    assert any(line.startswith("Snapshot: ") and "ui/planted.py:1" in line for line in _defined_twice(places))

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agentx_tui.errors import WorkloadError
-from agentx_tui.load.workload.sessions import SessionTree, SubAgent, load_session_set
+from agentx_tui.load.workload.sessions import SessionSubAgent, SessionTree, load_session_set
 from agentx_tui.sessionfile import SessionFile, normalise, read_session_file
 from tests.helpers.paths import AGENTX_WEKA, AGENTX_WEKA_ABSENT
 from tests.helpers.traces import session_tree
@@ -41,7 +41,7 @@ def shape(tree: SessionTree) -> Any:
     def calls(cs: Any) -> list[Any]:
         return [(c.index, c.t, c.think_time, c.api_time, c.input_tokens, c.output_tokens, list(c.hash_ids)) for c in cs]
 
-    def subs(ss: tuple[SubAgent, ...]) -> list[Any]:
+    def subs(ss: tuple[SessionSubAgent, ...]) -> list[Any]:
         return [(s.agent_id, s.t, s.start, s.spawn_after, s.join_at, calls(s.calls), subs(s.subagents)) for s in ss]
 
     return (tree.block_size, calls(tree.calls), subs(tree.subagents))

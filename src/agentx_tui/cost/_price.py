@@ -38,7 +38,7 @@ class PriceChoice(BaseModel):
         watts = power_w if power_w is not None else self.board_power_w
         if watts is None:
             return None
-        return watts / 1000.0 * self.pue * self.usd_per_kwh
+        return _energy_usd_per_gpu_hour(watts, self.pue, self.usd_per_kwh)
 
     def at_power(self, power_w: float | None) -> float:
         """USD per GPU-hour with each GPU drawing ``power_w`` watts (owned mode only depends on it)."""
@@ -46,6 +46,11 @@ class PriceChoice(BaseModel):
         if self.fixed_usd_per_gpu_hour is None or energy is None:
             return self.usd_per_gpu_hour
         return self.fixed_usd_per_gpu_hour + energy
+
+
+def _energy_usd_per_gpu_hour(watts: float, pue: float, usd_per_kwh: float) -> float:
+    """What a GPU drawing `watts` costs an hour in energy, its share of cooling (`pue`) included."""
+    return watts / 1000.0 * pue * usd_per_kwh
 
 
 def _split_profile(name: str) -> tuple[str, Literal["rental", "owned"]]:
@@ -69,9 +74,9 @@ def preset_price(
             profile=label,
             source=f"preset {label} ({why}; {cite})",
         )
-    fixed = None
+    fixed = None  # the preset's owned price is at board power: less that energy, what is left is fixed
     if preset.board_power_w is not None:
-        board_energy = preset.board_power_w / 1000.0 * presets.pue * presets.usd_per_kwh
+        board_energy = _energy_usd_per_gpu_hour(preset.board_power_w, presets.pue, presets.usd_per_kwh)
         fixed = preset.owned_usd_per_gpu_hour - board_energy
     return PriceChoice(
         mode="owned",

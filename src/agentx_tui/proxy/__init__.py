@@ -25,7 +25,7 @@ from agentx_tui.proxy._server import (
     parent_header,
 )
 from agentx_tui.proxy._session import REAL_ID_BASE, TASK_ID_BASE, LiveSession
-from agentx_tui.proxy._session_stats import SessionFigures
+from agentx_tui.proxy._session_stats import ProxiedSessionFigures
 from agentx_tui.proxy._sessions import LiveSessions
 from agentx_tui.proxy._tokenize import Tokenizer, TokenizerFigures
 
@@ -41,10 +41,10 @@ __all__ = [
     "LiveSession",
     "LiveSessions",
     "ProxiedCall",
+    "ProxiedSessionFigures",
     "ProxyHealth",
     "ProxyObserver",
     "ProxyServer",
-    "SessionFigures",
     "Tokenizer",
     "TokenizerFigures",
     "check_listen_address",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from agentx_tui.proxy._session import SessionTree
+from agentx_tui.proxy._session import LiveTree
 
 # --session-idle's default: a session tree with no call for this long has ended (a task done, docs/metrics.md
 # "Tasks"), is captured, then dropped. An agent's own pause between calls (a tool, a human) is shorter.
@@ -18,9 +18,9 @@ MAX_LIVE_TREES = 50_000
 MAX_CANDIDATES = 16  # trees looked at for the one to drop early (busy trees are also the most recent)
 
 
-def idle_trees(trees: Iterable[SessionTree], now: float, idle_s: float = DEFAULT_SESSION_IDLE_S) -> list[SessionTree]:
+def idle_trees(trees: Iterable[LiveTree], now: float, idle_s: float = DEFAULT_SESSION_IDLE_S) -> list[LiveTree]:
     """The trees idle for `idle_s` and not busy, of `trees` ordered least recently active first."""
-    over: list[SessionTree] = []
+    over: list[LiveTree] = []
     for tree in trees:
         if now - tree.last_activity < idle_s:
             break  # ordered by activity: the rest are more recent
@@ -29,7 +29,7 @@ def idle_trees(trees: Iterable[SessionTree], now: float, idle_s: float = DEFAULT
     return over
 
 
-def oldest_free_tree(trees: Iterable[SessionTree]) -> SessionTree | None:
+def oldest_free_tree(trees: Iterable[LiveTree]) -> LiveTree | None:
     """The least recently active tree that is not busy, of `trees` ordered so (looking at a few)."""
     for looked, tree in enumerate(trees):
         if looked >= MAX_CANDIDATES:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter, OrderedDict
 
-from agentx_tui.proxy._session import LiveSession, SessionTree
+from agentx_tui.proxy._session import LiveSession, LiveTree
 from agentx_tui.snapshot import USERS_SHOWN, UserRow
 
 
@@ -13,7 +13,7 @@ class LiveTable:
     def __init__(self, endpoint: str = "") -> None:
         self.endpoint = endpoint
         self.sessions: OrderedDict[int, LiveSession] = OrderedDict()  # least recently active first
-        self.trees: OrderedDict[str, SessionTree] = OrderedDict()  # least recently active first
+        self.trees: OrderedDict[str, LiveTree] = OrderedDict()  # least recently active first
 
     def add(self, session: LiveSession) -> None:
         """A new session (and its tree, if new): the most recently active."""
@@ -25,7 +25,7 @@ class LiveTable:
         self.sessions.move_to_end(session.id)
         self.trees.move_to_end(session.tree.id)
 
-    def remove(self, tree: SessionTree) -> None:
+    def remove(self, tree: LiveTree) -> None:
         del self.trees[tree.id]
         for session in tree.sessions:
             self.sessions.pop(session.id, None)

@@ -203,10 +203,9 @@ class ProxyServer:
             in_flight=self._in_flight,
             upstream_errors=self._upstream_errors,
             last_upstream_error=self._last_error,
-            added_ttft=Percentiles(p50=self._added.quantile(0.5), p90=self._added.quantile(0.9),
-                                   p99=self._added.quantile(0.99)),
+            added_ttft=self._added.percentiles(),
             agent_cancelled=self._cancelled,
-        )  # fmt: skip
+        )
 
     def events(self) -> list[str]:
         """One-line messages for the dashboard's log since the last call (no header values in them)."""

@@ -27,9 +27,10 @@ def screen_name(value: str) -> str:
 
 
 @dataclass(slots=True, eq=False)
-class SessionTree:
-    """An agent and its sub-agents: one task of the run's (`task`, its calls' tree id), captured as one
-    session file, and over as one (`_eviction.py`)."""
+class LiveTree:
+    """A real agent and its sub-agents as the proxy sees them live: one task of the run's (`task`, its
+    calls' tree id), captured as one session file, and over as one (`_eviction.py`). (A session file's
+    tree as a replay sends it is `load`'s `SessionTree`.)"""
 
     id: str
     label: str
@@ -53,7 +54,7 @@ class LiveSession(CallTally):
     """One proxied agent (a tree's root or a sub-agent) and its figures."""
 
     id: int
-    tree: SessionTree
+    tree: LiveTree
     parent: LiveSession | None
     depth: int
     label: str

@@ -30,8 +30,8 @@ from agentx_tui.proxy._eviction import DEFAULT_SESSION_IDLE_S, MAX_LIVE_TREES, i
 from agentx_tui.proxy._inference import SPAWN_WINDOW_S, SessionInference
 from agentx_tui.proxy._live_table import LiveTable
 from agentx_tui.proxy._prompt_tokens import PromptTokens
-from agentx_tui.proxy._session import REAL_ID_BASE, TASK_ID_BASE, How, LiveSession, SessionTree, screen_name
-from agentx_tui.proxy._session_stats import SessionFigures, SessionStats
+from agentx_tui.proxy._session import REAL_ID_BASE, TASK_ID_BASE, How, LiveSession, LiveTree, screen_name
+from agentx_tui.proxy._session_stats import ProxiedSessionFigures, SessionStats
 from agentx_tui.proxy._tokenize import Tokenizer
 from agentx_tui.snapshot import USERS_SHOWN, UserRow
 
@@ -118,7 +118,7 @@ class LiveSessions:
             self._retire(tree, "error" if tree.failed else "done")
         return len(over)
 
-    def _retire(self, tree: SessionTree, how: str) -> None:
+    def _retire(self, tree: LiveTree, how: str) -> None:
         """A tree is over (`how` its task ended, `StatsSink.session_ended`): captured, then out of the
         live table and of the inference."""
         self._stats.tree_ended(tree.task, how)
@@ -136,7 +136,7 @@ class LiveSessions:
     def states(self) -> dict[str, int]:
         return self._table.states()
 
-    def figures(self) -> SessionFigures:
+    def figures(self) -> ProxiedSessionFigures:
         return self._stats.figures(live_sessions=len(self._table.sessions))
 
     # -- the observer ------------------------------------------------------------------------------
@@ -201,7 +201,7 @@ class LiveSessions:
             tree_capture = self.capture.open_tree() if self.capture is not None else None
             tree_id = tree_capture.id if tree_capture is not None else secrets.token_hex(8)
             self._next_task += 1
-            tree = SessionTree(
+            tree = LiveTree(
                 id=tree_id,
                 label=tree_id[:6],
                 capture=tree_capture,

@@ -1,10 +1,10 @@
-"""`Page` + `WindowState` → `EndpointFigures` (pure): the formulas of docs/metrics.md for server figures."""
+"""`MetricsPage` + `WindowState` → `EndpointFigures` (pure): the formulas of docs/metrics.md for server figures."""
 
 from __future__ import annotations
 
 from agentx_tui.snapshot import EndpointFigures, EndpointTotals, EngineFigures, Percentiles
 from agentx_tui.telemetry._names import PREFIX_COUNTERS, TOTAL_FIELDS
-from agentx_tui.telemetry._parse import Page
+from agentx_tui.telemetry._parse import MetricsPage
 from agentx_tui.telemetry._window import WindowState, quantile
 
 
@@ -14,7 +14,7 @@ def ratio(numerator: float | None, denominator: float | None) -> float | None:
     return numerator / denominator
 
 
-def _gauge(page: Page, name: str, engine: str | None, *, mean: bool) -> float | None:
+def _gauge(page: MetricsPage, name: str, engine: str | None, *, mean: bool) -> float | None:
     per_engine = page.gauges.get(name)
     if not per_engine:
         return None
@@ -26,14 +26,14 @@ def _gauge(page: Page, name: str, engine: str | None, *, mean: bool) -> float | 
     return sum(values) / len(values) if mean else sum(values)
 
 
-def hit_rate_window(page: Page, state: WindowState, engine: str | None = None) -> float | None:
+def hit_rate_window(page: MetricsPage, state: WindowState, engine: str | None = None) -> float | None:
     rate = ratio(state.delta("prefix_hits", engine), state.delta("prefix_queries", engine))
     if rate is None and state.total("prefix_hits", engine) is None:
         rate = _gauge(page, "hit_rate_gauge", engine, mean=True)
     return rate
 
 
-def hit_rate_lifetime(page: Page) -> float | None:
+def hit_rate_lifetime(page: MetricsPage) -> float | None:
     """hits / queries as the server reports them now, i.e. since the server started."""
     hits = [v for (name, _, _), v in page.counters.items() if name == "prefix_hits"]
     queries = [v for (name, _, _), v in page.counters.items() if name == "prefix_queries"]
@@ -48,7 +48,7 @@ def percentiles(state: WindowState, name: str) -> Percentiles:
     return Percentiles(p50=quantile(0.5, items), p90=quantile(0.9, items), p99=quantile(0.99, items))
 
 
-def totals(page: Page, state: WindowState) -> EndpointTotals:
+def totals(page: MetricsPage, state: WindowState) -> EndpointTotals:
     values: dict[str, float | None] = {}
     for field_name, internal in TOTAL_FIELDS.items():
         value = state.total(internal)
@@ -58,7 +58,7 @@ def totals(page: Page, state: WindowState) -> EndpointTotals:
     return EndpointTotals(**values)
 
 
-def engine_rows(page: Page, state: WindowState) -> tuple[EngineFigures, ...]:
+def engine_rows(page: MetricsPage, state: WindowState) -> tuple[EngineFigures, ...]:
     engines = page.engines
     if len(engines) < 2:
         return ()
@@ -75,7 +75,7 @@ def engine_rows(page: Page, state: WindowState) -> tuple[EngineFigures, ...]:
     )
 
 
-def page_figures(page: Page, state: WindowState, identity: EndpointFigures) -> EndpointFigures:
+def page_figures(page: MetricsPage, state: WindowState, identity: EndpointFigures) -> EndpointFigures:
     """``identity`` (url, flavor, status, model…) completed with the figures of this page."""
     return identity.model_copy(
         update={

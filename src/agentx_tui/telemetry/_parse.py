@@ -1,4 +1,4 @@
-"""Prometheus text → `Page`: the figures of one scrape in the internal vocabulary (pure, no I/O).
+"""Prometheus text → `MetricsPage`: the figures of one scrape in the internal vocabulary (pure, no I/O).
 
 The text is parsed by `prometheus_client`'s own parser; everything the parser or a strange value
 can throw becomes a `PageError`, so no page, however malformed, escapes as an exception.
@@ -31,7 +31,9 @@ class Histogram:
 
 
 @dataclass
-class Page:
+class MetricsPage:
+    """One scrape of a /metrics page, parsed: its figures by internal name, per engine."""
+
     flavor: PageFlavor | None = None
     counters: dict[SeriesKey, float] = field(default_factory=dict)
     histograms: dict[SeriesKey, Histogram] = field(default_factory=dict)
@@ -136,7 +138,7 @@ def _counter_samples(raw: _Raw, name: str) -> list[tuple[dict[str, str], float]]
     return raw.samples.get(name + "_total") or raw.samples.get(name) or []
 
 
-def _parse_counters(raw: _Raw, page: Page, engine_version: str | None) -> None:
+def _parse_counters(raw: _Raw, page: MetricsPage, engine_version: str | None) -> None:
     for internal, candidates in _names.COUNTERS.items():
         source = _first_present(raw, candidates, ("_total", ""))
         if source is None:
@@ -150,7 +152,7 @@ def _parse_counters(raw: _Raw, page: Page, engine_version: str | None) -> None:
             page.counters[key] = page.counters.get(key, 0.0) + value
 
 
-def _parse_gauges(raw: _Raw, page: Page) -> None:
+def _parse_gauges(raw: _Raw, page: MetricsPage) -> None:
     for internal, candidates in _names.GAUGES.items():
         source = _first_present(raw, candidates, ("",))
         if source is None:
@@ -164,7 +166,7 @@ def _parse_gauges(raw: _Raw, page: Page) -> None:
         }
 
 
-def _parse_histograms(raw: _Raw, page: Page) -> None:
+def _parse_histograms(raw: _Raw, page: MetricsPage) -> None:
     for internal, candidates in _names.HISTOGRAMS.items():
         source = _first_present(raw, candidates, ("_bucket",))
         if source is None:
@@ -191,7 +193,7 @@ def _label_int(labels: dict[str, str], name: str) -> int | None:
         return None
 
 
-def _parse_cache_config(raw: _Raw, page: Page) -> None:
+def _parse_cache_config(raw: _Raw, page: MetricsPage) -> None:
     infos = raw.samples.get(_names.CACHE_CONFIG_INFO, [])
     if not infos:
         return
@@ -202,10 +204,10 @@ def _parse_cache_config(raw: _Raw, page: Page) -> None:
     page.prefix_caching_enabled = {"true": True, "false": False}.get(enabled)
 
 
-def parse_page(text: str, engine_version: str | None = None) -> Page:
+def parse_page(text: str, engine_version: str | None = None) -> MetricsPage:
     """Parse one /metrics page; raises `PageError` (only) when the text cannot be parsed."""
     raw = _read(text)
-    page = Page(samples=raw.samples)
+    page = MetricsPage(samples=raw.samples)
     _parse_counters(raw, page, engine_version)
     _parse_gauges(raw, page)
     _parse_histograms(raw, page)

@@ -1,4 +1,4 @@
-"""Windowed rates and run totals from successive `Page`s (pure; the caller supplies the clock).
+"""Windowed rates and run totals from successive `MetricsPage`s (pure; the caller supplies the clock).
 
 Every counter series keeps a reset-aware running increase since the monitor's first page: each step
 adds ``new - old``, or ``new`` when the counter went down (the server restarted), as Prometheus
@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from agentx_tui.telemetry._parse import Histogram, Page, SeriesKey
+from agentx_tui.telemetry._parse import Histogram, MetricsPage, SeriesKey
 
 Buckets = dict[float, float]
 
@@ -65,7 +65,7 @@ class WindowState:
         """Forget the window (rates restart) but keep the run totals running."""
         self._points.clear()
 
-    def add(self, page: Page, now: float) -> None:
+    def add(self, page: MetricsPage, now: float) -> None:
         first = self._last is None
         last = self._last or _Last()
         for key, value in page.counters.items():
@@ -85,7 +85,7 @@ class WindowState:
         while len(self._points) >= 2 and self._points[1].t <= cutoff:
             self._points.popleft()
 
-    def _point(self, page: Page, now: float) -> Point:
+    def _point(self, page: MetricsPage, now: float) -> Point:
         counters: dict[tuple[str, str], float] = {}
         for key in page.counters:
             group = key[:2]

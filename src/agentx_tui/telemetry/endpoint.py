@@ -13,7 +13,7 @@ from agentx_tui.telemetry import _names
 from agentx_tui.telemetry._fetch import FetchError, fetch_text
 from agentx_tui.telemetry._figures import page_figures
 from agentx_tui.telemetry._names import PageFlavor
-from agentx_tui.telemetry._parse import Page, PageError, parse_page
+from agentx_tui.telemetry._parse import MetricsPage, PageError, parse_page
 from agentx_tui.telemetry._window import WindowState
 from agentx_tui.telemetry.dcgm import gpus_from_samples
 
@@ -96,7 +96,7 @@ class MetricsReader:
             return self.down(str(exc), answered=True)
         return self.read_page(page, now)
 
-    def read_page(self, page: Page, now: float) -> EndpointFigures:
+    def read_page(self, page: MetricsPage, now: float) -> EndpointFigures:
         self.dcgm_gpus = gpus_from_samples(page.samples, "sim" if self.flavor == "sim" else "dcgm")
         flavor: Flavor = self.flavor
         if flavor == "unknown" and page.flavor is not None:
@@ -110,7 +110,7 @@ class MetricsReader:
             figures = figures.model_copy(update=self._sim_health(page))
         return figures
 
-    def _sim_health(self, page: Page) -> dict[str, float | None]:
+    def _sim_health(self, page: MetricsPage) -> dict[str, float | None]:
         lag = max((value for _, value in page.samples.get(_names.SIM_LAG, [])), default=None)
         lost_now = sum(value for _, value in page.samples.get(_names.SIM_LOST, []))
         lost = None if self._sim_lost is None else max(0.0, lost_now - self._sim_lost)

@@ -10,7 +10,7 @@ import pytest
 
 from agentx_tui.load.sending.health import ProcessHealth
 from agentx_tui.load.spreading.pool import _shifted
-from agentx_tui.load.spreading.protocol import Answer, WorkerReport
+from agentx_tui.load.spreading.protocol import WorkerAnswer, WorkerReport
 from agentx_tui.measure import Completed
 
 
@@ -29,12 +29,12 @@ def test_a_scheduled_request_crosses_the_pipe_whole() -> None:
     )  # fmt: skip
     here, there = multiprocessing.get_context("spawn").Pipe()
     try:
-        there.send((Answer.REPORT, report))
+        there.send((WorkerAnswer.REPORT, report))
         kind, received = here.recv()
     finally:
         here.close()
         there.close()
-    assert kind == Answer.REPORT
+    assert kind == WorkerAnswer.REPORT
     (done,) = received.completed
     assert done == _scheduled()
     assert done.due_at == 10.0 and done.schedule_lag_s == 2.0 and done.e2e_s == pytest.approx(3.0)

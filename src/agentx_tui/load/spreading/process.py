@@ -16,7 +16,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from agentx_tui.errors import TargetError
-from agentx_tui.load.spreading.protocol import ANSWERS, Answer, Command, WorkerSpec
+from agentx_tui.load.spreading.protocol import ANSWERS, Command, WorkerAnswer, WorkerSpec
 from agentx_tui.load.spreading.worker import WorkerCore
 
 _STOP_TIMEOUT_S = 10.0
@@ -55,14 +55,14 @@ async def _serve(conn: Connection, spec: WorkerSpec) -> None:
     core = WorkerCore(spec)
     try:
         await core.start()
-        conn.send((Answer.STARTED, spec.index))
+        conn.send((WorkerAnswer.STARTED, spec.index))
     except Exception as exc:  # calibration is done; a failure here is a server that went away
-        conn.send((Answer.FAILED, f"{type(exc).__name__}: {exc}"))
+        conn.send((WorkerAnswer.FAILED, f"{type(exc).__name__}: {exc}"))
         return
     while True:
         command, *args = await inbox.get()
         if command == Command.COLLECT:
-            conn.send((Answer.REPORT, core.collect()))
+            conn.send((WorkerAnswer.REPORT, core.collect()))
         elif command == Command.USERS:
             core.set_users(args[0])
         elif command == Command.PAUSE:
@@ -72,11 +72,11 @@ async def _serve(conn: Connection, spec: WorkerSpec) -> None:
         elif command == Command.WORKLOAD:
             core.set_workload(args[0])
         elif command == Command.DRAIN:
-            conn.send((Answer.DRAINED, await core.drain(args[0])))
+            conn.send((WorkerAnswer.DRAINED, await core.drain(args[0])))
         elif command == Command.STOP:
             await core.stop()
             with contextlib.suppress(OSError):
-                conn.send((Answer.STOPPED, core.collect()))
+                conn.send((WorkerAnswer.STOPPED, core.collect()))
             return
 
 
@@ -113,10 +113,10 @@ class ProcessWorker:
             kind, *rest = await asyncio.wait_for(self._answers.get(), timeout_s)
         except TimeoutError as exc:
             raise TargetError(f"Load worker {self.index} did not start within {timeout_s:g} s.", _START_HINT) from exc
-        if kind != Answer.STARTED:
+        if kind != WorkerAnswer.STARTED:
             if kind == "gone":
                 self._answers.put_nowait(("gone",))  # every later question fails at once too
-            why = str(rest[0]).rstrip(".") if rest and kind == Answer.FAILED else "its process exited"
+            why = str(rest[0]).rstrip(".") if rest and kind == WorkerAnswer.FAILED else "its process exited"
             raise TargetError(f"Load worker {self.index} could not start: {why}.", _START_HINT)
 
     def tell(self, command: Command, *args: Any) -> None:

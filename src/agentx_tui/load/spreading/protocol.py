@@ -30,7 +30,9 @@ class Command(StrEnum):
     WORKLOAD = "workload"  # (a PreparedWorkload)
 
 
-class Answer(StrEnum):
+class WorkerAnswer(StrEnum):
+    """What a worker sends back: that it started or could not, or its answer to a `Command`."""
+
     STARTED = "started"
     FAILED = "failed"  # (why, in words): the worker could not start
     REPORT = "report"
@@ -38,7 +40,11 @@ class Answer(StrEnum):
     STOPPED = "stopped"
 
 
-ANSWERS = {Command.COLLECT: Answer.REPORT, Command.DRAIN: Answer.DRAINED, Command.STOP: Answer.STOPPED}
+ANSWERS = {
+    Command.COLLECT: WorkerAnswer.REPORT,
+    Command.DRAIN: WorkerAnswer.DRAINED,
+    Command.STOP: WorkerAnswer.STOPPED,
+}
 
 
 @dataclass(frozen=True)

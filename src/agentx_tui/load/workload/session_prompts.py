@@ -28,7 +28,7 @@ import math
 from array import array
 
 from agentx_tui.load.workload.conversation import Conversation, Segment, SingleMessage
-from agentx_tui.load.workload.sessions import SessionCall, SessionTree, SubAgent
+from agentx_tui.load.workload.sessions import SessionCall, SessionSubAgent, SessionTree
 from agentx_tui.load.workload.text import TextMaker
 
 _MARKER, _BLOCK, _TAIL = 0x3A55_0001, 0x3A55_0002, 0x3A55_0003
@@ -125,7 +125,7 @@ class PassPrompts:
         text, real = self.maker.text(key, tail)
         return Segment(key, text, real)
 
-    def _index(self, agent: SessionTree | SubAgent, slot: int) -> None:
+    def _index(self, agent: SessionTree | SessionSubAgent, slot: int) -> None:
         for c in agent.calls:
             self._slot[c.seq] = slot
         for sub in agent.subagents:

@@ -48,6 +48,8 @@ _EPS = 1e-6  # recorded times are milliseconds: this only absorbs float rounding
 
 @dataclass(frozen=True, slots=True, eq=False)
 class SessionCall:
+    """A call of a `SessionTree` (its parent's or a sub-agent's), scaled (the file's record: `sessionfile.Call`)."""
+
     index: int  # position among its agent's calls
     seq: int  # position among all calls of the tree, in file order: unique within the tree
     where: str  # e.g. "requests[40].requests[3]", for messages
@@ -62,7 +64,10 @@ class SessionCall:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class SubAgent:
+class SessionSubAgent:
+    """A sub-agent of a `SessionTree`, scaled and scheduled against its parent's calls (the file's own
+    record of it is `sessionfile.SubAgent`)."""
+
     where: str  # "requests[40]"
     agent_id: str
     subagent_type: str
@@ -71,7 +76,7 @@ class SubAgent:
     spawn_after: int | None  # index of the parent call after which it starts; None: at the start
     join_at: int | None  # index of the parent call that waits for it; None: the tree ends with it
     calls: tuple[SessionCall, ...]
-    subagents: tuple[SubAgent, ...]  # nested ones, scheduled against this sub-agent's calls
+    subagents: tuple[SessionSubAgent, ...]  # nested ones, scheduled against this sub-agent's calls
 
     @property
     def label(self) -> str:
@@ -82,6 +87,9 @@ class SubAgent:
 # (session_stream.py): a tree no user holds any more is dropped.
 @dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)
 class SessionTree:
+    """One recorded session of a session file, immutable, as a replay sends it: the parent's calls and
+    its sub-agents (a real agent's tree as the proxy sees it live is `proxy`'s `LiveTree`)."""
+
     name: str  # the file's name
     path: Path
     session_id: str  # the file's `id`
@@ -89,7 +97,7 @@ class SessionTree:
     block_size: int  # recorded tokens per hash id
     scale: float
     calls: tuple[SessionCall, ...]  # the parent's
-    subagents: tuple[SubAgent, ...]
+    subagents: tuple[SessionSubAgent, ...]
     # Totals over the calls, computed from them (so `replace` with other calls recomputes them too).
     call_count: int = field(init=False)  # every call, sub-agents' included
     subagent_count: int = field(init=False)
@@ -255,10 +263,10 @@ class _TreeBuilder:
 
     def agent(
         self, requests: list[sessionfile.SubAgent | sessionfile.Call], prefix: str
-    ) -> tuple[tuple[SessionCall, ...], tuple[SubAgent, ...]]:
+    ) -> tuple[tuple[SessionCall, ...], tuple[SessionSubAgent, ...]]:
         """One agent's requests: its calls, and its sub-agents with their schedule against those calls."""
         calls: list[SessionCall] = []
-        found: list[tuple[SubAgent, int | None]] = []
+        found: list[tuple[SessionSubAgent, int | None]] = []
         for i, item in enumerate(requests):
             where = f"{prefix}requests[{i}]"
             if isinstance(item, sessionfile.SubAgent):
@@ -282,9 +290,9 @@ class _TreeBuilder:
             recorded_in=item.input_tokens, recorded_out=item.output_tokens,
         )  # fmt: skip
 
-    def subagent(self, item: sessionfile.SubAgent, where: str) -> SubAgent:
+    def subagent(self, item: sessionfile.SubAgent, where: str) -> SessionSubAgent:
         calls, nested = self.agent(item.requests, where + ".")
-        return SubAgent(
+        return SessionSubAgent(
             where=where, agent_id=item.agent_id if item.agent_id is not None else where,
             subagent_type=item.subagent_type or "", t=item.t,
             start=None if item.duration_ms is None else item.t - item.duration_ms / 1000.0,
@@ -303,13 +311,13 @@ def _id_array(ids: list[int]) -> array[int]:
 # -- derived figures and scaling -----------------------------------------------------------------------
 
 
-def _walk(calls: tuple[SessionCall, ...], subagents: tuple[SubAgent, ...]) -> Iterator[SessionCall]:
+def _walk(calls: tuple[SessionCall, ...], subagents: tuple[SessionSubAgent, ...]) -> Iterator[SessionCall]:
     yield from calls
     for sub in subagents:
         yield from _walk(sub.calls, sub.subagents)
 
 
-def _count_subagents(subagents: tuple[SubAgent, ...]) -> int:
+def _count_subagents(subagents: tuple[SessionSubAgent, ...]) -> int:
     return sum(1 + _count_subagents(s.subagents) for s in subagents)
 
 
@@ -339,7 +347,9 @@ def _rescaled_calls(calls: tuple[SessionCall, ...], scale: float, output_scale: 
     )
 
 
-def _rescaled_subagents(subagents: tuple[SubAgent, ...], scale: float, output_scale: float) -> tuple[SubAgent, ...]:
+def _rescaled_subagents(
+    subagents: tuple[SessionSubAgent, ...], scale: float, output_scale: float
+) -> tuple[SessionSubAgent, ...]:
     return tuple(
         replace(
             s,

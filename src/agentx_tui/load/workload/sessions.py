@@ -15,8 +15,8 @@ from agentx_tui.load.workload.session_trees import (
     SessionCall,
     SessionFigures,
     SessionSet,
+    SessionSubAgent,
     SessionTree,
-    SubAgent,
     load_session_set,
     survey_sessions,
 )
@@ -28,9 +28,9 @@ __all__ = [
     "SessionFigures",
     "SessionSet",
     "SessionStream",
+    "SessionSubAgent",
     "SessionTree",
     "SessionsSpec",
-    "SubAgent",
     "load_session_set",
     "survey_sessions",
 ]

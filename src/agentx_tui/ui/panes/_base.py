@@ -1,10 +1,12 @@
-"""What every pane shares: a key-numbered title, a Snapshot reactive fed from the app, a history."""
+"""What every pane shares: a key-numbered title, a Snapshot reactive fed from the app, a history; the
+layout of the panes of figures over one 0–1 history (`GaugePane`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import ClassVar
 
+from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
 from textual.reactive import reactive
@@ -14,6 +16,7 @@ from textual.widgets import Sparkline, Static
 from agentx_tui.snapshot import Snapshot
 from agentx_tui.ui._format import level, series
 from agentx_tui.ui._history import History
+from agentx_tui.ui.panes._spark import HistoryChart
 
 _SUPERSCRIPT = "⁰¹²³⁴⁵⁶⁷⁸⁹"
 
@@ -89,6 +92,21 @@ class OptionalPane(Pane):
             self.screen.minimize()
 
 
+class GaugePane(Pane):
+    """Figures over the history of one 0–1 figure (GPU utilisation, KV usage, prefix hits), the chart
+    scaled to 1 (`HistoryChart`): `#<name>-figures` over `#<name>-history` (`GpuPane`: `#gpu-…`)."""
+
+    def __init__(self, history: History, *, id: str | None = None) -> None:
+        super().__init__(history, id=id)
+        name = self.pane_id().removeprefix("pane-")
+        self.figures = FigureLines(id=f"{name}-figures")
+        self.chart = HistoryChart(ceiling=1.0, id=f"{name}-history")
+
+    def compose(self) -> ComposeResult:
+        yield self.figures
+        yield self.chart
+
+
 def load_style(fraction: float | None, warn: float = 0.75, crit: float = 0.92) -> str:
     """Theme colour for a 0–1 load figure."""
     return {"ok": "$success", "warn": "$warning", "crit": "bold $error", "na": "$text-muted"}[
@@ -124,7 +142,7 @@ def pack(parts: list[Content], width: int, gap: int) -> list[list[Content]]:
 
 
 def flow(parts: list[Content], width: int, gap: str = "  ") -> Content:
-    """FigureLines side by side while they fit in `width`, else on further lines (see `pack`)."""
+    """Figures side by side while they fit in `width`, else on further lines (see `pack`)."""
     return Content("\n").join(Content(gap).join(items) for items in pack(parts, width, len(gap)))
 
 

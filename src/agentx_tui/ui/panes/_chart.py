@@ -2,13 +2,14 @@
 
 A pane's chart is a pure function from its data to rows of (text, role) runs; `RunChart` turns those
 runs into strips, styling each run by its role (a component class `<prefix>--<role>`, so the theme and
-CSS colour them), and redraws only when the data or the size changed.
+CSS colour them), and redraws only when the data or the size changed. A chart names its roles once
+(`ROLES`); their component classes follow from them.
 """
 
 from __future__ import annotations
 
 from abc import abstractmethod
-from typing import ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from rich.segment import Segment
 from rich.style import Style
@@ -20,10 +21,16 @@ Data = TypeVar("Data")
 
 
 class RunChart(Widget, Generic[Data]):
-    """A chart of `data` that `draw` turns into rows of runs; the roles are `COMPONENT_CLASSES` less
-    `ROLE_PREFIX`."""
+    """A chart of `data` that `draw` turns into rows of runs; a run's role is styled by the component
+    class `ROLE_PREFIX` + role, one for each of `ROLES`."""
 
     ROLE_PREFIX: ClassVar[str]
+    ROLES: ClassVar[tuple[str, ...]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # Textual reads a widget's component classes from its class's own COMPONENT_CLASSES.
+        cls.COMPONENT_CLASSES = {cls.ROLE_PREFIX + role for role in cls.ROLES}
 
     def __init__(self, data: Data, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -50,8 +57,8 @@ class RunChart(Widget, Generic[Data]):
         if not self._styles:
             base = self.rich_style
             self._styles = {"": base}
-            for name in self.COMPONENT_CLASSES:
-                self._styles[name.removeprefix(self.ROLE_PREFIX)] = base + self.get_component_rich_style(name)
+            for each in self.ROLES:
+                self._styles[each] = base + self.get_component_rich_style(self.ROLE_PREFIX + each)
         return self._styles.get(role, self._styles[""])
 
     def render_line(self, y: int) -> Strip:

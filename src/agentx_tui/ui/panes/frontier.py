@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -271,20 +271,8 @@ def _place_x_labels(ticks: Sequence[float], px: Callable[[float], int], cols: in
 class FrontierChart(RunChart[ChartData]):
     """The frontier chart; redraws only when its data or its size changed."""
 
-    COMPONENT_CLASSES: ClassVar[set[str]] = {
-        "frontier-chart--axis",
-        "frontier-chart--label",
-        "frontier-chart--curve",
-        "frontier-chart--point",
-        "frontier-chart--dominated",
-        "frontier-chart--live",
-        "frontier-chart--interval",
-    }
-
     ROLE_PREFIX = "frontier-chart--"
-
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(ChartData(), id=id)
+    ROLES = ("axis", "label", "curve", "point", "dominated", "live", "interval")
 
     def draw(self, data: ChartData, width: int, height: int) -> list[list[Run]]:
         return draw_chart(data, width, height)
@@ -323,7 +311,7 @@ class FrontierPane(OptionalPane):
         yield FigureLines(id="frontier-status")
         with Horizontal(id="frontier-main"):
             with Vertical(id="frontier-left"):
-                yield FrontierChart(id="frontier-chart")
+                yield FrontierChart(ChartData(), id="frontier-chart")
                 yield FigureLines(id="frontier-legend")
             with Vertical(id="frontier-right"):
                 yield FigureLines(id="frontier-tiers")

@@ -2,30 +2,22 @@
 
 from __future__ import annotations
 
-from textual.app import ComposeResult
 from textual.content import Content
-from textual.widgets import Sparkline
 
 from agentx_tui.snapshot import GpuFigures, Snapshot
 from agentx_tui.ui._format import NA, bar, percent
-from agentx_tui.ui.panes._base import FigureLines, Pane, label, load_style, plot, value
-from agentx_tui.ui.panes._spark import HistoryChart
+from agentx_tui.ui.panes._base import GaugePane, label, load_style, plot, value
 
 _GIB = 1024**3
 MAX_ROWS = 8  # one row per GPU up to a node's worth; a fleet's are summed up in one line
 
 
-class GpuPane(Pane):
+class GpuPane(GaugePane):
     KEY = 1
     TITLE = "GPU"
 
-    def compose(self) -> ComposeResult:
-        yield FigureLines(id="gpu-rows")
-        yield HistoryChart(ceiling=1.0, id="gpu-history")
-
     def show(self, snap: Snapshot) -> None:
-        rows = self.query_one("#gpu-rows", FigureLines)
-        spark = self.query_one("#gpu-history", Sparkline)
+        rows, spark = self.figures, self.chart
         if not snap.gpu.gpus:
             rows.show(Content.styled(snap.gpu.status, "$text-warning"))
             spark.add_class("-no-gpu")

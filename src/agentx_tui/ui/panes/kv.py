@@ -2,33 +2,25 @@
 
 from __future__ import annotations
 
-from textual.app import ComposeResult
 from textual.content import Content
-from textual.widgets import Sparkline
 
 from agentx_tui.snapshot import Snapshot
 from agentx_tui.ui._format import NA, bar, count, number, percent
-from agentx_tui.ui.panes._base import FigureLines, Pane, label, line, load_style, plot, value
-from agentx_tui.ui.panes._spark import HistoryChart
+from agentx_tui.ui.panes._base import GaugePane, label, line, load_style, plot, value
 
 MAX_LISTED = 3  # endpoints listed one line each; beyond, the fleet pane lists them
 
 
-class KvPane(Pane):
+class KvPane(GaugePane):
     KEY = 2
     TITLE = "KV cache"
 
-    def compose(self) -> ComposeResult:
-        yield FigureLines(id="kv-figures")
-        yield HistoryChart(ceiling=1.0, id="kv-history")
-
     def show(self, snap: Snapshot) -> None:
-        figures = self.query_one("#kv-figures", FigureLines)
         agg = snap.aggregate
         if agg is None:
-            figures.show(Content.styled("no server metrics", "$text-warning"))
+            self.figures.show(Content.styled("no server metrics", "$text-warning"))
             return
-        width = max(figures.size.width, 20)
+        width = max(self.figures.size.width, 20)
         usage = agg.kv_cache_usage
         lines = [
             line(
@@ -57,8 +49,8 @@ class KvPane(Pane):
             ]
         elif len(snap.endpoints) > MAX_LISTED:
             lines.append(label(f"mean of {len(snap.endpoints)} replicas · per replica: pane 9"))
-        figures.show(Content("\n").join(lines))
-        plot(self.query_one("#kv-history", Sparkline), self.history.kv_usage)
+        self.figures.show(Content("\n").join(lines))
+        plot(self.chart, self.history.kv_usage)
 
 
 def _blocks(blocks: int | None, size: int | None) -> str:

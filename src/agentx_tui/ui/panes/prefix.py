@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-from textual.app import ComposeResult
 from textual.content import Content
-from textual.widgets import Sparkline
 
 from agentx_tui.snapshot import Snapshot
 from agentx_tui.ui._format import compact, percent
-from agentx_tui.ui.panes._base import FigureLines, Pane, label, line, plot, value
-from agentx_tui.ui.panes._spark import HistoryChart
+from agentx_tui.ui.panes._base import GaugePane, label, line, plot, value
 
 
-class PrefixPane(Pane):
+class PrefixPane(GaugePane):
     KEY = 3
     TITLE = "Prefix cache"
-
-    def compose(self) -> ComposeResult:
-        yield FigureLines(id="prefix-figures")
-        yield HistoryChart(ceiling=1.0, id="prefix-history")
 
     def show(self, snap: Snapshot) -> None:
         agg = snap.aggregate
@@ -45,5 +38,5 @@ class PrefixPane(Pane):
         ]
         if caching_off:
             lines.append(Content.styled("prefix caching is off on the server", "$text-warning"))
-        self.query_one("#prefix-figures", FigureLines).show(Content("\n").join(lines))
-        plot(self.query_one("#prefix-history", Sparkline), self.history.prefix_hit)
+        self.figures.show(Content("\n").join(lines))
+        plot(self.chart, self.history.prefix_hit)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.containers import Container, Vertical
@@ -264,19 +263,8 @@ def draw_steps(rows: Sequence[StepRow], width: int, height: int) -> list[list[Ru
 class StepChart(RunChart[tuple[StepRow, ...]]):
     """The step curve; redraws only when its rows or its size changed."""
 
-    COMPONENT_CLASSES: ClassVar[set[str]] = {
-        "step-chart--axis",
-        "step-chart--label",
-        "step-chart--ttft",
-        "step-chart--e2e-p50",
-        "step-chart--e2e-p90",
-        "step-chart--context",
-    }
-
     ROLE_PREFIX = "step-chart--"
-
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__((), id=id)
+    ROLES = ("axis", "label", "ttft", "e2e-p50", "e2e-p90", "context")
 
     @property
     def rows(self) -> tuple[StepRow, ...]:
@@ -297,7 +285,7 @@ class TasksPane(OptionalPane):
         with Container(id="tasks-main"):
             yield FigureLines(id="tasks-figures")
             with Vertical(id="tasks-right"):
-                yield StepChart(id="tasks-chart")
+                yield StepChart((), id="tasks-chart")
                 yield FigureLines(id="tasks-legend")
 
     def show(self, snap: Snapshot) -> None:

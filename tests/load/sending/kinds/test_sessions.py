@@ -13,7 +13,7 @@ import pytest
 from agentx_tui.load.sending.kinds.sessions import Agent, TreeOutcome, replay_tree
 from agentx_tui.load.workload.conversation import CeilingTracker, Conversation
 from agentx_tui.load.workload.session_prompts import PassPrompts
-from agentx_tui.load.workload.sessions import SessionCall, SessionTree, SubAgent, load_session_set
+from agentx_tui.load.workload.sessions import SessionCall, SessionSubAgent, SessionTree, load_session_set
 from agentx_tui.load.workload.text import WORD_POOL, TextMaker, TokenModel
 from tests.helpers.traces import write_session_corpus, write_session_tree
 from tests.load.fake_openai import GEN, HEADER, TRAILER, chat_ids, word_ids
@@ -261,7 +261,7 @@ def test_an_exception_in_send_cancels_the_tree_and_propagates_as_itself(tmp_path
         sender = FakeSender(loop)
 
         async def send(agent: Agent, c: SessionCall) -> bool:
-            if isinstance(agent, SubAgent):
+            if isinstance(agent, SessionSubAgent):
                 raise ValueError("bug in send")
             return await sender(agent, c)
 

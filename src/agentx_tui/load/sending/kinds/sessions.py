@@ -31,10 +31,10 @@ from agentx_tui.load.sending.context import LoopContext
 from agentx_tui.load.sending.sender import ServerConnection
 from agentx_tui.load.sending.users import User
 from agentx_tui.load.workload.session_prompts import PassPrompts
-from agentx_tui.load.workload.sessions import PreparedSessions, SessionCall, SessionTree, SubAgent
+from agentx_tui.load.workload.sessions import PreparedSessions, SessionCall, SessionSubAgent, SessionTree
 from agentx_tui.measure import Failed
 
-Agent = SessionTree | SubAgent  # the parent is the tree itself
+Agent = SessionTree | SessionSubAgent  # the parent is the tree itself
 CallSender = Callable[[Agent, SessionCall], Awaitable[bool]]  # one request; True when it succeeded
 Ended = Literal["done", "error", "stopped"]
 TOO_LONG = "session_call_too_long"
@@ -57,7 +57,7 @@ async def replay_tree(
     *,
     max_think_s: float | None = None,
     stop: asyncio.Event | None = None,
-    on_subagent: Callable[[SubAgent, bool], None] | None = None,
+    on_subagent: Callable[[SessionSubAgent, bool], None] | None = None,
     sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     clock: Callable[[], float] = time.monotonic,
 ) -> TreeOutcome:
@@ -86,7 +86,7 @@ class _Run:
         send: CallSender,
         max_think_s: float | None,
         stop: asyncio.Event | None,
-        on_subagent: Callable[[SubAgent, bool], None] | None,
+        on_subagent: Callable[[SessionSubAgent, bool], None] | None,
         sleep: Callable[[float], Awaitable[object]],
         clock: Callable[[], float],
     ) -> None:
@@ -96,8 +96,8 @@ class _Run:
         self.stopped = False
 
     async def agent(self, node: Agent) -> Literal["done", "failed", "stopped"]:
-        spawns: dict[int | None, list[SubAgent]] = {}
-        joins: dict[int, list[SubAgent]] = {}
+        spawns: dict[int | None, list[SessionSubAgent]] = {}
+        joins: dict[int, list[SessionSubAgent]] = {}
         for sub in node.subagents:
             spawns.setdefault(sub.spawn_after, []).append(sub)
             if sub.join_at is not None:
@@ -136,7 +136,7 @@ class _Run:
             for task in children.values():  # only does something when this agent itself was cancelled
                 task.cancel()
 
-    async def subagent(self, sub: SubAgent) -> None:
+    async def subagent(self, sub: SessionSubAgent) -> None:
         self.subagents_started += 1
         if self.on_subagent is not None:
             self.on_subagent(sub, True)
@@ -297,7 +297,7 @@ class SessionsLoop:
                 row.state = "tool"  # the recorded think time until its next call
             return record.error is None
 
-        def subagent(sub: SubAgent, started: bool) -> None:
+        def subagent(sub: SessionSubAgent, started: bool) -> None:
             if started:
                 children[id(sub)] = ctx.add_child(user, server, label=sub.label, steps=len(sub.calls))
             else:
