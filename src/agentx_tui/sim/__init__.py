@@ -14,13 +14,13 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from agentx_tui.sim.defaults import DEFAULT_PROFILE
+
 if TYPE_CHECKING:
     from agentx_tui.sim.api import create_app
     from agentx_tui.sim.engine import SimEngine
     from agentx_tui.sim.profiles import SimProfile, list_profiles, load_profile
     from agentx_tui.sim.server import SimServer, serve
-
-DEFAULT_PROFILE = "h200/llama-3.1-8b"  # the built-in default target: what a demo shows
 
 # What this package holds loads only when used: `agentx-tui --help` reads DEFAULT_PROFILE, and the
 # profiles (YAML, pydantic) and the server stack (HTTP server, prometheus_client, starlette) cost
