@@ -41,7 +41,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
         "telemetry": "snapshot errors redaction",
         "engine": "snapshot telemetry errors redaction procfs",
         "cost": "snapshot errors yamlfile",
-        "sim": "errors",
+        "sim": "errors args",
         "sessionfile": "errors",
         "corpus": "errors redaction",
         "measure": "snapshot",
