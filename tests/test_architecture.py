@@ -4,14 +4,16 @@ Textual only in ui/; no class name defined twice.
 
 Every import counts: module-level, type-only (`if TYPE_CHECKING:`) and lazy ones inside functions —
 they tie modules together just the same. Importing `a.b.c` also runs the `__init__` of `a.b`, so an
-import reaches the packages around its target too (except the importer's own packages, which are
-already being imported when a sibling is).
+import reaches the packages around its target too, except the importer's own packages: they are
+already being imported when a module of theirs is. Reading a name off one of them does reach it
+(`from agentx_tui.sim import DEFAULT_PROFILE` in sim/server.py needs sim/__init__ to have run that
+far), so a cycle inside a package is found as well.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,7 +41,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
         "telemetry": "snapshot errors redaction",
         "engine": "snapshot telemetry errors redaction procfs",
         "cost": "snapshot errors yamlfile",
-        "sim": "errors",
+        "sim": "errors args",
         "sessionfile": "errors",
         "corpus": "errors redaction",
         "measure": "snapshot",
@@ -86,6 +88,7 @@ class Import:
     target: str  # a module or `module.name`, absolute
     base: str  # the module named in the statement (what is entered)
     lazy: bool  # inside a function body, or only for type checking: not run when the module loads
+    names: tuple[str, ...] = ()  # `from base import a, b`, on the import of `base` itself: a and b
 
 
 def _module_name(path: Path) -> str:
@@ -125,26 +128,35 @@ def _imports(path: Path, name: str) -> Iterator[Import]:
                 anchor = package.split(".")
                 anchor = anchor[: len(anchor) - node.level + 1]
                 base = ".".join([*anchor, base] if base else anchor)
-            yield Import(base, base, node in lazy)
+            yield Import(base, base, node in lazy, tuple(alias.name for alias in node.names))
             yield from (Import(f"{base}.{alias.name}", base, node in lazy) for alias in node.names)
+
+
+def _reached(name: str, imports: Iterable[Import], modules: Collection[str]) -> set[str]:
+    """The modules of ours that `name`'s imports need to have run."""
+    own = {".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 2)}
+    reached: set[str] = set()
+    for imp in imports:
+        target = imp.target
+        if target not in modules or target == name:
+            continue
+        if target in own:
+            # Already being imported: only a name read off its `__init__` (not a submodule) needs it.
+            if any(f"{target}.{n}" not in modules for n in imp.names):
+                reached.add(target)
+            continue
+        reached.add(target)
+        parts = target.split(".")
+        for i in range(2, len(parts)):
+            parent = ".".join(parts[:i])
+            if parent not in own and parent in modules:
+                reached.add(parent)
+    return reached
 
 
 def _graph() -> dict[str, set[str]]:
     modules = _modules()
-    graph: dict[str, set[str]] = {name: set() for name in modules}
-    for name, path in modules.items():
-        own = {".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 2)}
-        for imp in _imports(path, name):
-            target = imp.target
-            if target not in modules or target in own:
-                continue  # the importer's own packages are already being imported
-            graph[name].add(target)
-            parts = target.split(".")
-            for i in range(2, len(parts)):
-                parent = ".".join(parts[:i])
-                if parent not in own and parent in modules:
-                    graph[name].add(parent)
-    return graph
+    return {name: _reached(name, _imports(path, name), modules) for name, path in modules.items()}
 
 
 def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -298,3 +310,18 @@ def test_the_class_name_check_finds_a_planted_pair() -> None:
     places = _class_places()
     places.setdefault("Snapshot", []).append("agentx_tui/ui/planted.py:1")
     assert any(line.startswith("Snapshot: ") and "ui/planted.py:1" in line for line in _defined_twice(places))
+
+
+def test_a_name_read_off_the_own_package_reaches_its_init() -> None:
+    modules, server, sim = _modules(), "agentx_tui.sim.server", "agentx_tui.sim"
+    reads = [Import(sim, sim, lazy=False, names=("DEFAULT_PROFILE",))]
+    enters = [Import(sim, sim, lazy=False, names=("engine",)), Import(f"{sim}.engine", sim, lazy=False)]
+    assert _reached(server, reads, modules) == {sim}
+    assert _reached(server, enters, modules) == {f"{sim}.engine"}
+
+
+def test_the_cycle_finder_finds_a_planted_cycle_inside_a_package() -> None:
+    graph = _graph()
+    assert "agentx_tui.sim.server" in graph["agentx_tui.sim"]  # named there for type checkers only
+    graph["agentx_tui.sim.server"].add("agentx_tui.sim")
+    assert _cycle(graph) is not None

@@ -87,7 +87,7 @@ def test_the_frontier_axis_is_the_north_star_unless_decode_is_asked_for() -> Non
     assert _plan("--sweep", "auto").frontier_axis == "e2e_interactivity"
     decode = _plan("--sweep", "auto", "--frontier-axis", "decode")
     assert decode.frontier_axis == "decode_interactivity"
-    assert decode.recorded_settings()["frontier_axis"] == "decode_interactivity"
+    assert decode.recorded_settings().frontier_axis == "decode_interactivity"
 
 
 def _plan(*argv: str) -> RunPlan:
@@ -105,7 +105,7 @@ def test_api_key_from_environment_never_in_repr(monkeypatch: pytest.MonkeyPatch)
     plan = _plan("--attach", "http://x")
     assert plan.api_key == "sk-test-distinctive-123"
     assert "sk-test-distinctive-123" not in repr(plan)
-    assert "sk-test-distinctive-123" not in str(plan.recorded_settings())
+    assert "sk-test-distinctive-123" not in plan.recorded_settings().model_dump_json()
 
 
 def test_default_target_is_the_simulator() -> None:
@@ -138,7 +138,7 @@ def test_output_scale_goes_into_the_plan_its_workload_and_its_recorded_settings(
     plan = _plan("--output-scale", "0.7", "-w", "chat")
     assert plan.load.output_scale == 0.7
     assert plan.load.workload.spec.output_scale == 0.7
-    assert plan.recorded_settings()["output_scale"] == 0.7
+    assert plan.recorded_settings().output_scale == 0.7
     plain = _plan("-w", "chat")
     assert plain.load.output_scale == 1.0 and plain.load.workload.spec.output_scale == 1.0
 
@@ -166,6 +166,7 @@ def test_a_bad_session_idle_is_one_sentence_exit_2(
 def test_session_idle_goes_into_the_proxy_plan_and_its_recorded_settings() -> None:
     plan = _plan("--proxy", "0", "--session-idle", "0.5", "-w", "none")
     assert plan.proxy is not None and plan.proxy.session_idle_s == 0.5
-    assert plan.recorded_settings()["proxy"]["session_idle_s"] == 0.5
+    recorded = plan.recorded_settings().proxy
+    assert recorded is not None and recorded.session_idle_s == 0.5
     default = _plan("--proxy", "0", "-w", "none").proxy
     assert default is not None and default.session_idle_s == 120.0

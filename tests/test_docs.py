@@ -8,6 +8,7 @@
   README's quick start gives.
 - docs/metrics.md's table of report keys is the one the figures' declarations write: every figure, with
   its unit.
+- The simulator's options are those `agentx-tui sim --help` gives, in docs/sim.md and docs/usage.md.
 """
 
 from __future__ import annotations
@@ -15,7 +16,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
+from agentx_tui.cli import main
 from agentx_tui.report import KEY_TABLE_END, KEY_TABLE_START, key_table
+from agentx_tui.sim.cli import build_parser as build_sim_parser
 from agentx_tui.snapshot import Figures, PointFigures, declared
 from tests.helpers.paths import REPO
 from tests.test_architecture import LAZY_ONLY, MAY_IMPORT
@@ -24,6 +29,7 @@ ARCHITECTURE = REPO / "docs" / "architecture.md"
 TABLE_HEADING = "## Packages and what each may import"
 ROOT_PACKAGE = "agentx_tui"  # the table's name for the package's own __init__, "(root)" in MAY_IMPORT
 _NAME = re.compile(r"`([A-Za-z_][\w.]*)`")
+_LONG_OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 
 # Built from parts so that this file does not name what it looks for.
 _OUTSIDE_DOC = re.compile(rb"\b" + b"DES" + rb"IGN\b")
@@ -81,7 +87,7 @@ def test_the_table_parser_sees_a_drifted_row() -> None:
     drifted = re.sub(r"(\| `sim` \|[^|]*\| )`errors`", r"\1`errors`, `net`", drifted, count=1)
     documented = _documented_rules(drifted)
     assert "newpackage" in documented
-    assert documented["sim"][0] == {"errors", "net"}
+    assert documented["sim"][0] == MAY_IMPORT["sim"] | {"net"}
 
 
 def _scanned_files() -> list[Path]:
@@ -151,3 +157,23 @@ def test_every_declared_figure_is_in_the_metrics_page_with_its_unit() -> None:
         for key, fig in declarations.items():
             assert key in rows, f"{key} is not in docs/metrics.md"
             assert rows[key][1] == (fig.unit or "—"), f"{key}: the page says {rows[key][1]!r}, its unit is {fig.unit!r}"
+
+
+def _sim_options_in(page: str, start: str, end: str) -> set[str]:
+    """The long options named in `page` between the first `start` and the next `end` after it."""
+    text = (REPO / "docs" / page).read_text(encoding="utf-8")
+    section = text.split(start, 1)[1].split(end, 1)[0]
+    return set(_LONG_OPTION.findall(section))
+
+
+def test_the_simulators_options_are_documented_as_its_help_gives_them(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["sim", "--help"])
+    in_help = set(_LONG_OPTION.findall(capsys.readouterr().out)) - {"--help"}
+    parsed = {o for action in build_sim_parser()._actions for o in action.option_strings if o.startswith("--")}
+    in_sim_md = _sim_options_in("sim.md", "## Running it\n", "\n## ")
+    in_usage_md = _sim_options_in("usage.md", "\nagentx-tui sim ", "\nagentx-tui ")
+    assert {"--max-num-batched-tokens", "--time-scale"} <= in_help
+    assert sorted(in_help - in_sim_md) == [], "in `agentx-tui sim --help`, not in docs/sim.md"
+    assert sorted(in_sim_md - parsed) == [], "in docs/sim.md, not an option of the simulator"
+    assert sorted(in_usage_md ^ in_help) == [], "docs/usage.md's `agentx-tui sim` line and --help differ"

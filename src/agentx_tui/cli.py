@@ -4,7 +4,7 @@ agentx-tui [TARGET] [WORKLOAD] [COST] [OUTPUT] [SWEEP] [SCALE]   the dashboard (
 agentx-tui replay PATH                            play a recording back
 agentx-tui compare A.json B.json                  two reports side by side
 agentx-tui workloads                              list workload presets
-agentx-tui sim [--port P] [--profile GPU/MODEL]   the simulated engine alone
+agentx-tui sim [--profile GPU/MODEL] …            the simulated engine alone (docs/sim.md)
 agentx-tui sessions pull NAME|URL [--to DIR]      a public AgentX session corpus into the local cache
 agentx-tui --web [HOST:]PORT …                    the same dashboard served to browsers (docs/web.md)
 
@@ -314,15 +314,6 @@ def _replay_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _sim_parser() -> argparse.ArgumentParser:
-    p = Parser(prog="agentx-tui sim", description="Run the simulated engine as an OpenAI-compatible server.")
-    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    p.add_argument("--port", type=whole("ports", 0, 65535), default=8000, help="port (default 8000; 0: free)")
-    p.add_argument("--profile", default=DEFAULT_SIM_PROFILE, help=f"GPU/MODEL (default {DEFAULT_SIM_PROFILE})")
-    p.add_argument("--list-profiles", action="store_true", help="list the profiles and exit")
-    return p
-
-
 def _sessions_parser() -> argparse.ArgumentParser:
     p = Parser(prog="agentx-tui sessions", description="Published AgentX session corpora (docs/sessions.md).")
     actions = p.add_subparsers(dest="action", metavar="pull", required=True, parser_class=Parser)
@@ -390,16 +381,9 @@ def _run_subcommand(name: str, argv: Sequence[str]) -> int:
             print(f"{preset:<{width}}  {description}")
         return 0
     if name == "sim":
-        from agentx_tui import sim
+        from agentx_tui.sim import sim_command
 
-        args = _sim_parser().parse_args(argv)
-        if args.list_profiles:
-            for profile in sim.list_profiles():
-                print(profile)
-            return 0
-        sim.load_profile(args.profile)  # an unknown profile is a usage error before binding
-        sim.serve(args.host, args.port, args.profile)
-        return 0
+        return sim_command(argv)
     if name == "compare":
         from agentx_tui.report import compare_main
 

@@ -13,6 +13,7 @@ from agentx_tui.control import ReplayControls, SnapshotSource
 from agentx_tui.recording import Recorder, ReplayPlayer, read_recording
 from agentx_tui.snapshot import Snapshot
 from tests.helpers.waiting import until
+from tests.recording._header import a_header
 from tests.report._snaps import stream
 
 pytestmark = pytest.mark.timeout(20)
@@ -40,7 +41,7 @@ def test_it_is_a_snapshot_source_and_replay_controls() -> None:
 async def test_a_recording_replays_to_the_same_snapshots(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     snaps = stream()
-    with Recorder(path, {"target": "t"}) as rec:
+    with Recorder(path, a_header()) as rec:
         for s in snaps:
             rec.publish(s)
     player = ReplayPlayer(read_recording(path), speed=64, hold_at_end=False)

@@ -59,7 +59,7 @@ def test_headless_sim_run_report_and_replay_agree(tmp_path: Path) -> None:
     assert data["gpu_util_mean"] is not None  # the simulator reports a GPU
 
     recording = read_recording(record)
-    assert recording.notice is None and recording.header["agentx_recording"] == 1
+    assert recording.notice is None and recording.header.agentx_recording == 1
     assert len(recording.snapshots) == data["samples"]
     builder = ReportBuilder()
     for snap in recording.snapshots:

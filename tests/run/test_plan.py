@@ -118,6 +118,6 @@ def test_a_bad_workload_is_refused_in_preflight(tmp_path: Path) -> None:
 
 def test_precision_goes_to_the_plan_and_its_recorded_settings() -> None:
     p = plan("--sweep", "auto", "--precision", "0.05")
-    assert p.precision == 0.05 and p.recorded_settings()["precision"] == 0.05
+    assert p.precision == 0.05 and p.recorded_settings().precision == 0.05
     assert plan("--precision", "0.1", "--duration", "600").precision == 0.1  # a plain run, --duration the longest
     assert plan().precision is None

@@ -8,10 +8,11 @@ import pytest
 
 from agentx_tui.ui import AgentXApp
 from agentx_tui.ui._themes import BUNDLED_DIR, load_theme_file, load_themes
+from tests.helpers.paths import REPO
 from tests.ui._helpers import shown
 from tests.ui.fakes import FakeLiveControls, FakeSource, make_snapshot
 
-REPO_THEMES = Path(__file__).resolve().parents[2] / "themes"
+REPO_THEMES = REPO / "themes"
 GOOD = """\
 name: {name}
 dark: true
@@ -36,10 +37,9 @@ def test_bundled_themes_load_and_include_dark_light_and_mono() -> None:
     assert by_name["agentx-dark"].dark and not by_name["agentx-light"].dark
 
 
-def test_repository_themes_match_the_packaged_copies() -> None:
-    packaged = {path.name: path.read_bytes() for path in BUNDLED_DIR.glob("*.yaml")}
-    repo = {path.name: path.read_bytes() for path in REPO_THEMES.glob("*.yaml")}
-    assert repo == packaged
+def test_the_bundled_themes_are_the_repositorys_themes_folder() -> None:
+    # Shipped from there (setup.py): no second copy to drift apart.
+    assert BUNDLED_DIR.resolve() == REPO_THEMES.resolve()
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Reading a recording back: the header, then the snapshots, forgiving a truncated last line."""
+"""Reading a recording back: the header (header.py), then the snapshots, forgiving a truncated last line."""
 
 from __future__ import annotations
 
@@ -6,20 +6,19 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
 from agentx_tui import __version__
 from agentx_tui.errors import RecordingError
-from agentx_tui.recording.recorder import RECORDING_FORMAT
+from agentx_tui.recording.header import RECORDING_FORMAT, RecordingHeader
 from agentx_tui.snapshot import Snapshot
 
 
 @dataclass(frozen=True)
 class Recording:
     path: Path
-    header: dict[str, Any]
+    header: RecordingHeader
     snapshots: list[Snapshot]
     notice: str | None = None
 
@@ -80,7 +79,7 @@ def _snapshots(path: Path, lines: Iterator[str]) -> tuple[list[Snapshot], str | 
     return snapshots, f"{path}: ignored a truncated last line (line {failed[0]}); the recording ends there"
 
 
-def _header(path: Path, line: str) -> dict[str, Any]:
+def _header(path: Path, line: str) -> RecordingHeader:
     try:
         header = json.loads(line)
     except json.JSONDecodeError as exc:
@@ -95,4 +94,12 @@ def _header(path: Path, line: str) -> dict[str, Any]:
             f"{path} is a recording in format {fmt}, newer than this agentx-tui ({__version__}) reads.",
             "Replay it with a newer agentx-tui.",
         )
-    return header
+    try:
+        return RecordingHeader.model_validate(header)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        raise RecordingError(
+            f"{path} has a header this agentx-tui cannot read: {where}: {error['msg']}.",
+            "The file may be damaged or from another agentx-tui version.",
+        ) from exc

@@ -1,42 +1,25 @@
 """Writing a recording: every Snapshot of a run as one JSON line after a header line (`--record PATH`).
 
 Each line is flushed as it is written, so a crash or ``kill -9`` loses at most the tick being
-written (the reader ignores such a truncated last line). The header says what was recorded
-(version, target, workload, settings). API keys never reach the file: header fields named like a
-credential are dropped, and every secret the recorder is given is masked in every line.
+written (the reader ignores such a truncated last line). The header (header.py) says what was
+recorded: version, target, workload, settings. API keys never reach the file: the header has no field
+for one, and every secret the recorder is given is masked in every line.
 """
 
 from __future__ import annotations
 
-import json
-import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
-from agentx_tui import __version__
 from agentx_tui.errors import RecordingError
+from agentx_tui.recording.header import RecordingHeader
 from agentx_tui.redaction import redact
-from agentx_tui.snapshot import SCHEMA_VERSION, Snapshot
-
-RECORDING_FORMAT = 1
-_CREDENTIAL_WORDS = ("api_key", "apikey", "api-key", "authorization", "password", "secret", "bearer")
-
-
-def _drop_credentials(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {
-            k: _drop_credentials(v)
-            for k, v in value.items()
-            if not any(word in str(k).lower() for word in _CREDENTIAL_WORDS)
-        }
-    if isinstance(value, list | tuple):
-        return [_drop_credentials(v) for v in value]
-    return value
+from agentx_tui.snapshot import Snapshot
 
 
 class Recorder:
-    def __init__(self, path: Path, header: dict[str, Any], *, secrets: Iterable[str] = ()) -> None:
+    def __init__(self, path: Path, header: RecordingHeader, *, secrets: Iterable[str] = ()) -> None:
         self.path = path
         self._secrets = [s for s in secrets if s]
         self.error: str | None = None  # set when writing failed; recording then stops, the run goes on
@@ -44,15 +27,7 @@ class Recorder:
             self._file: IO[str] | None = path.open("w", encoding="utf-8")
         except OSError as exc:
             raise RecordingError(f"--record {path} cannot be written: {exc.strerror or exc}.") from exc
-        full = {
-            "agentx_recording": RECORDING_FORMAT,
-            "version": __version__,
-            "schema_version": SCHEMA_VERSION,
-            "created_at": time.time(),
-            **_drop_credentials(header),
-        }
-        full["agentx_recording"] = RECORDING_FORMAT
-        self._line(json.dumps(full, default=str, ensure_ascii=False))
+        self._line(header.model_dump_json())
 
     def _line(self, text: str) -> None:
         if self._file is None:

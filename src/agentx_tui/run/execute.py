@@ -16,7 +16,6 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TextIO
 
-from agentx_tui import __version__
 from agentx_tui.engine import stopped_on_exit
 from agentx_tui.errors import EXIT_CHECK_FAILED, EXIT_OK, EXIT_TARGET
 from agentx_tui.load import (
@@ -34,7 +33,7 @@ from agentx_tui.load import (
 from agentx_tui.measure import ClientStats
 from agentx_tui.net import is_loopback_host
 from agentx_tui.proxy import LiveProxy
-from agentx_tui.recording import Recorder, ReplayPlayer, read_recording
+from agentx_tui.recording import RecordedEndpoint, Recorder, RecordingHeader, ReplayPlayer, read_recording
 from agentx_tui.redaction import redact_value
 from agentx_tui.report import HeadlessPrinter, Report, ReportBuilder, evaluate_checks, write_report
 from agentx_tui.run.collect import EventLog
@@ -298,15 +297,16 @@ def _safe_print(fn: Callable[..., None], *args: Any) -> None:
         fn(*args)
 
 
-def _recording_header(plan: RunPlan, serving: Serving) -> dict[str, Any]:
-    return {
-        "version": __version__,
-        "target": serving.label,
-        "simulated": serving.simulated,
-        "workload": plan.load.workload.name,
-        "endpoints": [{"url": e.url, "model": e.model, "engine_version": e.engine_version} for e in serving.endpoints],
-        "settings": plan.recorded_settings(),
-    }
+def _recording_header(plan: RunPlan, serving: Serving) -> RecordingHeader:
+    return RecordingHeader.now(
+        target=serving.label,
+        simulated=serving.simulated,
+        workload=plan.load.workload.name,
+        endpoints=tuple(
+            RecordedEndpoint(url=e.url, model=e.model, engine_version=e.engine_version) for e in serving.endpoints
+        ),
+        settings=plan.recorded_settings(),
+    )
 
 
 def replay(path: Path, *, speed: float = 1.0, theme: str | None = None, out: TextIO | None = None) -> int:

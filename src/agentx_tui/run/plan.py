@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from agentx_tui.load import LoadSettings, PreparedWorkload
 from agentx_tui.proxy import DEFAULT_SESSION_HEADER, DEFAULT_SESSION_IDLE_S
+from agentx_tui.recording import RecordedProxy, RecordedSettings, RecordedSweep
 from agentx_tui.report import Check
 from agentx_tui.snapshot import FrontierAxis
 
@@ -135,46 +136,45 @@ class RunPlan:
             found += [self.target.prometheus.token or ""] + [v for _, v in self.target.prometheus.headers]
         return tuple(s for s in found if s)
 
-    def recorded_settings(self) -> dict[str, Any]:
+    def recorded_settings(self) -> RecordedSettings:
         """What a recording's header keeps of the plan: everything but credentials."""
         t, load = self.target, self.load
-        return {
-            "target": t.kind,
-            "attach": list(t.attach),
-            "serve": t.serve,
-            "vllm_args": list(t.vllm_args),
-            "sim_profile": t.sim_profile,
-            "prometheus": t.prometheus.url if t.prometheus else None,
-            "workload": load.workload.spec.name,
-            "users": load.users,
-            "scale": load.scale,
-            "output_scale": load.output_scale,
-            "seed": load.settings.seed,
-            "sessions": load.settings.sessions,
-            "max_think_s": load.settings.max_think_s,
-            "workers": load.workers,
-            "duration_s": self.duration_s,
-            "sweep": None
+        return RecordedSettings(
+            target=t.kind,
+            attach=t.attach,
+            serve=t.serve,
+            vllm_args=t.vllm_args,
+            sim_profile=t.sim_profile,
+            prometheus=t.prometheus.url if t.prometheus else None,
+            workload=load.workload.spec.name,
+            users=load.users,
+            scale=load.scale,
+            output_scale=load.output_scale,
+            seed=load.settings.seed,
+            sessions=load.settings.sessions,
+            max_think_s=load.settings.max_think_s,
+            workers=load.workers,
+            duration_s=self.duration_s,
+            sweep=None
             if self.sweep is None
-            else {
-                "users": list(self.sweep.users) or "auto",
-                "warmup_s": self.sweep.warmup_s,
-                "point_duration_s": self.sweep.point_duration_s,
-                "tiers": list(self.sweep.tiers),
-            },
-            "proxy": None
+            else RecordedSweep(
+                users=self.sweep.users or "auto",
+                warmup_s=self.sweep.warmup_s,
+                point_duration_s=self.sweep.point_duration_s,
+                tiers=self.sweep.tiers,
+            ),
+            proxy=None
             if self.proxy is None
-            else {
-                "listen": f"{self.proxy.host}:{self.proxy.port}",
-                "capture_dir": str(self.proxy.capture_dir) if self.proxy.capture_dir else None,
-                "session_header": self.proxy.session_header,
-                "session_idle_s": self.proxy.session_idle_s,
-            },
-            "precision": self.precision,
-            "frontier_axis": self.frontier_axis,
-            "gpu_price": self.price.gpu_price,
-            "cost_profile": self.price.cost_profile,
-            "gpus": self.price.gpus,
-            "interval_s": self.output.interval_s,
-            "api_key_set": self.api_key is not None,
-        }
+            else RecordedProxy(
+                listen=f"{self.proxy.host}:{self.proxy.port}",
+                capture_dir=str(self.proxy.capture_dir) if self.proxy.capture_dir else None,
+                session_header=self.proxy.session_header,
+                session_idle_s=self.proxy.session_idle_s,
+            ),
+            precision=self.precision,
+            frontier_axis=self.frontier_axis,
+            gpu_price=self.price.gpu_price,
+            cost_profile=self.price.cost_profile,
+            gpus=self.price.gpus,
+            interval_s=self.output.interval_s,
+        )

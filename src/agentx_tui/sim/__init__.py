@@ -3,7 +3,8 @@ driven by an engine model (paged KV cache with prefix caching, continuous batchi
 roofline time model of a GPU × model profile. See docs/sim.md.
 
 Public API:
-- `serve` — run it as a server (blocking); ``python -m agentx_tui.sim`` does the same;
+- `serve` — run it as a server (blocking);
+- `sim_command` — the same from a command line (`agentx-tui sim`, ``python -m agentx_tui.sim``: sim/cli.py);
 - `SimServer` — the same inside a running event loop (``await server.serve()``, ``server.stop()``);
 - `list_profiles`, `load_profile`, `SimProfile` — the GPU × model profiles;
 - `SimEngine`, `create_app` — the engine and its starlette app, for embedding.
@@ -14,13 +15,14 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from agentx_tui.sim.defaults import DEFAULT_PROFILE
+
 if TYPE_CHECKING:
     from agentx_tui.sim.api import create_app
+    from agentx_tui.sim.cli import sim_command
     from agentx_tui.sim.engine import SimEngine
     from agentx_tui.sim.profiles import SimProfile, list_profiles, load_profile
     from agentx_tui.sim.server import SimServer, serve
-
-DEFAULT_PROFILE = "h200/llama-3.1-8b"  # the built-in default target: what a demo shows
 
 # What this package holds loads only when used: `agentx-tui --help` reads DEFAULT_PROFILE, and the
 # profiles (YAML, pydantic) and the server stack (HTTP server, prometheus_client, starlette) cost
@@ -33,6 +35,7 @@ _LAZY = {
     "SimProfile": "profiles",
     "list_profiles": "profiles",
     "load_profile": "profiles",
+    "sim_command": "cli",
 }
 
 
@@ -51,4 +54,5 @@ __all__ = [
     "list_profiles",
     "load_profile",
     "serve",
+    "sim_command",
 ]

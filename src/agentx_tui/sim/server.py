@@ -14,8 +14,8 @@ import uvicorn
 from starlette.applications import Starlette
 
 from agentx_tui.errors import TargetError
-from agentx_tui.sim import DEFAULT_PROFILE
 from agentx_tui.sim.api import create_app
+from agentx_tui.sim.defaults import DEFAULT_HOST, DEFAULT_PORT, DEFAULT_PROFILE
 from agentx_tui.sim.engine import DEFAULT_STREAM_INTERVAL_S, SimEngine
 from agentx_tui.sim.profiles import SimProfile, load_profile
 
@@ -54,7 +54,7 @@ class SimServer:
     def __init__(
         self,
         profile: SimProfile,
-        host: str = "127.0.0.1",
+        host: str = DEFAULT_HOST,
         port: int = 0,
         *,
         time_scale: float = 1.0,
@@ -121,8 +121,8 @@ class SimServer:
 
 
 def serve(
-    host: str = "127.0.0.1",
-    port: int = 8000,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
     profile: str = DEFAULT_PROFILE,
     *,
     ready_fd: int | None = None,

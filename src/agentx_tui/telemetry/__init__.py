@@ -1,12 +1,22 @@
-"""Telemetry core: server /metrics scraping, GPU sampling (NVML, DCGM), history, the Snapshot type.
+"""Telemetry: what the servers and their GPUs say about themselves, read once per tick into the
+Snapshot's figures (the models are `snapshot`'s): a server's /metrics page, a fleet's series in
+Prometheus, GPUs through NVML or a DCGM exporter. Nothing here stalls or stops a tick: scrapes have a
+hard deadline, NVML runs in its own thread, and a read that fails becomes figures that say so (a server
+down or slow, a GPU source's status) instead of an exception. Only what runs before the run raises:
+the `--prometheus` checks and `PrometheusSource.start()`.
 
-EndpointMonitor       one server's /metrics → EndpointFigures per tick (windowed rates, totals)
+EndpointMonitor       one server's /metrics → EndpointFigures per tick (windowed rates, run totals)
 MetricsReader         the same without I/O: Prometheus text in, EndpointFigures out
+ServerIdentity        what the attach probe learnt of a server, carried into each of its figures
+describe_page         the naming and KV block size of a /metrics page (the attach probe): a PageSummary
 aggregate_endpoints   several EndpointFigures → one (url="aggregate")
-DcgmMonitor           a dcgm-exporter page → GpuState
+DcgmMonitor           a dcgm-exporter page (--gpu-metrics URL) → GpuState
+gpus_from_samples     the GPUs that DCGM series describe (an exporter's page, or the simulator's own)
 NvmlSampler           local GPUs via NVML in a worker thread → GpuState
-PrometheusSource      a fleet's vLLM/SGLang and DCGM series read from Prometheus → FleetSample per tick
-describe_page         the naming and KV block size of a /metrics page (the attach probe)
+PrometheusSource      a fleet's vLLM/SGLang and DCGM series read from Prometheus (--prometheus URL):
+                      FleetDiscovery when it starts, then a FleetSample per tick
+check_selector, parse_prometheus_header   its --selector and --prometheus-header, checked before a run
+PROMETHEUS_TOKEN_ENV  the environment variable that holds its bearer token
 quantile              Prometheus histogram_quantile over cumulative buckets
 """
 

@@ -1,9 +1,9 @@
 """Theme data files → Textual `Theme`s.
 
-The bundled themes live in ``agentx_tui/ui/themes/`` (package data, so an installed tool finds them;
-the repository's top-level ``themes/`` holds identical copies for people browsing the source, and a
-test keeps the two in step). User themes come from ``$XDG_CONFIG_HOME/agentx-tui/themes/*.yaml``
-(``~/.config`` when unset) and may override a bundled theme by using its name.
+The bundled themes are the repository's top-level ``themes/*.yaml``, shipped as the package
+``agentx_tui.ui.themes`` (setup.py) so that an installed tool finds them. User themes come from
+``$XDG_CONFIG_HOME/agentx-tui/themes/*.yaml`` (``~/.config`` when unset) and may override a bundled
+theme by using its name.
 
 A file that cannot be used becomes one problem line naming the file and what is wrong with it; the
 caller shows it and carries on with the themes that did load.
@@ -15,6 +15,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Annotated
 
@@ -26,7 +27,7 @@ from agentx_tui.yamlfile import YamlFileError, read_yaml
 
 DEFAULT_THEME = "agentx-dark"
 MONO_THEME = "agentx-mono"
-BUNDLED_DIR = Path(__file__).with_name("themes")
+BUNDLED_DIR = Path(str(resources.files("agentx_tui.ui.themes")))
 
 
 def _colour(value: str) -> str:

@@ -117,11 +117,11 @@ def test_fit_to_context_scales_down_only_when_needed_and_says_so() -> None:
     assert fit_to_context(load_workload("none"), 10) == (load_workload("none"), None)
 
 
-def test_repository_presets_match_the_packaged_copies() -> None:
-    # workloads/ is where users look for the presets and copy one to start their own; the installed
-    # tool reads the packaged copies. The two must never drift apart.
-    packaged = {path.name: path.read_bytes() for path in presets_dir().glob("*.yaml")}
-    repo = {path.name: path.read_bytes() for path in REPO_WORKLOADS.glob("*.yaml")}
-    assert repo == packaged
-    for name in repo:  # each one also loads by path, as a user's own file would
-        assert load_workload(str(REPO_WORKLOADS / name)).name == name.removesuffix(".yaml")
+def test_the_presets_are_the_repositorys_workloads_folder() -> None:
+    # workloads/ is where users look for the presets and copy one to start their own; it is also what
+    # the tool ships (setup.py), so there is no second copy to drift apart.
+    assert presets_dir().resolve() == REPO_WORKLOADS.resolve()
+    names = sorted(path.stem for path in REPO_WORKLOADS.glob("*.yaml"))
+    assert [name for name, _ in list_presets()] == names
+    for name in names:  # each one also loads by path, as a user's own file would
+        assert load_workload(str(REPO_WORKLOADS / f"{name}.yaml")).name == name

@@ -1,10 +1,19 @@
-"""Load in several processes or Ray actors (`--workers N`, `--ray`, docs/scale.md): users spread over
-workers, each with its own event loop and HTTP connections, figures merged exactly in this process.
+"""Load in several processes or Ray actors (`--workers N`, `--ray`, docs/scale.md): `WorkerPool`, the
+`LoadGenerator` the run sees, and `workers_for`, how many workers `--workers auto` starts.
 
-Once per tick the pool asks every worker for its report (protocol.py) and feeds the summaries into
-the run's one `ClientStats`. A worker that falls behind answers late: its summaries carry their own
-times, so they are counted at the next tick, in the right seconds. Ray workers (ray_actors.py) run on
-other nodes' clocks: the pool moves their times onto its own.
+Starting, the pool calibrates the workload's token costs once, in this process, so that every worker
+sends the same text, then starts the workers (processes by default; Ray actors through `spawn`), each
+with its own event loop and HTTP connections and its share of the users (worker.py). If one cannot
+start, those that did are stopped: a `TargetError` when no process could be made.
+
+Each tick the pool asks every worker for its report (protocol.py) and waits a quarter of a second; a
+report that comes later is merged at a later tick (its requests carry their own times, so they count
+in the right seconds). Reports are merged into the run's one `ClientStats` (finished and failed
+requests, ended sessions: figures merged exactly, whatever the number of workers), the users table
+(its first rows by user), the session states and the client's health (`HealthBook`, with this
+process's own). A Ray actor's times are on another node's clock: the pool moves them onto its own.
+Live controls (users, pause, resume, a new workload) go to every worker; a worker that exits is gone
+with its users, and the figures cover the others.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """A workload file or preset → its spec (workloads/README.md): the model of its `kind` (kinds.py).
 
-Presets live in this package (`presets/*.yaml`) so that an installed agentx-tui finds them; a user's
+The presets are the repository's `workloads/*.yaml`, shipped as the package
+`agentx_tui.load.workload.presets` (setup.py) so that an installed agentx-tui finds them; a user's
 file is validated the same way. A kind's data given directly (a Mooncake `.jsonl` trace, a folder or
 `.json` file of AgentX session files) needs no YAML: its spec says so (`from_data`). Every validation
 problem becomes one `WorkloadError` sentence naming the file, the field and what is allowed.
@@ -33,7 +34,7 @@ _HINT = "See `agentx-tui workloads` and workloads/README.md."
 
 
 def presets_dir() -> Path:
-    return Path(str(resources.files("agentx_tui.load.workload") / "presets"))
+    return Path(str(resources.files("agentx_tui.load.workload.presets")))
 
 
 def list_presets() -> list[tuple[str, str]]:
