@@ -121,18 +121,20 @@ class ClientStats:
             ("decode", done.decode_tokens_per_s),
             ("request_itl", done.request_itl_s),
             ("e2e", done.e2e_s),
+            ("e2e_per_token", done.e2e_per_token_s),  # r_i, for the North Star
         ):
             if value is not None:
                 getattr(end_slot, name).add(value)
         if done.itl:
             end_slot.itl.merge(done.itl)
-        per_token = end_slot.count_e2e_per_token(done)  # r_i, for the North Star
         self._spread_output(first, last, done.output_tokens)
         for window in self._windows:
             tree = window.spread(first, last, done.prompt_tokens, done.output_tokens, done.tree, done.user)
             if window.inside(done.sent_at, done.ended_at):
                 sample = window.sample
-                sample.counted(tree or sample.tree_of(done.tree), done.ended_at, done.request_itl_s, per_token)
+                sample.counted(
+                    tree or sample.tree_of(done.tree), done.ended_at, done.request_itl_s, done.e2e_per_token_s
+                )
                 window.latency.count(done)
                 window.latency.prompt += done.prompt_tokens
                 window.latency.output += done.output_tokens

@@ -7,13 +7,7 @@ from dataclasses import dataclass, field
 
 from agentx_tui.measure.histogram import LogHistogram
 from agentx_tui.measure.record import Completed
-from agentx_tui.measure.timing import AnswerFigures, e2e_per_token
-
-
-def e2e_per_token_of(done: Completed) -> float | None:
-    """r_i of a completed request (measure/timing.py `e2e_per_token`): from its start (`started_at`:
-    when it was due in a timed replay, else when it was sent) to its last content token."""
-    return e2e_per_token(done.started_at, done.last_token_at, done.ended_at, done.output_tokens)
+from agentx_tui.measure.timing import AnswerFigures
 
 
 @dataclass
@@ -52,18 +46,12 @@ class Tally:
         if done.request_itl_s is not None:
             self.request_itl.add(done.request_itl_s)
         self.e2e.add(done.e2e_s)
-        self.count_e2e_per_token(done)
+        if done.e2e_per_token_s is not None:  # r_i, worked out once with the answer's figures
+            self.e2e_per_token.add(done.e2e_per_token_s)
         if done.itl:
             self.itl.merge(done.itl)
         if done.schedule_lag_s is not None:
             self.schedule_lag.add(done.schedule_lag_s)
-
-    def count_e2e_per_token(self, done: Completed) -> float | None:
-        """`done`'s r_i into `e2e_per_token`; r_i itself (None when not defined: no output token)."""
-        per_token = e2e_per_token_of(done)
-        if per_token is not None:
-            self.e2e_per_token.add(per_token)
-        return per_token
 
     def count_ceiling(self, done: Completed) -> None:
         if done.ceiling_tokens is not None:
