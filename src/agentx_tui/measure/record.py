@@ -100,6 +100,13 @@ class Completed:
         """From the start to where E2E ends (timing.py `answer_end`)."""
         return answer_end(self.last_token_at, self.ended_at) - self.started_at
 
+    @property
+    def decoded(self) -> tuple[float, float]:
+        """When its output tokens came, (first, last): its first and last content tokens; both at
+        where E2E ends (the end of its body) for an answer without content times."""
+        end = answer_end(self.last_token_at, self.ended_at)
+        return (end if self.first_token_at is None else self.first_token_at), end
+
 
 @dataclass(frozen=True, slots=True)
 class Failed:

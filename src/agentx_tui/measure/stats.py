@@ -93,53 +93,25 @@ class ClientStats:
             if failed.tree >= 0:
                 self.tasks.call_ended(failed.tree, 0, failed.sent_at, failed.at, 0, 0, None, ok=False)
             for window in self._windows:
-                if window.inside(failed.sent_at, failed.at):
-                    window.failed += 1
+                window.error(failed)
 
     def add(self, done: Completed) -> None:
-        first = done.first_token_at if done.first_token_at is not None else done.ended_at
-        last = done.last_token_at or done.ended_at
+        """One completed request: whole into the run's tally; in the sliding window its prompt side
+        when its first token came, the request and its latencies when it ended, its output tokens over
+        the seconds they came in; into every open sweep window (window.py); into its task."""
         if done.user >= 0 and done.sent_at < self.user_since.get(done.user, math.inf):
             self.user_since[done.user] = done.sent_at
         self.run.count(done)
         self.schedule.count(done)
-        self.run.prompt += done.prompt_tokens
-        self.run.output += done.output_tokens
         self.output_tokens += done.output_tokens
         if done.cached_tokens is not None:
             self.cached_reported = True
-        start_slot = self._slot(first)
-        start_slot.prompt += done.prompt_tokens
-        start_slot.count_ceiling(done)
-        if done.cached_tokens is not None:
-            start_slot.cached += done.cached_tokens
-            start_slot.prompt_with_cached += done.prompt_tokens
-        end_slot = self._slot(done.ended_at)
-        end_slot.requests += 1
-        for name, value in (
-            ("ttft", done.ttft_s),
-            ("decode", done.decode_tokens_per_s),
-            ("request_itl", done.request_itl_s),
-            ("e2e", done.e2e_s),
-            ("e2e_per_token", done.e2e_per_token_s),  # r_i, for the North Star
-        ):
-            if value is not None:
-                getattr(end_slot, name).add(value)
-        if done.itl:
-            end_slot.itl.merge(done.itl)
+        first, last = done.decoded
+        self._slot(first).count_prompt(done)
+        self._slot(done.ended_at).count_answer(done)
         self._spread_output(first, last, done.output_tokens)
         for window in self._windows:
-            tree = window.spread(first, last, done.prompt_tokens, done.output_tokens, done.tree, done.user)
-            if window.inside(done.sent_at, done.ended_at):
-                sample = window.sample
-                sample.counted(
-                    tree or sample.tree_of(done.tree), done.ended_at, done.request_itl_s, done.e2e_per_token_s
-                )
-                window.latency.count(done)
-                window.latency.prompt += done.prompt_tokens
-                window.latency.output += done.output_tokens
-                window.prompt_tokens_sum += done.prompt_tokens
-                window.cached_reported |= done.cached_tokens is not None
+            window.add(done)
         if done.tree >= 0:
             self.tasks.call_ended(
                 done.tree, done.step, done.sent_at, done.ended_at, done.prompt_tokens, done.output_tokens,
