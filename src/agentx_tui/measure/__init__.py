@@ -8,6 +8,7 @@ the bytes of one answer to the run's and a sweep point's figures. A leaf: it rea
     record.py      one request as the statistics count it (built from its answer's figures, in one
                    place for the load client and the proxy), and as the driver keeps it
     histogram.py   log-bucketed histograms, mergeable exactly
+    slots.py       time in slots; a request's output tokens spread over them (one rule, every window)
     tally.py       what a set of requests adds up to: a slot's, the run's or a window's; a users-table row's
     window.py      a sweep point's measured window and its raw sample (for the intervals)
     schedule.py    a timed replay's schedule as kept: behind or not, the users that would keep it
@@ -21,6 +22,7 @@ Public:
     answer_end, e2e_per_token                       where E2E ends; r_i = E2E latency / output tokens
     Completed, Failed, RequestRecord                one request as counted (`Completed.of_answer`); as
                                                     the driver saw it
+    slot_of, spread_tokens                          the slot of a moment; output tokens over slots
     LogHistogram, bucket_of, bucketed               log-bucketed histograms
     Tally, CallTally                                a set of requests' figures; a users-table row's
     WindowFigures, PointSample, TreeSample, SlotSample, SLOT_S
@@ -32,6 +34,7 @@ Public:
 from agentx_tui.measure.histogram import LogHistogram, bucket_of, bucketed
 from agentx_tui.measure.record import Completed, Failed, RequestRecord
 from agentx_tui.measure.schedule import ScheduleBook, behind_schedule
+from agentx_tui.measure.slots import slot_of, spread_tokens
 from agentx_tui.measure.sse import RETRIABLE, SseScanner, classify
 from agentx_tui.measure.stats import ClientStats, StatsSink
 from agentx_tui.measure.tally import CallTally, Tally
@@ -65,6 +68,8 @@ __all__ = [
     "bucketed",
     "classify",
     "e2e_per_token",
+    "slot_of",
+    "spread_tokens",
     "token_gaps",
     "usage_cached_tokens",
     "usage_int",

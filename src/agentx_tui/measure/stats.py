@@ -7,8 +7,8 @@ Per-token work happens where the stream is read: a request's token gaps arrive a
 
 Memory is bounded whatever the run length: latencies go into log-bucketed histograms (histogram.py),
 windows are a ring of one-second slots. A request's output tokens are spread over the seconds it was
-decoding and its prompt tokens are counted when its first token arrived, so rates do not jump when
-long requests finish.
+decoding (the one rule of slots.py, which a sweep window's sample follows too) and its prompt tokens
+are counted when its first token arrived, so rates do not jump when long requests finish.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Protocol
 
 from agentx_tui.measure.record import Completed, Failed
 from agentx_tui.measure.schedule import ScheduleBook, behind_schedule
+from agentx_tui.measure.slots import slot_of, spread_tokens
 from agentx_tui.measure.tally import Tally
 from agentx_tui.measure.tasks import TaskBook
 from agentx_tui.measure.window import WindowFigures
@@ -64,8 +65,9 @@ class ClientStats:
         self.tasks = TaskBook(started_at)  # per session tree (measure/tasks.py)
 
     # -- input ---------------------------------------------------------------------------------
-    def _slot(self, t: float) -> Tally:
-        key = int(t)
+    def _slot(self, key: int) -> Tally:
+        """The one-second slot `key` (measure/slots.py `slot_of`), made if new; slots too old for the
+        window are dropped as new ones come."""
         slot = self._slots.get(key)
         if slot is None:
             slot = self._slots[key] = Tally()
@@ -107,8 +109,8 @@ class ClientStats:
         if done.cached_tokens is not None:
             self.cached_reported = True
         first, last = done.decoded
-        self._slot(first).count_prompt(done)
-        self._slot(done.ended_at).count_answer(done)
+        self._slot(slot_of(first)).count_prompt(done)
+        self._slot(slot_of(done.ended_at)).count_answer(done)
         self._spread_output(first, last, done.output_tokens)
         for window in self._windows:
             window.add(done)
@@ -118,18 +120,10 @@ class ClientStats:
                 done.ttft_s, ok=True, e2e_s=done.e2e_s,
             )  # fmt: skip
 
-    def _spread_output(self, start: float, end: float, tokens: int) -> None:
-        if tokens <= 0:
-            return
-        if end - start < 1.0 or int(start) == int(end):
-            self._slot(end).output += tokens
-            return
-        span = end - start
-        t = start
-        while t < end:
-            nxt = min(math.floor(t) + 1.0, end)
-            self._slot(t).output += tokens * (nxt - t) / span
-            t = nxt
+    def _spread_output(self, first: float, last: float, tokens: int) -> None:
+        """`tokens` decoded from `first` to `last` into the seconds they came in (measure/slots.py)."""
+        for key, share in spread_tokens(first, last, tokens):
+            self._slot(key).output += share
 
     # -- sweep windows ---------------------------------------------------------------------------
     def open_window(self, now: float) -> WindowFigures:

@@ -62,7 +62,7 @@ class Tally:
 
     def count_answer(self, done: Completed) -> None:
         """`done` as one request and its latencies; a slot counts them when it ended. Its output tokens
-        are not: a slot has them spread over the time they came."""
+        are not: a slot has them spread over the time they came (measure/slots.py)."""
         self.requests += 1
         if done.ttft_s is not None:
             self.ttft.add(done.ttft_s)

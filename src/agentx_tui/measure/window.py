@@ -1,7 +1,7 @@
 """A sweep point's measured window (docs/sweeps.md): its client figures (`WindowFigures`) and the raw
 sample its confidence intervals are computed from (`PointSample`, per session tree and per one-second
 slot; sweep/intervals.py). Fed by `ClientStats` with every request that ends while the window is open
-(`WindowFigures.add`)."""
+(`WindowFigures.add`); its tokens are placed in time by the one rule of measure/slots.py."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from agentx_tui.measure.histogram import bucket_of
 from agentx_tui.measure.record import Completed, Failed
+from agentx_tui.measure.slots import slot_of, spread_tokens
 from agentx_tui.measure.tally import Tally
 from agentx_tui.measure.tasks import TaskBook, TaskWindow
 from agentx_tui.snapshot import TaskFigures
@@ -72,33 +73,23 @@ class PointSample:
         key: int | tuple[str, int] = user if user >= 0 else ("tree", tree if tree >= 0 else -self._untreed)
         self.users[key] = self.users.get(key, 0.0) + tokens
 
-    def _slot(self, t: float) -> SlotSample:
-        key = max(0, int((t - self.start) / self.slot_s))
+    def _slot(self, key: int) -> SlotSample:
         found = self.slots.get(key)
         if found is None:
             found = self.slots[key] = SlotSample()
         return found
 
     def tokens_at(self, t: float, tokens: float) -> None:
-        self._slot(t).tokens += tokens
+        """`tokens` that came at the moment `t` (a request's prompt, when its first token came)."""
+        self._slot(slot_of(t, self.start, self.slot_s)).tokens += tokens
 
-    def tokens_over(self, lo: float, hi: float, tokens: float) -> None:
-        """`tokens` spread evenly over [lo, hi] (inside the window), slot by slot."""
-        span = hi - lo
-        first = max(0, int((lo - self.start) / self.slot_s))
-        last = max(first, int((hi - self.start) / self.slot_s))
-        for key in range(first, last + 1):  # whole slot indices: no float step can stall the walk
-            edge_lo = max(lo, self.start + key * self.slot_s)
-            edge_hi = min(hi, self.start + (key + 1) * self.slot_s)
-            if edge_hi > edge_lo:
-                slot = self.slots.get(key)
-                if slot is None:
-                    slot = self.slots[key] = SlotSample()
-                slot.tokens += tokens * (edge_hi - edge_lo) / span
+    def tokens_in(self, key: int, tokens: float) -> None:
+        """`tokens` into slot `key`: a share that measure/slots.py `spread_tokens` gave it."""
+        self._slot(key).tokens += tokens
 
     def counted(self, tree: TreeSample, done: Completed) -> None:
         """A request counted for the window's latencies (started after the warm-up, ended inside)."""
-        slot = self._slot(done.ended_at)
+        slot = self._slot(slot_of(done.ended_at, self.start, self.slot_s))
         tree.requests += 1
         slot.requests += 1
         if done.request_itl_s is not None:
@@ -176,30 +167,26 @@ class WindowFigures:
 
     def spread(self, done: Completed) -> TreeSample | None:
         """Count the tokens of a finished request that came inside the window: its prompt when its first
-        token came, its output over the time it was decoded. The tree's sample, or None when none did."""
+        token came, its output as measure/slots.py spreads it. The tree's sample, or None when none did."""
         first, last = done.decoded
         end = math.inf if self.end is None else self.end
         sample = self.sample
         inside = 0.0
-        prompt, output = done.prompt_tokens, done.output_tokens
+        prompt = done.prompt_tokens
         if prompt and self.start <= first <= end:
             inside += prompt
             self.prompt_in_window += prompt
             sample.tokens_at(first, prompt)
-        if output > 0 and last <= first:
-            if self.start <= last <= end:
-                inside += output
-                self.output_in_window += output
-                sample.tokens_at(last, output)
-        elif output > 0:
-            lo, hi = max(first, self.start), min(last, end)
-            if hi > lo:
-                share = output * (hi - lo) / (last - first)
-                inside += share
-                self.output_in_window += share
-                sample.tokens_over(lo, hi, share)
-        if not inside:
+        decoded = 0.0
+        for key, share in spread_tokens(
+            first, last, done.output_tokens, origin=self.start, width=sample.slot_s, lo=self.start, hi=end
+        ):
+            sample.tokens_in(key, share)
+            decoded += share
+        if not (inside or decoded):
             return None
+        self.output_in_window += decoded
+        inside += decoded
         found = sample.tree_of(done.tree)
         found.tokens += inside
         sample.user_tokens(done.user, done.tree, inside)
