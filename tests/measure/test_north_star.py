@@ -1,5 +1,6 @@
 """AgentX's North Star, E2E-normalized interactivity (docs/metrics.md): r_i = E2E latency / output tokens
-per successful request, and the inverted percentiles of r_i, in the tallies, the windows and a row."""
+per successful request, worked out once from its answer and carried in its `Completed`, and the inverted
+percentiles of r_i, in the tallies, the windows and a row."""
 
 from __future__ import annotations
 
@@ -11,17 +12,24 @@ from agentx_tui.measure import (
     Completed,
     LogHistogram,
     Tally,
+    answer_end,
     answer_figures,
     e2e_per_token,
-    e2e_per_token_of,
 )
 
 
-def _done(sent: float, last: float | None, ended: float, out: int, *, tree: int = 1, user: int = 0) -> Completed:
-    return Completed(
-        sent_at=sent, first_token_at=None if last is None else sent + 0.1, last_token_at=last, ended_at=ended,
-        prompt_tokens=100, cached_tokens=None, output_tokens=out, ceiling_tokens=None, ttft_s=0.1,
-        decode_tokens_per_s=None, request_itl_s=None, tree=tree, user=user,
+def _done(
+    sent: float, last: float | None, ended: float, out: int, *, tree: int = 1, user: int = 0, due: float | None = None
+) -> Completed:
+    """A request sent at `sent` (due at `due`) whose content came 0.1 s later and at `last` (None: not
+    streamed), its body over at `ended`: built as the sender builds it, from its answer's figures."""
+    start = sent if due is None else due
+    reads = () if last is None else (sent + 0.1, last)
+    events = () if last is None else (1, max(out - 1, 0))
+    answer = answer_figures(start, reads, events, reported_output=out, counted_events=None, ended_at=ended)
+    return Completed.of_answer(
+        answer, sent_at=sent, ended_at=ended, prompt_tokens=100, cached_tokens=None, ceiling_tokens=None,
+        tree=tree, user=user, due_at=due, schedule_lag_s=None if due is None else sent - due,
     )  # fmt: skip
 
 
@@ -32,7 +40,26 @@ def test_r_i_runs_from_the_start_to_the_last_content_token_over_the_output_token
     assert e2e_per_token(10.0, 12.0, 13.0, 0) is None  # no output: not defined
     assert e2e_per_token(10.0, None, None, 5) is None
     assert e2e_per_token(10.0, 10.0, 10.0, 5) is None  # no time passed: not a latency
-    assert e2e_per_token_of(_done(1.0, 3.0, 3.5, 4)) == pytest.approx(0.5)
+
+
+def test_e2e_ends_at_the_last_content_token_else_at_the_end_of_the_body() -> None:
+    assert answer_end(12.0, 13.0) == 12.0
+    assert answer_end(None, 13.0) == 13.0
+    assert answer_end(None, None) is None  # a call still going, not streamed
+
+
+def test_a_completed_request_carries_its_answers_r_i_from_its_start() -> None:
+    plain = _done(1.0, 3.0, 3.5, 4)
+    assert plain.e2e_per_token_s == pytest.approx(0.5)
+    assert plain.e2e_per_token_s == pytest.approx(plain.e2e_s / plain.output_tokens)
+    # A timed replay's request, due 2 s before a busy user sent it: r_i counts from when it was due.
+    late = _done(1.0, 3.0, 3.5, 4, due=-1.0)
+    assert late.started_at == -1.0 and late.e2e_per_token_s == pytest.approx(1.0)
+    assert late.e2e_per_token_s == pytest.approx(late.e2e_s / late.output_tokens)
+    assert late.ttft_s == pytest.approx(2.1)
+    whole = _done(1.0, None, 3.0, 4)  # not streamed: from the start to the end of the body
+    assert whole.e2e_per_token_s == pytest.approx(0.5) and whole.first_token_at is None
+    assert _done(1.0, 3.0, 3.5, 0).e2e_per_token_s is None  # no output token: not defined
 
 
 def test_an_answer_carries_its_r_i() -> None:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentx_tui.measure import ClientStats, Completed, bucketed
+from agentx_tui.measure import ClientStats, Completed, Failed, Tally, bucketed
 
 
 def _done(t: float, prompt: int = 100, cached: int | None = 50, out: int = 10) -> Completed:
@@ -45,6 +45,41 @@ def test_reset_window_forgets_window_but_not_run_figures() -> None:
     stats.reset_window(6.0)
     f = stats.figures(6.5)
     assert f.window.output_tokens_per_s == 0 and f.run.ttft_p50_s is not None
+
+
+def test_a_slot_counts_a_prompt_when_its_first_token_came_and_the_request_when_it_ended() -> None:
+    """The sliding window's two halves of one request add up to the run's whole of it."""
+    stats = ClientStats(window_s=1.0, started_at=0.0)
+    done = Completed(
+        sent_at=4.2, first_token_at=4.5, last_token_at=6.4, ended_at=6.5, prompt_tokens=100, cached_tokens=40,
+        output_tokens=20, ceiling_tokens=60, ttft_s=0.3, decode_tokens_per_s=10.0, request_itl_s=0.1,
+    )  # fmt: skip
+    stats.add(done)
+    at_first = stats.figures(4.99)  # slots 3 and 4: the first token's
+    assert at_first.prompt_tokens_per_s == 100 and at_first.prefix_hit_rate == pytest.approx(0.4)
+    assert at_first.prefix_hit_rate_ceiling == pytest.approx(0.6)
+    assert at_first.requests_per_s == 0 and at_first.ttft.p50 is None
+    at_end = stats.figures(6.99)  # slots 5 and 6: the end's
+    assert at_end.prompt_tokens_per_s == 0 and at_end.prefix_hit_rate is None
+    assert at_end.requests_per_s == 1 and at_end.ttft.p50 == pytest.approx(0.3, rel=0.02)
+    whole = Tally()
+    whole.count(done)
+    assert (whole.prompt, whole.cached, whole.ceiling, whole.output, whole.requests) == (100, 40, 60, 20, 1)
+    run = stats.run
+    assert (run.prompt, run.cached, run.ceiling, run.output, run.requests) == (100, 40, 60, 20, 1)
+
+
+def test_a_window_counts_its_requests_failures_and_mean_prompt_once() -> None:
+    stats = ClientStats(window_s=10, started_at=0.0)
+    window = stats.open_window(10.0)
+    stats.add(_done(10.5, prompt=300))  # sent at 9.5, in the warm-up: its tokens count, not the request
+    stats.add(_done(12.0, prompt=100))
+    stats.add(_done(13.0, prompt=200))
+    stats.error(Failed("timeout", True, 11.0, 12.0))
+    stats.error(Failed("timeout", False, 11.0, 12.0))  # retried: not a failure of the window
+    stats.error(Failed("timeout", True, 9.0, 12.0))  # sent in the warm-up
+    assert window.latency.requests == 2 and window.prompt_tokens_sum == 300 and window.failed == 1
+    assert window.prompt_in_window == 600
 
 
 def _request(sent: float, first: float, last: float, *, prompt: int, output: int, tree: int, user: int) -> Completed:

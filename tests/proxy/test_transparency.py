@@ -305,6 +305,23 @@ def test_an_answer_relayed_whole_is_complete_whatever_its_connection_does_after(
     assert refused.error == "rate_limited"  # relayed whole, and still the server's refusal
 
 
+def test_a_calls_statistics_are_its_answers_figures_r_i_included() -> None:
+    """A proxied call becomes a `Completed` as the load client's requests do: its content times, TTFT and
+    r_i from when the proxy had the request to the last content token (the late usage chunk is not it)."""
+    call = ProxiedCall(kind="chat", body=b"{}", received_at=10.0, status=200)
+    call.scan = SseScanner(want_finish=True, any_tokens=True)
+    call.scan.feed(b'data: {"choices": [{"delta": {"content": "a"}}]}\n\n', 10.5)
+    call.scan.feed(b'data: {"choices": [{"delta": {"content": "b"}}]}\n\n', 11.0)
+    call.scan.feed(b'data: {"choices": [], "usage": {"prompt_tokens": 7, "completion_tokens": 2}}\n\n', 13.0)
+    call.scan.feed(b"data: [DONE]\n\n", 13.0)
+    call.finish(13.0)
+    done = call.completed(7)
+    assert (done.first_token_at, done.last_token_at, done.ended_at) == (10.5, 11.0, 13.0)
+    assert done.output_tokens == 2 and done.ttft_s == pytest.approx(0.5)
+    assert done.e2e_s == pytest.approx(1.0) and done.e2e_per_token_s == pytest.approx(0.5)
+    assert done.e2e_per_token_s == call.figures().e2e_per_token_s  # the one the users table counts
+
+
 async def test_a_failing_observer_never_costs_the_agent_its_answer(upstream: Upstream) -> None:
     class Broken:
         def call_started(self, call: ProxiedCall) -> None:

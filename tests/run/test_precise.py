@@ -67,9 +67,7 @@ def test_precision_checks_the_p90_of_the_frontier_axis() -> None:
 
     def waits(user: int, sent: float) -> Completed:
         ttft = rng.lognormvariate(0.0, 1.0)  # a heavy tail of waits
-        done = replace(request(sent, 0.01), tree=user, user=user)
-        last = sent + ttft + 0.1
-        return replace(done, first_token_at=sent + ttft, last_token_at=last, ended_at=last, ttft_s=ttft)
+        return replace(request(sent, 0.01, ttft=ttft), tree=user, user=user)
 
     clock, run = Clock(), FakeRun()
     last = drive(PreciseRun(20.0, 0.05, clock=clock), run, clock, 100, waits)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 
 import pytest
 
-from agentx_tui.measure import ClientStats, Completed
+from agentx_tui.measure import ClientStats, Completed, e2e_per_token
 from agentx_tui.run.collect import EventLog
 from agentx_tui.run.sweep import SweepPhases
 from agentx_tui.snapshot import CostFigures, RunInfo, Snapshot
@@ -49,14 +49,15 @@ def snap(t: float) -> Snapshot:
     )  # fmt: skip
 
 
-def request(sent: float, itl: float, out: int = 11, prompt: int = 1000) -> Completed:
-    """A request sent at `sent` whose tokens come `itl` apart after a 0.1 s TTFT."""
-    first = sent + 0.1
+def request(sent: float, itl: float, out: int = 11, prompt: int = 1000, ttft: float = 0.1) -> Completed:
+    """A request sent at `sent` whose tokens come `itl` apart after a TTFT of `ttft`."""
+    first = sent + ttft
     last = first + itl * (out - 1)
     return Completed(
         sent_at=sent, first_token_at=first, last_token_at=last, ended_at=last, prompt_tokens=prompt,
-        cached_tokens=prompt // 2, output_tokens=out, ceiling_tokens=prompt // 2, ttft_s=0.1,
+        cached_tokens=prompt // 2, output_tokens=out, ceiling_tokens=prompt // 2, ttft_s=ttft,
         decode_tokens_per_s=out / (last - first), request_itl_s=itl,
+        e2e_per_token_s=e2e_per_token(sent, last, last, out),
     )  # fmt: skip
 
 
@@ -204,8 +205,7 @@ def test_without_precision_a_point_says_it_measured_its_duration() -> None:
 
 def queued(sent: float, ttft: float, itl: float = 0.01, out: int = 11) -> Completed:
     """A request whose first token waits `ttft` (a server queueing more with more users)."""
-    return replace(request(sent, itl, out), first_token_at=sent + ttft, last_token_at=sent + ttft + itl * (out - 1),
-                   ended_at=sent + ttft + itl * (out - 1), ttft_s=ttft)  # fmt: skip
+    return request(sent, itl, out, ttft=ttft)
 
 
 def sweep_with_growing_ttft(**kw: object) -> tuple[SweepPhases, FakeRun, Clock]:

@@ -4,11 +4,13 @@ the bytes of one answer to the run's and a sweep point's figures. A leaf: it rea
     sse.py         an OpenAI-compatible SSE body read from raw bytes; what went wrong, by kind
     usage.py       the server's own token counts (`usage`)
     timing.py      a finished answer's times and counts as figures: output tokens, TTFT, decode, ITL,
-                   E2E per output token (r_i, AgentX's North Star before it is inverted)
-    record.py      one request as the statistics count it, and as the driver keeps it
+                   where E2E ends, E2E per output token (r_i, AgentX's North Star before it is inverted)
+    record.py      one request as the statistics count it (built from its answer's figures, in one
+                   place for the load client and the proxy), and as the driver keeps it
     percentile.py  the one percentile rule: linear between the closest ranks (numpy's default)
     histogram.py   log-bucketed histograms, mergeable exactly; a figure's values exact while few
-    tally.py       what a set of requests adds up to: a slot's or window's, a users-table row's
+    slots.py       time in slots; a request's output tokens spread over them (one rule, every window)
+    tally.py       what a set of requests adds up to: a slot's, the run's or a window's; a users-table row's
     headline.py    a tally's headline figures (rates, latencies, interactivity, hit rates): one rule
                    for the client's window and run, a sweep point and a --precision run
     window.py      a sweep point's measured window and its raw sample (for the intervals)
@@ -20,8 +22,10 @@ Public:
     UsageFigures, usage_int, usage_cached_tokens    token counts from a `usage` object
     answer_figures, AnswerFigures, token_gaps       a finished answer's output tokens, TTFT, decode, ITL
                                                     (the one rule of the load client and the proxy)
-    e2e_per_token, e2e_per_token_of                 r_i = E2E latency / output tokens; a Completed's
-    Completed, Failed, RequestRecord                one request as counted; as the driver saw it
+    answer_end, e2e_per_token                       where E2E ends; r_i = E2E latency / output tokens
+    Completed, Failed, RequestRecord                one request as counted (`Completed.of_answer`); as
+                                                    the driver saw it
+    slot_of, spread_tokens                          the slot of a moment; output tokens over slots
     linear_quantile                                 the percentile of exact samples (the one rule)
     LogHistogram, bucket_of, bucketed               log-bucketed histograms
     Tally, CallTally                                a set of requests' figures; a users-table row's
@@ -37,10 +41,11 @@ from agentx_tui.measure.histogram import LogHistogram, bucket_of, bucketed
 from agentx_tui.measure.percentile import linear_quantile
 from agentx_tui.measure.record import Completed, Failed, RequestRecord
 from agentx_tui.measure.schedule import ScheduleBook, behind_schedule
+from agentx_tui.measure.slots import slot_of, spread_tokens
 from agentx_tui.measure.sse import RETRIABLE, SseScanner, classify
 from agentx_tui.measure.stats import ClientStats, StatsSink
-from agentx_tui.measure.tally import CallTally, Tally, e2e_per_token_of
-from agentx_tui.measure.timing import AnswerFigures, answer_figures, e2e_per_token, token_gaps
+from agentx_tui.measure.tally import CallTally, Tally
+from agentx_tui.measure.timing import AnswerFigures, answer_end, answer_figures, e2e_per_token, token_gaps
 from agentx_tui.measure.usage import UsageFigures, usage_cached_tokens, usage_int
 from agentx_tui.measure.window import SLOT_S, PointSample, SlotSample, TreeSample, WindowFigures
 
@@ -63,14 +68,16 @@ __all__ = [
     "TreeSample",
     "UsageFigures",
     "WindowFigures",
+    "answer_end",
     "answer_figures",
     "behind_schedule",
     "bucket_of",
     "bucketed",
     "classify",
     "e2e_per_token",
-    "e2e_per_token_of",
     "linear_quantile",
+    "slot_of",
+    "spread_tokens",
     "tally_figures",
     "token_gaps",
     "usage_cached_tokens",

@@ -1,16 +1,25 @@
 """What one request came to: the summary the statistics count (`Completed`, `Failed`: local ones
 handed over directly, a worker's through its pipe, a proxied call's alike) and the fuller record the
-driver keeps for inspection (`RequestRecord`). Times are `time.monotonic()`, durations seconds."""
+driver keeps for inspection (`RequestRecord`). Times are `time.monotonic()`, durations seconds.
+
+A finished call becomes a `Completed` in one place, `Completed.of_answer`, the load client's sender
+and the proxy alike: its figures are the ones `answer_figures` (timing.py) worked out, r_i among them,
+so every tally reads the same r_i and nothing downstream works it out again."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from agentx_tui.measure.timing import AnswerFigures, answer_end
+
 
 @dataclass(frozen=True, slots=True)
 class Completed:
-    """The figures of one finished request that the statistics need (times: `time.monotonic()`)."""
+    """The figures of one finished request that the statistics need (times: `time.monotonic()`).
+    Built from a call's `AnswerFigures` by `of_answer`; built field by field only where a test or a
+    tool makes one up. Its figures are carried, not derived from its times: moving the times (with
+    `dataclasses.replace`) keeps them right only when it moves them all alike, as a clock shift does."""
 
     sent_at: float
     first_token_at: float | None
@@ -24,6 +33,10 @@ class Completed:
     decode_tokens_per_s: float | None
     request_itl_s: float | None = None  # (last − first token) / (output tokens − 1): AgentX's per-request ITL
     itl: Mapping[int, float] = field(default_factory=dict)  # token gaps, bucketed (see `bucketed`)
+    # AgentX's E2E-normalized latency r_i = E2E / output tokens (timing.py `e2e_per_token`), from
+    # `started_at`; None when not defined (no output token). Carried, not recomputed: a duration, it
+    # stays as measured when a remote worker's times are moved onto the main clock.
+    e2e_per_token_s: float | None = None
     # The global id of the session (tree) the request belongs to: requests of one tree are not
     # independent, which a confidence interval must respect. -1 when unknown.
     tree: int = -1
@@ -37,6 +50,46 @@ class Completed:
     due_at: float | None = None
     schedule_lag_s: float | None = None
 
+    @classmethod
+    def of_answer(
+        cls,
+        answer: AnswerFigures,
+        *,
+        sent_at: float,
+        ended_at: float,
+        prompt_tokens: int,
+        cached_tokens: int | None,
+        ceiling_tokens: int | None,
+        tree: int = -1,
+        user: int = -1,
+        step: int = 0,
+        due_at: float | None = None,
+        schedule_lag_s: float | None = None,
+    ) -> Completed:
+        """A finished call as the statistics count it. `answer` is its `answer_figures`, worked out from
+        its start: `due_at` when it was scheduled (a timed replay: "Honest clocks", docs/metrics.md),
+        else `sent_at`; its content times, output tokens, TTFT, decode, ITL and r_i are taken from it."""
+        return cls(
+            sent_at=sent_at,
+            first_token_at=answer.first_token_at,
+            last_token_at=answer.last_token_at,
+            ended_at=ended_at,
+            prompt_tokens=prompt_tokens,
+            cached_tokens=cached_tokens,
+            output_tokens=answer.output_tokens or 0,
+            ceiling_tokens=ceiling_tokens,
+            ttft_s=answer.ttft_s,
+            decode_tokens_per_s=answer.decode_tokens_per_s,
+            request_itl_s=answer.request_itl_s,
+            itl=answer.itl_buckets(),
+            e2e_per_token_s=answer.e2e_per_token_s,
+            tree=tree,
+            user=user,
+            step=step,
+            due_at=due_at,
+            schedule_lag_s=schedule_lag_s,
+        )
+
     @property
     def started_at(self) -> float:
         """Where TTFT and E2E count from: when it was due, else when it was sent."""
@@ -44,10 +97,15 @@ class Completed:
 
     @property
     def e2e_s(self) -> float:
-        """The start to the last content token (a late usage chunk and `[DONE]` are not the answer's
-        time); the end of the body for an answer without content."""
-        end = self.last_token_at if self.last_token_at is not None else self.ended_at
-        return end - self.started_at
+        """From the start to where E2E ends (timing.py `answer_end`)."""
+        return answer_end(self.last_token_at, self.ended_at) - self.started_at
+
+    @property
+    def decoded(self) -> tuple[float, float]:
+        """When its output tokens came, (first, last): its first and last content tokens; both at
+        where E2E ends (the end of its body) for an answer without content times."""
+        end = answer_end(self.last_token_at, self.ended_at)
+        return (end if self.first_token_at is None else self.first_token_at), end
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,8 +7,8 @@ Per-token work happens where the stream is read: a request's token gaps arrive a
 
 Memory is bounded whatever the run length: latencies go into log-bucketed histograms (histogram.py),
 windows are a ring of one-second slots. A request's output tokens are spread over the seconds it was
-decoding and its prompt tokens are counted when its first token arrived, so rates do not jump when
-long requests finish.
+decoding (the one rule of slots.py, which a sweep window's sample follows too) and its prompt tokens
+are counted when its first token arrived, so rates do not jump when long requests finish.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Protocol
 from agentx_tui.measure.headline import tally_figures
 from agentx_tui.measure.record import Completed, Failed
 from agentx_tui.measure.schedule import ScheduleBook, behind_schedule
+from agentx_tui.measure.slots import slot_of, spread_tokens
 from agentx_tui.measure.tally import Tally
 from agentx_tui.measure.tasks import TaskBook
 from agentx_tui.measure.window import WindowFigures
@@ -64,8 +65,9 @@ class ClientStats:
         self.tasks = TaskBook(started_at)  # per session tree (measure/tasks.py)
 
     # -- input ---------------------------------------------------------------------------------
-    def _slot(self, t: float) -> Tally:
-        key = int(t)
+    def _slot(self, key: int) -> Tally:
+        """The one-second slot `key` (measure/slots.py `slot_of`), made if new; slots too old for the
+        window are dropped as new ones come."""
         slot = self._slots.get(key)
         if slot is None:
             slot = self._slots[key] = Tally()
@@ -93,69 +95,35 @@ class ClientStats:
             if failed.tree >= 0:
                 self.tasks.call_ended(failed.tree, 0, failed.sent_at, failed.at, 0, 0, None, ok=False)
             for window in self._windows:
-                if window.inside(failed.sent_at, failed.at):
-                    window.failed += 1
+                window.error(failed)
 
     def add(self, done: Completed) -> None:
-        first = done.first_token_at if done.first_token_at is not None else done.ended_at
-        last = done.last_token_at or done.ended_at
+        """One completed request: whole into the run's tally; in the sliding window its prompt side
+        when its first token came, the request and its latencies when it ended, its output tokens over
+        the seconds they came in; into every open sweep window (window.py); into its task."""
         if done.user >= 0 and done.sent_at < self.user_since.get(done.user, math.inf):
             self.user_since[done.user] = done.sent_at
         self.run.count(done)
         self.schedule.count(done)
-        self.run.prompt += done.prompt_tokens
-        self.run.output += done.output_tokens
         self.output_tokens += done.output_tokens
         if done.cached_tokens is not None:
             self.cached_reported = True
-        start_slot = self._slot(first)
-        start_slot.prompt += done.prompt_tokens
-        start_slot.count_ceiling(done)
-        if done.cached_tokens is not None:
-            start_slot.cached += done.cached_tokens
-            start_slot.prompt_with_cached += done.prompt_tokens
-        end_slot = self._slot(done.ended_at)
-        end_slot.requests += 1
-        for name, value in (
-            ("ttft", done.ttft_s),
-            ("decode", done.decode_tokens_per_s),
-            ("request_itl", done.request_itl_s),
-            ("e2e", done.e2e_s),
-        ):
-            if value is not None:
-                getattr(end_slot, name).add(value)
-        if done.itl:
-            end_slot.itl.merge(done.itl)
-        per_token = end_slot.count_e2e_per_token(done)  # r_i, for the North Star
+        first, last = done.decoded
+        self._slot(slot_of(first)).count_prompt(done)
+        self._slot(slot_of(done.ended_at)).count_answer(done)
         self._spread_output(first, last, done.output_tokens)
         for window in self._windows:
-            tree = window.spread(first, last, done.prompt_tokens, done.output_tokens, done.tree, done.user)
-            if window.inside(done.sent_at, done.ended_at):
-                sample = window.sample
-                sample.counted(tree or sample.tree_of(done.tree), done.ended_at, done.request_itl_s, per_token)
-                window.latency.count(done)
-                window.latency.prompt += done.prompt_tokens
-                window.latency.output += done.output_tokens
-                window.prompt_tokens_sum += done.prompt_tokens
-                window.cached_reported |= done.cached_tokens is not None
+            window.add(done)
         if done.tree >= 0:
             self.tasks.call_ended(
                 done.tree, done.step, done.sent_at, done.ended_at, done.prompt_tokens, done.output_tokens,
                 done.ttft_s, ok=True, e2e_s=done.e2e_s,
             )  # fmt: skip
 
-    def _spread_output(self, start: float, end: float, tokens: int) -> None:
-        if tokens <= 0:
-            return
-        if end - start < 1.0 or int(start) == int(end):
-            self._slot(end).output += tokens
-            return
-        span = end - start
-        t = start
-        while t < end:
-            nxt = min(math.floor(t) + 1.0, end)
-            self._slot(t).output += tokens * (nxt - t) / span
-            t = nxt
+    def _spread_output(self, first: float, last: float, tokens: int) -> None:
+        """`tokens` decoded from `first` to `last` into the seconds they came in (measure/slots.py)."""
+        for key, share in spread_tokens(first, last, tokens):
+            self._slot(key).output += share
 
     # -- sweep windows ---------------------------------------------------------------------------
     def open_window(self, now: float) -> WindowFigures:

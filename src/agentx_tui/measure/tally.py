@@ -1,5 +1,15 @@
-"""What a set of requests adds up to: a one-second slot's or a sweep window's counts and histograms
-(`Tally`), and a users-table row's per-call figures (`CallTally`)."""
+"""What a set of requests adds up to, two jobs kept apart:
+
+- `Tally`: the statistics' sums and latency *distributions* (log histograms, mergeable exactly) of
+  `Completed` requests, for percentiles: a one-second slot's, the run's, a sweep window's. Its one
+  path per request is `count`, or its two halves where a slot splits a request by time
+  (`count_prompt` when the first token came, `count_answer` when it ended).
+- `CallTally`: a users-table row's running *means* and last TTFT, per call as it ends, from the
+  call's `AnswerFigures`: a few sums, no histogram, never merged (a row is one user's or one proxied
+  session's), and its errors.
+
+Both read one call's figures as `answer_figures` worked them out (r_i included: a `Completed` carries
+the answer's), so a row and the run never disagree on what a call measured."""
 
 from __future__ import annotations
 
@@ -7,13 +17,7 @@ from dataclasses import dataclass, field
 
 from agentx_tui.measure.histogram import LogHistogram
 from agentx_tui.measure.record import Completed
-from agentx_tui.measure.timing import AnswerFigures, e2e_per_token
-
-
-def e2e_per_token_of(done: Completed) -> float | None:
-    """r_i of a completed request (measure/timing.py `e2e_per_token`): from its start (`started_at`:
-    when it was due in a timed replay, else when it was sent) to its last content token."""
-    return e2e_per_token(done.started_at, done.last_token_at, done.ended_at, done.output_tokens)
+from agentx_tui.measure.timing import AnswerFigures
 
 
 @dataclass
@@ -39,12 +43,27 @@ class Tally:
     e2e_per_token: LogHistogram = field(default_factory=LogHistogram)
 
     def count(self, done: Completed) -> None:
-        """Latencies and the hit-rate tokens of `done` (token *rates* are spread separately)."""
-        self.requests += 1
-        self.count_ceiling(done)
+        """All of `done` at once: its prompt side, its latencies and its output tokens (a set of whole
+        requests: the run's, a window's counted ones)."""
+        self.count_prompt(done)
+        self.count_answer(done)
+        self.output += done.output_tokens
+
+    def count_prompt(self, done: Completed) -> None:
+        """`done`'s prompt tokens and what a cache held of them (hit rate, ceiling); a slot counts them
+        when the first token came, as the prompt rate does."""
+        self.prompt += done.prompt_tokens
         if done.cached_tokens is not None:
             self.cached += done.cached_tokens
             self.prompt_with_cached += done.prompt_tokens
+        if done.ceiling_tokens is not None:
+            self.ceiling += done.ceiling_tokens
+            self.prompt_with_ceiling += done.prompt_tokens
+
+    def count_answer(self, done: Completed) -> None:
+        """`done` as one request and its latencies; a slot counts them when it ended. Its output tokens
+        are not: a slot has them spread over the time they came (measure/slots.py)."""
+        self.requests += 1
         if done.ttft_s is not None:
             self.ttft.add(done.ttft_s)
         if done.decode_tokens_per_s is not None:
@@ -52,23 +71,12 @@ class Tally:
         if done.request_itl_s is not None:
             self.request_itl.add(done.request_itl_s)
         self.e2e.add(done.e2e_s)
-        self.count_e2e_per_token(done)
+        if done.e2e_per_token_s is not None:  # r_i, worked out once with the answer's figures
+            self.e2e_per_token.add(done.e2e_per_token_s)
         if done.itl:
             self.itl.merge(done.itl)
         if done.schedule_lag_s is not None:
             self.schedule_lag.add(done.schedule_lag_s)
-
-    def count_e2e_per_token(self, done: Completed) -> float | None:
-        """`done`'s r_i into `e2e_per_token`; r_i itself (None when not defined: no output token)."""
-        per_token = e2e_per_token_of(done)
-        if per_token is not None:
-            self.e2e_per_token.add(per_token)
-        return per_token
-
-    def count_ceiling(self, done: Completed) -> None:
-        if done.ceiling_tokens is not None:
-            self.ceiling += done.ceiling_tokens
-            self.prompt_with_ceiling += done.prompt_tokens
 
     def merge(self, other: Tally) -> None:
         self.prompt += other.prompt

@@ -7,15 +7,19 @@ the load client's sender and the proxy both turn what they read into figures her
     decode tok/s        output tokens / (last content − first content), with 2 or more tokens
     per-request ITL     (last content − first content) / (output tokens − 1): AgentX's ITL
     token gaps          (gap per token, tokens) per network read after the first with content
-    E2E per token       (last content − start) / output tokens, with 1 or more tokens: AgentX's
+    where E2E ends      the last content token; without a content time (not streamed), the end
+                        of the body (`answer_end`: the one rule for E2E, r_i and when tokens came)
+    E2E per token       (where E2E ends − start) / output tokens, with 1 or more tokens: AgentX's
                         E2E-normalized latency r_i, whose inverted percentiles are the North Star
-                        (E2E-normalized interactivity); without a content time, the answer's end
+                        (E2E-normalized interactivity), worked out once per request and carried
+                        in its `Completed`
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import overload
 
 from agentx_tui.measure.histogram import bucketed
 
@@ -30,6 +34,8 @@ class AnswerFigures:
     request_itl_s: float | None
     gaps: tuple[tuple[float, float], ...]  # see `token_gaps`
     e2e_per_token_s: float | None = None  # see `e2e_per_token`
+    first_token_at: float | None = None  # the first and last content reads (None: no content time)
+    last_token_at: float | None = None
 
     @property
     def itl_mean_s(self) -> float | None:
@@ -73,7 +79,24 @@ def answer_figures(
         request_itl_s=request_itl,
         gaps=token_gaps(read_times, read_events, sum(read_events), output),
         e2e_per_token_s=e2e_per_token(sent_at, last, ended_at, output),
+        first_token_at=first,
+        last_token_at=last,
     )
+
+
+@overload
+def answer_end(last_token_at: float | None, ended_at: float) -> float: ...
+
+
+@overload
+def answer_end(last_token_at: float | None, ended_at: float | None) -> float | None: ...
+
+
+def answer_end(last_token_at: float | None, ended_at: float | None) -> float | None:
+    """Where a request's E2E ends: its last content token, for a usage chunk and `[DONE]` that a
+    server sends late (vLLM can) are not the answer; without a content time (an answer not streamed,
+    or none yet), the end of its body (None while that is not known either)."""
+    return last_token_at if last_token_at is not None else ended_at
 
 
 def e2e_per_token(
@@ -82,7 +105,7 @@ def e2e_per_token(
     """AgentX's E2E-normalized latency of one successful request, r_i = E2EL_i / OSL_i (docs/metrics.md):
     from its start to its last content token (the answer's end when no token time is known), over its
     output tokens. None without an output token or a positive end-to-end time."""
-    end = last_token_at if last_token_at is not None else ended_at
+    end = answer_end(last_token_at, ended_at)
     if not output_tokens or output_tokens < 1 or end is None or not end > start:
         return None
     return (end - start) / output_tokens

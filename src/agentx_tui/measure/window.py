@@ -1,6 +1,7 @@
 """A sweep point's measured window (docs/sweeps.md): its client figures (`WindowFigures`) and the raw
 sample its confidence intervals are computed from (`PointSample`, per session tree and per one-second
-slot; sweep/intervals.py). Fed by `ClientStats` with every request that ends while the window is open."""
+slot; sweep/intervals.py). Fed by `ClientStats` with every request that ends while the window is open
+(`WindowFigures.add`); its tokens are placed in time by the one rule of measure/slots.py."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from agentx_tui.measure.histogram import bucket_of
+from agentx_tui.measure.record import Completed, Failed
+from agentx_tui.measure.slots import slot_of, spread_tokens
 from agentx_tui.measure.tally import Tally
 from agentx_tui.measure.tasks import TaskBook, TaskWindow
 from agentx_tui.snapshot import TaskFigures
@@ -70,43 +73,31 @@ class PointSample:
         key: int | tuple[str, int] = user if user >= 0 else ("tree", tree if tree >= 0 else -self._untreed)
         self.users[key] = self.users.get(key, 0.0) + tokens
 
-    def _slot(self, t: float) -> SlotSample:
-        key = max(0, int((t - self.start) / self.slot_s))
+    def _slot(self, key: int) -> SlotSample:
         found = self.slots.get(key)
         if found is None:
             found = self.slots[key] = SlotSample()
         return found
 
     def tokens_at(self, t: float, tokens: float) -> None:
-        self._slot(t).tokens += tokens
+        """`tokens` that came at the moment `t` (a request's prompt, when its first token came)."""
+        self._slot(slot_of(t, self.start, self.slot_s)).tokens += tokens
 
-    def tokens_over(self, lo: float, hi: float, tokens: float) -> None:
-        """`tokens` spread evenly over [lo, hi] (inside the window), slot by slot."""
-        span = hi - lo
-        first = max(0, int((lo - self.start) / self.slot_s))
-        last = max(first, int((hi - self.start) / self.slot_s))
-        for key in range(first, last + 1):  # whole slot indices: no float step can stall the walk
-            edge_lo = max(lo, self.start + key * self.slot_s)
-            edge_hi = min(hi, self.start + (key + 1) * self.slot_s)
-            if edge_hi > edge_lo:
-                slot = self.slots.get(key)
-                if slot is None:
-                    slot = self.slots[key] = SlotSample()
-                slot.tokens += tokens * (edge_hi - edge_lo) / span
+    def tokens_in(self, key: int, tokens: float) -> None:
+        """`tokens` into slot `key`: a share that measure/slots.py `spread_tokens` gave it."""
+        self._slot(key).tokens += tokens
 
-    def counted(
-        self, tree: TreeSample, ended_at: float, request_itl_s: float | None, e2e_per_token_s: float | None = None
-    ) -> None:
+    def counted(self, tree: TreeSample, done: Completed) -> None:
         """A request counted for the window's latencies (started after the warm-up, ended inside)."""
-        slot = self._slot(ended_at)
+        slot = self._slot(slot_of(done.ended_at, self.start, self.slot_s))
         tree.requests += 1
         slot.requests += 1
-        if request_itl_s is not None:
-            index = bucket_of(request_itl_s)
+        if done.request_itl_s is not None:
+            index = bucket_of(done.request_itl_s)
             tree.itl[index] = tree.itl.get(index, 0.0) + 1.0
             slot.itl[index] = slot.itl.get(index, 0.0) + 1.0
-        if e2e_per_token_s is not None:
-            index = bucket_of(e2e_per_token_s)
+        if done.e2e_per_token_s is not None:
+            index = bucket_of(done.e2e_per_token_s)
             tree.e2e[index] = tree.e2e.get(index, 0.0) + 1.0
             slot.e2e[index] = slot.e2e.get(index, 0.0) + 1.0
 
@@ -122,7 +113,6 @@ class WindowFigures:
     prompt_in_window: int = 0  # prompt tokens whose first token came inside (rates)
     output_in_window: float = 0.0  # output tokens decoded inside (rates)
     failed: int = 0
-    prompt_tokens_sum: int = 0  # of the requests counted, for the mean prompt length
     cached_reported: bool = False
     sample: PointSample = field(init=False)  # per tree and per slot, for the intervals
     user_since: Mapping[int, float] = field(default_factory=dict)  # ClientStats.user_since
@@ -140,6 +130,11 @@ class WindowFigures:
         return self.task_book.figures(now, self.tasks, gpus=gpus, tokens_per_dollar=tokens_per_dollar)
 
     @property
+    def prompt_tokens_sum(self) -> int:
+        """The prompt tokens of the requests counted (`latency`), for the mean prompt length."""
+        return self.latency.prompt
+
+    @property
     def duration_s(self) -> float | None:
         return None if self.end is None else self.end - self.start
 
@@ -150,32 +145,49 @@ class WindowFigures:
     def inside(self, sent_at: float, ended_at: float) -> bool:
         return sent_at >= self.start and (self.end is None or ended_at <= self.end)
 
-    def spread(
-        self, first: float, last: float, prompt: int, output: int, tree: int = -1, user: int = -1
-    ) -> TreeSample | None:
-        """Count the tokens of a finished request that fell inside the window; the tree's sample, or
-        None when none did."""
+    def add(self, done: Completed) -> None:
+        """A finished request: its tokens that came inside the window count for the window's rates; the
+        request itself for its latencies when it started after the warm-up and ended inside."""
+        tree = self.spread(done)
+        if self.inside(done.sent_at, done.ended_at):
+            self.count(done, tree)
+
+    def error(self, failed: Failed) -> None:
+        """A request that failed for good: counted when it was sent after the warm-up and ended inside."""
+        if self.inside(failed.sent_at, failed.at):
+            self.failed += 1
+
+    def count(self, done: Completed, tree: TreeSample | None = None) -> None:
+        """`done` for the window's latencies and mean prompt (`tree`: its tree's sample, if `spread`
+        already found it)."""
+        sample = self.sample
+        sample.counted(tree or sample.tree_of(done.tree), done)
+        self.latency.count(done)
+        self.cached_reported |= done.cached_tokens is not None
+
+    def spread(self, done: Completed) -> TreeSample | None:
+        """Count the tokens of a finished request that came inside the window: its prompt when its first
+        token came, its output as measure/slots.py spreads it. The tree's sample, or None when none did."""
+        first, last = done.decoded
         end = math.inf if self.end is None else self.end
+        sample = self.sample
         inside = 0.0
-        if self.start <= first <= end and prompt:
+        prompt = done.prompt_tokens
+        if prompt and self.start <= first <= end:
             inside += prompt
             self.prompt_in_window += prompt
-            self.sample.tokens_at(first, prompt)
-        if output > 0 and last <= first:
-            if self.start <= last <= end:
-                inside += output
-                self.output_in_window += output
-                self.sample.tokens_at(last, output)
-        elif output > 0:
-            lo, hi = max(first, self.start), min(last, end)
-            if hi > lo:
-                share = output * (hi - lo) / (last - first)
-                inside += share
-                self.output_in_window += share
-                self.sample.tokens_over(lo, hi, share)
-        if not inside:
+            sample.tokens_at(first, prompt)
+        decoded = 0.0
+        for key, share in spread_tokens(
+            first, last, done.output_tokens, origin=self.start, width=sample.slot_s, lo=self.start, hi=end
+        ):
+            sample.tokens_in(key, share)
+            decoded += share
+        if not (inside or decoded):
             return None
-        found = self.sample.tree_of(tree)
+        self.output_in_window += decoded
+        inside += decoded
+        found = sample.tree_of(done.tree)
         found.tokens += inside
-        self.sample.user_tokens(user, tree, inside)
+        sample.user_tokens(done.user, done.tree, inside)
         return found

@@ -102,13 +102,9 @@ class ProxiedCall(UsageFigures):
         """When the first content event reached the proxy (streamed answers only)."""
         return self.scan.read_times[0] if self.scan is not None and self.scan.read_times else None
 
-    @property
-    def last_at(self) -> float | None:
-        return self.scan.read_times[-1] if self.scan is not None and self.scan.read_times else None
-
     def figures(self) -> AnswerFigures:
-        """The ended call's output tokens, TTFT, decode tok/s and ITL, by the load client's rule
-        (measure/timing.py); TTFT counts from when the proxy had the request."""
+        """The ended call's output tokens, TTFT, decode tok/s, ITL and r_i, by the load client's rule
+        (measure/timing.py); TTFT and E2E count from when the proxy had the request."""
         if self._figures is None:
             scan = self.scan
             self._figures = answer_figures(
@@ -132,20 +128,13 @@ class ProxiedCall(UsageFigures):
 
     def completed(self, prompt_tokens: int) -> Completed:
         """The call's figures for the run's statistics; `prompt_tokens` from usage or /tokenize."""
-        answer = self.figures()
-        return Completed(
+        return Completed.of_answer(
+            self.figures(),
             sent_at=self.received_at,
-            first_token_at=self.first_at,
-            last_token_at=self.last_at,
             ended_at=self.ended_at,
             prompt_tokens=prompt_tokens,
             cached_tokens=self.cached_tokens,
-            output_tokens=answer.output_tokens or 0,
             ceiling_tokens=None,  # the prompt's blocks are known only later, off the request's path
-            ttft_s=answer.ttft_s,
-            decode_tokens_per_s=answer.decode_tokens_per_s,
-            request_itl_s=answer.request_itl_s,
-            itl=answer.itl_buckets(),
             tree=self.tree,
             step=self.step,
         )

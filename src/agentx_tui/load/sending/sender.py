@@ -18,7 +18,15 @@ from agentx_tui.load.sending.users import User
 from agentx_tui.load.sending.wire import StreamPool
 from agentx_tui.load.workload.conversation import CeilingTracker, Conversation
 from agentx_tui.load.workload.text import TextMaker, TokenModel
-from agentx_tui.measure import RETRIABLE, Completed, Failed, RequestRecord, StatsSink, answer_figures
+from agentx_tui.measure import (
+    RETRIABLE,
+    Completed,
+    Failed,
+    RequestRecord,
+    StatsSink,
+    answer_end,
+    answer_figures,
+)
 
 MAX_ATTEMPTS = 6
 _BACKOFF_S = 0.25
@@ -153,9 +161,9 @@ class RequestSender:
         due = None if due_at is None or first_sent is None else min(due_at, first_sent)
         lag = None if due is None or first_sent is None else first_sent - due
         start = res.sent_at if due is None else due
-        # E2E ends at the last content token: a usage chunk and `[DONE]` that come late are not the answer.
-        end = res.last_at if res.error is None and res.last_at is not None else res.ended_at
-        # A failed request's partial stream is not counted as its output: only the server's count is.
+        # A failed request's partial stream is not counted as its output (only the server's count is),
+        # nor is its last content its end: its E2E runs to the end of its body.
+        e2e_s = answer_end(res.last_at if res.error is None else None, res.ended_at) - start
         answer = answer_figures(
             start, res.read_times, res.read_events,
             reported_output=res.output_tokens, counted_events=res.events if res.error is None else None,
@@ -167,7 +175,7 @@ class RequestSender:
             expected_prompt_tokens=expected, expected_output_tokens=out,
             prompt_tokens=res.prompt_tokens, cached_tokens=res.cached_tokens, output_tokens=answer.output_tokens,
             ceiling_tokens=ceiling if res.error is None else 0, ttft_s=answer.ttft_s, itl_s=answer.itl_mean_s,
-            e2e_s=end - start, decode_tokens_per_s=answer.decode_tokens_per_s,
+            e2e_s=e2e_s, decode_tokens_per_s=answer.decode_tokens_per_s,
             malformed_lines=res.malformed, attempts=attempt, due_at=due,
         )  # fmt: skip
         self.records.append(record)
@@ -178,13 +186,10 @@ class RequestSender:
             self._error(user, res.error, final=True, sent_at=res.sent_at, at=res.ended_at)
             return record, res.text
         self.sink.add(
-            Completed(
-                sent_at=res.sent_at, first_token_at=res.first_at, last_token_at=res.last_at,
-                ended_at=res.ended_at,
+            Completed.of_answer(
+                answer, sent_at=res.sent_at, ended_at=res.ended_at,
                 prompt_tokens=res.prompt_tokens if res.prompt_tokens is not None else expected,
-                cached_tokens=res.cached_tokens, output_tokens=answer.output_tokens or 0, ceiling_tokens=ceiling,
-                ttft_s=answer.ttft_s, decode_tokens_per_s=answer.decode_tokens_per_s,
-                request_itl_s=answer.request_itl_s, itl=answer.itl_buckets(),
+                cached_tokens=res.cached_tokens, ceiling_tokens=ceiling,
                 tree=user.tree, user=user.user if user.parent is None else user.parent, step=step,
                 due_at=due, schedule_lag_s=lag,
             )

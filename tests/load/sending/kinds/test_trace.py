@@ -59,6 +59,8 @@ async def test_a_burst_replayed_by_one_user_counts_from_when_it_was_due(fake: Fa
     # TTFT counts the wait: its p90 is about nine answers, not the one answer the server took.
     assert late.run.ttft_p90_s is not None and late.run.ttft_p90_s >= 8 * ANSWER_S
     assert late.run.e2e_p90_s is not None and late.run.e2e_p90_s >= late.run.ttft_p90_s
+    # r_i counts from when it was due as E2E does: every answer has 4 tokens, so 1 / its p90 is E2E's p90 / 4.
+    assert late.run.e2e_interactivity_p90_tokens_per_s == pytest.approx(4 / late.run.e2e_p90_s, rel=0.05)
     assert late.run.schedule_behind is True
     # All ten were due at once: the schedule wanted ten users at once (a fifth more for headroom).
     assert late.run.schedule_users_needed is not None and late.run.schedule_users_needed >= 10
