@@ -261,6 +261,20 @@ class FigureSet(Frozen):
         return out
 
 
+def _north_star(percentile: str, *, interval: bool = False) -> Any:
+    """AgentX's North Star at a percentile: E2E-normalized interactivity, 1 / the percentile of r_i."""
+    meaning = f"1 / {percentile} of E2E latency per output token (E2E-normalized interactivity)"
+    if percentile == "p90":
+        meaning = f"the North Star: {meaning}"
+    return figure(TOKENS_PER_S_PER_USER, meaning, better="higher", compare=GATE, interval=interval)
+
+
+def _decode_interactivity(percentile: str, *, interval: bool = False) -> Any:
+    """Decode interactivity at a percentile: 1 / the percentile of per-request ITL."""
+    meaning = f"decode interactivity: 1 / {percentile} of per-request ITL"
+    return figure(TOKENS_PER_S_PER_USER, meaning, better="higher", compare=GATE, interval=interval)
+
+
 class Figures(FigureSet):
     """The report's figures (docs/metrics.md), in the order its JSON, CSV and Markdown give them."""
 
@@ -316,29 +330,11 @@ class Figures(FigureSet):
     total_tokens_per_s_server: float | None = figure(TOKENS_PER_S, "total tokens per second by the servers' counters")
 
     # --- interactivity ------------------------------------------------------------------------------
-    e2e_interactivity_p50_tokens_per_s: float | None = figure(
-        TOKENS_PER_S_PER_USER, "1 / p50 of E2E latency per output token", better="higher", compare=GATE
-    )
-    e2e_interactivity_p75_tokens_per_s: float | None = figure(
-        TOKENS_PER_S_PER_USER, "1 / p75 of E2E latency per output token", better="higher", compare=GATE
-    )
-    e2e_interactivity_p90_tokens_per_s: float | None = figure(
-        TOKENS_PER_S_PER_USER,
-        "the North Star: 1 / p90 of E2E latency per output token (E2E-normalized interactivity)",
-        better="higher",
-        compare=GATE,
-        interval=True,
-    )
-    interactivity_p50_tokens_per_s: float | None = figure(
-        TOKENS_PER_S_PER_USER, "decode interactivity: 1 / p50 of per-request ITL", better="higher", compare=GATE
-    )
-    interactivity_p90_tokens_per_s: float | None = figure(
-        TOKENS_PER_S_PER_USER,
-        "decode interactivity: 1 / p90 of per-request ITL",
-        better="higher",
-        compare=GATE,
-        interval=True,
-    )
+    e2e_interactivity_p50_tokens_per_s: float | None = _north_star("p50")
+    e2e_interactivity_p75_tokens_per_s: float | None = _north_star("p75")
+    e2e_interactivity_p90_tokens_per_s: float | None = _north_star("p90", interval=True)
+    interactivity_p50_tokens_per_s: float | None = _decode_interactivity("p50")
+    interactivity_p90_tokens_per_s: float | None = _decode_interactivity("p90", interval=True)
     per_user_output_tokens_per_s_p50: float | None = figure(
         TOKENS_PER_S, "a request's decode speed, output tokens / (last − first token), p50", summary=True
     )

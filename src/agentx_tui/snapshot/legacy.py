@@ -14,18 +14,7 @@ _WINDOW_RENAMED = {
     "prefix_hit_rate": "prefix_cache_hit_rate_client",
     "prefix_hit_rate_ceiling": "prefix_cache_hit_rate_ceiling",
 }
-_WINDOW_KEPT = (
-    "output_tokens_per_s",
-    "prompt_tokens_per_s",
-    "cached_prompt_tokens_per_s",
-    "total_tokens_per_s",
-    "per_user_output_tokens_per_s_p50",
-    "interactivity_p50_tokens_per_s",
-    "interactivity_p90_tokens_per_s",
-    "e2e_interactivity_p50_tokens_per_s",
-    "e2e_interactivity_p75_tokens_per_s",
-    "e2e_interactivity_p90_tokens_per_s",
-)
+# The window's figures whose run-wide twin was the same name prefixed with `run_`.
 _RUN_PREFIXED = (
     "per_user_output_tokens_per_s_p50",
     "interactivity_p50_tokens_per_s",
@@ -34,6 +23,7 @@ _RUN_PREFIXED = (
     "e2e_interactivity_p75_tokens_per_s",
     "e2e_interactivity_p90_tokens_per_s",
 )
+_WINDOW_KEPT = ("output_tokens_per_s", "prompt_tokens_per_s", "cached_prompt_tokens_per_s", "total_tokens_per_s")
 _RUN_KEPT = (
     "schedule_lag_p50_s",
     "schedule_lag_p90_s",
@@ -55,7 +45,7 @@ def client_figures_of_older(data: Any) -> Any:
     if not isinstance(data, dict) or "window" in data or "run" in data:
         return data
     data = dict(data)
-    window: dict[str, Any] = {k: data.pop(k) for k in _WINDOW_KEPT if k in data}
+    window: dict[str, Any] = {k: data.pop(k) for k in (*_WINDOW_KEPT, *_RUN_PREFIXED) if k in data}
     window.update({new: data.pop(old) for old, new in _WINDOW_RENAMED.items() if old in data})
     _latencies(window, data, "ttft", "ttft", _PERCENTILES)
     _latencies(window, data, "itl", "itl", _PERCENTILES)
