@@ -56,12 +56,14 @@ def test_a_slot_counts_a_prompt_when_its_first_token_came_and_the_request_when_i
     )  # fmt: skip
     stats.add(done)
     at_first = stats.figures(4.99)  # slots 3 and 4: the first token's
-    assert at_first.prompt_tokens_per_s == 100 and at_first.prefix_hit_rate == pytest.approx(0.4)
-    assert at_first.prefix_hit_rate_ceiling == pytest.approx(0.6)
-    assert at_first.requests_per_s == 0 and at_first.ttft.p50 is None
+    first = at_first.window
+    assert first.prompt_tokens_per_s == 100 and first.prefix_cache_hit_rate_client == pytest.approx(0.4)
+    assert first.prefix_cache_hit_rate_ceiling == pytest.approx(0.6)
+    assert at_first.requests_per_s == 0 and first.ttft_p50_s is None
     at_end = stats.figures(6.99)  # slots 5 and 6: the end's
-    assert at_end.prompt_tokens_per_s == 0 and at_end.prefix_hit_rate is None
-    assert at_end.requests_per_s == 1 and at_end.ttft.p50 == pytest.approx(0.3, rel=0.02)
+    end = at_end.window
+    assert end.prompt_tokens_per_s == 0 and end.prefix_cache_hit_rate_client is None
+    assert at_end.requests_per_s == 1 and end.ttft_p50_s == pytest.approx(0.3, rel=0.02)
     whole = Tally()
     whole.count(done)
     assert (whole.prompt, whole.cached, whole.ceiling, whole.output, whole.requests) == (100, 40, 60, 20, 1)

@@ -124,7 +124,7 @@ def test_client_hit_rate_is_high_and_within_the_ceiling(run: Run) -> None:
     totals = run.figures.totals
     assert totals.cached_tokens_reported
     hit_rate = totals.cached_prompt_tokens / totals.prompt_tokens
-    ceiling = run.figures.prefix_hit_rate_ceiling
+    ceiling = run.figures.run.prefix_cache_hit_rate_ceiling
     assert ceiling is not None
     assert 0.5 <= hit_rate <= ceiling
     # Request by request too; both sides count whole 128-token blocks (the size read from /metrics).
