@@ -104,6 +104,17 @@ def test_the_log_hears_the_verdict_once_and_again_only_when_it_changes() -> None
     for seq in range(1, 4):
         watch.verdict(tick(seq, float(seq)), final=False, partial_reason=None)
     assert said == ["AgentX-valid so far"]
+    failing = tick(4, 4.0).model_copy(
+        update={"client": ClientFigures(totals=ClientTotals(requests_completed=5, requests_failed=1))}
+    )
+    watch.verdict(failing, final=False, partial_reason=None)
+    assert said[-1] == "not AgentX-valid: error rate above 10%: 16.7% of the run's requests failed so far"
+    worse = failing.model_copy(
+        update={"client": ClientFigures(totals=ClientTotals(requests_completed=5, requests_failed=2))}
+    )
+    watch.verdict(worse, final=False, partial_reason=None)  # the same rule broken: not news
+    assert len(said) == 2
+    del said[1:]
     watch.verdict(tick(4, 5.0), final=True, partial_reason="stopped by Ctrl-C")
     assert said[1:] == [
         "not AgentX-valid: points shorter than 900 s: the run's one point ended after 5 s; "

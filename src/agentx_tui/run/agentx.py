@@ -112,7 +112,7 @@ class AgentXWatch:
         self.setup = setup
         self._say = say
         self._nvml_counts = nvml_counts and setup.memory.gpus is None  # a launched vLLM: NVML sees its server
-        self._said: tuple[str, tuple[str, ...]] | None = None
+        self._said: tuple[str, tuple[tuple[str, str], ...]] | None = None
 
     def verdict(self, snap: Snapshot, *, final: bool, partial_reason: str | None) -> AgentXVerdict | None:
         setup = self.setup
@@ -127,8 +127,9 @@ class AgentXWatch:
         return verdict
 
     def _note(self, verdict: AgentXVerdict) -> None:
-        """One line in the log when the verdict or its reasons change: the verdict, then every reason."""
-        said = (verdict.labels()[-1], verdict.reasons)
+        """One line in the log when the verdict or its reasons change: the verdict, then every reason. A
+        reason whose value moves while its rule stays broken (a plain run's error rate so far) is not news."""
+        said = (verdict.labels()[-1], tuple((r.rule, r.head) for r in (*verdict.broken, *verdict.unknown)))
         if said == self._said:
             return
         self._said = said
