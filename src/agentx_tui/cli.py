@@ -62,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _output_flags(p.add_argument_group("output"))
     _sweep_flags(p.add_argument_group("sweep (docs/sweeps.md: throughput vs interactivity)"))
+    _agentx_flags(p.add_argument_group('AgentX (docs/sweeps.md, "AgentX validity")'))
     _scale_flags(p.add_argument_group("scale (docs/scale.md)"))
     _traffic_flags(p.add_argument_group("your own traffic (docs/capture.md)"))
     d = p.add_argument_group("demo (docs/web.md)")
@@ -209,19 +210,17 @@ def _sweep_flags(s: argparse._ArgumentGroup) -> None:
     s.add_argument(
         "--point-duration",
         type=seconds(),
-        default=60.0,
         metavar="S",
-        help="per point: seconds measured (default 60)",
+        help="per point: seconds measured (default 60; 900 with --agentx)",
     )
     s.add_argument(
         "--tiers",
-        default="30,50,75,100,150,200",
         metavar="T,T,…",
-        help="interactivity tiers (tok/s/user, p90) at which the frontier is read (default 30,50,75,100,150,200)",
+        help="interactivity tiers (tok/s/user, p90) at which the frontier is read "
+        "(default 30,50,75,100,150,200; 30,50,75,100 with --agentx)",
     )
     s.add_argument(
         "--frontier-axis",
-        default="e2e",
         metavar="e2e|decode",
         help="the frontier's x-axis: `e2e`, AgentX's North Star, E2E-normalized interactivity (1 / p90 of "
         "end-to-end latency per output token; the default), or `decode`, decode interactivity (1 / p90 of "
@@ -246,6 +245,30 @@ def _sweep_flags(s: argparse._ArgumentGroup) -> None:
         type=seconds(0, MAX_SECONDS, lo_open=False),
         metavar="S",
         help="cap every think time (recorded or drawn) at S seconds; 0 = back to back",
+    )
+
+
+def _agentx_flags(a: argparse._ArgumentGroup) -> None:
+    a.add_argument(
+        "--agentx",
+        action="store_true",
+        help="the defaults AgentX's rules need: --point-duration 900, --frontier-axis e2e (the North Star), "
+        "--tiers 30,50,75,100 and, without --sweep or --duration, --sweep auto; a flag you give wins (the "
+        "run is then labelled by the rule it breaks). Every run is judged by the rules, with or without it",
+    )
+    a.add_argument(
+        "--server-dram-gb",
+        type=number("GB of DRAM", 0, 1e9, lo_open=True),
+        metavar="GB",
+        help="the DRAM of each server behind the target, for AgentX's KV offload budget "
+        "(default: this machine's for --serve and the simulator; unknown for --attach)",
+    )
+    a.add_argument(
+        "--server-gpus",
+        type=whole("GPUs", 1, 1_000_000),
+        metavar="N",
+        help="the GPUs in each server behind the target, for AgentX's KV offload budget "
+        "(default: the GPUs NVML sees for --serve; unknown otherwise)",
     )
 
 

@@ -1,5 +1,6 @@
-"""Processes as Linux's /proc tells them: a launched server's process group (engine) and the runs a page
-server started (web). Empty where there is no /proc."""
+"""Processes and memory as Linux's /proc tells them: a launched server's process group (engine), the runs
+a page server started (web), and this machine's DRAM (engine: the server's offload budget). Empty, or
+None, where there is no /proc."""
 
 from __future__ import annotations
 
@@ -31,3 +32,14 @@ def group_members(pgid: int) -> set[int]:
 def child_pids(parent: int) -> set[int]:
     """Live (non-zombie) processes whose parent is `parent`."""
     return {pid for pid, fields in _stats() if len(fields) > 1 and fields[0] != b"Z" and int(fields[1]) == parent}
+
+
+def mem_total_bytes(path: str = "/proc/meminfo") -> int | None:
+    """This machine's DRAM as the kernel counts it (`MemTotal`, in bytes); None where /proc does not say."""
+    with contextlib.suppress(OSError, ValueError), open(path, encoding="ascii", errors="replace") as fh:
+        for line in fh:
+            name, _, rest = line.partition(":")
+            if name == "MemTotal":
+                value, *unit = rest.split()
+                return int(value) * (1024 if unit == ["kB"] else 1)  # the kernel's kB are KiB
+    return None

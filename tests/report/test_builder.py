@@ -100,6 +100,9 @@ DOCUMENTED_KEYS = [
     "usd_per_task",
     "tasks_per_hour_per_gpu",
     "step_curve",
+    # AgentX validity (docs/sweeps.md):
+    "agentx_valid",
+    "agentx_invalid_reasons",
 ]
 
 

@@ -10,12 +10,22 @@ import pytest
 from agentx_tui.cli import parse_args
 from agentx_tui.load.spreading.generator import LoadSample
 from agentx_tui.run import build_plan
+from agentx_tui.run.agentx import AgentXWatch
 from agentx_tui.run.collect import Collected, EventLog
 from agentx_tui.run.live import LiveRun
 from agentx_tui.run.phases import TimedRun
 from agentx_tui.run.serving import Serving
 from agentx_tui.run.subscribers import DashboardFeed, Fanout
-from agentx_tui.snapshot import ClientFigures, ClientHealth, CostFigures, Figures, GpuState, Snapshot
+from agentx_tui.snapshot import (
+    AgentXVerdict,
+    ClientFigures,
+    ClientHealth,
+    CostFigures,
+    Figures,
+    GpuState,
+    Snapshot,
+)
+from agentx_tui.sweep import AgentXSetup
 from tests.helpers.waiting import until
 
 
@@ -64,14 +74,28 @@ class Broken:
         raise OSError("still gone")
 
 
-def _run(*argv: str, subscribers: list[object] | None = None) -> tuple[LiveRun, Recorded, FakeCollectors]:
+class Judging(AgentXWatch):
+    """Records what each tick's verdict was asked with."""
+
+    def __init__(self) -> None:
+        super().__init__(AgentXSetup(), lambda _: None)
+        self.asked: list[tuple[bool, str | None]] = []
+
+    def verdict(self, snap: Snapshot, *, final: bool, partial_reason: str | None) -> AgentXVerdict | None:
+        self.asked.append((final, partial_reason))
+        return AgentXVerdict(final=final)
+
+
+def _run(
+    *argv: str, subscribers: list[object] | None = None, agentx: AgentXWatch | None = None
+) -> tuple[LiveRun, Recorded, FakeCollectors]:
     plan = build_plan(parse_args(["--interval", "0.05", "-w", "none", *argv]))
     recorded = Recorded()
     events = EventLog(plan.secrets)
     fanout = Fanout([recorded, *(subscribers or [])], on_error=events.add)  # type: ignore[list-item]
     collectors = FakeCollectors()
     serving = Serving("fake target", True, [])
-    live = LiveRun(plan, serving, None, TimedRun(plan.duration_s), fanout, events, collectors)
+    live = LiveRun(plan, serving, None, TimedRun(plan.duration_s), fanout, events, collectors, agentx=agentx)
     collectors.start = live.started_at
     return live, recorded, collectors
 
@@ -96,6 +120,18 @@ async def test_a_stop_request_ends_the_run_partial_and_mid_tick() -> None:
     outcome = await asyncio.wait_for(task, 2)
     assert outcome.reason == outcome.partial_reason == "stopped by SIGTERM"
     assert len(recorded.snaps) >= 2 and recorded.closed == 1
+
+
+async def test_every_tick_carries_the_agentx_verdict_and_the_last_knows_the_run_was_cut_short() -> None:
+    judging = Judging()
+    live, recorded, _ = _run(agentx=judging)
+    task = asyncio.create_task(live.run())
+    await until(lambda: len(recorded.snaps) >= 2)
+    live.request_stop("stopped by SIGTERM", partial=True)
+    await asyncio.wait_for(task, 2)
+    assert all(s.agentx is not None for s in recorded.snaps)
+    assert recorded.snaps[-1].agentx == AgentXVerdict(final=True)
+    assert judging.asked[0] == (False, None) and judging.asked[-1] == (True, "stopped by SIGTERM")
 
 
 async def test_a_failing_subscriber_does_not_stop_the_others() -> None:

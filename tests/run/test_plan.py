@@ -121,3 +121,46 @@ def test_precision_goes_to_the_plan_and_its_recorded_settings() -> None:
     assert p.precision == 0.05 and p.recorded_settings().precision == 0.05
     assert plan("--precision", "0.1", "--duration", "600").precision == 0.1  # a plain run, --duration the longest
     assert plan().precision is None
+
+
+def test_agentx_sets_the_rules_defaults_an_auto_sweep_of_900_s_points_on_the_north_star() -> None:
+    p = plan("--agentx")
+    assert p.agentx.asked and p.sweep is not None and p.sweep.auto
+    assert (p.sweep.point_duration_s, p.sweep.tiers, p.frontier_axis) == (
+        900.0,
+        (30.0, 50.0, 75.0, 100.0),
+        "e2e_interactivity",
+    )
+    without = plan("--sweep", "auto")
+    assert without.sweep is not None and (without.sweep.point_duration_s, without.sweep.tiers) == (
+        60.0,
+        (30.0, 50.0, 75.0, 100.0, 150.0, 200.0),
+    )
+    assert not without.agentx.asked
+
+
+def test_agentx_never_overrides_a_flag_the_user_gave() -> None:
+    p = plan("--agentx", "--sweep", "users=4,8", "--point-duration", "30", "--tiers", "50", "--frontier-axis", "decode")
+    assert p.sweep is not None and p.sweep.users == (4, 8)
+    assert (p.sweep.point_duration_s, p.sweep.tiers, p.frontier_axis) == (30.0, (50.0,), "decode_interactivity")
+    single = plan("--agentx", "--duration", "900", "-u", "32")  # a plain run: one point
+    assert single.sweep is None and single.duration_s == 900.0 and single.load.users == 32
+    with pytest.raises(UsageError, match="--agentx needs load"):
+        plan("--agentx", "-w", "none")
+
+
+def test_the_test_hook_shortens_agentxs_points_and_nothing_else(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENTX_TEST_MIN_POINT_S", "3")
+    p = plan("--agentx")
+    assert p.agentx.min_point_s == 3.0 and p.sweep is not None and p.sweep.point_duration_s == 3.0
+    assert plan("--sweep", "auto").sweep.point_duration_s == 60.0  # type: ignore[union-attr]
+    monkeypatch.setenv("AGENTX_TEST_MIN_POINT_S", "soon")
+    with pytest.raises(UsageError, match="AGENTX_TEST_MIN_POINT_S"):
+        plan()
+
+
+def test_the_servers_dram_and_gpus_are_taken_as_given() -> None:
+    p = plan("--attach", "http://gpu-node:8000", "--server-dram-gb", "1536", "--server-gpus", "8")
+    assert (p.agentx.server_dram_bytes, p.agentx.server_gpus) == (1536e9, 8)
+    with pytest.raises(UsageError, match="out of range"):
+        plan("--server-dram-gb", "0")

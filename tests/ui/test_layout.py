@@ -8,7 +8,7 @@ from textual.color import Color
 from textual.content import Content
 from textual.widgets import RichLog, Sparkline
 
-from agentx_tui.snapshot import Snapshot, UserRow
+from agentx_tui.snapshot import AgentXRule, AgentXVerdict, Snapshot, UserRow
 from agentx_tui.ui import AgentXApp
 from agentx_tui.ui.header import RunHeader
 from agentx_tui.ui.panes import UsersPane
@@ -79,6 +79,42 @@ async def test_header_fits_in_few_lines_and_leads_with_the_state(size: tuple[int
         whole = " ".join(text)
         for item in ("attach http://10.0.0.7:8000", "meta-llama/Llama-3.1-8B-Instruct", "vLLM 0.32.0", "users 12"):
             assert item in whole
+
+
+NOT_VALID = AgentXVerdict(
+    rules=(
+        AgentXRule(rule="point_length", state="broken", head="points shorter than 900 s", detail="--duration 20 s"),
+        AgentXRule(rule="kv_offload", state="unknown", head="KV offload unknown", detail="the server does not say"),
+    )
+)
+UNKNOWN = AgentXVerdict(rules=(NOT_VALID.rules[1],))
+
+
+@pytest.mark.parametrize(
+    ("size", "verdict", "label"),
+    [
+        ((80, 24), NOT_VALID, "AgentX ✗"),
+        ((100, 30), NOT_VALID, "not AgentX-valid: points shorter than 900 s (+1 more)"),
+        ((120, 36), NOT_VALID, "not AgentX-valid: points shorter than 900 s (+1 more)"),
+        ((200, 60), NOT_VALID, "not AgentX-valid"),
+        ((120, 36), UNKNOWN, "AgentX validity unknown: KV offload unknown"),
+        ((120, 36), AgentXVerdict(), "AgentX-valid so far"),
+        ((80, 24), AgentXVerdict(final=True), "AgentX-valid"),
+    ],
+)
+async def test_the_agentx_verdict_takes_the_words_that_fit_without_a_line_more(
+    size: tuple[int, int], verdict: AgentXVerdict, label: str
+) -> None:
+    snaps = [make_snapshot(seq).model_copy(update={"agentx": verdict}) for seq in range(1, 4)]
+    app = AgentXApp(FakeSource(snaps), FakeLiveControls(), refresh_s=0.25)
+    async with app.run_test(size=size) as pilot:
+        await shown(pilot, 3)
+        header = app.query_one(RunHeader)
+        text = str(header.render()).split("\n")
+        assert len(text) == (1 if size[0] >= 200 else 2) and header.region.height == len(text)
+        shown_parts = [part.strip() for line in text for part in line.split(" │ ")]
+        assert label in shown_parts, text
+        assert "● running" in text[0]
 
 
 async def test_app_events_reach_the_log_wrapped_to_the_pane() -> None:

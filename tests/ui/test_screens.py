@@ -12,6 +12,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Static
 
+from agentx_tui.snapshot import AgentXRule, AgentXVerdict
 from agentx_tui.ui import AgentXApp
 from tests.ui._helpers import shown
 from tests.ui.fakes import SECRET, FakeLiveControls, FakeSource, make_snapshot
@@ -45,6 +46,40 @@ def live_app(**kwargs: object) -> AgentXApp:
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
 def test_dashboard(snap_compare: SnapCompare, size: tuple[int, int]) -> None:
     assert snap_compare(live_app(), terminal_size=size, run_before=settle)
+
+
+NOT_AGENTX_VALID = AgentXVerdict(
+    rules=(
+        AgentXRule(
+            rule="point_length",
+            state="broken",
+            head="points shorter than 900 s",
+            detail="the run's one point, --duration 20 s",
+        ),
+        AgentXRule(
+            rule="kv_offload",
+            state="unknown",
+            head="KV offload unknown",
+            detail="the attached server does not say whether it offloads KV to CPU memory",
+        ),
+    )
+)
+AGENTX_EVENT = (
+    "18:00:01 not AgentX-valid: points shorter than 900 s: the run's one point, --duration 20 s; KV offload "
+    "unknown: the attached server does not say whether it offloads KV to CPU memory"
+)
+
+
+def test_dashboard_not_agentx_valid_80x24(snap_compare: SnapCompare) -> None:
+    """The header's shortest words at 80×24 (no line more), the reasons in full in the log."""
+    snaps = [
+        make_snapshot(seq, events=[*_events(seq), AGENTX_EVENT] if seq == 1 else []).model_copy(
+            update={"agentx": NOT_AGENTX_VALID}
+        )
+        for seq in range(1, LAST + 1)
+    ]
+    app = AgentXApp(FakeSource(snaps), FakeLiveControls(), refresh_s=0.25)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=settle)
 
 
 def test_dashboard_without_gpu_or_price(snap_compare: SnapCompare) -> None:

@@ -6,9 +6,11 @@ Public:
     resolve_vllm_command, VllmCommand      — how vLLM is started (--vllm-cmd and fallbacks)
     ensure_tiny_model                      — the bundled tiny random-weight model
     stopped_on_exit                        — stop what a block launched, whatever ends it
+    local_dram_bytes                       — this machine's DRAM, a launched server's (AgentX's offload budget)
 """
 
 from agentx_tui.engine.attach import probe_server
+from agentx_tui.engine.host import local_dram_bytes
 from agentx_tui.engine.info import ServerInfo
 from agentx_tui.engine.launcher import TINY, LaunchedServer, start_sim, start_vllm
 from agentx_tui.engine.ports import free_port
@@ -27,6 +29,7 @@ __all__ = [
     "default_env_dir",
     "ensure_tiny_model",
     "free_port",
+    "local_dram_bytes",
     "probe_server",
     "resolve_vllm_command",
     "start_sim",

@@ -17,7 +17,8 @@ tasks'…), merged into one `Report` that has every key, null where unknown: a k
 (snapshot/figures.py) is refused where the part is made.
 
 Task figures (``tasks_completed`` … ``step_curve``) are the last snapshot's whole-run ``tasks``, as they
-are; null when observing only (no calls of the run's own).
+are; null when observing only (no calls of the run's own). So is AgentX validity (``agentx_valid``,
+``agentx_invalid_reasons``, ``agentx_rules_met``): the last tick's verdict (run/agentx.py).
 
 Throughput (``output_tokens_per_s`` …) is client-side when a load driver ran (tokens the driver
 received), else server-side (the servers' token counters); ``throughput_source`` says which, and the
@@ -37,6 +38,7 @@ from agentx_tui.report._keys import FIGURES
 from agentx_tui.report._model import Report
 from agentx_tui.report._series import ReportSeries, SeriesBuffer
 from agentx_tui.snapshot import (
+    AgentXVerdict,
     EndpointFigures,
     EndpointRow,
     EndpointTotals,
@@ -123,6 +125,8 @@ class ReportBuilder:
             parts.append(_task_figures(last.tasks))
         if last.proxy is not None:
             parts.append(_proxy_figures(last.proxy))
+        if last.agentx is not None:
+            parts.append(_agentx_figures(last.agentx))
         report = merged(*parts)
         report = report.updated(**_per_gpu_figures(report, last).set_values())
         if last.sweep is not None:
@@ -196,6 +200,15 @@ def _proxy_figures(proxy: ProxyState) -> Figures:
         proxy_added_ttft_p99_s=proxy.added_ttft.p99,
         captured_sessions=proxy.captured_sessions,
         capture_dir=proxy.capture_dir,
+    )
+
+
+def _agentx_figures(verdict: AgentXVerdict) -> Figures:
+    """AgentX validity (docs/sweeps.md) as the run's last tick judged it: the verdict, why not, and what holds."""
+    return Figures(
+        agentx_valid=verdict.valid,
+        agentx_invalid_reasons=list(verdict.reasons),
+        agentx_rules_met=[rule.sentence for rule in verdict.met],
     )
 
 

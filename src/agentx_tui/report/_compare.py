@@ -5,7 +5,8 @@ _compare_text.py).
 Gated (higher is better): throughput (total and output, per GPU too), interactivity p50/p90 (decode) and
 the North Star's p50/p75/p90 (E2E-normalized interactivity, docs/metrics.md), tokens per dollar; (lower is
 better): USD per million tokens. Shown, never gated: TTFT and ITL p90, prefix-cache hit
-rates, error rate. A figure null on either side is n/a and gates nothing; the output says which.
+rates, error rate; and, in words, whether each run is AgentX-valid and why not. A figure null on either
+side is n/a and gates nothing; the output says which.
 
 Per task (docs/metrics.md, "Tasks"; a table of their own): tasks per hour per GPU (higher is better), task
 wall time p50/p90 and USD per task (lower is better) gate with the headline figures; tasks completed,
@@ -37,7 +38,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from agentx_tui.report._keys import (
     AGENTS_KEY_PREFIX,
@@ -90,8 +91,10 @@ def _compared(figure: Figure) -> Compared:
 
 # The declarations say which figures compare shows and gates (snapshot/figures.py): the tasks' in a table
 # of their own, every other group's with the headline figures.
-HEADLINE = tuple(_compared(f) for f in FIGURES.values() if f.compare is not None and f.group != "tasks")
-TASKS = tuple(_compared(f) for f in FIGURES.values() if f.compare is not None and f.group == "tasks")
+HEADLINE = tuple(_compared(f) for f in FIGURES.values() if f.compare is not None and f.group != "tasks" and f.numeric)
+TASKS = tuple(_compared(f) for f in FIGURES.values() if f.compare is not None and f.group == "tasks" and f.numeric)
+# A flag or a list (AgentX validity and its reasons): shown side by side in words, never gated.
+WORDS = tuple(key for key, f in FIGURES.items() if f.compare is not None and not f.numeric)
 _TPUT_AT, _TPD_AT, _USD_AT = TIER_KEY_PREFIXES  # the sweep's own names for the tier keys
 _TIER_FIGURES: tuple[tuple[str, Better, Kind], ...] = (
     (_TPUT_AT, "higher", "rate"),
@@ -146,6 +149,7 @@ class Comparison:
     # A sweep of before the frontier axis (no `frontier_axis` key) beside one with it: its tiers, read on
     # decode interactivity, are compared as `…_at_T_decode`.
     decode_only: tuple[bool, bool] = (False, False)
+    words: tuple[tuple[str, Any, Any], ...] = ()  # (key, A's value, B's value) of the figures shown in words
 
     @property
     def rows(self) -> tuple[Row, ...]:
@@ -271,6 +275,7 @@ def compare_reports(a: Report, b: Report, *, tolerance: float = DEFAULT_TOLERANC
         bound,
         headline_rows(TASKS, gate == "headline"),
         decode_only,
+        tuple((key, getattr(a, key), getattr(b, key)) for key in WORDS if a.has(key) or b.has(key)),
     )
 
 

@@ -4,9 +4,10 @@ sentence (what the rows mean: _compare.py)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from agentx_tui.report._compare import Better, Comparison, Kind, Row, Span
-from agentx_tui.report._format import NA
+from agentx_tui.report._format import NA, cell
 from agentx_tui.report._keys import AGENTS_KEY_PREFIX, TIER_KEY_PREFIXES, parse_tier_key
 from agentx_tui.units import compact
 
@@ -25,6 +26,13 @@ def _fmt(value: float | None, kind: Kind) -> str:
     if abs(value) >= 10_000:
         return f"{value:,.0f}"
     return f"{value:,.1f}" if abs(value) >= 100 else f"{value:.4g}"
+
+
+def _words(value: Any) -> str:
+    """A flag or a list as the comparison shows it: a list's entries joined, "(none)" for an empty one."""
+    if isinstance(value, list):
+        return "; ".join(cell(v) for v in value) or "(none)"
+    return cell(value)
 
 
 def _change(better: Better, worse_by: float) -> str:
@@ -121,6 +129,9 @@ def render_comparison(comparison: Comparison, *, a_name: str, b_name: str, colou
     if c.gate == "tiers":
         head += " (shown, not gated: a sweep's whole-run figures mix every point's load)"
     lines += [head, *(_table(c.headline, c.tolerance, colour) if c.headline else ["(none in either report)"])]
+    if c.words:
+        lines += ["", "In words (shown, not gated)"]
+        lines += [f"{key}: A {_words(a)} | B {_words(b)}" for key, a, b in c.words]
     if c.tasks:
         tasks_head = "Tasks (per session tree, over the whole run; no 95% interval yet: n/a)"
         if c.gate == "tiers":

@@ -6,8 +6,8 @@ Each line shows window figures: tokens/s and TTFT p90 are client-side when a loa
 servers' own; NS p90 is the North Star, the window's p90 E2E-normalized interactivity (tok/s/user,
 docs/metrics.md; n/a when observing only); KV % is the aggregate endpoint's; prefix is the servers'
 window hit rate (the client's when the servers expose none); tok/$ is total tokens per dollar at the
-window's rate. The columns fit in 79 (a terminal of 80 never wraps a line); the task count is in the
-summary, not on each line.
+window's rate. The columns fit in 79 (a terminal of 80 never wraps a line); the task count and the
+AgentX verdict are in the summary, not on each line.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from agentx_tui.report._checks import CheckResult
 from agentx_tui.report._format import NA, cell, elapsed, percent, si
 from agentx_tui.report._keys import FIGURES, unit
 from agentx_tui.report._model import Report
-from agentx_tui.snapshot import Snapshot
+from agentx_tui.snapshot import Snapshot, validity_words
 from agentx_tui.snapshot.rates import rates
 from agentx_tui.sweep import DECODE, NORTH_STAR, point_x
 from agentx_tui.terminal import wants_color
@@ -62,6 +62,15 @@ def task_lines(report: Report) -> list[str]:
         f"({si(report.output_tokens_per_task_mean)} output)",
         f"    {cell(report.usd_per_task)} USD per task, {cell(report.tasks_per_hour_per_gpu)} tasks/hour/GPU",
     ]
+    return lines
+
+
+def agentx_lines(report: Report) -> list[str]:
+    """AgentX validity (docs/sweeps.md): the verdict with its first reason, the other reasons, the rules met."""
+    reasons, met = report.agentx_invalid_reasons or [], report.agentx_rules_met or []
+    lines = [f"  AgentX: {validity_words(report.agentx_valid, reasons[0] if reasons else None)}"]
+    lines += [f"    and: {reason}" for reason in reasons[1:]]
+    lines += [f"    meets: {rule}" for rule in met]
     return lines
 
 
@@ -169,6 +178,12 @@ class HeadlessPrinter:
                 span = NA if low is None or high is None else f"{cell(low)}–{cell(high)}"
                 self._write(f"  {key} 95%: {span} {unit(key)}".rstrip())
             self._write(f"  ended: {report.stop_reason}")
+        if report.agentx_invalid_reasons is not None:  # the run sent load of its own: was it an AgentX point
+            first, *rest = agentx_lines(report)
+            colour = _GREEN if report.agentx_valid else _RED if report.agentx_valid is False else _BOLD
+            self._write(self._style(first, colour))
+            for line in rest:
+                self._write(line)
         for c in checks:
             verdict = self._style("PASS", _GREEN) if c.passed else self._style("FAIL", _RED)
             self._write(f"{verdict} {c.expr} ({c.verdict_detail})")

@@ -11,6 +11,7 @@ from agentx_tui.report._format import NA, cell, percent, si
 from agentx_tui.report._keys import FIGURES, unit
 from agentx_tui.report._model import Report
 from agentx_tui.report._series import ReportSeries
+from agentx_tui.snapshot import validity_words
 from agentx_tui.sweep import DECODE, NORTH_STAR, axis_title
 from agentx_tui.units import outputs_scaled
 
@@ -194,6 +195,16 @@ def _outputs(report: Report) -> str:
     return f" (**{outputs}**)" if outputs else ""
 
 
+def _agentx_lines(report: Report) -> list[str]:
+    """AgentX validity (docs/sweeps.md, "AgentX validity"): the verdict, each reason, each rule met."""
+    if report.agentx_invalid_reasons is None:  # observing only, or a report of before the rules
+        return []
+    lines = ["", f"**{validity_words(report.agentx_valid)}** by the AgentX rules a client can check:", ""]
+    lines += [f"- {_esc(reason)}" for reason in report.agentx_invalid_reasons]
+    lines += [f"- meets: {_esc(rule)}" for rule in report.agentx_rules_met or []]
+    return lines
+
+
 def render_markdown(
     report: Report,
     *,
@@ -217,6 +228,7 @@ def render_markdown(
         ]
     if report.partial:
         lines += ["", f"**Partial run**: {_esc(cell(report.partial_reason))}."]
+    lines += _agentx_lines(report)
     lines += ["", "## Figures", "", "| key | value | unit |", "|---|---|---|"]
     # The figures as the JSON has them: every key, a sweep's tier keys too, in the file's order; lists
     # (endpoints, users, points, tiers, the step curve) have tables of their own below.

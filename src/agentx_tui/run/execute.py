@@ -36,6 +36,7 @@ from agentx_tui.proxy import LiveProxy
 from agentx_tui.recording import RecordedEndpoint, Recorder, RecordingHeader, ReplayPlayer, read_recording
 from agentx_tui.redaction import redact_value
 from agentx_tui.report import HeadlessPrinter, Report, ReportBuilder, evaluate_checks, write_report
+from agentx_tui.run.agentx import AgentXWatch, agentx_setup
 from agentx_tui.run.collect import EventLog
 from agentx_tui.run.live import LiveRun, Outcome
 from agentx_tui.run.phases import Phases, TimedRun
@@ -193,7 +194,10 @@ async def _run_on(plan: RunPlan, serving: Serving) -> int:
         feed = DashboardFeed()
         subscribers.append(feed)
     fanout = Fanout(subscribers, on_error=events.add)
-    live = LiveRun(plan, serving, traffic if traffic.measures else None, _phases(plan), fanout, events)
+    agentx = AgentXWatch(
+        agentx_setup(plan, simulated=serving.simulated), events.add, nvml_counts=plan.target.kind == "serve"
+    )
+    live = LiveRun(plan, serving, traffic if traffic.measures else None, _phases(plan), fanout, events, agentx=agentx)
     # The first line of the dashboard's log: what is running, so the log is never blank without reason.
     doing = f"driving {plan.load.users} users of {workload.name}" if load is not None else "observing only, no load"
     if load is not None and (outputs := outputs_scaled(plan.load.output_scale)):

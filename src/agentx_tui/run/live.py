@@ -18,6 +18,7 @@ from typing import Protocol
 
 from agentx_tui.errors import AgentXError
 from agentx_tui.load import fit_to_servers, list_presets, prepare_workload
+from agentx_tui.run.agentx import AgentXWatch
 from agentx_tui.run.collect import Collected, Collectors, EventLog
 from agentx_tui.run.phases import Phases
 from agentx_tui.run.plan import RunPlan
@@ -66,6 +67,7 @@ class LiveRun:
         subscribers: Fanout,
         events: EventLog,
         collectors: Collecting | None = None,
+        agentx: AgentXWatch | None = None,
     ) -> None:
         self.plan = plan
         self.serving = serving
@@ -77,6 +79,7 @@ class LiveRun:
         self.started_at = time.time()
         self._workload = plan.load.workload
         self.collectors = collectors or Collectors(plan, serving, traffic, events, self.started_at)
+        self.agentx = agentx  # the AgentX verdict of each tick (run/agentx.py); None: not judged
         self._stop = asyncio.Event()
         self._stop_reason: str | None = None
         self._partial_reason: str | None = None
@@ -258,7 +261,10 @@ class LiveRun:
         )
         self._note_client(snap)
         snap = self.phases.advance(snap, self, final=final)
-        # Events last: the phases may have added some for this very tick.
+        if self.agentx is not None:  # after the phases: a sweep's points are in the snapshot now
+            verdict = self.agentx.verdict(snap, final=final, partial_reason=self._partial_reason)
+            snap = snap.model_copy(update={"agentx": verdict})
+        # Events last: the phases (and the verdict) may have added some for this very tick.
         return snap.model_copy(update={"events": self.events.take()})
 
     def _tasks(self, c: Collected) -> TaskFigures | None:

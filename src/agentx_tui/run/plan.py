@@ -16,6 +16,7 @@ from agentx_tui.proxy import DEFAULT_SESSION_HEADER, DEFAULT_SESSION_IDLE_S
 from agentx_tui.recording import RecordedProxy, RecordedSettings, RecordedSweep
 from agentx_tui.report import Check
 from agentx_tui.snapshot import FrontierAxis
+from agentx_tui.sweep import MIN_POINT_S
 
 TargetKind = Literal["attach", "serve", "sim", "prometheus"]
 API_KEY_ENV = ("AGENTX_API_KEY", "VLLM_API_KEY", "OPENAI_API_KEY")
@@ -96,6 +97,16 @@ class SweepPlan:
 
 
 @dataclass(frozen=True)
+class AgentXPlan:
+    """What AgentX's rules need besides the run's own flags (docs/sweeps.md, "AgentX validity")."""
+
+    asked: bool = False  # --agentx: the rules' defaults were applied where no flag was given
+    min_point_s: float = MIN_POINT_S  # shorter only under AGENTX_TEST_MIN_POINT_S, for tests
+    server_dram_bytes: float | None = None  # --server-dram-gb: the DRAM of each server behind the target
+    server_gpus: int | None = None  # --server-gpus: the GPUs in each server
+
+
+@dataclass(frozen=True)
 class PricePlan:
     gpu_price: float | None = None
     cost_profile: str | None = None
@@ -126,6 +137,7 @@ class RunPlan:
     precision: float | None = None
     # --frontier-axis: the x-axis a sweep's frontier is read on, and whose p90 --precision checks.
     frontier_axis: FrontierAxis = "e2e_interactivity"
+    agentx: AgentXPlan = field(default_factory=AgentXPlan)
     drain_timeout_s: float = 10.0
     api_key: str | None = field(default=None, repr=False)  # never printed, never recorded
 

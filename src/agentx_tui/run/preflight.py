@@ -39,6 +39,7 @@ from agentx_tui.proxy import (
 from agentx_tui.report import check_report_path, parse_check
 from agentx_tui.run.plan import (
     API_KEY_ENV,
+    AgentXPlan,
     LoadPlan,
     OutputPlan,
     PricePlan,
@@ -51,7 +52,7 @@ from agentx_tui.run.plan import (
 )
 from agentx_tui.sim import DEFAULT_PROFILE, load_profile
 from agentx_tui.snapshot import FrontierAxis
-from agentx_tui.sweep import FRONTIER_AXES, peak_auto_users
+from agentx_tui.sweep import AGENTX_TIERS, FRONTIER_AXES, MIN_POINT_S, TEST_MIN_POINT_ENV, peak_auto_users
 from agentx_tui.telemetry import PROMETHEUS_TOKEN_ENV, check_selector, parse_prometheus_header
 
 
@@ -63,8 +64,17 @@ def api_key_from_env() -> str | None:
     return None
 
 
+# Without --agentx: the sweep flags' defaults (docs/sweeps.md). With it: the rules' (docs/sweeps.md,
+# "AgentX validity"); a flag the user gives wins either way.
+DEFAULT_POINT_DURATION_S = 60.0
+DEFAULT_TIERS = "30,50,75,100,150,200"
+DEFAULT_FRONTIER_AXIS = "e2e"
+
+
 def build_plan(args: argparse.Namespace) -> RunPlan:
     target = _target(args)
+    agentx = _agentx(args)
+    _rule_defaults(args, agentx)
     sweep = _sweep(args)
     if sweep is None:
         users = DEFAULT_USERS if args.users is None else args.users
@@ -89,6 +99,9 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
         named = {"name": pulled.workload_name, "description": f"replay of the agent sessions of {pulled.pinned_label}"}
         spec = spec.model_copy(update=named)
     prepared = prepare(spec)
+    if agentx.asked and prepared.spec.is_none:
+        hint = "AgentX measures the run's own requests."
+        raise UsageError("--agentx needs load: it cannot run with `-w none`.", hint)
     if sweep is not None and prepared.spec.is_none:
         raise UsageError("--sweep needs load: it cannot run with `-w none`.", "Choose a workload.")
     if args.precision is not None and prepared.spec.is_none:
@@ -137,8 +150,44 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
         proxy=_proxy(args, target),
         precision=args.precision,
         frontier_axis=_frontier_axis(args.frontier_axis),
+        agentx=agentx,
         api_key=api_key,
     )
+
+
+def _agentx(args: argparse.Namespace) -> AgentXPlan:
+    """`--agentx` and the server's facts the offload budget needs; the test hook's shorter point length."""
+    dram_gb: float | None = args.server_dram_gb
+    return AgentXPlan(
+        asked=args.agentx,
+        min_point_s=_test_min_point_s(),
+        server_dram_bytes=dram_gb * 1e9 if dram_gb is not None else None,
+        server_gpus=args.server_gpus,
+    )
+
+
+def _test_min_point_s() -> float:
+    """AGENTX_TEST_MIN_POINT_S, the tests' shorter point length for AgentX's rule; 900 s when unset."""
+    text = os.environ.get(TEST_MIN_POINT_ENV)
+    if not text:
+        return MIN_POINT_S
+    try:
+        return number(TEST_MIN_POINT_ENV, 0, MIN_POINT_S, lo_open=True)(text)
+    except argparse.ArgumentTypeError as exc:
+        raise UsageError(f"{exc}.", f"{TEST_MIN_POINT_ENV} is for tests only: unset it for a real run.") from exc
+
+
+def _rule_defaults(args: argparse.Namespace, agentx: AgentXPlan) -> None:
+    """Fill the flags the user did not give: with --agentx the rules' values (a sweep, unless --duration
+    asks for a plain run of one point), else the usual defaults."""
+    if args.point_duration is None:
+        args.point_duration = agentx.min_point_s if agentx.asked else DEFAULT_POINT_DURATION_S
+    if args.tiers is None:
+        args.tiers = ",".join(f"{t:g}" for t in AGENTX_TIERS) if agentx.asked else DEFAULT_TIERS
+    if args.frontier_axis is None:
+        args.frontier_axis = DEFAULT_FRONTIER_AXIS
+    if agentx.asked and args.sweep is None and args.duration is None:
+        args.sweep = "auto"
 
 
 def _frontier_axis(name: str) -> FrontierAxis:

@@ -8,11 +8,13 @@ legacy       recordings of earlier versions, read as this one
 rates        which rates a tick shows: the client's when it sends load, else the servers'
 stat         running means and maxima over ticks (the report's and a sweep point's `_mean`/`_max`)
 bottleneck   whether the simulated engine, not the modelled GPU, limited a tick's figures
+agentx       whether the run meets AgentX's rules, rule by rule, and the verdict in words
 
 Everything that produces figures (telemetry, load, cost, sweep) and everything that consumes them
 (ui, report, recording) imports this package; it imports nothing of theirs.
 """
 
+from agentx_tui.snapshot.agentx import AgentXRule, AgentXVerdict, RuleState, validity_words
 from agentx_tui.snapshot.figures import (
     CI_SUFFIXES,
     COUNT,
@@ -67,6 +69,8 @@ __all__ = [
     "SHOW",
     "USD",
     "USERS_SHOWN",
+    "AgentXRule",
+    "AgentXVerdict",
     "ClientFigures",
     "ClientHealth",
     "ClientTotals",
@@ -85,6 +89,7 @@ __all__ = [
     "Percentiles",
     "PointFigures",
     "ProxyState",
+    "RuleState",
     "RunInfo",
     "RunIntervals",
     "RunState",
@@ -100,4 +105,5 @@ __all__ = [
     "UserState",
     "declared",
     "figure",
+    "validity_words",
 ]

@@ -465,6 +465,25 @@ class Figures(FigureSet):
     endpoints: list[Endpoint] | None = figure("", "the same server figures per endpoint")
     users_detail: list[User] | None = figure("", "one row per user or real session")
 
+    # --- AgentX validity (docs/sweeps.md, "AgentX validity") -------------------------------------------
+    agentx_valid: bool | None = figure(
+        "",
+        "whether the run meets AgentX's rules: true, false (a rule broken), null (one could not be checked)",
+        compare=SHOW,
+        summary=True,
+        group="agentx",
+    )
+    agentx_invalid_reasons: list[str] | None = figure(
+        "",
+        "why it is not (known to be) AgentX-valid: each rule broken or not checkable, with its value",
+        compare=SHOW,
+        summary=True,
+        group="agentx",
+    )
+    agentx_rules_met: list[str] | None = figure(
+        "", "the AgentX rules the run meets, each with its measured value", summary=True, group="agentx"
+    )
+
 
 class TierRead(Frozen):
     """A sweep's throughput read at one interactivity tier (docs/sweeps.md). None outside the measured

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from agentx_tui.snapshot.agentx import AgentXVerdict
 from agentx_tui.snapshot.base import Frozen
 from agentx_tui.snapshot.figures import Figures, PointFigures, RunIntervals, TierRead
 from agentx_tui.snapshot.legacy import client_figures_of_older
@@ -322,6 +323,9 @@ class Snapshot(Frozen):
     sweep: SweepState | None = None
     proxy: ProxyState | None = None  # --proxy: real agents' traffic
     intervals: RunIntervals | None = None  # a plain run with --precision
+    # Whether the run meets AgentX's rules so far (docs/sweeps.md, "AgentX validity"); None when it sends
+    # no load of its own (observing only), or in a recording of before the rules were judged.
+    agentx: AgentXVerdict | None = None
     tasks: TaskFigures | None = None  # per session tree; None when observing only or before any call
     cost: CostFigures = Field(default_factory=CostFigures)
     events: tuple[str, ...] = ()  # app events new since the previous tick (already redacted)

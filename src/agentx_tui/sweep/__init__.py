@@ -7,11 +7,23 @@ throughput and cost at each interactivity tier on that curve; `auto` holds `--sw
 rules. `points` turns a point's measured window into its figures; `intervals` says how sure a point
 is (95% intervals, `--precision`), and `tier_intervals` carries that through the frontier to the tier
 reads; `agents` reads the users per GPU on the frontier at each tier, as the throughput is read;
-`chart` is the sweep as the Frontier pane and the report's pictures draw it. How a tier's reads are
-spelled as report keys is the report's (report/_keys.py).
+`chart` is the sweep as the Frontier pane and the report's pictures draw it; `agentx` judges a sweep (or
+a plain run, its one point) by AgentX's rules. How a tier's reads are spelled as report keys is the
+report's (report/_keys.py).
 """
 
 from agentx_tui.sweep.agents import AgentsRead, agents_at_tiers, read_agents
+from agentx_tui.sweep.agentx import (
+    AGENTX_TIERS,
+    DRAM_CAP_BYTES,
+    MAX_ERROR_RATE,
+    MIN_POINT_S,
+    TEST_MIN_POINT_ENV,
+    AgentXSetup,
+    KvOffload,
+    ServerMemory,
+    judge,
+)
 from agentx_tui.sweep.auto import AUTO_MAX_POINTS, auto_stop_reason, next_auto_users, peak_auto_users
 from agentx_tui.sweep.axes import (
     DECODE,
@@ -32,19 +44,27 @@ from agentx_tui.sweep.tier_intervals import tier_intervals
 from agentx_tui.sweep.tiers import read_tiers, tier_suffix
 
 __all__ = [
+    "AGENTX_TIERS",
     "AUTO_MAX_POINTS",
     "DECODE",
+    "DRAM_CAP_BYTES",
     "FRONTIER_AXES",
+    "MAX_ERROR_RATE",
+    "MIN_POINT_S",
     "NORTH_STAR",
+    "TEST_MIN_POINT_ENV",
+    "AgentXSetup",
     "AgentsRead",
     "ChartPoint",
     "ChartTier",
     "ChartY",
     "Interval",
+    "KvOffload",
     "MonotoneCurve",
     "PointIntervals",
     "PointWindow",
     "Precision",
+    "ServerMemory",
     "SweepChart",
     "agents_at_tiers",
     "auto_stop_reason",
@@ -52,6 +72,7 @@ __all__ = [
     "axis_title",
     "frontier_curve",
     "interval_sample",
+    "judge",
     "next_auto_users",
     "nice_step",
     "north_star_policy",

@@ -1,4 +1,5 @@
-"""The run header: what is being measured, and in what state, in one line (two below ~160 columns)."""
+"""The run header: what is being measured, and in what state, in one line (two below ~160 columns), with
+the run's AgentX verdict (docs/sweeps.md, "AgentX validity") in as many words as fit without a line more."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from agentx_tui.control import LiveControls, ReplayControls
-from agentx_tui.snapshot import Snapshot
+from agentx_tui.snapshot import AgentXVerdict, Snapshot
 from agentx_tui.snapshot.bottleneck import simulator_behind
 from agentx_tui.ui._format import duration
 from agentx_tui.ui.panes._base import pack
@@ -22,6 +23,9 @@ _STATE_STYLE = {
     "finished": "bold $secondary",
 }
 _SEP = Content.styled(" │ ", "$text-muted")
+# The AgentX verdict: valid, not valid (a rule broken), or not known (a rule that cannot be checked).
+_AGENTX_STYLE = {True: "bold $success", False: "bold $error", None: "bold $warning"}
+_AGENTX_BADGE = {True: "AgentX ✓", False: "AgentX ✗", None: "AgentX ?"}  # when no words fit
 
 
 class RunHeader(Static):
@@ -75,13 +79,29 @@ class RunHeader(Static):
             parts.append(self._replay(self.controls))
         if self.ended is not None:
             parts.append(Content.styled(self.ended, "bold $text-warning"))
-        lines = pack(parts, self.size.width, _SEP.cell_length)
+        lines = self._pack(parts, snap.agentx if snap is not None else None)
         content = Content("\n").join(_SEP.join(items) for items in lines)
         if content != self._shown:
             # A layout pass (the whole screen) only when the header may have changed its height.
             relayout = self._shown is None or self._shown.plain.count("\n") != content.plain.count("\n")
             self._shown = content
             self.update(content, layout=relayout)
+
+    def _pack(self, parts: list[Content], verdict: AgentXVerdict | None) -> list[list[Content]]:
+        """The parts in lines, with the AgentX verdict in its longest words that add no line: at the end,
+        else between two earlier parts; its shortest words at the end when none fit (the log says it all)."""
+        width, gap = self.size.width, _SEP.cell_length
+        plain = pack(parts, width, gap)
+        if verdict is None:
+            return plain
+        words = (*verdict.labels(), _AGENTX_BADGE[verdict.valid])
+        forms = [Content.styled(label, _AGENTX_STYLE[verdict.valid]) for label in words]
+        for form in forms:
+            for at in range(len(parts), 1, -1):  # never before the title and the run's state
+                lines = pack([*parts[:at], form, *parts[at:]], width, gap)
+                if len(lines) <= len(plain):
+                    return lines
+        return pack([*parts, forms[-1]], width, gap)
 
     @staticmethod
     def _outputs(factor: float) -> list[Content]:

@@ -1,0 +1,263 @@
+"""AgentX validity (docs/sweeps.md, "AgentX validity"): does a run or a sweep meet the rules a published
+AgentX point must, and which one does it break?
+
+The rules, as SemiAnalysis InferenceX states them (MODELS.md "AgentX Guidelines", its KV cache offloading
+policy; docs/eval-agentx-procedures.md; the validator utils/agentic/validation/validate_agentic_result.py;
+and AIPerf's `inferencex-agentx-mvp` scenario, which stamps `submission_valid`), those a client can check:
+
+- every point measures at least 900 s (AIPerf refuses a shorter `--benchmark-duration` unless told to
+  mark the run invalid);
+- at most 10% of a point's requests fail (failed / (completed + failed) ≤ 0.10, the limit inclusive),
+  and a point completes at least one;
+- the tiers are read on the North Star, E2E-normalized interactivity (the canonical frontier);
+- KV cache offloading, when the server does it, goes to CPU DRAM only and within the budget: the server's
+  DRAM (at most 3 TB per server when the SKU has no standard DRAM) × the GPUs the configuration uses ÷
+  the GPUs in the server;
+- the run was not cut short (AIPerf: `run_cancelled`);
+- each session keeps its own pacing and answer lengths (AIPerf forbids per-turn delay caps and locks
+  `ignore_eos`): no `--max-think`, no `--output-scale`.
+
+A plain run (no sweep) is one point: its window is the run. Nothing unknown is taken for a pass or a
+failure: a rule that cannot be checked (the server's DRAM, whether it offloads) is said to be so, and
+the run is then neither valid nor invalid (`AgentXVerdict.valid` is None). While a run is measured,
+rules wait for their points (`pending`); a point length or a flag that already breaks a rule says so at
+once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Final
+
+from agentx_tui.snapshot import AgentXRule, AgentXVerdict, FrontierAxis, PointFigures, RuleState, Snapshot
+from agentx_tui.sweep.axes import DECODE, NORTH_STAR
+from agentx_tui.units import percent
+
+MIN_POINT_S: Final = 900.0
+MAX_ERROR_RATE: Final = 0.10
+# The per-server ceiling on the DRAM baseline (decimal, as InferenceX's budget formula: 2,861,022 MiB).
+DRAM_CAP_BYTES: Final = 3e12
+# `--agentx`'s tiers (tok/s/user, p90 on the North Star).
+AGENTX_TIERS: Final = (30.0, 50.0, 75.0, 100.0)
+# For tests only: a shorter point length the rule is judged by (and `--agentx` measures), so a test need
+# not run 15 minutes a point. The verdict then says so; a real run never sets it.
+TEST_MIN_POINT_ENV: Final = "AGENTX_TEST_MIN_POINT_S"
+
+
+@dataclass(frozen=True)
+class KvOffload:
+    """Whether the server offloads KV to CPU memory, and how many bytes, as far as it is known (None: not
+    known), and where that came from, in words."""
+
+    offloads: bool | None
+    size_bytes: float | None = None
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class ServerMemory:
+    """The server's DRAM and the GPUs in it, for the offload budget; None where not known (never guessed)."""
+
+    dram_bytes: float | None = None
+    dram_source: str = ""
+    gpus: int | None = None
+    gpus_source: str = ""
+
+
+@dataclass(frozen=True)
+class AgentXSetup:
+    """What the rules need that a tick does not carry: the plan's flags and the server's facts."""
+
+    min_point_s: float = MIN_POINT_S  # shorter only under AGENTX_TEST_MIN_POINT_S
+    run_duration_s: float | None = None  # a plain run's --duration; None: until it is stopped
+    max_think_s: float | None = None  # --max-think
+    offload: KvOffload = field(default_factory=lambda: KvOffload(None, source="the server does not say"))
+    memory: ServerMemory = field(default_factory=ServerMemory)
+
+    @property
+    def test_rule(self) -> bool:
+        return self.min_point_s != MIN_POINT_S
+
+
+def judge(
+    snap: Snapshot, setup: AgentXSetup, *, final: bool = False, partial_reason: str | None = None
+) -> AgentXVerdict | None:
+    """The run's AgentX verdict as of `snap` (`final`: its last tick); None when it sends no load of its
+    own (observing only: there is no point to judge)."""
+    if snap.client is None:
+        return None
+    sweep = snap.sweep
+    if sweep is not None:
+        points = list(sweep.points)
+        rules = [
+            _sweep_length(sweep.point_duration_s, points, setup),
+            _sweep_errors(points, final=final),
+            _north_star(sweep.frontier_axis),
+        ]
+    else:
+        rules = [_run_length(snap.elapsed_s, setup, final=final), _run_errors(snap, final=final)]
+    rules += [
+        _offload(setup, snap.cost.gpus),
+        _complete(partial_reason, final=final),
+        _think_time(setup.max_think_s),
+        _answer_length(snap.run.output_scale),
+    ]
+    return AgentXVerdict(
+        rules=tuple(rules), final=final, test_min_point_s=setup.min_point_s if setup.test_rule else None
+    )
+
+
+# --- the rules, one function each -----------------------------------------------------------------
+
+
+def _rule(rule: str, state: RuleState, head: str, detail: str) -> AgentXRule:
+    return AgentXRule(rule=rule, state=state, head=head, detail=detail)
+
+
+def _users(n: int) -> str:
+    return f"{n} user{'s' if n != 1 else ''}"
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.0f} s" if value >= 10 else f"{value:.3g} s"
+
+
+def _length_heads(setup: AgentXSetup) -> tuple[str, str, str]:
+    """The point-length rule's head when met and when broken, and what the test hook adds to the detail."""
+    least = _seconds(setup.min_point_s)
+    note = ""
+    if setup.test_rule:
+        note = f" ({TEST_MIN_POINT_ENV}={setup.min_point_s:g} shortens the rule's {_seconds(MIN_POINT_S)} for a test)"
+    return f"points of at least {least}", f"points shorter than {least}", note
+
+
+def _sweep_length(planned_s: float, points: list[PointFigures], setup: AgentXSetup) -> AgentXRule:
+    """Every point measures at least the minimum: its planned length (`--point-duration`), and the points
+    `--precision` ended early, their measured windows."""
+    met, broken, note = _length_heads(setup)
+    if planned_s < setup.min_point_s:
+        return _rule("point_length", "broken", broken, f"--point-duration is {_seconds(planned_s)}{note}")
+    short = [p for p in points if p.stopped_early and p.duration_s < setup.min_point_s]
+    if short:
+        p = min(short, key=lambda p: p.duration_s)
+        detail = f"the point at {_users(p.users)} ended after {_seconds(p.duration_s)} (--precision){note}"
+        return _rule("point_length", "broken", broken, detail)
+    state: RuleState = "met" if points else "pending"
+    return _rule("point_length", state, met, f"--point-duration {_seconds(planned_s)}{note}")
+
+
+def _run_length(elapsed_s: float, setup: AgentXSetup, *, final: bool) -> AgentXRule:
+    """A plain run is one point: its planned `--duration`, and at its end how long it ran."""
+    met, broken, note = _length_heads(setup)
+    planned = setup.run_duration_s
+    if planned is not None and planned < setup.min_point_s:
+        return _rule("point_length", "broken", broken, f"the run's one point, --duration {_seconds(planned)}{note}")
+    if elapsed_s >= setup.min_point_s:
+        return _rule("point_length", "met", met, f"the run's one point, {_seconds(elapsed_s)}{note}")
+    if final:
+        return _rule("point_length", "broken", broken, f"the run's one point ended after {_seconds(elapsed_s)}{note}")
+    return _rule("point_length", "pending", met, f"the run's one point, {_seconds(elapsed_s)} so far{note}")
+
+
+_ERRORS_MET = f"error rate at most {percent(MAX_ERROR_RATE, 0)}"
+_ERRORS_BROKEN = f"error rate above {percent(MAX_ERROR_RATE, 0)}"
+_NO_REQUEST = "a point without a completed request"
+
+
+def _sweep_errors(points: list[PointFigures], *, final: bool) -> AgentXRule:
+    """Each measured point's failed / (completed + failed) at most 10% (inclusive), and at least one request
+    completed in it (AIPerf's validator refuses a run that completed none)."""
+    if not points:
+        if final:
+            return _rule("error_rate", "broken", _NO_REQUEST, "no point was measured")
+        return _rule("error_rate", "pending", _ERRORS_MET, "no point measured yet")
+    empty = [p for p in points if not p.requests_completed]
+    if empty:
+        return _rule("error_rate", "broken", _NO_REQUEST, f"none ended inside the window at {_users(empty[0].users)}")
+    worst = max(points, key=lambda p: p.error_rate or 0.0)
+    rate = worst.error_rate or 0.0
+    if rate > MAX_ERROR_RATE:
+        return _rule("error_rate", "broken", _ERRORS_BROKEN, f"{percent(rate)} at {_users(worst.users)}")
+    return _rule("error_rate", "met", _ERRORS_MET, f"the highest was {percent(rate)} (at {_users(worst.users)})")
+
+
+def _run_errors(snap: Snapshot, *, final: bool) -> AgentXRule:
+    """A plain run's error rate over the whole run (so far, while it runs)."""
+    totals = snap.client.totals if snap.client is not None else None
+    completed = totals.requests_completed if totals else 0
+    failed = totals.requests_failed if totals else 0
+    so_far = "" if final else " so far"
+    if not completed:
+        if final:
+            return _rule("error_rate", "broken", _NO_REQUEST, "no request of the run completed")
+        return _rule("error_rate", "pending", _ERRORS_MET, "no request completed yet")
+    rate = failed / (completed + failed)
+    if rate > MAX_ERROR_RATE:
+        return _rule("error_rate", "broken", _ERRORS_BROKEN, f"{percent(rate)} of the run's requests failed{so_far}")
+    return _rule("error_rate", "met", _ERRORS_MET, f"{percent(rate)} of the run's requests failed{so_far}")
+
+
+def _north_star(axis: FrontierAxis | None) -> AgentXRule:
+    """The frontier and its tiers on E2E-normalized interactivity, the canonical AgentX frontier."""
+    if axis == NORTH_STAR:
+        return _rule("north_star", "met", "tiers read on the North Star", "E2E-normalized interactivity")
+    detail = "--frontier-axis decode" if axis == DECODE else "a sweep of before the North Star"
+    return _rule("north_star", "broken", "tiers read on decode interactivity, not the North Star", detail)
+
+
+def _tb(size: float) -> str:
+    return f"{size / 1e12:.3g} TB" if size >= 1e11 else f"{size / 1e9:.3g} GB"
+
+
+def _offload(setup: AgentXSetup, gpus_used: int | None) -> AgentXRule:
+    """KV offload to CPU memory within the budget when the server offloads: min(DRAM, 3 TB) × the GPUs
+    it uses ÷ the GPUs in the server."""
+    offload, memory = setup.offload, setup.memory
+    within = "KV offload within the budget"
+    if offload.offloads is False:
+        return _rule("kv_offload", "met", within, f"the server does not offload KV to CPU memory ({offload.source})")
+    if offload.offloads is None:
+        return _rule("kv_offload", "unknown", "KV offload unknown", offload.source)
+    if offload.size_bytes is None:
+        return _rule("kv_offload", "unknown", "KV offload size unknown", offload.source)
+    missing = (
+        (memory.dram_bytes, "the server's DRAM is unknown", "--server-dram-gb"),
+        (gpus_used, "the GPUs the server uses are unknown", "--gpus"),
+        (memory.gpus, "the GPUs in the server are unknown", "--server-gpus"),
+    )
+    for value, head, flag in missing:
+        if value is None:
+            return _rule("kv_offload", "unknown", head, f"the offload budget cannot be checked (give {flag})")
+    assert memory.dram_bytes is not None and gpus_used is not None and memory.gpus is not None
+    baseline = min(memory.dram_bytes, DRAM_CAP_BYTES)
+    budget = baseline * gpus_used / memory.gpus
+    how = f"DRAM baseline {_tb(baseline)} × {gpus_used} GPUs ÷ {memory.gpus}"
+    if offload.size_bytes > budget:
+        detail = f"{_tb(offload.size_bytes)} exceeds the budget of {_tb(budget)} ({how})"
+        return _rule("kv_offload", "broken", "KV offload over the budget", detail)
+    return _rule("kv_offload", "met", within, f"{_tb(offload.size_bytes)} of a budget of {_tb(budget)} ({how})")
+
+
+def _complete(partial_reason: str | None, *, final: bool) -> AgentXRule:
+    """The run ran to its end (AIPerf marks a cancelled run invalid)."""
+    if partial_reason is not None:
+        return _rule("complete", "broken", "the run was cut short", partial_reason)
+    if final:
+        return _rule("complete", "met", "the run ran to its end", "not cut short")
+    return _rule("complete", "pending", "the run ran to its end", "still running")
+
+
+def _think_time(max_think_s: float | None) -> AgentXRule:
+    """No cap on the time between a session's calls: AIPerf's AgentX scenario forbids per-turn caps."""
+    if max_think_s is not None:
+        detail = f"--max-think {_seconds(max_think_s)}; AgentX keeps each session's own pacing"
+        return _rule("think_time", "broken", "think times capped", detail)
+    return _rule("think_time", "met", "think times as the sessions have them", "no --max-think")
+
+
+def _answer_length(output_scale: float) -> AgentXRule:
+    """Every answer at its own length: AgentX generates the full recorded output (ignore_eos)."""
+    if output_scale != 1:
+        detail = f"--output-scale {output_scale:g}; AgentX generates every answer at its recorded length"
+        return _rule("answer_length", "broken", "answers rescaled", detail)
+    return _rule("answer_length", "met", "answers at their own length", "no --output-scale")

@@ -1,0 +1,121 @@
+"""AgentX validity end to end, on the built-in simulated engine (docs/sweeps.md, "AgentX validity"): a 20-s
+run says it is not AgentX-valid because its point is shorter than 900 s (the headless summary, the
+report); `--agentx`, with the tests' shorter point length, meets every rule the simulator lets a client
+check and says which one it cannot (the simulator does not say whether it offloads KV); and the
+dashboard says the verdict in its header, in a real terminal (tmux) at 80×24 and wider."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.procs import alive, descendants, wait_gone
+from tests.helpers.tmux import Tmux
+from tests.helpers.workloads import write_small_agent_workload
+
+pytestmark = [pytest.mark.slow]
+
+SIM_UNKNOWN = "KV offload unknown: the simulated engine does not say whether it offloads KV to CPU memory"
+
+
+def _agentx_tui(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "agentx_tui", "--headless", "--interval", "0.5", *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def test_a_20_s_run_is_not_agentx_valid_points_shorter_than_900_s(tmp_path: Path) -> None:
+    report = tmp_path / "run.json"
+    run = _agentx_tui("--duration", "20", "-u", "2", "--report", str(report))
+    assert run.returncode == 0, run.stderr[-2000:]
+    summary = run.stdout.split("\nsummary")[-1]
+    assert "  AgentX: not AgentX-valid: points shorter than 900 s: the run's one point, --duration 20 s" in summary
+    assert f"    and: {SIM_UNKNOWN}" in summary
+    data = json.loads(report.read_text())
+    assert data["agentx_valid"] is False
+    assert data["agentx_invalid_reasons"] == [
+        "points shorter than 900 s: the run's one point, --duration 20 s",
+        SIM_UNKNOWN,
+    ]
+    assert "error rate at most 10%: 0.0% of the run's requests failed" in data["agentx_rules_met"]
+
+
+def test_agentx_on_the_simulator_meets_every_rule_it_can_check_and_says_which_it_cannot(tmp_path: Path) -> None:
+    report = tmp_path / "agentx.json"
+    workload = write_small_agent_workload(tmp_path, steps=6)
+    run = _agentx_tui(
+        "--agentx", "--sweep", "users=1,2", "--warmup", "1", "-w", str(workload), "--report", str(report),
+        env={"AGENTX_TEST_MIN_POINT_S": "3"},
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    data = json.loads(report.read_text())
+    assert [p["users"] for p in data["points"]] == [1, 2] and data["frontier_axis"] == "e2e_interactivity"
+    assert [t["tier"] for t in data["tiers"] if t["axis"] == "e2e_interactivity"] == [30, 50, 75, 100]
+    # every rule met but the one the simulator gives no fact for: neither valid nor invalid
+    assert data["agentx_valid"] is None and data["agentx_invalid_reasons"] == [SIM_UNKNOWN]
+    met = [rule.split(":")[0] for rule in data["agentx_rules_met"]]
+    assert met == [
+        "points of at least 3 s",
+        "error rate at most 10%",
+        "tiers read on the North Star",
+        "the run ran to its end",
+        "think times as the sessions have them",
+        "answers at their own length",
+    ]
+    assert "AGENTX_TEST_MIN_POINT_S=3 shortens the rule's 900 s for a test" in data["agentx_rules_met"][0]
+    assert f"  AgentX: AgentX validity unknown: {SIM_UNKNOWN}" in run.stdout
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (scripts/test.sh installs it)")
+def test_the_dashboard_says_it_in_its_header_at_80x24_and_wider(tmux: Tmux, tmp_path: Path) -> None:
+    status_file = tmp_path / "exit-status"  # written by the pane's shell: see test_tui_tmux.py
+    # Without COLUMNS and LINES (a test process may have them): they would pin the app's size to them.
+    app = f"env -u COLUMNS -u LINES {sys.executable} -m agentx_tui --duration 120 -u 2 --refresh 0.5"  # q ends it
+    tmux(
+        "new-session", "-d", "-s", "ui", "-x", "80", "-y", "24", "-c", str(tmp_path), f"{app}; echo $? > {status_file}"
+    )
+    tmux("set-option", "-t", "ui", "remain-on-exit", "on")  # a failure can show the last screen
+    root = int(tmux.pane("pane_pid"))
+    tree: set[int] = set()
+
+    def header_says(words: str, deadline_s: float = 45.0) -> str:
+        end, screen = time.monotonic() + deadline_s, ""
+        while time.monotonic() < end and tmux.pane("pane_dead") != "1":
+            screen = tmux.screen()
+            if words in "\n".join(screen.splitlines()[:2]):
+                return screen
+            time.sleep(0.3)
+        raise AssertionError(f"the header never said {words!r}:\n{screen}")
+
+    try:
+        screen = header_says("AgentX ✗")  # 80 columns: the header keeps its two lines
+        print(screen)  # shown with -s
+        assert "● running" in screen.splitlines()[0]
+        tree = {root} | descendants(root)
+        tmux("resize-window", "-t", "ui", "-x", "110", "-y", "30")
+        screen = header_says("not AgentX-valid: points shorter than 900 s (+1 more)", 30)
+        print(screen)
+        tmux("send-keys", "-t", "ui", "q")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and tmux.pane("pane_dead") != "1":
+            time.sleep(0.2)
+        assert tmux.pane("pane_dead") == "1", f"the app did not exit after q\n{tmux.screen()}"
+        assert status_file.read_text().strip() == "0", tmux.screen()
+        assert not wait_gone(tree, timeout_s=30)
+    finally:
+        for pid in alive(tree):  # only if the test failed: never leave a simulator behind
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

@@ -1,0 +1,134 @@
+"""AgentX validity, live (run/agentx.py): the facts the rules need, from the plan and the server, never
+guessed, and the verdict of each tick, said in the log when it changes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agentx_tui.cli import parse_args
+from agentx_tui.procfs import mem_total_bytes
+from agentx_tui.run import RunPlan, build_plan
+from agentx_tui.run.agentx import AgentXWatch, agentx_setup, launched_offload
+from agentx_tui.snapshot import ClientFigures, ClientTotals, GpuFigures, GpuState, RunInfo, Snapshot
+from agentx_tui.sweep import AgentXSetup, KvOffload, ServerMemory
+
+GIB = 1 << 30
+
+
+def plan(*argv: str) -> RunPlan:
+    return build_plan(parse_args(argv))
+
+
+@pytest.mark.parametrize(
+    ("args", "offloads", "size"),
+    [
+        ((), False, 0.0),
+        (("--max-num-seqs=16",), False, 0.0),
+        (("--kv-offloading-size=64",), True, 64 * GIB),
+        (("--kv-offloading-size", "0.5", "--kv-offloading-backend", "native"), True, 0.5 * GIB),
+        (("--kv-offloading-size=64", "--kv-offloading-backend=lmcache"), True, None),
+        (("--kv-offloading-size=lots",), True, None),
+        (
+            (
+                "--kv-transfer-config",
+                json.dumps(
+                    {"kv_connector": "OffloadingConnector", "kv_connector_extra_config": {"cpu_bytes_to_use": 1e11}}
+                ),
+            ),
+            True,
+            1e11,
+        ),
+        (("--kv-transfer-config", '{"kv_connector": "NixlConnector", "kv_role": "kv_both"}'), None, None),
+        (("--kv-transfer-config", "{not json"), None, None),
+    ],
+)
+def test_a_launched_vllm_says_by_its_flags_whether_it_offloads_and_how_much(
+    args: tuple[str, ...], offloads: bool | None, size: float | None
+) -> None:
+    found = launched_offload(args)
+    assert (found.offloads, found.size_bytes) == (offloads, size)
+    assert found.source  # always says where it came from
+
+
+def test_the_server_dram_is_this_machines_for_a_launched_or_simulated_server_only() -> None:
+    def dram() -> int:
+        return 512 * 10**9
+
+    sim = agentx_setup(plan(), simulated=True, dram_bytes=dram)
+    assert sim.memory.dram_bytes == 512e9 and sim.memory.dram_source == "this machine's /proc/meminfo"
+    assert sim.offload.offloads is None and "simulated engine does not say" in sim.offload.source
+    served = agentx_setup(plan("--serve", "tiny"), simulated=False, dram_bytes=dram)
+    assert served.memory.dram_bytes == 512e9 and served.offload.offloads is False
+    attached = agentx_setup(plan("--attach", "http://gpu-node:8000"), simulated=False, dram_bytes=dram)
+    assert attached.memory.dram_bytes is None and attached.offload.offloads is None
+    told = agentx_setup(
+        plan("--attach", "http://gpu-node:8000", "--server-dram-gb", "2048", "--server-gpus", "8"),
+        simulated=False,
+        dram_bytes=dram,
+    )
+    assert told.memory == ServerMemory(2048e9, "--server-dram-gb", 8, "--server-gpus")
+
+
+def test_the_plans_flags_reach_the_rules() -> None:
+    setup = agentx_setup(plan("--duration", "20", "--max-think", "5"), simulated=True, dram_bytes=lambda: None)
+    assert (setup.run_duration_s, setup.max_think_s, setup.min_point_s) == (20.0, 5.0, 900.0)
+
+
+def test_meminfo_is_read_in_bytes_and_unknown_without_it(tmp_path: Path) -> None:
+    folder = tmp_path
+    meminfo = folder / "meminfo"
+    meminfo.write_text("MemTotal:       16384 kB\nMemFree:         1024 kB\n")
+    assert mem_total_bytes(str(meminfo)) == 16384 * 1024
+    (folder / "odd").write_text("MemFree: 1 kB\n")
+    assert mem_total_bytes(str(folder / "odd")) is None
+    assert mem_total_bytes(str(folder / "missing")) is None
+
+
+def tick(seq: int, elapsed_s: float, *, gpus: int = 0) -> Snapshot:
+    return Snapshot(
+        seq=seq,
+        time=1e9 + elapsed_s,
+        elapsed_s=elapsed_s,
+        run=RunInfo(target="serve tiny"),
+        client=ClientFigures(totals=ClientTotals(requests_completed=5)),
+        gpu=GpuState(gpus=tuple(GpuFigures(index=i, name="H100") for i in range(gpus))),
+    )
+
+
+def test_the_log_hears_the_verdict_once_and_again_only_when_it_changes() -> None:
+    said: list[str] = []
+    watch = AgentXWatch(AgentXSetup(offload=KvOffload(False, 0.0, "none")), said.append)
+    for seq in range(1, 4):
+        watch.verdict(tick(seq, float(seq)), final=False, partial_reason=None)
+    assert said == ["AgentX-valid so far"]
+    failing = tick(4, 4.0).model_copy(
+        update={"client": ClientFigures(totals=ClientTotals(requests_completed=5, requests_failed=1))}
+    )
+    watch.verdict(failing, final=False, partial_reason=None)
+    assert said[-1] == "not AgentX-valid: error rate above 10%: 16.7% of the run's requests failed so far"
+    worse = failing.model_copy(
+        update={"client": ClientFigures(totals=ClientTotals(requests_completed=5, requests_failed=2))}
+    )
+    watch.verdict(worse, final=False, partial_reason=None)  # the same rule broken: not news
+    assert len(said) == 2
+    del said[1:]
+    watch.verdict(tick(4, 5.0), final=True, partial_reason="stopped by Ctrl-C")
+    assert said[1:] == [
+        "not AgentX-valid: points shorter than 900 s: the run's one point ended after 5 s; "
+        "the run was cut short: stopped by Ctrl-C"
+    ]
+
+
+def test_a_launched_vllms_server_has_the_gpus_nvml_sees() -> None:
+    offload = KvOffload(True, 64 * GIB, "--kv-offloading-size 64 GiB")
+    setup = AgentXSetup(offload=offload, memory=ServerMemory(1e12, "this machine's /proc/meminfo"))
+    snap = tick(1, 1.0, gpus=8).model_copy(update={"cost": tick(1, 1.0).cost.model_copy(update={"gpus": 2})})
+    seen = AgentXWatch(setup, lambda _: None, nvml_counts=True).verdict(snap, final=False, partial_reason=None)
+    assert seen is not None
+    (offload_rule,) = (r for r in seen.rules if r.rule == "kv_offload")
+    assert offload_rule.state == "met" and "× 2 GPUs ÷ 8" in offload_rule.detail
+    unseen = AgentXWatch(setup, lambda _: None).verdict(snap, final=False, partial_reason=None)
+    assert unseen is not None and unseen.valid is None  # without NVML's count the budget cannot be told

@@ -1,0 +1,305 @@
+"""AgentX validity, rule by rule (sweep/agentx.py): each rule met, broken or not known, with its value."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentx_tui.snapshot import (
+    AgentXVerdict,
+    ClientFigures,
+    ClientTotals,
+    CostFigures,
+    FrontierAxis,
+    PointFigures,
+    RunInfo,
+    Snapshot,
+    SweepState,
+)
+from agentx_tui.sweep import DECODE, NORTH_STAR, AgentXSetup, KvOffload, ServerMemory, judge
+
+NO_OFFLOAD = KvOffload(False, 0.0, "no --kv-offloading-size")
+
+
+def tick(
+    *,
+    elapsed_s: float = 1000.0,
+    completed: int = 100,
+    failed: int = 0,
+    sweep: SweepState | None = None,
+    gpus: int | None = 8,
+    output_scale: float = 1.0,
+) -> Snapshot:
+    return Snapshot(
+        seq=1,
+        time=1e9 + elapsed_s,
+        elapsed_s=elapsed_s,
+        run=RunInfo(target="simulated h200/llama-3.1-8b", simulated=True, output_scale=output_scale),
+        client=ClientFigures(totals=ClientTotals(requests_completed=completed, requests_failed=failed)),
+        sweep=sweep,
+        cost=CostFigures(gpus=gpus),
+    )
+
+
+def point(
+    users: int, *, duration_s: float = 900.0, error_rate: float = 0.0, completed: int = 100, early: bool = False
+) -> PointFigures:
+    return PointFigures(
+        index=0,
+        users=users,
+        warmup_s=20.0,
+        duration_s=duration_s,
+        window_start_s=0.0,
+        requests_completed=completed,
+        error_rate=error_rate,
+        stopped_early=early,
+    )
+
+
+def sweep(*points: PointFigures, planned_s: float = 900.0, axis: FrontierAxis = NORTH_STAR) -> SweepState:
+    return SweepState(points=points, point_duration_s=planned_s, frontier_axis=axis)
+
+
+def verdict(snap: Snapshot, setup: AgentXSetup | None = None, **how: object) -> AgentXVerdict:
+    found = judge(snap, setup or AgentXSetup(offload=NO_OFFLOAD), **how)  # type: ignore[arg-type]
+    assert found is not None
+    return found
+
+
+def rule(v: AgentXVerdict, name: str) -> tuple[str, str]:
+    """A rule's state and sentence."""
+    (found,) = (r for r in v.rules if r.rule == name)
+    return found.state, found.sentence
+
+
+# --- a plain run is one point ------------------------------------------------------------------------
+
+
+def test_a_20_s_run_is_not_agentx_valid_because_its_point_is_shorter_than_900_s() -> None:
+    v = verdict(tick(elapsed_s=20.4), AgentXSetup(run_duration_s=20, offload=NO_OFFLOAD), final=True)
+    assert v.valid is False
+    assert v.reasons == ("points shorter than 900 s: the run's one point, --duration 20 s",)
+    assert v.label == "not AgentX-valid: points shorter than 900 s"
+
+
+def test_a_plain_runs_length_is_known_short_from_its_duration_at_once() -> None:
+    v = verdict(tick(elapsed_s=1.0, completed=0), AgentXSetup(run_duration_s=20, offload=NO_OFFLOAD))
+    assert rule(v, "point_length")[0] == "broken" and v.label.startswith("not AgentX-valid: points shorter than 900 s")
+
+
+def test_a_run_until_quit_waits_for_its_length_then_judges_it() -> None:
+    running = verdict(tick(elapsed_s=300.0))
+    assert rule(running, "point_length") == ("pending", "points of at least 900 s: the run's one point, 300 s so far")
+    assert running.valid is True and running.label == "AgentX-valid so far"
+    assert rule(verdict(tick(elapsed_s=300.0), final=True), "point_length") == (
+        "broken",
+        "points shorter than 900 s: the run's one point ended after 300 s",
+    )
+    long = verdict(tick(elapsed_s=901.0), final=True)
+    assert rule(long, "point_length") == ("met", "points of at least 900 s: the run's one point, 901 s")
+    assert long.valid is True and long.label == "AgentX-valid"
+
+
+def test_a_run_cut_short_is_not_valid_whatever_its_figures() -> None:
+    v = verdict(tick(), final=True, partial_reason="stopped by Ctrl-C")
+    assert rule(v, "complete") == ("broken", "the run was cut short: stopped by Ctrl-C")
+    assert v.valid is False
+
+
+# --- a sweep: every point ----------------------------------------------------------------------------
+
+
+def test_a_sweep_of_short_points_breaks_the_rule_before_its_first_point() -> None:
+    v = verdict(tick(sweep=sweep(planned_s=20.0)))
+    assert rule(v, "point_length") == ("broken", "points shorter than 900 s: --point-duration is 20 s")
+
+
+def test_a_point_that_precision_ended_early_is_short() -> None:
+    points = (point(16), point(32, duration_s=412.0, early=True), point(64, duration_s=850.0, early=True))
+    v = verdict(tick(sweep=sweep(*points)), final=True)
+    # the shortest of them is named
+    assert rule(v, "point_length") == (
+        "broken",
+        "points shorter than 900 s: the point at 32 users ended after 412 s (--precision)",
+    )
+
+
+def test_points_of_the_full_length_meet_it() -> None:
+    v = verdict(tick(sweep=sweep(point(16), point(32))), final=True)
+    assert rule(v, "point_length") == ("met", "points of at least 900 s: --point-duration 900 s")
+    assert v.valid is True and v.reasons == ()
+
+
+def test_no_point_measured_yet_is_pending_and_none_at_the_end_is_invalid() -> None:
+    assert rule(verdict(tick(sweep=sweep())), "error_rate")[0] == "pending"
+    v = verdict(tick(sweep=sweep()), final=True)
+    assert rule(v, "error_rate") == ("broken", "a point without a completed request: no point was measured")
+
+
+@pytest.mark.parametrize(
+    ("rate", "state"),
+    [(0.0, "met"), (0.1, "met"), (0.1000001, "broken"), (0.25, "broken")],
+)
+def test_a_points_error_rate_may_be_10_percent_exactly(rate: float, state: str) -> None:
+    v = verdict(tick(sweep=sweep(point(8), point(16, error_rate=rate))), final=True)
+    assert rule(v, "error_rate")[0] == state
+    if state == "broken":
+        assert v.reasons[0] == f"error rate above 10%: {rate:.1%} at 16 users"
+
+
+def test_a_plain_runs_error_rate_is_its_requests() -> None:
+    assert rule(verdict(tick(completed=9, failed=1), final=True), "error_rate") == (
+        "met",
+        "error rate at most 10%: 10.0% of the run's requests failed",
+    )
+    assert rule(verdict(tick(completed=8, failed=2)), "error_rate") == (
+        "broken",
+        "error rate above 10%: 20.0% of the run's requests failed so far",
+    )
+    assert rule(verdict(tick(completed=0, failed=3), final=True), "error_rate") == (
+        "broken",
+        "a point without a completed request: no request of the run completed",
+    )
+
+
+def test_a_point_where_no_request_completed_is_invalid() -> None:
+    v = verdict(tick(sweep=sweep(point(1, completed=0, error_rate=1.0), point(2))), final=True)
+    assert rule(v, "error_rate") == (
+        "broken",
+        "a point without a completed request: none ended inside the window at 1 user",
+    )
+
+
+def test_tiers_read_on_decode_break_the_north_star_rule() -> None:
+    v = verdict(tick(sweep=sweep(point(8), axis=DECODE)), final=True)
+    assert rule(v, "north_star") == (
+        "broken",
+        "tiers read on decode interactivity, not the North Star: --frontier-axis decode",
+    )
+    assert rule(verdict(tick(sweep=sweep(point(8))), final=True), "north_star")[0] == "met"
+    assert all(r.rule != "north_star" for r in verdict(tick(), final=True).rules)  # a plain run reads no tiers
+
+
+# --- KV offload to CPU memory: within the budget ----------------------------------------------------
+
+
+def offload_rule(offload: KvOffload, memory: ServerMemory, gpus: int | None = 2) -> tuple[AgentXVerdict, str, str]:
+    v = verdict(tick(gpus=gpus), AgentXSetup(offload=offload, memory=memory), final=True)
+    state, sentence = rule(v, "kv_offload")
+    return v, state, sentence
+
+
+EIGHT_GPU_SERVER = ServerMemory(4e12, "--server-dram-gb", 8, "--server-gpus")
+
+
+def test_an_offload_over_the_budget_is_invalid() -> None:
+    v, state, sentence = offload_rule(KvOffload(True, 1.2e12, "--kv-offloading-size"), EIGHT_GPU_SERVER)
+    assert state == "broken" and v.valid is False
+    # 4 TB of DRAM counts as 3 TB (the cap per server); 2 of 8 GPUs: 0.75 TB
+    assert (
+        sentence == "KV offload over the budget: 1.2 TB exceeds the budget of 0.75 TB (DRAM baseline 3 TB × 2 GPUs ÷ 8)"
+    )
+
+
+def test_an_offload_within_the_budget_meets_it() -> None:
+    small = ServerMemory(1e12, "/proc/meminfo", 8, "NVML")
+    v, state, sentence = offload_rule(KvOffload(True, 0.2e12, "--kv-offloading-size"), small, gpus=8)
+    assert state == "met" and v.valid is True
+    assert sentence == "KV offload within the budget: 0.2 TB of a budget of 1 TB (DRAM baseline 1 TB × 8 GPUs ÷ 8)"
+
+
+def test_a_server_that_does_not_offload_meets_it_whatever_its_dram() -> None:
+    _, state, sentence = offload_rule(NO_OFFLOAD, ServerMemory())
+    assert (state, sentence) == (
+        "met",
+        "KV offload within the budget: the server does not offload KV to CPU memory (no --kv-offloading-size)",
+    )
+
+
+def test_unknown_dram_is_said_and_leaves_the_run_neither_valid_nor_invalid() -> None:
+    v, state, sentence = offload_rule(KvOffload(True, 1e11, "x"), ServerMemory(None, "", 8, "--server-gpus"))
+    assert state == "unknown" and v.valid is None
+    assert sentence == "the server's DRAM is unknown: the offload budget cannot be checked (give --server-dram-gb)"
+    assert v.label == "AgentX validity unknown: the server's DRAM is unknown"
+
+
+@pytest.mark.parametrize(
+    ("offload", "memory", "gpus", "sentence"),
+    [
+        (
+            KvOffload(None, None, "the attached server does not say whether it offloads KV to CPU memory"),
+            EIGHT_GPU_SERVER,
+            2,
+            "KV offload unknown: the attached server does not say whether it offloads KV to CPU memory",
+        ),
+        (
+            KvOffload(True, None, "the launched vLLM offloads through lmcache, whose size it does not say"),
+            EIGHT_GPU_SERVER,
+            2,
+            "KV offload size unknown: the launched vLLM offloads through lmcache, whose size it does not say",
+        ),
+        (
+            KvOffload(True, 1e11),
+            ServerMemory(1e12, "x", None, ""),
+            2,
+            "the GPUs in the server are unknown: the offload budget cannot be checked (give --server-gpus)",
+        ),
+        (
+            KvOffload(True, 1e11),
+            EIGHT_GPU_SERVER,
+            None,
+            "the GPUs the server uses are unknown: the offload budget cannot be checked (give --gpus)",
+        ),
+    ],
+)
+def test_whatever_the_budget_lacks_is_said_never_guessed(
+    offload: KvOffload, memory: ServerMemory, gpus: int | None, sentence: str
+) -> None:
+    v, state, said = offload_rule(offload, memory, gpus)
+    assert (state, said) == ("unknown", sentence) and v.valid is None
+
+
+# --- the sessions as recorded ------------------------------------------------------------------------
+
+
+def test_capped_think_times_and_rescaled_answers_break_the_replay_rules() -> None:
+    v = verdict(tick(output_scale=0.7), AgentXSetup(max_think_s=5, offload=NO_OFFLOAD), final=True)
+    assert v.reasons == (
+        "think times capped: --max-think 5 s; AgentX keeps each session's own pacing",
+        "answers rescaled: --output-scale 0.7; AgentX generates every answer at its recorded length",
+    )
+    assert v.label == "not AgentX-valid: think times capped (+1 more)"
+
+
+# --- the verdict -------------------------------------------------------------------------------------
+
+
+def test_a_run_without_load_of_its_own_is_not_judged() -> None:
+    assert judge(tick().model_copy(update={"client": None}), AgentXSetup()) is None
+
+
+def test_broken_rules_come_before_unknown_ones_and_are_counted() -> None:
+    unknown = KvOffload(None, None, "the simulated engine does not say whether it offloads KV to CPU memory")
+    v = verdict(tick(elapsed_s=20.0), AgentXSetup(run_duration_s=20, max_think_s=2, offload=unknown), final=True)
+    assert [r.split(":")[0] for r in v.reasons] == [
+        "points shorter than 900 s",
+        "think times capped",
+        "KV offload unknown",
+    ]
+    assert v.labels() == (
+        "not AgentX-valid: points shorter than 900 s (+2 more)",
+        "not AgentX-valid: points shorter than 900 s",
+        "not AgentX-valid",
+    )
+    assert [r.rule for r in v.met] == ["error_rate", "complete", "answer_length"]
+
+
+def test_the_test_hook_shortens_the_rule_and_the_verdict_says_so() -> None:
+    setup = AgentXSetup(min_point_s=3.0, offload=NO_OFFLOAD)
+    v = verdict(tick(sweep=sweep(point(1, duration_s=3.0), planned_s=3.0)), setup, final=True)
+    assert rule(v, "point_length") == (
+        "met",
+        "points of at least 3 s: --point-duration 3 s (AGENTX_TEST_MIN_POINT_S=3 shortens the rule's 900 s for a test)",
+    )
+    assert v.valid is True and v.labels() == ("AgentX-valid (test rule: points ≥ 3 s)", "AgentX-valid")
+    real = verdict(tick(sweep=sweep(point(1, duration_s=3.0), planned_s=3.0)), final=True)
+    assert rule(real, "point_length")[1] == "points shorter than 900 s: --point-duration is 3 s"
