@@ -51,6 +51,7 @@ from agentx_tui.snapshot.stat import RunningStat, TickMeans, ratio
 
 SERVER_HIT_RATE_SOURCE = "server prefix-cache counters over the run: Δhits / Δqueries (tokens)"
 POWER_SOURCE = "sum of the GPUs' power per tick, mean over the ticks with a reading"
+_ESTIMATED_WORK = {"estimated_flops", "estimated_read_bytes", "estimated_write_bytes"}
 
 
 def _add(a: float | None, b: float | None) -> float | None:
@@ -170,7 +171,8 @@ class ReportBuilder:
                 "kv_cache_usage_max": kv.max,
                 "block_size": e.block_size,
                 "num_gpu_blocks": e.num_gpu_blocks,
-                **e.totals.model_dump(),
+                # (the estimated work is the run's roofline, not an endpoint's: its totals stay out)
+                **e.totals.model_dump(exclude=_ESTIMATED_WORK),
             }
         )
 

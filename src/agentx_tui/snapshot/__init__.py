@@ -8,6 +8,7 @@ legacy       recordings of earlier versions, read as this one
 rates        which rates a tick shows: the client's when it sends load, else the servers'
 stat         running means and maxima over ticks (the report's and a sweep point's `_mean`/`_max`)
 bottleneck   whether the simulated engine, not the modelled GPU, limited a tick's figures
+limits       how close to the limit: the roofline (MFU, MBU, the bound) and energy (J/token, agents per MW)
 
 Everything that produces figures (telemetry, load, cost, sweep) and everything that consumes them
 (ui, report, recording) imports this package; it imports nothing of theirs.
@@ -41,10 +42,13 @@ from agentx_tui.snapshot.model import (
     CostFigures,
     EndpointFigures,
     EndpointTotals,
+    EnergyFrom,
     EngineFigures,
     Flavor,
     GpuFigures,
+    GpuPeak,
     GpuState,
+    LimitsFigures,
     Percentiles,
     ProxyState,
     RunInfo,
@@ -54,7 +58,15 @@ from agentx_tui.snapshot.model import (
     SweepState,
     TaskFigures,
 )
-from agentx_tui.snapshot.rows import EndpointRow, FrontierAxis, StepRow, TaskTimeBar, UserRow, UserState
+from agentx_tui.snapshot.rows import (
+    EndpointRow,
+    FrontierAxis,
+    RooflineBound,
+    StepRow,
+    TaskTimeBar,
+    UserRow,
+    UserState,
+)
 
 __all__ = [
     "CHILD_ID_BASE",
@@ -74,6 +86,7 @@ __all__ = [
     "EndpointFigures",
     "EndpointRow",
     "EndpointTotals",
+    "EnergyFrom",
     "EngineFigures",
     "Figure",
     "FigureSet",
@@ -81,10 +94,13 @@ __all__ = [
     "Flavor",
     "FrontierAxis",
     "GpuFigures",
+    "GpuPeak",
     "GpuState",
+    "LimitsFigures",
     "Percentiles",
     "PointFigures",
     "ProxyState",
+    "RooflineBound",
     "RunInfo",
     "RunIntervals",
     "RunState",
