@@ -185,7 +185,7 @@ def test_query_strings() -> None:
     combined = _promql.window_counters(sel, 10.0)
     assert combined.count("label_replace(") == len(_names.COUNTERS)
     assert "label_replace(sum by (namespace, pod, instance, engine, dp_rank) (rate(vllm:prompt_tokens_total" in combined
-    assert combined.endswith(', "agentx_figure", "requests_finished", "", "")')
+    assert combined.endswith(', "agentx_figure", "estimated_write_bytes", "", "")')
     assert _promql.window_quantiles(sel, 10.0).count("histogram_quantile(") == 3 * len(_names.HISTOGRAMS)
     itl = _promql.histogram_quantiles("itl", sel, 10.0)
     assert (
@@ -375,6 +375,37 @@ async def test_data_parallel_engines() -> None:
     assert (e0.engine, e0.running, e0.kv_cache_usage, e0.generation_tokens_per_s) == ("0", 2, 0.2, 50)
     assert (e1.engine, e1.running, e1.waiting, e1.kv_cache_usage, e1.generation_tokens_per_s) == ("1", 5, 4, 0.6, 150)
     assert e0.prefix_hit_rate_window == pytest.approx(0.6) and e1.prefix_hit_rate_window == 0
+
+
+def _estimated(target: dict[str, str], engine: str, flops: float, nbytes: float) -> list[Item]:
+    labels = {**target, "engine": engine, "model_name": "m"}
+    return [
+        item("vllm:estimated_flops_per_gpu_total", flops, **labels),
+        item("vllm:estimated_read_bytes_per_gpu_total", nbytes, **labels),
+        item("vllm:estimated_write_bytes_per_gpu_total", nbytes / 4, **labels),
+    ]
+
+
+async def test_estimated_work_of_data_parallel_engines() -> None:
+    """vLLM's `--enable-mfu-metrics` counters through Prometheus: rates and totals summed over engines,
+    and the engines that export them (one GPU's share is the sum ÷ the engines, as from a page)."""
+    fake = FakeProm()
+    instant = vllm_series(A, engine="0") + vllm_series(A, engine="1")
+    fake.vectors["instant"] = instant + _estimated(A, "0", 1e15, 4e12) + _estimated(A, "1", 2e15, 4e12)
+    for engine, flops_per_s in (("0", 2e14), ("1", 3e14)):
+        tags = {**A, "engine": engine}
+        for name, value in (("estimated_flops", flops_per_s), ("estimated_read_bytes", 8e11)):
+            fake.vectors.setdefault("counters", []).append(item(None, value, **tags, **{_promql.FIGURE_LABEL: name}))
+    async with source(fake) as src:
+        await src.start()
+        fake.vectors["instant"] = instant + _estimated(A, "0", 3e15, 8e12) + _estimated(A, "1", 5e15, 8e12)
+        fig = (await src.sample(0.0)).endpoints[0]
+    assert fig.estimating_engines == 2
+    assert fig.estimated_flops_per_s == 5e14 and fig.estimated_read_bytes_per_s == 1.6e12
+    assert fig.estimated_write_bytes_per_s is None  # no answer for it this tick: unknown, not 0
+    assert fig.totals.estimated_flops == 5e15 and fig.totals.estimated_read_bytes == 8e12
+    assert fig.totals.estimated_write_bytes == 2e12
+    assert "vllm:estimated_flops_per_gpu_total" in _promql.window_counters(_promql.parse_selector(SEL), 10.0)
 
 
 async def test_run_totals_handle_resets_and_new_series() -> None:
