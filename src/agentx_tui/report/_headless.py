@@ -72,13 +72,16 @@ def limits_lines(report: Report) -> list[str]:
         return []
     tflops, gb_s = report.achieved_tflops_per_gpu, report.achieved_hbm_gb_per_s_per_gpu
     if tflops is None and gb_s is None:
-        roofline = f"n/a ({report.achieved_source or 'no estimate of the work done'})"
+        note = report.achieved_source or ""
+        roofline = note if note.startswith("n/a") else "n/a (no estimate of the work done)"
+    elif report.mfu is None and report.mbu is None:  # the work is known, the ceiling is not
+        roofline = f"{cell(tflops)} TFLOP/s, {si(gb_s)} GB/s per GPU; MFU, MBU n/a ({report.peak_source})"
     else:
         roofline = (
             f"{cell(tflops)} TFLOP/s of {cell(report.peak_tflops_per_gpu)} peak (MFU {percent(report.mfu)}), "
             f"{si(gb_s)} GB/s of {si(report.peak_hbm_gb_per_s_per_gpu)} (MBU {percent(report.mbu)}) per GPU"
         )
-        roofline += f": {report.roofline_bound}-bound" if report.roofline_bound else f"; {report.peak_source}"
+        roofline += f": {report.roofline_bound}-bound" if report.roofline_bound else ""
     if report.energy_j is None:
         energy = "n/a (no GPU energy or power reading)"
     else:
