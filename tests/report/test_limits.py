@@ -90,12 +90,13 @@ def test_check_and_compare_read_them() -> None:
 
 
 def test_a_report_without_energy_says_so_and_has_no_figures() -> None:
+    """Servers read this tick (their gauges are there) without vLLM's estimate, and GPUs without energy."""
     snaps = [
         s.model_copy(
             update={
                 "limits": tick_limits(
                     peak=H200,
-                    aggregate=s.aggregate,
+                    aggregate=s.aggregate.model_copy(update={"running": 3.0}) if s.aggregate else None,
                     gpu=s.gpu.model_copy(update={"gpus": ()}),
                     energy_j=None,
                     power_w=None,

@@ -65,6 +65,9 @@ def test_a_server_without_the_flag_says_which_flag() -> None:
     assert figs.totals.estimated_flops is None
     assert window_roofline(figs, H100).mfu is None
     assert roofline_note(figs) == NO_ESTIMATE_VLLM and "--enable-mfu-metrics" in NO_ESTIMATE_VLLM
+    # A tick without a page (the server slow or down) says nothing of its flags.
+    assert roofline_note(reader.slow("/metrics took over 0.8 s")) is None
+    assert roofline_note(reader.down("connection refused")) is None
 
 
 def test_replicas_add_up_and_keep_one_gpu_s_share() -> None:

@@ -108,8 +108,8 @@ def totals_roofline(
 
 def roofline_note(endpoint: EndpointFigures | None) -> str | None:
     """Why the achieved figures are n/a for good (the servers do not estimate their work); None when they
-    do, or when nothing is known yet."""
-    if endpoint is None or not endpoint.up or endpoint.estimating_engines:
+    do, or when no page was read this tick (a server down or slow says nothing of its flags)."""
+    if endpoint is None or endpoint.running is None or endpoint.estimating_engines:
         return None
     return NO_ESTIMATE_SGLANG if endpoint.flavor == "sglang" else NO_ESTIMATE_VLLM
 
