@@ -551,6 +551,32 @@ async def test_gpus_on_the_replicas_own_target_are_theirs() -> None:
     )
 
 
+async def test_a_fleet_s_gpu_energy_from_dcgm_s_field() -> None:
+    """DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION (mJ since boot) through Prometheus: each GPU's joules since its
+    first sample; a GPU without the field integrates its power."""
+
+    def energy(uuid: str, mj: float) -> Item:
+        return item("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", mj, gpu="0", UUID=uuid, modelName="NVIDIA H200", **A)
+
+    fake = FakeProm()
+    fake.vectors["instant"] = vllm_series(A)
+    gpus = dcgm(80, "GPU-a", **A) + dcgm(40, "GPU-b", **A)
+    fake.vectors["dcgm"] = [*gpus, energy("GPU-a", 7e9)]
+    async with source(fake) as src:
+        await src.start()
+        first = await src.sample(0.0)
+        fake.vectors["dcgm"] = [*gpus, energy("GPU-a", 7e9 + 2.5e6)]
+        later = await src.sample(0.0)
+    assert [(g.uuid, g.energy_j, g.energy_from) for g in first.gpu.gpus] == [
+        ("GPU-a", 0.0, "counter"),
+        ("GPU-b", 0.0, "power"),
+    ]
+    a, b = later.gpu.gpus
+    assert (a.energy_j, a.energy_from) == (2500.0, "counter")
+    assert b.energy_from == "power" and b.energy_j is not None and b.energy_j > 0  # 500 W × the ticks' gap
+    assert "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION" in _promql.dcgm_series(_promql.parse_selector(SEL))
+
+
 async def test_gpus_mapped_by_pod_and_host_and_counted_by_uuid() -> None:
     pod_a = {"instance": "10.1.0.5:8000", "pod": "vllm-a", "namespace": "llm", "node": "n1"}
     pod_b = {"instance": "10.1.0.6:8000", "pod": "vllm-b", "namespace": "llm", "node": "n2"}
