@@ -170,3 +170,28 @@ def test_session_idle_goes_into_the_proxy_plan_and_its_recorded_settings() -> No
     assert recorded is not None and recorded.session_idle_s == 0.5
     default = _plan("--proxy", "0", "-w", "none").proxy
     assert default is not None and default.session_idle_s == 120.0
+
+
+@pytest.mark.parametrize(
+    ("value", "needle"),
+    [
+        ("989", "--gpu-peak: '989' is not TFLOPS,TBPS: two numbers, e.g. 989,3.35."),
+        ("989,3.35,1", "--gpu-peak: '989,3.35,1' is not TFLOPS,TBPS"),
+        ("0,3.35", "--gpu-peak: '0' is out of range: the peak TFLOP/s must be more than 0"),
+        ("989,-1", "--gpu-peak: '-1' is out of range: the peak TB/s must be more than 0 and at most 1,000."),
+        ("989,nan", "--gpu-peak: 'nan' is not a finite number."),
+        ("fast,3", "--gpu-peak: 'fast' is not a number."),
+    ],
+)
+def test_a_bad_gpu_peak_is_one_sentence_exit_2(value: str, needle: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--gpu-peak", value, "--headless", "--duration", "1"]) == 2  # before anything starts
+    err = capsys.readouterr().err
+    assert needle in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_gpu_peak_goes_into_the_plan_and_its_recorded_settings() -> None:
+    plan = _plan("--gpu-peak", "989.4, 3.35", "-w", "chat")
+    assert plan.price.gpu_peak == (989.4, 3.35)
+    assert plan.recorded_settings().gpu_peak == (989.4, 3.35)
+    assert _plan("-w", "chat").price.gpu_peak is None

@@ -73,3 +73,18 @@ def whole(what: str, lo: int, hi: int) -> Callable[[str], int]:
 
 def seconds(lo: float = 0.0, hi: float = MAX_SECONDS, *, lo_open: bool = True) -> Callable[[str], float]:
     return number("seconds", lo, hi, lo_open=lo_open)
+
+
+# --gpu-peak TFLOPS,TBPS: a GPU's dense TFLOP/s and HBM TB/s; a typo of a thousand times is refused.
+MAX_PEAK_TFLOPS = 1_000_000.0
+MAX_PEAK_TB_S = 1_000.0
+
+
+def gpu_peak(text: str) -> tuple[float, float]:
+    """An argparse `type=` for `--gpu-peak TFLOPS,TBPS`: two positive finite numbers, comma-separated."""
+    parts = text.split(",")
+    if len(parts) != 2:
+        raise argparse.ArgumentTypeError(f"{text!r} is not TFLOPS,TBPS: two numbers, e.g. 989,3.35")
+    tflops = number("the peak TFLOP/s", 0, MAX_PEAK_TFLOPS, lo_open=True)(parts[0].strip())
+    tb_s = number("the peak TB/s", 0, MAX_PEAK_TB_S, lo_open=True)(parts[1].strip())
+    return tflops, tb_s

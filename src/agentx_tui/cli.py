@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agentx_tui import __version__
-from agentx_tui.args import DEFAULT_USERS, MAX_SECONDS, MAX_USERS, Parser, number, seconds, whole
+from agentx_tui.args import DEFAULT_USERS, MAX_SECONDS, MAX_USERS, Parser, gpu_peak, number, seconds, whole
 from agentx_tui.errors import AgentXError, LaunchError, UsageError
 from agentx_tui.redaction import redact
 from agentx_tui.sim import DEFAULT_PROFILE as DEFAULT_SIM_PROFILE
@@ -59,6 +59,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=whole("GPUs", 1, 1_000_000),
         metavar="N",
         help="GPUs behind the target, for per-GPU figures and cost (default: detected)",
+    )
+    c.add_argument(
+        "--gpu-peak",
+        type=gpu_peak,
+        metavar="TFLOPS,TBPS",
+        help="one GPU's dense peak TFLOP/s (of the dtype in use) and HBM TB/s, for MFU and MBU "
+        "(default: the datasheet row for the detected GPU, or the simulator's profile)",
     )
     _output_flags(p.add_argument_group("output"))
     _sweep_flags(p.add_argument_group("sweep (docs/sweeps.md: throughput vs interactivity)"))

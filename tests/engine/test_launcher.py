@@ -14,7 +14,7 @@ from agentx_tui.engine.launcher import vllm_argv
 from agentx_tui.errors import LaunchError
 
 
-def test_argv_adds_prompt_token_details_and_tiny_defaults_once() -> None:
+def test_argv_adds_prompt_token_details_mfu_metrics_and_tiny_defaults_once() -> None:
     argv, python = vllm_argv(
         "tiny",
         ["--max-num-seqs=4"],
@@ -25,9 +25,14 @@ def test_argv_adds_prompt_token_details_and_tiny_defaults_once() -> None:
     )
     assert python == sys.executable
     assert argv.count("--enable-prompt-tokens-details") == 1
+    assert argv.count("--enable-mfu-metrics") == 1
     assert "--enforce-eager" in argv and "--served-model-name" in argv
-    argv2, _ = vllm_argv("m", ["--enable-prompt-tokens-details"], host="h", port=9, vllm_cmd="vllm", tiny=False)
-    assert argv2 == ["vllm", "serve", "m", "--host", "h", "--port", "9", "--enable-prompt-tokens-details"]
+    given = ["--enable-prompt-tokens-details", "--enable-mfu-metrics"]
+    argv2, _ = vllm_argv("m", given, host="h", port=9, vllm_cmd="vllm", tiny=False)
+    assert argv2 == ["vllm", "serve", "m", "--host", "h", "--port", "9", *given]
+    # The user may turn the estimate off (its cost: docs/vllm.md); it is not added back then.
+    argv3, _ = vllm_argv("m", ["--no-enable-mfu-metrics"], host="h", port=9, vllm_cmd="vllm", tiny=False)
+    assert "--enable-mfu-metrics" not in argv3
 
 
 async def test_missing_model_path_is_a_clear_launch_error() -> None:

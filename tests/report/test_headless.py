@@ -8,6 +8,7 @@ import re
 import pytest
 
 from agentx_tui.report import HeadlessPrinter, Report, ReportBuilder, evaluate_checks, parse_check
+from agentx_tui.report._headless import limits_lines
 from tests.report._snaps import snap, stream
 
 CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")  # anything but the newline
@@ -153,3 +154,45 @@ def test_the_report_carries_the_schedule_lag_keys_null_when_unscheduled() -> Non
     report = builder.build().model_dump()
     for key in ("schedule_lag_p50_s", "schedule_lag_p90_s", "schedule_lag_p99_s"):
         assert key in report and report[key] is None
+
+
+def test_summary_says_the_roofline_and_the_energy_or_why_not() -> None:
+    report = Report(
+        achieved_tflops_per_gpu=250.0,
+        achieved_hbm_gb_per_s_per_gpu=650.0,
+        peak_tflops_per_gpu=989.4,
+        peak_hbm_gb_per_s_per_gpu=3350.0,
+        mfu=250 / 989.4,
+        mbu=650 / 3350,
+        roofline_bound="compute",
+        energy_j=6000.0,
+        energy_source="NVML total-energy counter",
+        gpu_power_w_per_gpu_mean=375.0,
+        joules_per_token=0.909,
+        joules_per_output_token=10.0,
+        tokens_per_joule=1.1,
+    )
+    assert limits_lines(report) == [
+        "  roofline: 250 TFLOP/s of 989.4 peak (MFU 25.3%), 650 GB/s of 3.35K (MBU 19.4%) per GPU: compute-bound",
+        "  energy: 0.909 J/token, 10 J/output token, 1.1 tokens/J, 6K J, 375 W per GPU (NVML total-energy counter)",
+    ]
+    cpu = Report(
+        achieved_tflops_per_gpu=0.0012,
+        achieved_hbm_gb_per_s_per_gpu=0.073,
+        peak_source="no peak: no GPU seen (pass --gpu-peak TFLOPS,TBPS)",
+        mfu=None,
+        energy_j=None,
+    )
+    assert limits_lines(cpu) == [
+        "  roofline: 0.0012 TFLOP/s, 0.073 GB/s per GPU; MFU, MBU n/a (no peak: no GPU seen (pass --gpu-peak "
+        "TFLOPS,TBPS))",
+        "  energy: n/a (no GPU energy or power reading)",
+    ]
+    no_flag = Report(
+        mfu=None, achieved_source="n/a: start vLLM with --enable-mfu-metrics (its estimated FLOPs and bytes)"
+    )
+    assert (
+        limits_lines(no_flag)[0]
+        == "  roofline: n/a: start vLLM with --enable-mfu-metrics (its estimated FLOPs and bytes)"
+    )
+    assert limits_lines(Report(ttft_p90_s=0.2)) == []  # a report of before these figures

@@ -358,4 +358,4 @@ def test_the_markdown_points_table_has_each_points_tasks(tmp_path: Path) -> None
     path = tmp_path / "sweep.md"
     write_report(path, built(snaps))
     table = next(line for line in path.read_text().splitlines() if line.startswith("| point |"))
-    assert table.endswith("| tasks | USD/task | frontier | window ended |")
+    assert table.endswith("| tasks | USD/task | MFU | MBU | J/token | frontier | window ended |")

@@ -188,9 +188,6 @@ NOT_SIMULATED = {
     "vllm:mm_cache_hits": "text only: no multimodal cache",
     "vllm:prompt_tokens_cached_by_source": "one cache tier (device) only",
     "vllm:admission_rejections": "the sim admits every valid request",
-    "vllm:estimated_flops_per_gpu": "MFU counters are not copied (the time model has them internally)",
-    "vllm:estimated_read_bytes_per_gpu": "MFU counters are not copied",
-    "vllm:estimated_write_bytes_per_gpu": "MFU counters are not copied",
     "vllm:request_params_n": "the sim serves n=1 only",
     "vllm:request_num_preemptions": "preemptions are counted in vllm:num_preemptions only",
     "vllm:request_prefill_kv_computed_tokens": "not copied",
@@ -203,6 +200,7 @@ DIFFERENCES = [
     "generated text: words from a fixed pool; without ignore_eos the length is a per-request pseudo-random"
     " 32-512 tokens",
     "usage.prompt_tokens_details is always present (vLLM needs --enable-prompt-tokens-details)",
+    "the estimated-work (MFU) counters are always exported (vLLM needs --enable-mfu-metrics)",
     "n > 1, logprobs, stop strings, tools, guided decoding and multimodal inputs are not simulated",
     "no HTTP-server metrics (http_*), process_* or python_* families: the registry is private",
     "block size 16 (GPU vLLM), while the CPU build of the contract tests uses 128",

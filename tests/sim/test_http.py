@@ -7,6 +7,7 @@ import json
 import socket
 import subprocess
 import sys
+import time
 from typing import Any
 
 import httpx
@@ -82,7 +83,14 @@ def test_version_identifies_the_simulator(sim_url: str) -> None:
     body = httpx.get(f"{sim_url}/version").json()
     assert body == {
         "version": f"{__version__}-sim",
-        "agentx_sim": {"profile": "h200/llama-3.1-8b", "gpu": "H200", "gpus": 1, "model": SIM_MODEL},
+        "agentx_sim": {
+            "profile": "h200/llama-3.1-8b",
+            "gpu": "H200",
+            "gpus": 1,
+            "model": SIM_MODEL,
+            "bf16_tflops": 989.4,
+            "hbm_tb_s": 4.8,
+        },
     }
 
 
@@ -185,6 +193,21 @@ def test_dcgm_gauges_have_dcgm_names_types_and_labels(sim_url: str) -> None:
     assert 0 <= util <= 100
     used, free = fams["DCGM_FI_DEV_FB_USED"].samples[0].value, fams["DCGM_FI_DEV_FB_FREE"].samples[0].value
     assert used + free == 143771
+
+
+def test_dcgm_energy_is_a_counter_of_the_power_model(sim_url: str) -> None:
+    """As dcgm-exporter writes it: mJ since start, samples without `_total`; an idle H200 profile draws its
+    idle 76 W, so two scrapes 0.5 s apart differ by about 38 J (the steps of other tests aside: more)."""
+
+    def energy_mj() -> tuple[float, float]:
+        text = httpx.get(f"{sim_url}/metrics").text
+        line = next(x for x in text.splitlines() if x.startswith("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{"))
+        return time.monotonic(), float(line.rsplit(" ", 1)[1])
+
+    (t0, e0), _ = energy_mj(), time.sleep(0.5)
+    t1, e1 = energy_mj()
+    assert e0 > 0
+    assert (e1 - e0) / 1000 >= 76 * (t1 - t0) * 0.8  # idle power at least (clocks of two processes)
 
 
 def _gpu_labels(url: str) -> list[dict[str, str]]:

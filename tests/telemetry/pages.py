@@ -97,3 +97,23 @@ vllm:prompt_tokens_total{{engine="0",model_name="m"}} {prompt}
 # TYPE vllm:generation_tokens counter
 vllm:generation_tokens_total{{engine="0",model_name="m"}} {gen}
 """
+
+
+def estimated_work(engines: dict[str, tuple[float, float, float]], *, gen: float = 0.0) -> str:
+    """vLLM with `--enable-mfu-metrics`: per engine its (FLOPs, read bytes, written bytes) counters, each
+    already per GPU of that engine, as vllm/v1/metrics/perf.py names and labels them."""
+    lines = []
+    for name, doc, column in (
+        ("flops", "Estimated number of floating point operations per GPU", 0),
+        ("read_bytes", "Estimated number of bytes read from memory per GPU", 1),
+        ("write_bytes", "Estimated number of bytes written to memory per GPU", 2),
+    ):
+        family = f"vllm:estimated_{name}_per_gpu"
+        lines += [
+            f"# HELP {family}_total {doc} (for Model Flops Utilization calculations).",
+            f"# TYPE {family}_total counter",
+        ]
+        lines += [f'{family}_total{{engine="{e}",model_name="m"}} {v[column]}' for e, v in engines.items()]
+    lines += ["# TYPE vllm:generation_tokens counter"]
+    lines += [f'vllm:generation_tokens_total{{engine="{e}",model_name="m"}} {gen}' for e in engines]
+    return "\n".join(lines) + "\n"

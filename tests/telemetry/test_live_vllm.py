@@ -116,3 +116,9 @@ async def test_scraped_totals_match_what_the_client_sent(vllm_url: str) -> None:
     assert figs.prefix_hit_rate_window == pytest.approx(client_rate, abs=0.01)
     assert figs.generation_tokens_per_s is not None and figs.generation_tokens_per_s > 0
     assert figs.ttft.p50 is not None and figs.itl.p50 is not None
+    # `--serve` starts vLLM with --enable-mfu-metrics, and the CPU build exports the estimate too: at
+    # least the matmuls of every output token, 2 × 294 912 weights (the tiny model's two layers) each.
+    assert figs.estimating_engines == 1
+    assert totals.estimated_flops is not None and totals.estimated_flops >= 2 * 294_912 * sent["output"]
+    assert totals.estimated_read_bytes and totals.estimated_write_bytes
+    assert figs.estimated_flops_per_s is not None and figs.estimated_flops_per_s > 0

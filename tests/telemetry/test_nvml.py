@@ -29,8 +29,38 @@ class NVMLError_LibraryNotFound(NVMLError):
         return "NVML Shared Library Not Found"
 
 
-def fake_nvml(count: int = 2, unsupported: tuple[str, ...] = (), init_error: Exception | None = None) -> Any:
+class FakeClock:
+    """The sampler's clock, moved by the test: the fake driver's energy counters follow it."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def fake_nvml(
+    count: int = 2,
+    unsupported: tuple[str, ...] = (),
+    init_error: Exception | None = None,
+    *,
+    clock: FakeClock | None = None,
+    watts: Callable[[str], float] = lambda h: 350.5,
+    energy_at_start_mj: float = 9e9,
+) -> Any:
+    """A `pynvml` of `count` GPUs. Each draws `watts(handle)` (its power reading) and its total-energy
+    counter, mJ since the driver loaded (`energy_at_start_mj` at the clock's start), grows at that power
+    as the `clock` moves: `module.power_w` and `module.reload_at` let a test change either."""
     module: Any = types.ModuleType("pynvml")
+    clock = clock or FakeClock()
+    start = clock.now
+    module.reloaded_at = None
+
+    def energy_mj(handle: str) -> float:
+        since = module.reloaded_at if module.reloaded_at is not None else start
+        base = 0.0 if module.reloaded_at is not None else energy_at_start_mj
+        return base + watts(handle) * (clock.now - since) * 1000.0
+
     module.NVMLError = NVMLError
     module.NVML_TEMPERATURE_GPU = 0
     module.NVML_CLOCK_SM = 1
@@ -57,7 +87,8 @@ def fake_nvml(count: int = 2, unsupported: tuple[str, ...] = (), init_error: Exc
     fn("nvmlDeviceGetUUID", lambda h: f"GPU-{h}")
     fn("nvmlDeviceGetUtilizationRates", lambda h: types.SimpleNamespace(gpu=75, memory=10))
     fn("nvmlDeviceGetMemoryInfo", lambda h: types.SimpleNamespace(used=2 * 2**30, total=80 * 2**30, free=0))
-    fn("nvmlDeviceGetPowerUsage", lambda h: 350_500)  # milliwatts
+    fn("nvmlDeviceGetPowerUsage", lambda h: round(watts(h) * 1000))  # milliwatts
+    fn("nvmlDeviceGetTotalEnergyConsumption", energy_mj)
     fn("nvmlDeviceGetEnforcedPowerLimit", lambda h: 700_000)
     fn("nvmlDeviceGetTemperature", lambda h, sensor: 55)
     fn("nvmlDeviceGetClockInfo", lambda h, clock: 1755)
@@ -83,6 +114,41 @@ def test_a_function_the_driver_does_not_support_gives_none_for_that_figure() -> 
     (gpu,) = state.gpus
     assert gpu.power_w is None
     assert gpu.power_limit_w == 700.0 and gpu.utilization == 0.75
+
+
+def test_energy_is_the_driver_s_counter_since_the_first_sample() -> None:
+    """The counter reads mJ since the driver loaded (9e9 here): the run counts from its first sample."""
+    clock = FakeClock()
+    nvml = fake_nvml(count=2, clock=clock, watts=lambda h: 300.0 if h == "h0" else 450.0)
+    sampler = NvmlSampler(nvml=nvml, clock=clock)
+    first = sampler.sample_once()
+    assert [(g.energy_j, g.energy_from) for g in first.gpus] == [(0.0, "counter"), (0.0, "counter")]
+    clock.now += 10.0
+    assert [g.energy_j for g in sampler.sample_once().gpus] == pytest.approx([3000.0, 4500.0])
+    # The driver reloaded: its counter starts again from zero, and all of its new value is the run's.
+    nvml.reloaded_at = clock.now
+    clock.now += 2.0
+    assert [g.energy_j for g in sampler.sample_once().gpus] == pytest.approx([3600.0, 5400.0])
+
+
+def test_without_an_energy_counter_the_power_is_integrated() -> None:
+    clock = FakeClock()
+    watts = {"h0": 200.0}
+    nvml = fake_nvml(
+        count=1, clock=clock, watts=watts.__getitem__, unsupported=("nvmlDeviceGetTotalEnergyConsumption",)
+    )
+    sampler = NvmlSampler(nvml=nvml, clock=clock)
+    assert sampler.sample_once().gpus[0].energy_j == 0.0
+    clock.now += 4.0
+    watts["h0"] = 400.0  # the trapezoid between two readings: (200 + 400) / 2 W for 4 s
+    (gpu,) = sampler.sample_once().gpus
+    assert (gpu.energy_j, gpu.energy_from) == (pytest.approx(1200.0), "power")
+
+
+def test_without_energy_or_power_there_is_no_energy() -> None:
+    unsupported = ("nvmlDeviceGetTotalEnergyConsumption", "nvmlDeviceGetPowerUsage")
+    (gpu,) = NvmlSampler(nvml=fake_nvml(count=1, unsupported=unsupported)).sample_once().gpus
+    assert (gpu.energy_j, gpu.energy_from) == (None, None)
 
 
 def test_library_missing() -> None:

@@ -185,7 +185,7 @@ def test_query_strings() -> None:
     combined = _promql.window_counters(sel, 10.0)
     assert combined.count("label_replace(") == len(_names.COUNTERS)
     assert "label_replace(sum by (namespace, pod, instance, engine, dp_rank) (rate(vllm:prompt_tokens_total" in combined
-    assert combined.endswith(', "agentx_figure", "requests_finished", "", "")')
+    assert combined.endswith(', "agentx_figure", "estimated_write_bytes", "", "")')
     assert _promql.window_quantiles(sel, 10.0).count("histogram_quantile(") == 3 * len(_names.HISTOGRAMS)
     itl = _promql.histogram_quantiles("itl", sel, 10.0)
     assert (
@@ -377,6 +377,37 @@ async def test_data_parallel_engines() -> None:
     assert e0.prefix_hit_rate_window == pytest.approx(0.6) and e1.prefix_hit_rate_window == 0
 
 
+def _estimated(target: dict[str, str], engine: str, flops: float, nbytes: float) -> list[Item]:
+    labels = {**target, "engine": engine, "model_name": "m"}
+    return [
+        item("vllm:estimated_flops_per_gpu_total", flops, **labels),
+        item("vllm:estimated_read_bytes_per_gpu_total", nbytes, **labels),
+        item("vllm:estimated_write_bytes_per_gpu_total", nbytes / 4, **labels),
+    ]
+
+
+async def test_estimated_work_of_data_parallel_engines() -> None:
+    """vLLM's `--enable-mfu-metrics` counters through Prometheus: rates and totals summed over engines,
+    and the engines that export them (one GPU's share is the sum ÷ the engines, as from a page)."""
+    fake = FakeProm()
+    instant = vllm_series(A, engine="0") + vllm_series(A, engine="1")
+    fake.vectors["instant"] = instant + _estimated(A, "0", 1e15, 4e12) + _estimated(A, "1", 2e15, 4e12)
+    for engine, flops_per_s in (("0", 2e14), ("1", 3e14)):
+        tags = {**A, "engine": engine}
+        for name, value in (("estimated_flops", flops_per_s), ("estimated_read_bytes", 8e11)):
+            fake.vectors.setdefault("counters", []).append(item(None, value, **tags, **{_promql.FIGURE_LABEL: name}))
+    async with source(fake) as src:
+        await src.start()
+        fake.vectors["instant"] = instant + _estimated(A, "0", 3e15, 8e12) + _estimated(A, "1", 5e15, 8e12)
+        fig = (await src.sample(0.0)).endpoints[0]
+    assert fig.estimating_engines == 2
+    assert fig.estimated_flops_per_s == 5e14 and fig.estimated_read_bytes_per_s == 1.6e12
+    assert fig.estimated_write_bytes_per_s is None  # no answer for it this tick: unknown, not 0
+    assert fig.totals.estimated_flops == 5e15 and fig.totals.estimated_read_bytes == 8e12
+    assert fig.totals.estimated_write_bytes == 2e12
+    assert "vllm:estimated_flops_per_gpu_total" in _promql.window_counters(_promql.parse_selector(SEL), 10.0)
+
+
 async def test_run_totals_handle_resets_and_new_series() -> None:
     fake = FakeProm()
     fake.vectors["instant"] = vllm_series(A, prompt=1000)
@@ -518,6 +549,32 @@ async def test_gpus_on_the_replicas_own_target_are_theirs() -> None:
     assert sample.gpu.status == (
         "DCGM via Prometheus: 2 GPUs (distinct UUIDs) on 1 host; mapped to 2 of 2 replicas by scrape target"
     )
+
+
+async def test_a_fleet_s_gpu_energy_from_dcgm_s_field() -> None:
+    """DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION (mJ since boot) through Prometheus: each GPU's joules since its
+    first sample; a GPU without the field integrates its power."""
+
+    def energy(uuid: str, mj: float) -> Item:
+        return item("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", mj, gpu="0", UUID=uuid, modelName="NVIDIA H200", **A)
+
+    fake = FakeProm()
+    fake.vectors["instant"] = vllm_series(A)
+    gpus = dcgm(80, "GPU-a", **A) + dcgm(40, "GPU-b", **A)
+    fake.vectors["dcgm"] = [*gpus, energy("GPU-a", 7e9)]
+    async with source(fake) as src:
+        await src.start()
+        first = await src.sample(0.0)
+        fake.vectors["dcgm"] = [*gpus, energy("GPU-a", 7e9 + 2.5e6)]
+        later = await src.sample(0.0)
+    assert [(g.uuid, g.energy_j, g.energy_from) for g in first.gpu.gpus] == [
+        ("GPU-a", 0.0, "counter"),
+        ("GPU-b", 0.0, "power"),
+    ]
+    a, b = later.gpu.gpus
+    assert (a.energy_j, a.energy_from) == (2500.0, "counter")
+    assert b.energy_from == "power" and b.energy_j is not None and b.energy_j > 0  # 500 W × the ticks' gap
+    assert "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION" in _promql.dcgm_series(_promql.parse_selector(SEL))
 
 
 async def test_gpus_mapped_by_pod_and_host_and_counted_by_uuid() -> None:

@@ -6,7 +6,7 @@ import os
 import re
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -15,6 +15,26 @@ from agentx_tui.errors import UsageError
 from agentx_tui.yamlfile import YamlFileError, read_yaml
 
 USER_FILE = Path("agentx-tui") / "cost-presets.yaml"
+_WHAT = "cost presets"
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def names_gpu(words: tuple[str, ...], gpu_name: str) -> bool:
+    """Whether one of `words` is in `gpu_name` as a whole word, so "B200" does not match "NVIDIA GB200"
+    (the rule by which a cost preset and a peak row each find the GPU NVML or DCGM names)."""
+    return any(
+        re.search(rf"(?<![A-Za-z0-9]){re.escape(word)}(?![A-Za-z0-9])", gpu_name, re.IGNORECASE) for word in words
+    )
+
+
+def best_match(rows: dict[str, tuple[str, ...]], gpu_name: str) -> str | None:
+    """The key whose match words name `gpu_name` (or that equals it); of several, the one with the longest
+    word ("H100 PCIe" over "H100")."""
+    lowered = gpu_name.strip().lower()
+    if lowered in rows:
+        return lowered
+    hits = [key for key, words in rows.items() if names_gpu(words, gpu_name)]
+    return max(hits, key=lambda k: max(len(w) for w in rows[k])) if hits else None
 
 
 class GpuPreset(BaseModel):
@@ -26,11 +46,7 @@ class GpuPreset(BaseModel):
     board_power_w: float | None = Field(default=None, gt=0)
 
     def matches(self, gpu_name: str) -> bool:
-        # Whole words only, so "B200" does not match "NVIDIA GB200".
-        return any(
-            re.search(rf"(?<![A-Za-z0-9]){re.escape(word)}(?![A-Za-z0-9])", gpu_name, re.IGNORECASE)
-            for word in self.match
-        )
+        return names_gpu(self.match, gpu_name)
 
 
 class Presets(BaseModel):
@@ -48,21 +64,18 @@ class Presets(BaseModel):
 
     def for_gpu_name(self, gpu_name: str) -> str | None:
         """The preset key whose match words appear in ``gpu_name`` (or equal the key)."""
-        lowered = gpu_name.strip().lower()
-        if lowered in self.gpus:
-            return lowered
-        hits = [key for key, preset in self.gpus.items() if preset.matches(gpu_name)]
-        # "H100" and "GH100"-style overlaps cannot both match whole words; longest word wins ties.
-        return max(hits, key=lambda k: max(len(w) for w in self.gpus[k].match)) if hits else None
+        return best_match({key: preset.match for key, preset in self.gpus.items()}, gpu_name)
 
 
-def _read_yaml(path: Path) -> dict[str, Any]:
+def read_mapping(path: Path, what: str, fields: str) -> dict[str, Any]:
+    """A user's YAML file of `what` ("cost presets") that must be a mapping (of `fields`); `UsageError`
+    in one sentence naming the file otherwise."""
     try:
         data = read_yaml(path)
     except YamlFileError as exc:
-        raise UsageError(f"The cost presets file {path} {_verb(exc.reason)}.") from exc
+        raise UsageError(f"The {what} file {path} {_verb(exc.reason)}.") from exc
     if not isinstance(data, dict):
-        raise UsageError(f"The cost presets file {path} must be a mapping (source, date, gpus, …).")
+        raise UsageError(f"The {what} file {path} must be a mapping ({fields}).")
     return data
 
 
@@ -70,15 +83,16 @@ def _verb(reason: str) -> str:
     return reason if reason.startswith("cannot") else f"is {reason}"
 
 
-def _validate(data: dict[str, Any], path: Path | str) -> Presets:
+def validated(model: type[Model], data: dict[str, Any], path: Path | str, what: str) -> Model:
+    """`data` as `model`; `UsageError` naming the file and the first bad field otherwise."""
     try:
-        return Presets.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         error = exc.errors()[0]
         where = ".".join(str(part) for part in error["loc"]) or "(top level)"
         raise UsageError(
-            f"The cost presets file {path} has a bad field `{where}`: {error['msg']}.",
-            hint="Fix or delete that file; the built-in presets are used without it.",
+            f"The {what} file {path} has a bad field `{where}`: {error['msg']}.",
+            hint=f"Fix or delete that file; the built-in {what} are used without it.",
         ) from exc
 
 
@@ -86,9 +100,10 @@ def builtin_path() -> str:
     return str(resources.files("agentx_tui.cost") / "presets.yaml")
 
 
-def user_path() -> Path:
+def user_path(name: Path = USER_FILE) -> Path:
+    """Where the user's override of a built-in file lives: `$XDG_CONFIG_HOME/agentx-tui/…`."""
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / USER_FILE
+    return Path(base) / name
 
 
 def load_presets(path: Path | None = None) -> Presets:
@@ -103,12 +118,12 @@ def load_presets(path: Path | None = None) -> Presets:
     files = [builtin_path()]
     override = path if path is not None else user_path()
     if path is not None or override.is_file():
-        data = _read_yaml(override)
+        data = read_mapping(override, _WHAT, "source, date, gpus, …")
         user_gpus = data.pop("gpus", {})
         if not isinstance(user_gpus, dict):
             raise UsageError(f"The cost presets file {override} has a bad field `gpus`: must be a mapping.")
         merged.update(data)
         merged["gpus"] = {**builtin["gpus"], **{str(k).lower(): v for k, v in user_gpus.items()}}
         files.append(str(override))
-        return _validate({**merged, "files": files}, override)
-    return _validate({**merged, "files": files}, builtin_path())
+        return validated(Presets, {**merged, "files": files}, override, _WHAT)
+    return validated(Presets, {**merged, "files": files}, builtin_path(), _WHAT)

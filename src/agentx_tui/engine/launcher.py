@@ -63,6 +63,9 @@ def vllm_argv(
     if not _has_flag(extra, "--enable-prompt-tokens-details"):
         # Without it the client cannot see cached_tokens (docs/metrics.md: client prefix hit rate).
         extra.append("--enable-prompt-tokens-details")
+    if not _has_flag(extra, "--enable-mfu-metrics") and not _has_flag(extra, "--no-enable-mfu-metrics"):
+        # vLLM's estimate of the FLOPs and bytes it moves: the roofline figures (docs/metrics.md, "Roofline").
+        extra.append("--enable-mfu-metrics")
     if tiny:
         defaults = {
             "--served-model-name": TINY_SERVED_NAME,

@@ -73,6 +73,7 @@ class RecordedSettings(_Recorded):
     gpu_price: float | None
     cost_profile: str | None
     gpus: int | None
+    gpu_peak: tuple[float, float] | None = None  # --gpu-peak (TFLOP/s, TB/s); absent before it existed
     interval_s: float
 
 

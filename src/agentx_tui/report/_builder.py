@@ -20,6 +20,12 @@ Task figures (``tasks_completed`` … ``step_curve``) are the last snapshot's wh
 are; null when observing only (no calls of the run's own). So is AgentX validity (``agentx_valid``,
 ``agentx_invalid_reasons``, ``agentx_rules_met``): the last tick's verdict (run/agentx.py).
 
+How close to the limit (``achieved_tflops_per_gpu`` … ``tokens_per_joule``, docs/metrics.md "Roofline" and
+"Energy"): the roofline of the aggregate's estimated-work run totals over ``duration_s``, against the peak
+the last tick was measured against; the energy is the GPUs' energy from the first tick that had one
+(the first scrape of a DCGM page may come a tick late) to the last, its mean power over the report's
+token rates, and over its tasks. Null (and ``achieved_source``/``peak_source`` say why) where unknown.
+
 Throughput (``output_tokens_per_s`` …) is client-side when a load driver ran (tokens the driver
 received), else server-side (the servers' token counters); ``throughput_source`` says which, and the
 ``*_server`` keys always give the server-side figures. ``prefix_cache_hit_rate_server`` is the run
@@ -48,11 +54,13 @@ from agentx_tui.snapshot import (
     Snapshot,
     TaskFigures,
 )
+from agentx_tui.snapshot.limits import achieved_source, limits_values, totals_roofline
 from agentx_tui.snapshot.rates import rates
 from agentx_tui.snapshot.stat import RunningStat, TickMeans, ratio
 
 SERVER_HIT_RATE_SOURCE = "server prefix-cache counters over the run: Δhits / Δqueries (tokens)"
 POWER_SOURCE = "sum of the GPUs' power per tick, mean over the ticks with a reading"
+_ESTIMATED_WORK = {"estimated_flops", "estimated_read_bytes", "estimated_write_bytes"}
 
 
 def _add(a: float | None, b: float | None) -> float | None:
@@ -68,6 +76,7 @@ class ReportBuilder:
         self._hardware = TickMeans()
         self._endpoint_kv: dict[str, RunningStat] = {}
         self._series = SeriesBuffer(max_series_points)
+        self._energy_from: tuple[float, float] | None = None  # (time, J) of the first tick with an energy
 
     def add(self, snap: Snapshot) -> None:
         if self._first is None:
@@ -76,6 +85,8 @@ class ReportBuilder:
         self._samples += 1
         self._users_max = max(self._users_max, snap.run.users)
         self._hardware.add(snap)
+        if self._energy_from is None and snap.limits is not None and snap.limits.energy_j is not None:
+            self._energy_from = (snap.time, snap.limits.energy_j)
         for e in snap.endpoints:
             self._endpoint_kv.setdefault(e.url, RunningStat()).add(e.kv_cache_usage)
         self._series.add(snap.elapsed_s, _tick_values(snap))
@@ -129,6 +140,7 @@ class ReportBuilder:
             parts.append(_agentx_figures(last.agentx))
         report = merged(*parts)
         report = report.updated(**_per_gpu_figures(report, last).set_values())
+        report = report.updated(**_limits_figures(report, last, duration, self._energy_from))
         if last.sweep is not None:
             report = report.updated(**_sweep_figures(last))
         if last.intervals is not None:
@@ -174,7 +186,8 @@ class ReportBuilder:
                 "kv_cache_usage_max": kv.max,
                 "block_size": e.block_size,
                 "num_gpu_blocks": e.num_gpu_blocks,
-                **e.totals.model_dump(),
+                # (the estimated work is the run's roofline, not an endpoint's: its totals stay out)
+                **e.totals.model_dump(exclude=_ESTIMATED_WORK),
             }
         )
 
@@ -296,6 +309,34 @@ def _per_gpu_figures(report: Report, last: Snapshot) -> Figures:
         total_tokens_per_s_per_gpu=ratio(report.total_tokens_per_s, gpus),
         output_tokens_per_s_per_gpu=ratio(report.output_tokens_per_s, gpus),
         gpus_source=last.cost.gpus_source,
+    )
+
+
+def _limits_figures(
+    report: Report, last: Snapshot, duration: float, energy_from: tuple[float, float] | None
+) -> dict[str, Any]:
+    """How close to the limit over the run (docs/metrics.md, "Roofline" and "Energy"); nothing from a
+    recording made before these figures (its ticks carry no `limits`). `energy_from`: (time, J) of the
+    first tick that had an energy figure."""
+    limits = last.limits
+    if limits is None:
+        return {}
+    agg = last.aggregate
+    engines = agg.estimating_engines if agg else None
+    energy, seconds = None, None
+    if energy_from is not None and limits.energy_j is not None:
+        energy, seconds = max(0.0, limits.energy_j - energy_from[1]), last.time - energy_from[0]
+    return limits_values(
+        work=totals_roofline(agg.totals if agg else EndpointTotals(), engines, duration, limits.peak),
+        peak=limits.peak,
+        source=achieved_source(agg, limits.roofline_note),
+        energy_j=energy,
+        energy_from=limits.energy_source,
+        seconds=seconds,
+        gpus=last.cost.gpus if last.cost.gpus_source else None,
+        total_tokens_per_s=report.total_tokens_per_s,
+        output_tokens_per_s=report.output_tokens_per_s,
+        tasks=report.tasks_completed,
     )
 
 

@@ -5,8 +5,10 @@ _compare_text.py).
 Gated (higher is better): throughput (total and output, per GPU too), interactivity p50/p90 (decode) and
 the North Star's p50/p75/p90 (E2E-normalized interactivity, docs/metrics.md), tokens per dollar; (lower is
 better): USD per million tokens. Shown, never gated: TTFT and ITL p90, prefix-cache hit
-rates, error rate; and, in words, whether each run is AgentX-valid and why not. A figure null on either
-side is n/a and gates nothing; the output says which.
+rates, error rate; and, in words, whether each run is AgentX-valid and why not. How close to the limit
+(docs/metrics.md, "Roofline", "Energy"): MFU gates (higher is better) and joules per token (lower is
+better); MBU, the mean power per GPU, joules per output token and per task and tokens per joule are
+shown. A figure null on either side is n/a and gates nothing; the output says which.
 
 Per task (docs/metrics.md, "Tasks"; a table of their own): tasks per hour per GPU (higher is better), task
 wall time p50/p90 and USD per task (lower is better) gate with the headline figures; tasks completed,
@@ -16,8 +18,8 @@ sweep point's): the tolerance alone decides, and the output says so.
 
 For two sweeps the tiers gate (throughput per GPU, tokens per dollar and USD per million tokens at each
 interactivity tier, on the North Star and on decode interactivity, docs/sweeps.md): that is the
-methodology's like-for-like comparison. The agents per GPU at each tier are shown beside them, not
-gated: they carry no 95% interval yet, and two sweeps of one configuration differ in them by more
+methodology's like-for-like comparison. The agents per GPU (and per MW) at each tier are shown beside
+them, not gated: they carry no 95% interval yet, and two sweeps of one configuration differ in them by more
 than the tolerance often enough (6.5% once, in the same-configuration sweeps of tests/e2e) that a gate
 on them would flap. The sweeps' whole-run
 figures average every point's load, so they differ whenever the two sweeps' schedules do (an auto sweep
@@ -41,7 +43,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from agentx_tui.report._keys import (
-    AGENTS_KEY_PREFIX,
+    AGENTS_KEY_PREFIXES,
     FIGURES,
     TIER_AXIS_SUFFIX,
     TIER_KEY_PREFIXES,
@@ -180,11 +182,10 @@ def _tiers(report: Report) -> set[tuple[str, float]]:
     }
 
 
-def _agents_tiers(report: Report) -> set[float]:
-    """The tiers T the report has `agents_per_gpu_at_T` for (a report of before them has none)."""
-    return {
-        parsed.tier for k in report.model_dump() if k.startswith(AGENTS_KEY_PREFIX) and (parsed := parse_tier_key(k))
-    }
+def _agents_tiers(report: Report, prefix: str) -> set[float]:
+    """The tiers T the report has `prefix` + T for (`agents_per_gpu_at_`, `agents_per_mw_at_`: a report of
+    before them has none)."""
+    return {parsed.tier for k in report.model_dump() if k.startswith(prefix) and (parsed := parse_tier_key(k))}
 
 
 _PER_GPU = "total_tokens_per_s_per_gpu"
@@ -240,7 +241,7 @@ def compare_reports(a: Report, b: Report, *, tolerance: float = DEFAULT_TOLERANC
         decode_only = (not a.has("frontier_axis"), not b.has("frontier_axis"))
         a, b = (_on_decode(r) if older else r for r, older in zip((a, b), decode_only, strict=True))
     tiers = sorted(_tiers(a) | _tiers(b))  # the North Star's (no suffix) first, then decode's
-    agents = sorted(_agents_tiers(a) | _agents_tiers(b))
+    agents = [(p, sorted(_agents_tiers(a, p) | _agents_tiers(b, p))) for p in AGENTS_KEY_PREFIXES]
 
     def tier_rows(gating: bool) -> tuple[Row, ...]:
         reads = tuple(
@@ -250,7 +251,7 @@ def compare_reports(a: Report, b: Report, *, tolerance: float = DEFAULT_TOLERANC
         )
         # Shown, never gated: no interval tells their noise from a change (module docstring).
         return reads + tuple(
-            _row(a, b, f"{AGENTS_KEY_PREFIX}{tier_suffix(t)}", "higher", "rate", False) for t in agents
+            _row(a, b, f"{prefix}{tier_suffix(t)}", "higher", "rate", False) for prefix, ts in agents for t in ts
         )
 
     def headline_rows(figures: Sequence[Compared], gating: bool) -> tuple[Row, ...]:

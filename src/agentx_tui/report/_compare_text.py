@@ -8,7 +8,7 @@ from typing import Any
 
 from agentx_tui.report._compare import Better, Comparison, Kind, Row, Span
 from agentx_tui.report._format import NA, cell
-from agentx_tui.report._keys import AGENTS_KEY_PREFIX, TIER_KEY_PREFIXES, parse_tier_key
+from agentx_tui.report._keys import AGENTS_KEY_PREFIXES, TIER_KEY_PREFIXES, parse_tier_key
 from agentx_tui.units import compact
 
 
@@ -100,7 +100,7 @@ def _na_listing(rows: Sequence[Row], section: Sequence[Row]) -> str:
 
 def _tier_of_key(key: str) -> str:
     """`…_at_100_decode` → "100_decode", `agents_per_gpu_at_100` → "100": a tier as its keys name it."""
-    prefix = next(p for p in (*TIER_KEY_PREFIXES, AGENTS_KEY_PREFIX) if key.startswith(p))
+    prefix = next(p for p in (*TIER_KEY_PREFIXES, *AGENTS_KEY_PREFIXES) if key.startswith(p))
     return key.removeprefix(prefix)
 
 
@@ -145,14 +145,15 @@ def render_comparison(comparison: Comparison, *, a_name: str, b_name: str, colou
     per_task = " (per task: higher for tasks per hour per GPU, lower for task time and USD per task)" if c.tasks else ""
     lines += [
         "",
-        f"Higher is better for throughput, interactivity and tokens per dollar, lower for USD per million "
-        f"tokens{per_task}; B may be up to {tol} worse. The other figures are shown, not gated.",
+        f"Higher is better for throughput, interactivity, tokens per dollar and MFU, lower for USD per million "
+        f"tokens and joules per token{per_task}; B may be up to {tol} worse. The other figures are shown, not "
+        "gated.",
     ]
     if c.tiers:
         lines.append(
             "…_at_T: read on the North Star (E2E-normalized interactivity; decode in two sweeps of before the "
-            "frontier axis); …_at_T_decode: on decode interactivity; agents_per_gpu_at_T (higher is better): "
-            "on each report's frontier axis."
+            "frontier axis); …_at_T_decode: on decode interactivity; agents_per_gpu_at_T and agents_per_mw_at_T "
+            "(higher is better): on each report's frontier axis."
         )
     if any(r.a_ci or r.b_ci for r in c.rows):
         lines.append(

@@ -74,6 +74,34 @@ def agentx_lines(report: Report) -> list[str]:
     return lines
 
 
+def limits_lines(report: Report) -> list[str]:
+    """The summary's roofline and energy (docs/metrics.md, "Roofline", "Energy"), a line each, saying why
+    a figure is n/a; none for a report of before them (a replayed older recording)."""
+    if not report.has("mfu"):
+        return []
+    tflops, gb_s = report.achieved_tflops_per_gpu, report.achieved_hbm_gb_per_s_per_gpu
+    if tflops is None and gb_s is None:
+        note = report.achieved_source or ""
+        roofline = note if note.startswith("n/a") else "n/a (no estimate of the work done)"
+    elif report.mfu is None and report.mbu is None:  # the work is known, the ceiling is not
+        roofline = f"{cell(tflops)} TFLOP/s, {si(gb_s)} GB/s per GPU; MFU, MBU n/a ({report.peak_source})"
+    else:
+        roofline = (
+            f"{cell(tflops)} TFLOP/s of {cell(report.peak_tflops_per_gpu)} peak (MFU {percent(report.mfu)}), "
+            f"{si(gb_s)} GB/s of {si(report.peak_hbm_gb_per_s_per_gpu)} (MBU {percent(report.mbu)}) per GPU"
+        )
+        roofline += f": {report.roofline_bound}-bound" if report.roofline_bound else ""
+    if report.energy_j is None:
+        energy = "n/a (no GPU energy or power reading)"
+    else:
+        energy = (
+            f"{cell(report.joules_per_token)} J/token, {cell(report.joules_per_output_token)} J/output token, "
+            f"{cell(report.tokens_per_joule)} tokens/J, {si(report.energy_j)} J, "
+            f"{cell(report.gpu_power_w_per_gpu_mean)} W per GPU ({report.energy_source})"
+        )
+    return [f"  roofline: {roofline}", f"  energy: {energy}"]
+
+
 class HeadlessPrinter:
     def __init__(self, stream: TextIO, *, color: bool | None = None) -> None:
         self.stream = stream
@@ -163,6 +191,8 @@ class HeadlessPrinter:
         if report.proxied_requests is not None:  # --proxy: the real agents' part of it
             for key in PROXY_SUMMARY_KEYS:
                 self._write(f"  {key.ljust(width)}  {cell(getattr(report, key))} {unit(key)}".rstrip())
+        for line in limits_lines(report):
+            self._write(line)
         if report.tasks_completed is not None:  # the run sent calls of its own: what its agents' tasks took
             for line in task_lines(report):
                 self._write(line)

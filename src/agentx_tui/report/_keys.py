@@ -50,8 +50,13 @@ TIER_KEY_PREFIXES = (
     "tokens_per_dollar_total_at_",
     "usd_per_million_total_tokens_at_",
 )
-# Agents per GPU at T (docs/sweeps.md): read on the sweep's own axis only, so its key has no axis suffix.
+# Agents per GPU and per megawatt at T (docs/sweeps.md): read on the sweep's own axis only, so their keys
+# have no axis suffix.
 AGENTS_KEY_PREFIX = "agents_per_gpu_at_"
+AGENTS_PER_MW_KEY_PREFIX = "agents_per_mw_at_"
+AGENTS_KEY_PREFIXES = (AGENTS_KEY_PREFIX, AGENTS_PER_MW_KEY_PREFIX)
+# The `TierRead` figures those keys hold.
+AGENTS_FIGURES = frozenset(prefix.removesuffix("_at_") for prefix in AGENTS_KEY_PREFIXES)
 
 
 def tier_report_keys(tiers: Sequence[TierRead], *, agents_axis: FrontierAxis | None = None) -> dict[str, float | None]:
@@ -60,7 +65,8 @@ def tier_report_keys(tiers: Sequence[TierRead], *, agents_axis: FrontierAxis | N
     ``tokens_per_dollar_total_at_T``, ``usd_per_million_total_tokens_at_T``, tier by tier in the given order.
     A read on decode interactivity has T followed by ``_decode`` (``…_at_100_decode``, ``…_at_100_decode_ci_low``;
     `TIER_AXIS_SUFFIX`); one on the North Star, or of an older recording (no axis), none. A read on
-    `agents_axis` (the sweep's frontier axis) adds ``agents_per_gpu_at_T`` after its own keys."""
+    `agents_axis` (the sweep's frontier axis) adds ``agents_per_gpu_at_T`` and ``agents_per_mw_at_T``
+    after its own keys."""
     out: dict[str, float | None] = {}
     for read in tiers:
         t = tier_suffix(read.tier) + (TIER_AXIS_SUFFIX[read.axis] if read.axis is not None else "")
@@ -71,6 +77,8 @@ def tier_report_keys(tiers: Sequence[TierRead], *, agents_axis: FrontierAxis | N
         out[f"usd_per_million_total_tokens_at_{t}"] = read.usd_per_million_total_tokens
         if agents_axis is not None and read.axis == agents_axis:
             out[f"{AGENTS_KEY_PREFIX}{tier_suffix(read.tier)}"] = read.agents_per_gpu
+            if "agents_per_mw" in read.model_fields_set:  # a report of before it has none: none written back
+                out[f"{AGENTS_PER_MW_KEY_PREFIX}{tier_suffix(read.tier)}"] = read.agents_per_mw
     return out
 
 
@@ -78,7 +86,7 @@ def tier_report_keys(tiers: Sequence[TierRead], *, agents_axis: FrontierAxis | N
 class TierKey:
     """A tier's flat report key, taken apart: `figure` is the `TierRead` field it holds."""
 
-    figure: str  # total_tokens_per_s_per_gpu(_ci_low/_ci_high), tokens_per_dollar_total, …, agents_per_gpu
+    figure: str  # total_tokens_per_s_per_gpu(_ci_low/_ci_high), tokens_per_dollar_total, …, agents_per_mw
     tier: float
     decode: bool  # the key ends in ``_decode``: read on decode interactivity
 
@@ -87,7 +95,7 @@ def parse_tier_key(key: str) -> TierKey | None:
     """`total_tokens_per_s_per_gpu_at_100_decode_ci_low` → (total_tokens_per_s_per_gpu_ci_low, 100.0,
     decode); `agents_per_gpu_at_37.5` → (agents_per_gpu, 37.5, no suffix); None for any other key (T
     not a finite number included)."""
-    for prefix in (*TIER_KEY_PREFIXES, AGENTS_KEY_PREFIX):
+    for prefix in (*TIER_KEY_PREFIXES, *AGENTS_KEY_PREFIXES):
         if not key.startswith(prefix):
             continue
         rest, name = key.removeprefix(prefix), prefix.removesuffix("_at_")
@@ -96,7 +104,7 @@ def parse_tier_key(key: str) -> TierKey | None:
                 if rest.endswith(suffix):
                     rest, name = rest.removesuffix(suffix), name + suffix
                     break
-        decode = prefix != AGENTS_KEY_PREFIX and rest.endswith(TIER_AXIS_SUFFIX[DECODE])
+        decode = prefix not in AGENTS_KEY_PREFIXES and rest.endswith(TIER_AXIS_SUFFIX[DECODE])
         rest = rest.removesuffix(TIER_AXIS_SUFFIX[DECODE]) if decode else rest
         try:
             tier = float(rest)
@@ -109,7 +117,7 @@ def parse_tier_key(key: str) -> TierKey | None:
 def is_tier_key(key: str) -> bool:
     """`total_tokens_per_s_per_gpu_at_100` and its kin: a sweep's read at an interactivity tier (and the
     95% interval of the throughput read, `…_at_100_ci_low` / `_ci_high`), on the North Star or, with
-    `_decode` after T, on decode interactivity; and `agents_per_gpu_at_100`."""
+    `_decode` after T, on decode interactivity; and `agents_per_gpu_at_100`, `agents_per_mw_at_100`."""
     return parse_tier_key(key) is not None
 
 

@@ -39,6 +39,9 @@ _POINT_COLUMNS = (
     ("client_saturated", "client-bound", cell),
     ("tasks_completed", "tasks", cell),  # begun and ended inside the point's window (docs/metrics.md, "Tasks")
     ("usd_per_task", "USD/task", cell),
+    ("mfu", "MFU", percent),  # how close to the limit (docs/metrics.md, "Roofline", "Energy")
+    ("mbu", "MBU", percent),
+    ("joules_per_token", "J/token", cell),
 )
 
 
@@ -150,22 +153,23 @@ def _tasks_section(data: dict[str, Any], images: Sequence[str]) -> list[str]:
 
 def _tiers_table(report: dict[str, Any]) -> list[str]:
     """The tier reads on both axes (docs/sweeps.md): the frontier's own axis first, with the agents per
-    GPU read there, then the other. A read of before the axis was chosen is on decode interactivity."""
+    GPU and per MW read there, then the other. A read of before the axis was chosen is on decode interactivity."""
     primary = report.get("frontier_axis")
     lines = [
         "| tier (tok/s/user, p90) | read on | total tok/s/GPU | 95% interval | tokens/$ | $/M tokens "
-        "| agents/GPU | note |",
-        "|---|---|---|---|---|---|---|---|",
+        "| agents/GPU | agents/MW | note |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for tier in report.get("tiers") or []:
         axis = tier.get("axis")
         on_frontier = axis == primary if primary is not None else axis is None
         agents = si(tier.get("agents_per_gpu")) if on_frontier and primary is not None else ""
+        per_mw = si(tier.get("agents_per_mw")) if on_frontier and primary is not None else ""
         lines.append(
             f"| {cell(tier.get('tier'))} | {_AXIS_WORDS.get(axis, 'decode')} | "
             f"{si(tier.get('total_tokens_per_s_per_gpu'))} | {span(tier, 'total_tokens_per_s_per_gpu')} | "
             f"{si(tier.get('tokens_per_dollar_total'))} | {cell(tier.get('usd_per_million_total_tokens'))} | "
-            f"{agents} | {_esc(tier.get('note') or '')} |"
+            f"{agents} | {per_mw} | {_esc(tier.get('note') or '')} |"
         )
     return lines
 

@@ -5,10 +5,10 @@ Its JSON is the contract, and it is flat: one key per figure (`REPORT_KEYS`, in 
 a sweep, `points`, `frontier`, `tiers`, `sweep_stop_reason` and every tier's own keys
 (`total_tokens_per_s_per_gpu_at_100` and its `_ci_low`/`_ci_high`, `tokens_per_dollar_total_at_100`,
 `usd_per_million_total_tokens_at_100`; read on the North Star, and again with `_decode` after T on
-decode interactivity; then `agents_per_gpu_at_100`, on the frontier's own axis). Those per-tier keys are
-the `tiers` list written flat (the frontier axis's reads, then the other axis's), so the model keeps the
-list only (`tiers`, typed `TierRead`) and writes the keys from it; a file that has the keys without the
-list (a hand-written one) gets its tiers from the keys.
+decode interactivity; then `agents_per_gpu_at_100` and `agents_per_mw_at_100`, on the frontier's own
+axis). Those per-tier keys are the `tiers` list written flat (the frontier axis's reads, then the other
+axis's), so the model keeps the list only (`tiers`, typed `TierRead`) and writes the keys from it; a file
+that has the keys without the list (a hand-written one) gets its tiers from the keys.
 
 Reading a file back (`Report.read(json.load(f))`) and dumping it (`model_dump()`) gives the same JSON,
 keys and order: a key the file does not have reads as None and is not written back, one this version
@@ -25,7 +25,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentx_tui.report._keys import parse_tier_key, tier_report_keys
+from agentx_tui.report._keys import AGENTS_FIGURES, parse_tier_key, tier_report_keys
 from agentx_tui.snapshot import Figures, FrontierAxis, PointFigures, TierRead
 from agentx_tui.sweep import DECODE, NORTH_STAR
 
@@ -112,7 +112,7 @@ def _tiers_of(flat: JsonObject, frontier_axis: Any, *, has_axis: bool) -> list[J
     """`{"total_tokens_per_s_per_gpu_at_100": 9e3, …}` → `[{"tier": 100.0, "total_tokens_per_s_per_gpu": 9e3, …}]`.
 
     A key with `_decode` after T is a read on decode interactivity; one without, on the North Star in a
-    report that names its frontier axis, else (an older report) of no axis. `agents_per_gpu_at_T` goes
+    report that names its frontier axis, else (an older report) of no axis. `agents_per_gpu_at_T` (and per MW) goes
     to the read at T on the frontier's axis."""
     plain: FrontierAxis | None = NORTH_STAR if has_axis else None
     agents_axis: FrontierAxis | None = frontier_axis if frontier_axis in (NORTH_STAR, DECODE) else plain
@@ -121,7 +121,7 @@ def _tiers_of(flat: JsonObject, frontier_axis: Any, *, has_axis: bool) -> list[J
         parsed = parse_tier_key(key)
         if parsed is None:
             continue
-        axis = agents_axis if parsed.figure == "agents_per_gpu" else DECODE if parsed.decode else plain
+        axis = agents_axis if parsed.figure in AGENTS_FIGURES else DECODE if parsed.decode else plain
         read = tiers.setdefault((parsed.tier, axis), {"tier": parsed.tier})
         if axis is not None:
             read["axis"] = axis

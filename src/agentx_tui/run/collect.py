@@ -1,4 +1,5 @@
-"""Collection: every source of one tick (scrapers, GPUs, the load generator, the cost meter) → one Snapshot.
+"""Collection: every source of one tick (scrapers, GPUs, the load generator, the cost meter, the roofline
+and energy) → one Snapshot.
 
 `Collectors.collect` is called once per tick by the tick loop (run/live.py). Scrapes run concurrently
 with a deadline under the tick interval, the NVML sampler runs in its own thread, and the load
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from agentx_tui.cost import CostMeter, PriceChoice, resolve_price
+from agentx_tui.cost import CostMeter, PriceChoice, compute_dtype, load_peaks, resolve_peak, resolve_price
 from agentx_tui.load import LoadSample
 from agentx_tui.redaction import redact
 from agentx_tui.run.plan import RunPlan
@@ -25,11 +26,18 @@ from agentx_tui.snapshot import (
     ClientFigures,
     CostFigures,
     EndpointFigures,
+    GpuPeak,
     GpuState,
+    LimitsFigures,
     ProxyState,
 )
+from agentx_tui.snapshot.limits import gpus_energy, tick_limits
 from agentx_tui.snapshot.rates import run_tokens, window_rates
+from agentx_tui.snapshot.stat import ratio
 from agentx_tui.telemetry import DcgmMonitor, EndpointMonitor, NvmlSampler, aggregate_endpoints
+
+# The rate window of the servers' figures (telemetry's default), which joules per token on screen share.
+WINDOW_S = 10.0
 
 
 class EventLog:
@@ -60,6 +68,7 @@ class Collected:
     cost: CostFigures
     server_log: tuple[str, ...]
     proxy: ProxyState | None = None
+    limits: LimitsFigures | None = None
 
 
 class Collectors:
@@ -97,6 +106,12 @@ class Collectors:
         self._user_price = plan.price.gpu_price is not None or plan.price.cost_profile is not None
         self._gpus_set_by_user = plan.price.gpus is not None
         self._meter = CostMeter(self._resolve_price((), plan.price.gpus or serving.sim_gpus))
+        self._peaks = load_peaks()  # read (and checked) once: preflight said a bad file already
+        self._dtype = compute_dtype(next((e.model for e in serving.endpoints), None), plan.target.vllm_args)
+        sims = [e.sim for e in serving.endpoints if e.sim]
+        self._sim_peak = _sim_peak(sims[0]) if sims else None
+        self._peak: tuple[tuple[str, ...], GpuPeak] | None = None  # by the GPU names it was found for
+        self._energy = EnergyWindow()
         self._down: set[str] = set()
         self._slow: set[str] = set()
         self._pids: set[int] = set()
@@ -104,6 +119,7 @@ class Collectors:
 
     # -- controls the run passes on ----------------------------------------------------------------
     def reset_windows(self) -> None:
+        self._energy = EnergyWindow()
         for scraper in self._scrapers:
             scraper.reset_window()
         if self._fleet is not None:
@@ -144,7 +160,8 @@ class Collectors:
             cost = cost.model_copy(update={"gpus": gpus, "gpus_source": gpus_source})
         for line in said:
             self.events.add(line)
-        return Collected(now, tuple(endpoints), aggregate, gpu, load, cost, self._server_log(), proxy)
+        limits = self._limits(now, aggregate, gpu, load.client if load else None, gpus)
+        return Collected(now, tuple(endpoints), aggregate, gpu, load, cost, self._server_log(), proxy, limits)
 
     async def _traffic(self) -> tuple[LoadSample | None, ProxyState | None, list[str]]:
         return await self.traffic.sample() if self.traffic is not None else (None, None, [])
@@ -229,6 +246,40 @@ class Collectors:
             gpus=gpus,  # in the order of `_gpu_count`: --gpus, the fleet's, the simulator's, NVML's
         )
 
+    def _peak_of(self, gpu: GpuState) -> GpuPeak:
+        """The peak one GPU is measured against (cost/_peaks.py), found again only when the GPUs' names change."""
+        names = tuple(g.name for g in gpu.gpus)
+        if self._peak is None or self._peak[0] != names:
+            peak = resolve_peak(
+                override=self.plan.price.gpu_peak,
+                sim_peak=self._sim_peak,
+                gpu_names=names,
+                dtype=self._dtype,
+                sim_gpu=self.serving.sim_gpu,
+                table=self._peaks,
+            )
+            self._peak = (names, peak)
+        return self._peak[1]
+
+    def _limits(
+        self,
+        now: float,
+        aggregate: EndpointFigures | None,
+        gpu: GpuState,
+        client: ClientFigures | None,
+        gpus: int | None,
+    ) -> LimitsFigures:
+        """How close to the limit, this tick (docs/metrics.md, "Roofline" and "Energy")."""
+        energy = gpus_energy(gpu.gpus, gpus)
+        return tick_limits(
+            peak=self._peak_of(gpu),
+            aggregate=aggregate,
+            gpu=gpu,
+            energy_j=energy,
+            power_w=self._energy.mean_power(now, energy),
+            total_tokens_per_s=window_rates(client, aggregate).total,
+        )
+
     def _cost(
         self, now: float, client: ClientFigures | None, aggregate: EndpointFigures | None, gpu: GpuState
     ) -> CostFigures:
@@ -244,3 +295,31 @@ class Collectors:
             window_output_tokens_per_s=window.output,
             gpu_power_w=sum(powers) / len(powers) if powers else None,
         )
+
+
+def _sim_peak(sim: dict[str, object]) -> tuple[float, float] | None:
+    """The simulated GPU's peaks (BF16 TFLOP/s, HBM TB/s) from its /version; None from an older simulator."""
+    tflops, tb_s = sim.get("bf16_tflops"), sim.get("hbm_tb_s")
+    if isinstance(tflops, int | float) and isinstance(tb_s, int | float):
+        return float(tflops), float(tb_s)
+    return None
+
+
+class EnergyWindow:
+    """The GPUs' mean power over the last rate window, from their energy (its growth ÷ the time), so that
+    joules per token on screen are over the same window as the token rates."""
+
+    def __init__(self, window_s: float = WINDOW_S) -> None:
+        self._window_s = window_s
+        self._points: deque[tuple[float, float]] = deque()
+
+    def mean_power(self, now: float, energy_j: float | None) -> float | None:
+        if energy_j is None:
+            return None
+        if self._points and energy_j < self._points[-1][1]:
+            self._points.clear()  # fewer GPUs counted than before: start the window afresh
+        self._points.append((now, energy_j))
+        while len(self._points) >= 2 and self._points[1][0] <= now - self._window_s:
+            self._points.popleft()
+        (t0, e0), (t1, e1) = self._points[0], self._points[-1]
+        return ratio(e1 - e0, t1 - t0)

@@ -256,6 +256,7 @@ class LiveRun:
             proxy=c.proxy,
             tasks=self._tasks(c),
             cost=c.cost,
+            limits=c.limits,
             events=(),
             server_log=c.server_log,
         )

@@ -111,6 +111,7 @@ class PricePlan:
     gpu_price: float | None = None
     cost_profile: str | None = None
     gpus: int | None = None
+    gpu_peak: tuple[float, float] | None = None  # --gpu-peak: one GPU's dense TFLOP/s and HBM TB/s
 
 
 @dataclass(frozen=True)
@@ -188,5 +189,6 @@ class RunPlan:
             gpu_price=self.price.gpu_price,
             cost_profile=self.price.cost_profile,
             gpus=self.price.gpus,
+            gpu_peak=self.price.gpu_peak,
             interval_s=self.output.interval_s,
         )

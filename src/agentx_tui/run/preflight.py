@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from agentx_tui.args import MAX_USERS, number
 from agentx_tui.corpus import PulledCorpus, is_hub_workload, parse_corpus_name, pull_corpus
-from agentx_tui.cost import load_presets, resolve_price
+from agentx_tui.cost import load_peaks, load_presets, resolve_price
 from agentx_tui.errors import UsageError
 from agentx_tui.load import (
     DEFAULT_USERS,
@@ -116,6 +116,7 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
         resolve_price(gpu_price=None, cost_profile=args.cost_profile, gpu_names=(), sim_gpu=None, gpus=args.gpus)
     else:  # the user's presets file is read at the first tick: a broken one is said up front too
         load_presets()
+    load_peaks()  # likewise the user's GPU peaks file
     api_key = args.api_key or api_key_from_env()
     settings = LoadSettings(
         users=users, seed=args.seed, sessions=args.sessions, max_think_s=args.max_think, api_key=api_key
@@ -143,7 +144,9 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
     return RunPlan(
         target=target,
         load=load,
-        price=PricePlan(gpu_price=args.gpu_price, cost_profile=args.cost_profile, gpus=args.gpus),
+        price=PricePlan(
+            gpu_price=args.gpu_price, cost_profile=args.cost_profile, gpus=args.gpus, gpu_peak=args.gpu_peak
+        ),
         output=output,
         duration_s=args.duration,
         sweep=sweep,

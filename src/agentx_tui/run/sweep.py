@@ -200,7 +200,14 @@ class SweepPhases:
                 found.append(tier_intervals(self.points, frontier, reads, axis=axis, within=within))
             agents = read_agents(self.points, fronts[0], self.tiers, gpus=gpus, axis=self.axis)
             primary = tuple(
-                read.model_copy(update={"users": a.users, "agents_per_gpu": a.agents_per_gpu})
+                read.model_copy(
+                    update={
+                        "users": a.users,
+                        "agents_per_gpu": a.agents_per_gpu,
+                        "gpu_power_w_per_gpu": a.gpu_power_w_per_gpu,
+                        "agents_per_mw": a.agents_per_mw,
+                    }
+                )
                 for read, a in zip(found[0], agents, strict=True)
             )
             self._reads = (key, (primary, found[1]))

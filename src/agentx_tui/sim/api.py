@@ -361,7 +361,15 @@ class SimApi:
 
     async def version(self, body: bytes) -> Answer:
         p = self.profile
-        sim = {"profile": p.name, "gpu": p.gpu_name, "gpus": p.gpus, "model": p.model_id}
+        sim = {
+            "profile": p.name,
+            "gpu": p.gpu_name,
+            "gpus": p.gpus,
+            "model": p.model_id,
+            # The modelled GPU's peaks (dense BF16 TFLOP/s, HBM TB/s): what a client's MFU and MBU are of.
+            "bf16_tflops": p.gpu.bf16_tflops,
+            "hbm_tb_s": p.gpu.hbm_tb_s,
+        }
         return json_reply({"version": f"{__version__}-sim", "agentx_sim": sim})
 
     async def health(self, body: bytes) -> Answer:

@@ -256,6 +256,8 @@ class SimEngine:
             prev, t = t, t + cost.duration_s / self.time_scale
             self.steps += 1
             self.gpu.record(t, cost.kernel_s / self.time_scale, cost.memory_s, cost.compute_s)
+            gpus = self.profile.gpus  # each GPU of the engine does its share of the step
+            m.step_work(cost.flops / gpus, (cost.bytes - cost.write_bytes) / gpus, cost.write_bytes / gpus)
             sampled, finished = sched.complete(result, self._sample)
             stats = sched.stats
             if stats.prefix_queries:

@@ -9,6 +9,9 @@
   and full-load temperatures; the SM clock sits at the boost clock while busy, at idle clock otherwise.
 - Framebuffer use is constant, as with vLLM, which allocates weights + KV cache + activation reserve
   (plus a CUDA context) at start-up.
+- Energy (DCGM ``TOTAL_ENERGY_CONSUMPTION``, mJ) is that power model integrated exactly: idle power ×
+  the time since start, plus each step that has ended its (TDP − idle) · kernel time · (0.65 + 0.35 ·
+  its compute share). Modelled, like the power: a simulated run's energy figures say so.
 """
 
 from __future__ import annotations
@@ -33,6 +36,9 @@ class GpuTelemetry:
         self._steps: deque[tuple[float, float, float, float]] = deque()  # end, kernel, mem share, compute share
         self._temp = self._gpu.temp_idle_c
         self._temp_at = start
+        self._start = start
+        self._pending: deque[tuple[float, float]] = deque()  # (end, dynamic J) of steps not yet ended
+        self._dynamic_j = 0.0  # above idle, of the steps that have ended
 
     def record(self, end: float, kernel_s: float, memory_s: float, compute_s: float) -> None:
         """A step that ended at ``end`` (wall time) and kept the GPU busy ``kernel_s`` wall seconds;
@@ -41,6 +47,15 @@ class GpuTelemetry:
         mem_share = memory_s / longest if longest else 0.0
         compute_share = compute_s / longest if longest else 0.0
         self._steps.append((end, kernel_s, mem_share, compute_share))
+        dynamic_w = (self._gpu.tdp_w - self._gpu.idle_w) * (0.65 + 0.35 * compute_share)
+        self._pending.append((end, dynamic_w * kernel_s))
+
+    def energy_j(self, now: float) -> float:
+        """Joules one GPU has drawn since start, by the power model: idle power throughout, and the
+        dynamic energy of every step that has ended by `now` (steps are planned a little ahead)."""
+        while self._pending and self._pending[0][0] <= now:
+            self._dynamic_j += self._pending.popleft()[1]
+        return self._gpu.idle_w * max(0.0, now - self._start) + self._dynamic_j
 
     def _window(self, now: float) -> tuple[float, float, float]:
         while self._steps and self._steps[0][0] < now - WINDOW_S:
@@ -70,4 +85,5 @@ class GpuTelemetry:
             "sm_clock_mhz": float(g.sm_clock_max_mhz if util > 0 else g.sm_clock_idle_mhz),
             "fb_used_mib": float(self.fb_used_mib),
             "fb_free_mib": float(self.fb_free_mib),
+            "energy_mj": self.energy_j(now) * 1000.0,
         }

@@ -15,6 +15,7 @@ from typing import cast
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 from prometheus_client.samples import Sample
 from prometheus_client.utils import floatToGoString
@@ -145,6 +146,18 @@ class VllmMetrics:
         by_source.labels(*values, "external_kv_transfer")
         self.prompt_cached = counter("vllm:prompt_tokens_cached", "Number of cached prompt tokens (local + external).")
         self.generation_tokens = counter("vllm:generation_tokens", "Number of generation tokens processed.")
+        # vLLM's estimated work (`--enable-mfu-metrics`, vllm/v1/metrics/perf.py): the simulator always
+        # exports it, from the FLOPs and bytes of the steps its time model times (sim/timing.py).
+        work = "(for Model Flops Utilization calculations)."
+        self.estimated_flops = counter(
+            "vllm:estimated_flops_per_gpu", f"Estimated number of floating point operations per GPU {work}"
+        )
+        self.estimated_read_bytes = counter(
+            "vllm:estimated_read_bytes_per_gpu", f"Estimated number of bytes read from memory per GPU {work}"
+        )
+        self.estimated_write_bytes = counter(
+            "vllm:estimated_write_bytes_per_gpu", f"Estimated number of bytes written to memory per GPU {work}"
+        )
         success = Counter(
             "vllm:request_success",
             "Count of successfully processed requests.",
@@ -229,6 +242,12 @@ class VllmMetrics:
             registry=registry,
         ).labels(**info).set(1)
 
+    def step_work(self, flops: float, read_bytes: float, write_bytes: float) -> None:
+        """One step's work on each GPU of the engine (its share of a tensor-parallel step)."""
+        self.estimated_flops.inc(flops)
+        self.estimated_read_bytes.inc(read_bytes)
+        self.estimated_write_bytes.inc(write_bytes)
+
     def request_finished(self, req: SimRequest) -> None:
         reason = req.finish_reason or "error"
         self.success[reason].inc()
@@ -294,6 +313,7 @@ class DcgmCollector(Collector):
         ("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).", "fb_free_mib"),
     )
     _LABELS = ("gpu", "UUID", "pci_bus_id", "device", "modelName", "Hostname")
+    _ENERGY = "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"
 
     def __init__(self, profile: SimProfile, gpu_uuids: Sequence[str], sample: Callable[[], dict[str, float]]) -> None:
         self._sample = sample
@@ -304,13 +324,18 @@ class DcgmCollector(Collector):
             for i, gpu_uuid in enumerate(gpu_uuids)
         ]
 
-    def collect(self) -> Iterator[GaugeMetricFamily]:
+    def collect(self) -> Iterator[GaugeMetricFamily | Metric]:
         sample = self._sample()
         for name, doc, key in self._FIELDS:
             family = GaugeMetricFamily(name, doc, labels=self._LABELS)
             for values in self._series:
                 family.add_metric(values, sample[key])
             yield family
+        # A counter whose samples carry no `_total`, as dcgm-exporter writes it (and Prometheus stores it).
+        energy = Metric(self._ENERGY, "Total energy consumption since boot (in mJ).", "counter")
+        for values in self._series:
+            energy.add_sample(self._ENERGY, dict(zip(self._LABELS, values, strict=True)), sample["energy_mj"])
+        yield energy
 
 
 class SimCollector(Collector):

@@ -11,6 +11,11 @@ KV cache. Per step:
 - kernel time = max(FLOPs / (peak · mfu), bytes / (bandwidth · mbu)), so prefill comes out
   compute-bound and decode bandwidth-bound;
 - step time = kernel time + step overhead + per-sequence overhead · sequences.
+
+The FLOPs and bytes of each step are also what the engine exports as vLLM's estimated-work counters
+(`--enable-mfu-metrics`: FLOPs, bytes read, bytes written: the new K/V), per GPU: a client's MFU is then
+the simulated work over the peak and the simulated time, so the efficiency constants and the overheads
+show through it rather than being copied into it (docs/sim.md).
 """
 
 from __future__ import annotations
@@ -28,9 +33,10 @@ class StepCost:
     compute_s: float
     memory_s: float
     flops: float
-    bytes: float
+    bytes: float  # read + written
     tokens: int
     seqs: int
+    write_bytes: float = 0.0  # of `bytes`: the new tokens' K/V written to the cache
 
 
 class TimeModel:
@@ -70,4 +76,4 @@ class TimeModel:
         memory_s = nbytes / self._bytes_per_s
         kernel_s = max(compute_s, memory_s)
         duration = kernel_s + self._overhead + self._per_seq * seqs
-        return StepCost(duration, kernel_s, compute_s, memory_s, flops, nbytes, tokens, seqs)
+        return StepCost(duration, kernel_s, compute_s, memory_s, flops, nbytes, tokens, seqs, self._kv_bytes * tokens)

@@ -9,6 +9,7 @@ rates        which rates a tick shows: the client's when it sends load, else the
 stat         running means and maxima over ticks (the report's and a sweep point's `_mean`/`_max`)
 bottleneck   whether the simulated engine, not the modelled GPU, limited a tick's figures
 agentx       whether the run meets AgentX's rules, rule by rule, and the verdict in words
+limits       how close to the limit: the roofline (MFU, MBU, the bound) and energy (J/token, agents per MW)
 
 Everything that produces figures (telemetry, load, cost, sweep) and everything that consumes them
 (ui, report, recording) imports this package; it imports nothing of theirs.
@@ -43,10 +44,13 @@ from agentx_tui.snapshot.model import (
     CostFigures,
     EndpointFigures,
     EndpointTotals,
+    EnergyFrom,
     EngineFigures,
     Flavor,
     GpuFigures,
+    GpuPeak,
     GpuState,
+    LimitsFigures,
     Percentiles,
     ProxyState,
     RunInfo,
@@ -56,7 +60,15 @@ from agentx_tui.snapshot.model import (
     SweepState,
     TaskFigures,
 )
-from agentx_tui.snapshot.rows import EndpointRow, FrontierAxis, StepRow, TaskTimeBar, UserRow, UserState
+from agentx_tui.snapshot.rows import (
+    EndpointRow,
+    FrontierAxis,
+    RooflineBound,
+    StepRow,
+    TaskTimeBar,
+    UserRow,
+    UserState,
+)
 
 __all__ = [
     "CHILD_ID_BASE",
@@ -78,6 +90,7 @@ __all__ = [
     "EndpointFigures",
     "EndpointRow",
     "EndpointTotals",
+    "EnergyFrom",
     "EngineFigures",
     "Figure",
     "FigureSet",
@@ -85,10 +98,13 @@ __all__ = [
     "Flavor",
     "FrontierAxis",
     "GpuFigures",
+    "GpuPeak",
     "GpuState",
+    "LimitsFigures",
     "Percentiles",
     "PointFigures",
     "ProxyState",
+    "RooflineBound",
     "RuleState",
     "RunInfo",
     "RunIntervals",

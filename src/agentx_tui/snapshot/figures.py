@@ -38,7 +38,7 @@ from pydantic.config import JsonDict
 from pydantic.fields import FieldInfo
 
 from agentx_tui.snapshot.base import Frozen
-from agentx_tui.snapshot.rows import EndpointRow, FrontierAxis, StepRow, TaskTimeBar, UserRow
+from agentx_tui.snapshot.rows import EndpointRow, FrontierAxis, RooflineBound, StepRow, TaskTimeBar, UserRow
 
 Better = Literal["higher", "lower"]
 # How `agentx-tui compare` treats a figure: "gate" (B worse than A by more than the tolerance is a
@@ -385,6 +385,56 @@ class Figures(FigureSet):
     gpu_power_w_mean: float | None = figure("W", "the GPUs' summed power draw, mean over the samples", summary=True)
     gpu_power_w_mean_source: str | None = figure("", "how the power figure was computed, in words")
 
+    # --- how close to the limit: the roofline and energy (docs/metrics.md, "Roofline", "Energy") -------
+    achieved_tflops_per_gpu: float | None = figure(
+        "TFLOP/s", "FLOPs one GPU did per second, as the servers estimate their work", group="limits"
+    )
+    achieved_hbm_gb_per_s_per_gpu: float | None = figure(
+        "GB/s", "bytes one GPU read and wrote in its memory per second, as the servers estimate them", group="limits"
+    )
+    achieved_source: str | None = figure(
+        "", "whose estimate the achieved figures are (--enable-mfu-metrics), or why there is none", group="limits"
+    )
+    peak_tflops_per_gpu: float | None = figure("TFLOP/s", "one GPU's dense peak in the dtype in use", group="limits")
+    peak_hbm_gb_per_s_per_gpu: float | None = figure("GB/s", "one GPU's peak memory bandwidth", group="limits")
+    peak_source: str | None = figure(
+        "", "where the peaks came from (a datasheet, the simulator's profile, --gpu-peak), or why none", group="limits"
+    )
+    mfu: float | None = figure(
+        FRACTION, "model FLOPs utilisation: achieved ÷ peak TFLOP/s", better="higher", compare=GATE, group="limits"
+    )
+    mbu: float | None = figure(
+        FRACTION,
+        "memory-bandwidth utilisation: achieved ÷ peak HBM GB/s",
+        better="higher",
+        compare=SHOW,
+        group="limits",
+    )
+    roofline_bound: RooflineBound | None = figure(
+        "", "which ceiling binds: compute (MFU ≥ MBU) or memory", group="limits"
+    )
+    energy_j: float | None = figure(
+        "J", "the GPUs' energy: energy counters where the driver has them, else power × time", group="limits"
+    )
+    energy_source: str | None = figure(
+        "", "how the energy was measured, or that it is modelled (the simulator)", group="limits"
+    )
+    gpu_power_w_per_gpu_mean: float | None = figure(
+        "W", "one GPU's mean board power: energy ÷ duration ÷ GPUs", compare=SHOW, group="limits"
+    )
+    joules_per_output_token: float | None = figure(
+        "J/token", "energy ÷ output tokens", better="lower", compare=SHOW, group="limits"
+    )
+    joules_per_token: float | None = figure(
+        "J/token", "energy ÷ (cache + input + output) tokens", better="lower", compare=GATE, group="limits"
+    )
+    joules_per_task: float | None = figure(
+        "J/task", "energy ÷ tasks completed", better="lower", compare=SHOW, group="limits"
+    )
+    tokens_per_joule: float | None = figure(
+        "tokens/J", "(cache + input + output) tokens ÷ energy", better="higher", compare=SHOW, group="limits"
+    )
+
     # --- cost ------------------------------------------------------------------------------------
     usd_per_gpu_hour: float | None = figure("USD/GPU-hour", "the price of one GPU for an hour")
     price_source: str | None = figure("", "where the price came from")
@@ -506,6 +556,23 @@ class TierRead(Frozen):
     # throughput, in all and per GPU. Read on the sweep's own axis only (its `tiers`); None elsewhere.
     users: float | None = None
     agents_per_gpu: float | None = figure("agents/GPU", "users per GPU where the frontier crosses T", better="higher")
+    # Agents per megawatt at T (docs/sweeps.md): one GPU's mean board power read on the frontier at T like
+    # the users, and agents per GPU ÷ it (in MW). Read on the sweep's own axis only; None elsewhere.
+    gpu_power_w_per_gpu: float | None = None
+    agents_per_mw: float | None = figure(
+        "agents/MW", "agents per GPU at T ÷ one GPU's mean board power there, in MW", better="higher"
+    )
+
+    # Read after a release that had no such fields: they are not written back unless they were set.
+    _NEWER: ClassVar[tuple[str, ...]] = ("gpu_power_w_per_gpu", "agents_per_mw")
+
+    @model_serializer(mode="wrap")
+    def _newer_only_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out: dict[str, Any] = handler(self)
+        for key in self._NEWER:
+            if key not in self.model_fields_set:
+                out.pop(key, None)
+        return out
 
 
 class PointFigures(Figures):

@@ -24,7 +24,7 @@ from agentx_tui.snapshot.agentx import AgentXVerdict
 from agentx_tui.snapshot.base import Frozen
 from agentx_tui.snapshot.figures import Figures, PointFigures, RunIntervals, TierRead
 from agentx_tui.snapshot.legacy import client_figures_of_older
-from agentx_tui.snapshot.rows import FrontierAxis, StepRow, UserRow
+from agentx_tui.snapshot.rows import FrontierAxis, RooflineBound, StepRow, UserRow
 
 SCHEMA_VERSION = 1
 # What kind of server an endpoint is: decided by the attach probe, refined by the metric names it serves.
@@ -51,6 +51,11 @@ class EndpointTotals(Frozen):
     prefix_cache_hits: float | None = None
     preemptions: float | None = None
     requests_finished: float | None = None
+    # vLLM's estimated work (`--enable-mfu-metrics`): each engine's per-GPU counter, summed over engines
+    # (÷ `EndpointFigures.estimating_engines` for one GPU's share; docs/metrics.md, "Roofline").
+    estimated_flops: float | None = None
+    estimated_read_bytes: float | None = None
+    estimated_write_bytes: float | None = None
 
 
 class EngineFigures(Frozen):
@@ -87,6 +92,13 @@ class EndpointFigures(Frozen):
     cached_prompt_tokens_per_s: float | None = None
     preemptions_per_s: float | None = None
     requests_per_s: float | None = None
+    # The estimated-work counters' window rates (FLOP/s, bytes/s), each the sum over engines of one
+    # engine's per-GPU rate, and how many engines export them: None when none does (a vLLM started
+    # without `--enable-mfu-metrics`, an SGLang server). One GPU's rate = the sum ÷ the engines.
+    estimated_flops_per_s: float | None = None
+    estimated_read_bytes_per_s: float | None = None
+    estimated_write_bytes_per_s: float | None = None
+    estimating_engines: int | None = None
     ttft: Percentiles = Field(default_factory=Percentiles)
     itl: Percentiles = Field(default_factory=Percentiles)
     e2e: Percentiles = Field(default_factory=Percentiles)
@@ -102,6 +114,9 @@ class EndpointFigures(Frozen):
     # limits the figures.
     sim_lag_s: float | None = None
     sim_lost_s: float | None = None
+
+
+EnergyFrom = Literal["counter", "power"]  # a GPU's energy: its energy counter's steps, or its power × time
 
 
 class GpuFigures(Frozen):
@@ -120,11 +135,45 @@ class GpuFigures(Frozen):
     sm_clock_mhz: float | None = None
     host: str | None = None  # the node the GPU is on (DCGM `Hostname`), when known
     pids: tuple[int, ...] = ()  # processes with a compute context on it (NVML), to tell whose GPU it is
+    # Joules since this GPU's first sample in the run (docs/metrics.md, "Energy"): the steps of its
+    # total-energy counter (NVML's, DCGM's) where the driver has one, restarts handled like the servers'
+    # counters; else its power integrated over the samples. None with neither.
+    energy_j: float | None = None
+    energy_from: EnergyFrom | None = None
 
 
 class GpuState(Frozen):
     status: str = "no NVIDIA GPU visible: not sampled"
     gpus: tuple[GpuFigures, ...] = ()
+
+
+class GpuPeak(Frozen):
+    """The ceiling of one GPU (docs/metrics.md, "Roofline"): dense TFLOP/s of the dtype the model
+    computes in, and HBM bandwidth; None where not known, and `source` says where they came from (a
+    datasheet row, the simulator's profile, `--gpu-peak`) or why there are none."""
+
+    tflops: float | None = None
+    hbm_gb_per_s: float | None = None
+    dtype: str = "bf16"  # bf16, fp8 or fp4: whose dense peak `tflops` is
+    source: str = "no GPU seen yet"
+
+
+class LimitsFigures(Frozen):
+    """How close to the limit, this tick (docs/metrics.md, "Roofline" and "Energy"): the servers'
+    estimated work per GPU over the rate window against the chip's peak, and the GPUs' energy. A figure
+    that cannot be known is None, and the note beside it says why (the flag, the GPU, the driver)."""
+
+    peak: GpuPeak = Field(default_factory=GpuPeak)
+    achieved_tflops_per_gpu: float | None = None
+    achieved_hbm_gb_per_s_per_gpu: float | None = None
+    mfu: float | None = None
+    mbu: float | None = None
+    roofline_bound: RooflineBound | None = None
+    roofline_note: str | None = None  # why the achieved figures are n/a
+    energy_j: float | None = None  # the GPUs behind the target, over the run so far
+    energy_source: str | None = None  # how it was measured, or that it is modelled (the simulator)
+    joules_per_token: float | None = None  # window: the GPUs' mean power over it ÷ total tokens/s
+    energy_note: str | None = None  # why the energy figures are n/a
 
 
 class ClientTotals(Frozen):
@@ -328,6 +377,7 @@ class Snapshot(Frozen):
     agentx: AgentXVerdict | None = None
     tasks: TaskFigures | None = None  # per session tree; None when observing only or before any call
     cost: CostFigures = Field(default_factory=CostFigures)
+    limits: LimitsFigures | None = None  # roofline and energy; None in recordings made before them
     events: tuple[str, ...] = ()  # app events new since the previous tick (already redacted)
     server_log: tuple[str, ...] = ()  # launched-server log lines new since the previous tick
 

@@ -55,6 +55,9 @@ class StepRow(Frozen):
     e2e_p90_s: float | None = None
 
 
+# Which ceiling of the roofline binds (docs/metrics.md, "Roofline"): the larger of MFU and MBU.
+RooflineBound = Literal["compute", "memory"]
+
 # The x-axis a sweep's frontier is read on (docs/sweeps.md): AgentX's North Star, E2E-normalized
 # interactivity (1 / p90 of E2E latency per output token), or decode interactivity (1 / p90 of ITL).
 FrontierAxis = Literal["e2e_interactivity", "decode_interactivity"]

@@ -4,7 +4,9 @@ The window opens when the point's warm-up ends and closes `point_duration` later
 count the requests that started after the warm-up and ended inside the window; token rates count
 the tokens whose times fell inside it (a request still decoding at the end adds its in-window tokens
 when it finishes, until the window is closed at the next point's measured start); server figures are
-counter deltas between the window's first and last tick; means and maxima are over its ticks.
+counter deltas between the window's first and last tick; means and maxima are over its ticks. How close
+to the limit (docs/metrics.md, "Roofline" and "Energy") is read the same way: the servers' estimated
+work and the GPUs' energy between the window's first and last tick, over the point's token rates.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass, field
 
 from agentx_tui.measure import WindowFigures, tally_figures
 from agentx_tui.snapshot import EndpointTotals, FrontierAxis, PointFigures, Snapshot
+from agentx_tui.snapshot.limits import achieved_source, limits_values, span_energy, totals_roofline
 from agentx_tui.snapshot.stat import RunningStat, TickMeans, ratio
 from agentx_tui.sweep.axes import NORTH_STAR
 from agentx_tui.sweep.intervals import (
@@ -137,8 +140,9 @@ class PointWindow:
             self.start.aggregate.totals if self.start.aggregate else None,
             end.aggregate.totals if end.aggregate else None,
         )
+        limits = self._limits(end, server, gpus, total_rate, output_rate, tasks.tasks_completed if tasks else None)
         return PointFigures(
-            **{**client.set_values(), "intervals": known},
+            **{**client.set_values(), **limits, "intervals": known},
             index=self.index,
             users=self.users,
             warmup_s=self.warmup_s,
@@ -178,6 +182,34 @@ class PointWindow:
             task_s_p90=tasks.task_s_p90 if tasks else None,
             usd_per_task=tasks.usd_per_task if tasks else None,
             tasks_per_hour_per_gpu=tasks.tasks_per_hour_per_gpu if tasks else None,
+        )
+
+    def _limits(
+        self,
+        end: Snapshot,
+        server: EndpointTotals,
+        gpus: int | None,
+        total_rate: float | None,
+        output_rate: float | None,
+        tasks: int | None,
+    ) -> dict[str, object]:
+        """The point's roofline and energy, between the window's first and last tick."""
+        if end.limits is None:
+            return {}
+        span = end.time - self.start.time
+        agg = end.aggregate
+        peak = end.limits.peak
+        return limits_values(
+            work=totals_roofline(server, agg.estimating_engines if agg else None, span, peak),
+            peak=peak,
+            source=achieved_source(agg, end.limits.roofline_note),
+            energy_j=span_energy(self.start.limits, end.limits),
+            energy_from=end.limits.energy_source,
+            seconds=span,
+            gpus=gpus,
+            total_tokens_per_s=total_rate,
+            output_tokens_per_s=output_rate,
+            tasks=tasks,
         )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agentx_tui.snapshot import EndpointFigures, EndpointTotals, EngineFigures, Percentiles
-from agentx_tui.telemetry._names import PREFIX_COUNTERS, TOTAL_FIELDS
+from agentx_tui.telemetry._names import ESTIMATED_WORK, PREFIX_COUNTERS, TOTAL_FIELDS
 from agentx_tui.telemetry._parse import MetricsPage
 from agentx_tui.telemetry._window import WindowState, quantile
 
@@ -58,6 +58,13 @@ def totals(page: MetricsPage, state: WindowState) -> EndpointTotals:
     return EndpointTotals(**values)
 
 
+def estimating_engines(page: MetricsPage) -> int | None:
+    """How many engines export vLLM's estimated-work counters; None when none does (no
+    `--enable-mfu-metrics`): their rates and totals are then None too, never 0."""
+    engines = {engine for (name, engine, _) in page.counters if name in ESTIMATED_WORK}
+    return len(engines) or None
+
+
 def engine_rows(page: MetricsPage, state: WindowState) -> tuple[EngineFigures, ...]:
     engines = page.engines
     if len(engines) < 2:
@@ -92,6 +99,10 @@ def page_figures(page: MetricsPage, state: WindowState, identity: EndpointFigure
             "cached_prompt_tokens_per_s": state.rate("cached_prompt_tokens"),
             "preemptions_per_s": state.rate("preemptions"),
             "requests_per_s": state.rate("requests_finished"),
+            "estimated_flops_per_s": state.rate("estimated_flops"),
+            "estimated_read_bytes_per_s": state.rate("estimated_read_bytes"),
+            "estimated_write_bytes_per_s": state.rate("estimated_write_bytes"),
+            "estimating_engines": estimating_engines(page),
             "ttft": percentiles(state, "ttft"),
             "itl": percentiles(state, "itl"),
             "e2e": percentiles(state, "e2e"),

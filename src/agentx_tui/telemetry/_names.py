@@ -23,7 +23,16 @@ COUNTERS: Final[dict[str, tuple[str, ...]]] = {
     "prefix_hits": ("vllm:prefix_cache_hits", "vllm:gpu_prefix_cache_hits", "sglang:cached_tokens"),
     "preemptions": ("vllm:num_preemptions",),
     "requests_finished": ("vllm:request_success", "sglang:num_requests"),
+    # vLLM's estimate of the work it did, per GPU of each engine (`--enable-mfu-metrics`, vllm/v1/metrics/
+    # perf.py): FLOPs, and bytes read from and written to GPU memory (docs/metrics.md, "Roofline").
+    "estimated_flops": ("vllm:estimated_flops_per_gpu",),
+    "estimated_read_bytes": ("vllm:estimated_read_bytes_per_gpu",),
+    "estimated_write_bytes": ("vllm:estimated_write_bytes_per_gpu",),
 }
+
+# The estimated-work counters: each engine's series is already per GPU (vLLM divides by its parallelism),
+# so an endpoint's per-GPU figure is their sum over engines ÷ the engines that export them.
+ESTIMATED_WORK: Final[tuple[str, ...]] = ("estimated_flops", "estimated_read_bytes", "estimated_write_bytes")
 
 # Counters that some versions counted in KV blocks rather than tokens (see `counts_blocks`).
 PREFIX_COUNTERS: Final[frozenset[str]] = frozenset({"prefix_queries", "prefix_hits"})
@@ -127,4 +136,7 @@ TOTAL_FIELDS: Final[dict[str, str]] = {
     "prefix_cache_hits": "prefix_hits",
     "preemptions": "preemptions",
     "requests_finished": "requests_finished",
+    "estimated_flops": "estimated_flops",
+    "estimated_read_bytes": "estimated_read_bytes",
+    "estimated_write_bytes": "estimated_write_bytes",
 }

@@ -31,6 +31,9 @@ _RATE_FIELDS = {
     "cached_prompt_tokens_per_s": "cached_prompt_tokens",
     "preemptions_per_s": "preemptions",
     "requests_per_s": "requests_finished",
+    "estimated_flops_per_s": "estimated_flops",
+    "estimated_read_bytes_per_s": "estimated_read_bytes",
+    "estimated_write_bytes_per_s": "estimated_write_bytes",
 }
 
 
@@ -98,6 +101,12 @@ class ReplicaRead:
             means = [sum(per_engine[e]) / len(per_engine[e]) for e in engines]
             return sum(means) / len(means)
         return sum(sum(per_engine[e]) for e in engines)
+
+    @property
+    def estimating_engines(self) -> int | None:
+        """Engines exporting vLLM's estimated-work counters (None: none does), as the scraper counts them."""
+        engines = {engine for (name, engine, _) in self.counters if name in _names.ESTIMATED_WORK}
+        return len(engines) or None
 
     def lifetime(self, internal: str) -> float | None:
         values = [v for (name, _, _), v in self.counters.items() if name == internal]
@@ -278,6 +287,7 @@ def replica_figures(
         itl=answers.percentiles("itl", replica),
         e2e=answers.percentiles("e2e", replica),
         queue_time=answers.percentiles("queue_time", replica),
+        estimating_engines=read.estimating_engines,
         totals=totals,
         engines=rows,
     )

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from agentx_tui.snapshot import GpuFigures
 from agentx_tui.telemetry._promapi import Vector
 from agentx_tui.telemetry._promfigures import ReplicaKey, replica_key
+from agentx_tui.telemetry.dcgm import ENERGY_FIELD
 
 _MIB = 1024 * 1024
 _NODE_LABELS = ("node", "kubernetes_node", "nodename")
@@ -104,6 +105,7 @@ class GpuMap:
     owner: dict[str, ReplicaKey]  # gpu id → replica
     how: dict[str, str]  # gpu id → "scrape target" | "pod" | "host"
     shared_hosts: dict[str, int]  # host → replicas on it, where GPUs could not be split
+    energy_mj: dict[str, float] = field(default_factory=dict)  # gpu id → its energy counter, where it has one
 
     def of(self, replica: ReplicaKey) -> list[GpuFigures]:
         return [self.gpus[g] for g, r in self.owner.items() if r == replica]
@@ -144,7 +146,8 @@ def map_gpus(vector: Vector, replicas: Mapping[ReplicaKey, Mapping[str, str]]) -
         elif len(on_host) > 1:
             host = next(h for h in _hosts(gpu.labels, _GPU_HOST_LABELS) if by_host.get(h))
             shared[host] = len(on_host)
-    return GpuMap({g: _figures(gpu) for g, gpu in grouped.items()}, owner, how, shared)
+    energy = {g: gpu.fields[ENERGY_FIELD] for g, gpu in grouped.items() if ENERGY_FIELD in gpu.fields}
+    return GpuMap({g: _figures(gpu) for g, gpu in grouped.items()}, owner, how, shared, energy)
 
 
 def describe(gmap: GpuMap, shown: list[GpuFigures], replicas: int, *, scoped: bool) -> str:

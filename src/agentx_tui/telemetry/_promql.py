@@ -42,6 +42,7 @@ DCGM_FIELDS: Final[tuple[str, ...]] = (
     "DCGM_FI_DEV_POWER_MGMT_LIMIT",
     "DCGM_FI_DEV_GPU_TEMP",
     "DCGM_FI_DEV_SM_CLOCK",
+    "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
 )
 
 # Counters read as window deltas (`increase`) rather than rates: the hit rate is Δhits/Δqueries.

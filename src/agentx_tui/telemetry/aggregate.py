@@ -1,7 +1,8 @@
 """Several endpoints (replicas, nodes) folded into one `EndpointFigures` with ``url="aggregate"``.
 
-Rates, totals and request counts add up. KV usage is the mean over the endpoints that are up (each
-has its own KV pool). Hit rates are weighted by prompt tokens per second in the window (lifetime
+Rates, totals and request counts add up (the estimated-work rates too, with the engines that export
+them, so one GPU's share stays their sum ÷ the engines). KV usage is the mean over the endpoints that
+are up (each has its own KV pool). Hit rates are weighted by prompt tokens per second in the window (lifetime
 rates by run prompt tokens), which equals Σhits/Σqueries when every query is a prompt token.
 Latency percentiles cannot be merged from percentiles, so they are kept only for a single endpoint.
 """
@@ -21,6 +22,10 @@ _SUMMED = (
     "cached_prompt_tokens_per_s",
     "preemptions_per_s",
     "requests_per_s",
+    "estimated_flops_per_s",
+    "estimated_read_bytes_per_s",
+    "estimated_write_bytes_per_s",
+    "estimating_engines",
 )
 
 
@@ -56,10 +61,11 @@ def aggregate_endpoints(figs: Sequence[EndpointFigures]) -> EndpointFigures | No
     status = f"up: {len(up)} of {len(figs)}" if up else "down: no endpoint is up"
     update: dict[str, object] = {name: _sum([getattr(f, name) for f in up]) for name in _SUMMED}
     kv = [f.kv_cache_usage for f in up if f.kv_cache_usage is not None]
-    blocks = update["num_gpu_blocks"]
+    blocks, engines = update["num_gpu_blocks"], update["estimating_engines"]
     update.update(
         {
             "num_gpu_blocks": int(blocks) if isinstance(blocks, float) else None,
+            "estimating_engines": int(engines) if isinstance(engines, float) else None,
             "kv_cache_usage": sum(kv) / len(kv) if kv else None,
             "block_size": _one([f.block_size for f in up]),
             "prefix_caching_enabled": _one([f.prefix_caching_enabled for f in up]),

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TypedDict, Unpack
+from typing import Literal, TypedDict, Unpack
 
 import httpx
 
 from agentx_tui.snapshot import EndpointFigures, EndpointTotals, Flavor, GpuFigures
 from agentx_tui.telemetry import _names
+from agentx_tui.telemetry._energy import EnergyMeter
 from agentx_tui.telemetry._fetch import FetchError, fetch_text
 from agentx_tui.telemetry._figures import page_figures
 from agentx_tui.telemetry._names import PageFlavor
@@ -59,6 +60,7 @@ class MetricsReader:
         self._state = WindowState(window_s)
         self._totals = EndpointTotals()
         self.dcgm_gpus: tuple[GpuFigures, ...] = ()
+        self._energy = EnergyMeter()  # of the GPUs its page describes (the simulator's)
         self._sim_lost: float | None = None
 
     def reset_window(self) -> None:
@@ -97,7 +99,8 @@ class MetricsReader:
         return self.read_page(page, now)
 
     def read_page(self, page: MetricsPage, now: float) -> EndpointFigures:
-        self.dcgm_gpus = gpus_from_samples(page.samples, "sim" if self.flavor == "sim" else "dcgm")
+        source: Literal["dcgm", "sim"] = "sim" if self.flavor == "sim" else "dcgm"
+        self.dcgm_gpus = gpus_from_samples(page.samples, source, energy=self._energy, now=now)
         flavor: Flavor = self.flavor
         if flavor == "unknown" and page.flavor is not None:
             flavor = page.flavor

@@ -2,6 +2,10 @@
 
 A driver call can take tens of milliseconds (or hang on a sick GPU), so sampling runs in a daemon
 thread and `latest()` only reads the last result: the event loop never waits on the driver.
+
+Each GPU's energy since its first sample (docs/metrics.md, "Energy") comes from the driver's total-energy
+counter (`nvmlDeviceGetTotalEnergyConsumption`, mJ, Volta and later), else from its power integrated over
+the samples (`_energy.EnergyMeter`).
 """
 
 from __future__ import annotations
@@ -9,11 +13,13 @@ from __future__ import annotations
 import contextlib
 import importlib
 import threading
+import time
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any, TypeVar
 
 from agentx_tui.snapshot import GpuFigures, GpuState
+from agentx_tui.telemetry._energy import EnergyMeter
 
 T = TypeVar("T")
 _PREFIX = "no NVIDIA GPU visible"
@@ -28,11 +34,15 @@ def _reason(exc: BaseException) -> str:
 
 
 class NvmlSampler:
-    def __init__(self, interval_s: float = 1.0, nvml: ModuleType | None = None) -> None:
+    def __init__(
+        self, interval_s: float = 1.0, nvml: ModuleType | None = None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         if not interval_s > 0:
             raise ValueError("interval_s must be positive")
         self.interval_s = interval_s
         self._nvml = nvml
+        self._clock = clock
+        self._energy = EnergyMeter()
         self._state = GpuState(status="nvml: starting")
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -112,17 +122,18 @@ class NvmlSampler:
         if count == 0:
             return GpuState(status=f"{_PREFIX}: the driver reports no GPU")
         gpus = []
+        now = self._clock()
         for index in range(count):
             try:
                 handle = nvml.nvmlDeviceGetHandleByIndex(index)
             except nvml.NVMLError:
                 continue  # a GPU that fell off the bus; the others still count
-            gpus.append(self._read_one(nvml, index, handle))
+            gpus.append(self._read_one(nvml, index, handle, now))
         if not gpus:
             return GpuState(status=f"{_PREFIX}: no GPU handle could be opened")
         return GpuState(status=f"nvml: {len(gpus)} GPU{'s' if len(gpus) != 1 else ''}", gpus=tuple(gpus))
 
-    def _read_one(self, nvml: ModuleType, index: int, handle: object) -> GpuFigures:
+    def _read_one(self, nvml: ModuleType, index: int, handle: object, now: float) -> GpuFigures:
         def get(call: Callable[[], T]) -> T | None:
             try:
                 return call()
@@ -138,6 +149,11 @@ class NvmlSampler:
         temp = get(lambda: nvml.nvmlDeviceGetTemperature(handle, nvml.NVML_TEMPERATURE_GPU))
         clock = get(lambda: nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_SM))
         processes = get(lambda: nvml.nvmlDeviceGetComputeRunningProcesses(handle)) or []
+        energy_mj = get(lambda: nvml.nvmlDeviceGetTotalEnergyConsumption(handle))
+        power_w = None if power_mw is None else power_mw / 1000.0
+        energy_j, energy_from = self._energy.add(
+            uuid or str(index), now, counter_j=None if energy_mj is None else energy_mj / 1000.0, power_w=power_w
+        )
         return GpuFigures(
             index=index,
             name=name or f"GPU {index}",
@@ -146,9 +162,11 @@ class NvmlSampler:
             utilization=None if util is None else float(util),
             memory_used_bytes=None if memory is None else float(memory.used),
             memory_total_bytes=None if memory is None else float(memory.total),
-            power_w=None if power_mw is None else power_mw / 1000.0,
+            power_w=power_w,
             power_limit_w=None if limit_mw is None else limit_mw / 1000.0,
             temperature_c=None if temp is None else float(temp),
             sm_clock_mhz=None if clock is None else float(clock),
             pids=tuple(sorted(int(p.pid) for p in processes if getattr(p, "pid", None) is not None)),
+            energy_j=energy_j,
+            energy_from=energy_from,
         )

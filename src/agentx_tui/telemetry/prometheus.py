@@ -35,6 +35,7 @@ import httpx
 from agentx_tui.errors import TargetError, UsageError
 from agentx_tui.snapshot import EndpointFigures, GpuFigures, GpuState
 from agentx_tui.telemetry import _promql, _promstart
+from agentx_tui.telemetry._energy import EnergyMeter
 from agentx_tui.telemetry._promapi import PromApi, PromError, Vector, shown_url
 from agentx_tui.telemetry._promfigures import (
     ReplicaKey,
@@ -163,6 +164,7 @@ class PrometheusSource:
         self._block_counted: set[ReplicaKey | None] = set()
         self._replicas: dict[ReplicaKey, dict[str, str]] = {}  # known replicas (kept when they vanish)
         self._totals = RunTotals()
+        self._energy = EnergyMeter()  # the fleet's GPUs, by UUID
         self._last_figures: dict[ReplicaKey, EndpointFigures] = {}
         self._units_task: asyncio.Task[None] | None = None
 
@@ -277,7 +279,7 @@ class PrometheusSource:
             # Outside the tick (its budget is for the figures); the units apply from a later tick.
             self._units_task = asyncio.create_task(self._reread_prefix_units(reads))
         figures = self._figures(reads, answers)
-        gpu, owned = self._gpu_state(answers.get("dcgm"), figures)
+        gpu, owned = self._gpu_state(answers.get("dcgm"), figures, started)
         failed = sorted({a.sentence for a in answers.values() if isinstance(a, PromError)})
         endpoints = tuple(self._with_gpus(figures, owned))
         return FleetSample(endpoints, gpu, True, self._status(reads, failed), time.monotonic() - started)
@@ -368,7 +370,7 @@ class PrometheusSource:
         )
 
     def _gpu_state(
-        self, answer: Vector | PromError | None, figures: Mapping[ReplicaKey, EndpointFigures]
+        self, answer: Vector | PromError | None, figures: Mapping[ReplicaKey, EndpointFigures], now: float
     ) -> tuple[GpuState, dict[ReplicaKey, list[GpuFigures]]]:
         if isinstance(answer, PromError):
             return GpuState(status=f"DCGM via Prometheus: {answer.sentence}"), {}
@@ -376,6 +378,12 @@ class PrometheusSource:
             where = f"matching {self.selector.text}" if self._dcgm_scoped else "in Prometheus"
             return GpuState(status=f"no DCGM GPU series {where}: GPUs not known"), {}
         gmap = map_gpus(answer, {k: self._replicas[k] for k in figures})
+        for gpu_id, fig in gmap.gpus.items():
+            counter = gmap.energy_mj.get(gpu_id)
+            joules, how = self._energy.add(
+                gpu_id, now, counter_j=None if counter is None else counter / 1000.0, power_w=fig.power_w
+            )
+            gmap.gpus[gpu_id] = fig.model_copy(update={"energy_j": joules, "energy_from": how})
         owned = {k: gmap.of(k) for k in figures}
         # All DCGM series are read when none carries the selector's labels; then only the GPUs
         # mapped to a replica are the fleet's (the rest belong to other workloads), if any is mapped.
