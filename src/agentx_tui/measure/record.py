@@ -19,7 +19,9 @@ class Completed:
     prompt_tokens: int
     cached_tokens: int | None
     output_tokens: int
-    ceiling_tokens: int | None  # None when not known (a proxied call's blocks are read only later)
+    # The block-aligned prefix an earlier call of the run had sent: the ceiling's count and the split's
+    # reused tokens (measure/reuse.py). None when not known (a proxied call's prompt not tokenized).
+    ceiling_tokens: int | None
     ttft_s: float | None
     decode_tokens_per_s: float | None
     request_itl_s: float | None = None  # (last − first token) / (output tokens − 1): AgentX's per-request ITL
@@ -36,6 +38,10 @@ class Completed:
     # not scheduled, its clock starts when it was sent.
     due_at: float | None = None
     schedule_lag_s: float | None = None
+    # How long the call's session sat idle before it (docs/metrics.md §4, "Where the prefix went"): its
+    # start − the end of its agent's previous call (a sub-agent's first: the parent call it followed).
+    # None for a session's first call and for a trace's requests (each a session of its own).
+    idle_s: float | None = None
 
     @property
     def started_at(self) -> float:

@@ -18,6 +18,7 @@ from typing import Protocol
 
 from agentx_tui.measure.headline import tally_figures
 from agentx_tui.measure.record import Completed, Failed
+from agentx_tui.measure.reuse import split_prompt
 from agentx_tui.measure.schedule import ScheduleBook, behind_schedule
 from agentx_tui.measure.tally import Tally
 from agentx_tui.measure.tasks import TaskBook
@@ -143,6 +144,14 @@ class ClientStats:
                 done.tree, done.step, done.sent_at, done.ended_at, done.prompt_tokens, done.output_tokens,
                 done.ttft_s, ok=True, e2e_s=done.e2e_s,
             )  # fmt: skip
+        self._count_reuse(done, start_slot)
+
+    def _count_reuse(self, done: Completed, slot: Tally) -> None:
+        """Where `done`'s prompt went (measure/reuse.py), in the window's slot of its first token (the
+        client hit rate's) and in its task; the run's and a sweep window's count it in `Tally.count`."""
+        slot.reuse.count(done)
+        if done.tree >= 0:
+            self.tasks.call_reuse(done.tree, split_prompt(done.prompt_tokens, done.ceiling_tokens, done.cached_tokens))
 
     def _spread_output(self, start: float, end: float, tokens: int) -> None:
         if tokens <= 0:

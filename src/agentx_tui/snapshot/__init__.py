@@ -54,7 +54,15 @@ from agentx_tui.snapshot.model import (
     SweepState,
     TaskFigures,
 )
-from agentx_tui.snapshot.rows import EndpointRow, FrontierAxis, StepRow, TaskTimeBar, UserRow, UserState
+from agentx_tui.snapshot.rows import (
+    EndpointRow,
+    FrontierAxis,
+    RetentionRow,
+    StepRow,
+    TaskTimeBar,
+    UserRow,
+    UserState,
+)
 
 __all__ = [
     "CHILD_ID_BASE",
@@ -85,6 +93,7 @@ __all__ = [
     "Percentiles",
     "PointFigures",
     "ProxyState",
+    "RetentionRow",
     "RunInfo",
     "RunIntervals",
     "RunState",

@@ -18,7 +18,7 @@ from agentx_tui.load.sending.users import User
 from agentx_tui.load.sending.wire import StreamPool
 from agentx_tui.load.workload.conversation import CeilingTracker, Conversation
 from agentx_tui.load.workload.text import TextMaker, TokenModel
-from agentx_tui.measure import RETRIABLE, Completed, Failed, RequestRecord, StatsSink, answer_figures
+from agentx_tui.measure import RETRIABLE, Completed, Failed, RequestRecord, StatsSink, answer_figures, split_prompt
 
 MAX_ATTEMPTS = 6
 _BACKOFF_S = 0.25
@@ -171,25 +171,29 @@ class RequestSender:
             malformed_lines=res.malformed, attempts=attempt, due_at=due,
         )  # fmt: skip
         self.records.append(record)
+        idle = user.idle_before(res.sent_at)
+        user.call_ended(res.ended_at)
         if res.malformed:
             for _ in range(res.malformed):
                 self.sink.error(Failed("malformed_sse_line", False, res.sent_at, res.ended_at))
         if res.error is not None:
             self._error(user, res.error, final=True, sent_at=res.sent_at, at=res.ended_at)
             return record, res.text
+        prompt = res.prompt_tokens if res.prompt_tokens is not None else expected
         self.sink.add(
             Completed(
                 sent_at=res.sent_at, first_token_at=res.first_at, last_token_at=res.last_at,
                 ended_at=res.ended_at,
-                prompt_tokens=res.prompt_tokens if res.prompt_tokens is not None else expected,
+                prompt_tokens=prompt,
                 cached_tokens=res.cached_tokens, output_tokens=answer.output_tokens or 0, ceiling_tokens=ceiling,
                 ttft_s=answer.ttft_s, decode_tokens_per_s=answer.decode_tokens_per_s,
                 request_itl_s=answer.request_itl_s, itl=answer.itl_buckets(),
                 tree=user.tree, user=user.user if user.parent is None else user.parent, step=step,
-                due_at=due, schedule_lag_s=lag,
+                due_at=due, schedule_lag_s=lag, idle_s=idle,
             )
         )  # fmt: skip
         user.count(answer)
+        user.count_reuse(split_prompt(prompt, ceiling, res.cached_tokens))
         return record, res.text
 
     def _error(self, user: User, kind: str, *, final: bool, sent_at: float, at: float) -> None:
