@@ -19,7 +19,7 @@ from agentx_tui.report._checks import CheckResult
 from agentx_tui.report._format import NA, cell, elapsed, percent, si
 from agentx_tui.report._keys import FIGURES, unit
 from agentx_tui.report._model import Report
-from agentx_tui.snapshot import Snapshot
+from agentx_tui.snapshot import RetentionRow, Snapshot
 from agentx_tui.snapshot.rates import rates
 from agentx_tui.sweep import DECODE, NORTH_STAR, point_x
 from agentx_tui.terminal import wants_color
@@ -63,6 +63,19 @@ def task_lines(report: Report) -> list[str]:
         f"    {cell(report.usd_per_task)} USD per task, {cell(report.tasks_per_hour_per_gpu)} tasks/hour/GPU",
     ]
     return lines
+
+
+def retention_line(report: Report) -> str | None:
+    """The retention curve in one line (docs/metrics.md §4): each idle-time bucket's hit share of the
+    reused tokens; None when no call came after an idle time."""
+    rows = [row for row in report.retention_curve or () if isinstance(row, RetentionRow)]
+    if not rows:
+        return None
+    parts = []
+    for row in rows:
+        idle = f"{row.idle_s_low:g}-{row.idle_s_high:g}s" if row.idle_s_high is not None else f">{row.idle_s_low:g}s"
+        parts.append(f"{idle} {percent(row.hit_share)}")
+    return "  retention (hit share of reused tokens by idle time): " + ", ".join(parts)
 
 
 class HeadlessPrinter:
@@ -154,6 +167,8 @@ class HeadlessPrinter:
         if report.proxied_requests is not None:  # --proxy: the real agents' part of it
             for key in PROXY_SUMMARY_KEYS:
                 self._write(f"  {key.ljust(width)}  {cell(getattr(report, key))} {unit(key)}".rstrip())
+        if (retention := retention_line(report)) is not None:  # where the cache stopped holding idle agents
+            self._write(retention)
         if report.tasks_completed is not None:  # the run sent calls of its own: what its agents' tasks took
             for line in task_lines(report):
                 self._write(line)
