@@ -66,16 +66,26 @@ def render_retention_svg(report: Report) -> str:
     """The retention curve with the agents' think times, as SVG text (deterministic)."""
     rows = _rows(report)
     title = "Retention: how long the server kept an idle agent's context"
-    svg = Svg(860, 460, title)
+    svg = Svg(860, 480, title)
     svg.text(_LEFT, 28, title, size=17, font_weight="bold")
     if subtitle := _subtitle(report):
         svg.text(_LEFT, 48, subtitle, size=13, fill=MUTED)
-    box: Box = (_LEFT, 78.0, _RIGHT, 338.0)
+    box: Box = (_LEFT, 100.0, _RIGHT, 360.0)  # room above it for the think times' labels
     sx = Linear(-0.5, len(EDGES_S) - 0.5, box[0], box[2])
     sy = Linear(0.0, 1.0, box[3], box[1])
     x_ticks = [(float(i), bucket_label(low)) for i, low in enumerate(EDGES_S)]
     y_ticks = [(v / 4, f"{v * 25:g}%") for v in range(5)]
     axes(svg, sx, sy, box, x_ticks, y_ticks)  # first: the grid lies under the bars
+    # Under the bars; their labels above the box, clear of the bars': p50's left of its line, p90's right.
+    for value, name, dash, anchor, dx in (
+        (report.think_s_p50, "p50", "6 4", "end", -4.0),
+        (report.think_s_p90, "p90", "2 3", "start", 4.0),
+    ):
+        if value is None:
+            continue
+        x = sx(position(value))
+        svg.line(x, box[1] - 14, x, box[3], OTHER_COLOUR, 2, dash)
+        svg.text(x + dx, box[1] - 18, f"think {name} {value:.3g} s", anchor=anchor, fill=OTHER_COLOUR)
     width = (box[2] - box[0]) / len(EDGES_S) * 0.7
     for i in range(len(EDGES_S)):
         row = rows.get(i)
@@ -94,15 +104,12 @@ def render_retention_svg(report: Report) -> str:
             f'<rect x="{coord(x - width / 2)}" y="{coord(y)}" width="{coord(width)}" '
             f'height="{coord(box[3] - y)}" fill="{FRONTIER_COLOUR}"/>'
         )
-        svg.text(x, y - 6, f"{row.hit_share * 100:.0f}% · {calls}", size=11, anchor="middle")
-    for value, name, dash in ((report.think_s_p50, "p50", "6 4"), (report.think_s_p90, "p90", "2 3")):
-        if value is None:
-            continue
-        x = sx(position(value))
-        svg.line(x, box[1], x, box[3], OTHER_COLOUR, 2, dash)
-        svg.text(x + 4, box[1] + (14 if name == "p50" else 30), f"think {name} {value:.3g} s", fill=OTHER_COLOUR)
+        label = f"{row.hit_share * 100:.0f}% · {calls}"  # on a white halo: a think line may pass behind it
+        svg.text(x, y - 6, label, size=11, anchor="middle", stroke="#ffffff", stroke_width="3", paint_order="stroke")
     if not rows:
-        svg.text((box[0] + box[2]) / 2, 200, "no call after an idle time", anchor="middle", fill=MUTED)
+        svg.text(
+            (box[0] + box[2]) / 2, (box[1] + box[3]) / 2, "no call after an idle time", anchor="middle", fill=MUTED
+        )
     y_title(svg, 24, (box[1] + box[3]) / 2, "hit share of reused tokens")
     x_title = "the session's idle time before the call (s)"
     svg.text((box[0] + box[2]) / 2, box[3] + 44, x_title, size=13, anchor="middle")
