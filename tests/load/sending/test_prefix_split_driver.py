@@ -1,8 +1,8 @@
-"""Every miss explained, for replayed AgentX sessions (docs/metrics.md §4, "Where the prefix went"): against
-a server whose cache forgets a session's prefix once it has been idle longer than T, the retention curve
-is 1 below T and 0 above it, and the evicted share is the share of reused tokens sent after an idle gap
-longer than T; on a real vLLM whose KV cache is too small for the sessions, prefixes are evicted and
-every prompt's split adds up."""
+"""Every miss explained, for replayed AgentX sessions and synthetic agents (docs/metrics.md §4, "Where the
+prefix went"): against a server whose cache forgets a session's prefix once it has been idle longer than
+T, the retention curve is 1 below T and 0 above it, and the evicted share is the share of reused tokens
+sent after an idle gap longer than T; on a real vLLM whose KV cache is too small for the sessions,
+prefixes are evicted and every prompt's split adds up."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from agentx_tui.engine import ServerInfo, probe_server
-from agentx_tui.load import Driver, LoadSettings, prepare_workload
+from agentx_tui.load import Driver, LoadSettings, Workload, prepare_workload
+from agentx_tui.load.sending.users import User
+from agentx_tui.load.workload.spec import parse_workload
 from agentx_tui.measure import ClientStats, Completed, Failed, split_prompt
 from agentx_tui.snapshot import RetentionRow
 from tests.helpers.waiting import until
@@ -41,6 +43,15 @@ def _session(folder: Path, n: int) -> Path:
         json.dumps({"id": f"forgetful_{n}", "block_size": BLOCK, "hash_id_scope": "local", "requests": requests})
     )
     return path
+
+
+def test_idle_time_counts_from_the_agents_previous_call_in_the_same_session_only() -> None:
+    user = User(user=0, tree=5)
+    assert user.idle_before(10.0) is None  # a session's first call
+    user.call_ended(9.0)
+    assert user.idle_before(10.5) == 1.5
+    user.tree = 6  # its next session, or a trace's next request (each a session of its own)
+    assert user.idle_before(11.0) is None
 
 
 class Recorded:
@@ -98,6 +109,43 @@ async def test_replayed_sessions_against_a_forgetful_cache_show_its_cliff_exactl
     assert curve[0.0].hit_share == 1.0 and curve[2.0].hit_share == 0.0
     assert (curve[0.0].requests, curve[2.0].requests) == (9, 6)  # three short and two long gaps a session
     assert run.think_s_p50 is not None and SHORT_S <= run.think_s_p50 < LONG_S + 0.3
+
+
+def _agent(tool_latency_s: float) -> Workload:
+    """The synthetic agent loop (`kind: agent`): a shared system prompt, then history that grows."""
+    spec = {
+        "shared_prefix_tokens": 200,
+        "unique_prefix_tokens": 40,
+        "first_message_tokens": 60,
+        "steps": 3,
+        "output_tokens": 8,
+        "tool_result_tokens": 80,
+        "tool_latency_s": tool_latency_s,
+    }
+    return parse_workload(spec, source="test", default_name="forgetful-agent")
+
+
+@pytest.mark.parametrize(("tool_latency_s", "evicted"), [(0.05, 0.0), (1.4, 1.0)])
+async def test_synthetic_agents_are_split_the_same_way(tool_latency_s: float, evicted: float) -> None:
+    # One session of three calls: back after 0.05 s its history is all there; after 1.4 s of tool time,
+    # longer than T, none of it (the first call reuses nothing: it is in no bucket).
+    server = await FakeServer(block_size=SERVER_BLOCK, forget_after_s=FORGET_S).start()
+    try:
+        recorded = Recorded()
+        info = ServerInfo(server.url, "fake", max_model_len=server.max_model_len, block_size=SERVER_BLOCK)
+        driver = Driver(_agent(tool_latency_s), [info], LoadSettings(users=1, seed=3, sessions=1), sink=recorded)
+        await driver.start()
+        await until(lambda: driver.finished, timeout=30)
+        await driver.stop()
+    finally:
+        await server.close()
+    assert len(recorded.done) == 3 and recorded.done[0].idle_s is None
+    assert all(d.idle_s is not None and d.idle_s >= tool_latency_s for d in recorded.done[1:])
+    run = recorded.stats.figures(recorded.done[-1].ended_at + 1).run
+    assert run.prefix_evicted_share == evicted
+    (row,) = [row for row in run.retention_curve or () if isinstance(row, RetentionRow)]
+    assert row.idle_s_low == (0.0 if tool_latency_s < 1 else 1.0) and row.requests == 2
+    assert row.hit_share == 1 - evicted
 
 
 def _growing(folder: Path, n: int, *, calls: int, first_blocks: int, thinks: tuple[float, ...]) -> None:
