@@ -108,14 +108,16 @@ def test_csv_flattens_the_curve() -> None:
     assert row["retention_curve[3].idle_s_high"] == "" and row["retention_curve[2].hit_share"] == "0.1"
 
 
-def test_the_summary_prints_the_split_and_the_curve_in_one_line() -> None:
+def test_the_summary_prints_the_split_and_the_curve_in_words() -> None:
     out = io.StringIO()
     HeadlessPrinter(out).summary(built(with_split(stream())), [])
     text = out.getvalue()
     assert "  prefix_evicted_share" in text and "0.1585 fraction 0–1" in text
     assert "  think_s_p90" in text
-    line = next(x for x in text.splitlines() if x.startswith("  retention"))
-    assert line.endswith("0-1s 100.0%, 2-5s 90.0%, 30-60s 10.0%, >120s 0.0%")
+    lines = text.splitlines()
+    at = next(i for i, x in enumerate(lines) if x.startswith("  retention"))
+    assert lines[at + 1] == "    0-1s 100.0%, 2-5s 90.0%, 30-60s 10.0%, >120s 0.0%"
+    assert all(len(x) <= 79 for x in lines[at : at + 2])
     quiet = io.StringIO()
     HeadlessPrinter(quiet).summary(built(stream()), [])
     assert "retention" not in quiet.getvalue()

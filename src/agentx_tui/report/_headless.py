@@ -12,6 +12,7 @@ summary, not on each line.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from typing import TextIO
 
@@ -65,17 +66,18 @@ def task_lines(report: Report) -> list[str]:
     return lines
 
 
-def retention_line(report: Report) -> str | None:
-    """The retention curve in one line (docs/metrics.md §4): each idle-time bucket's hit share of the
-    reused tokens; None when no call came after an idle time."""
+def retention_lines(report: Report) -> list[str]:
+    """The retention curve in words (docs/metrics.md §4): each idle-time bucket's hit share of the reused
+    tokens, wrapped to 79 columns like the rest of the summary; none when no call came after an idle time."""
     rows = [row for row in report.retention_curve or () if isinstance(row, RetentionRow)]
     if not rows:
-        return None
+        return []
     parts = []
     for row in rows:
         idle = f"{row.idle_s_low:g}-{row.idle_s_high:g}s" if row.idle_s_high is not None else f">{row.idle_s_low:g}s"
         parts.append(f"{idle} {percent(row.hit_share)}")
-    return "  retention (hit share of reused tokens by idle time): " + ", ".join(parts)
+    body = textwrap.wrap(", ".join(parts), 79, initial_indent="    ", subsequent_indent="    ")
+    return ["  retention (hit share of reused tokens, by idle time before the call):", *body]
 
 
 class HeadlessPrinter:
@@ -167,8 +169,8 @@ class HeadlessPrinter:
         if report.proxied_requests is not None:  # --proxy: the real agents' part of it
             for key in PROXY_SUMMARY_KEYS:
                 self._write(f"  {key.ljust(width)}  {cell(getattr(report, key))} {unit(key)}".rstrip())
-        if (retention := retention_line(report)) is not None:  # where the cache stopped holding idle agents
-            self._write(retention)
+        for line in retention_lines(report):  # where the cache stopped holding idle agents' contexts
+            self._write(line)
         if report.tasks_completed is not None:  # the run sent calls of its own: what its agents' tasks took
             for line in task_lines(report):
                 self._write(line)
