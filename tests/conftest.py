@@ -2,7 +2,12 @@
 started through the project's own launcher in the background as soon as the tests are collected.
 Tests that use it carry `@pytest.mark.vllm`.
 
-Set AGENTX_TEST_VLLM_URL to reuse a server you already run (it must serve the tiny model).
+`small_kv_vllm_url`: a second one, started the same way only when a selected test needs it, whose KV
+cache holds 48 blocks of 128 tokens (`--num-gpu-blocks-override 48`): sessions evict each other's
+prefixes there. The session's engine holds about two million tokens, more than any test could fill.
+
+Set AGENTX_TEST_VLLM_URL (AGENTX_TEST_SMALL_KV_VLLM_URL) to reuse a server you already run (it must
+serve the tiny model, with the same flags).
 """
 
 from __future__ import annotations
@@ -36,27 +41,30 @@ def pytest_asyncio_loop_factories(
 
 # Small, fixed KV space keeps memory low; prefix caching is on by default in vLLM V1.
 TINY_VLLM_ARGS = ["--max-num-seqs", "32"]
+SMALL_KV_VLLM_ARGS = [*TINY_VLLM_ARGS, "--num-gpu-blocks-override", "48"]  # 6,144 tokens of KV
 
 
 class _SessionVllm:
-    """The session's vLLM, started in a thread as soon as collection shows that a selected test needs
-    it, so that its ~35 s start-up overlaps the tests that run before the first one using it.
+    """A vLLM for the whole session (the shared one, or one with flags of its own), started in a thread as
+    soon as collection shows that a selected test needs it, so that its ~35 s start-up overlaps the tests
+    that run before the first one using it.
 
     The thread lives until the session ends and stops the server itself: the server's parent-death
     signal (PR_SET_PDEATHSIG, engine/process.py) is tied to the thread that spawned it, not to the
     process, so a thread that returned would take the server with it."""
 
-    def __init__(self) -> None:
+    def __init__(self, args: list[str] = TINY_VLLM_ARGS, name: str = "session-vllm") -> None:
         self.server: LaunchedServer | None = None
         self.error: Exception | None = None
+        self.args = args
         self._ready = threading.Event()
         self._done = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="session-vllm", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         try:
-            self.server = asyncio.run(start_vllm("tiny", TINY_VLLM_ARGS, timeout_s=300))
+            self.server = asyncio.run(start_vllm("tiny", self.args, timeout_s=300))
         except Exception as exc:  # reported by the first test that needs the server, not lost in a thread
             self.error = exc
         finally:
@@ -77,7 +85,9 @@ class _SessionVllm:
 
 
 _session_vllm: _SessionVllm | None = None
-_USES_VLLM = {"vllm_server", "vllm_url"}
+_small_kv_vllm: _SessionVllm | None = None
+_USES_VLLM = {"vllm_server", "vllm_url", "small_kv_vllm_url"}
+_USES_SMALL_KV = "small_kv_vllm_url"
 _USES_PROMETHEUS = {"prometheus_server"}  # tests/telemetry/prometheus_server.py
 
 
@@ -94,15 +104,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    global _session_vllm
-    wanted = any(_USES_VLLM & set(getattr(item, "fixturenames", ())) for item in session.items)
+    global _session_vllm, _small_kv_vllm
+    used = [set(getattr(item, "fixturenames", ())) for item in session.items]
+    wanted = any((_USES_VLLM - {_USES_SMALL_KV}) & names for names in used)
     if wanted and not os.environ.get("AGENTX_TEST_VLLM_URL") and _session_vllm is None:
         _session_vllm = _SessionVllm()
+    small = any(_USES_SMALL_KV in names for names in used)
+    if small and not os.environ.get("AGENTX_TEST_SMALL_KV_VLLM_URL") and _small_kv_vllm is None:
+        _small_kv_vllm = _SessionVllm(SMALL_KV_VLLM_ARGS, "small-kv-vllm")
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    if _session_vllm is not None:
-        _session_vllm.stop()  # also after an interrupted or failed session: no vLLM outlives the tests
+    for engine in (_session_vllm, _small_kv_vllm):
+        if engine is not None:
+            engine.stop()  # also after an interrupted or failed session: no vLLM outlives the tests
 
 
 @pytest.fixture(scope="session")
@@ -118,3 +133,14 @@ def vllm_server() -> LaunchedServer | None:
 @pytest.fixture(scope="session")
 def vllm_url(vllm_server: LaunchedServer | None) -> str:
     return os.environ.get("AGENTX_TEST_VLLM_URL") or (vllm_server.url if vllm_server else "")
+
+
+@pytest.fixture(scope="session")
+def small_kv_vllm_url() -> str:
+    """A real tiny vLLM whose KV cache is too small for a few sessions at once (module docstring)."""
+    global _small_kv_vllm
+    if os.environ.get("AGENTX_TEST_SMALL_KV_VLLM_URL"):
+        return os.environ["AGENTX_TEST_SMALL_KV_VLLM_URL"]
+    if _small_kv_vllm is None:
+        _small_kv_vllm = _SessionVllm(SMALL_KV_VLLM_ARGS, "small-kv-vllm")
+    return _small_kv_vllm.wait().url

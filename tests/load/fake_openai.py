@@ -3,6 +3,12 @@
 Tokenizer: each whitespace-separated word costs 1 token, or 2 when longer than 7 letters; a chat message
 renders as `<role>` `:` (2 header tokens) + content + `<end>` (1 token); the generation prompt is 2
 tokens. Failures are scripted through `FakeServer.plan` (status codes to answer, in order) and flags.
+
+Its prefix cache holds every prompt's whole blocks of `block_size` tokens and reports `cached_tokens`
+honestly: the longest run of leading blocks it holds, short of the prompt's last token. With
+`forget_after_s` T it is *forgetful*: a block not used for longer than T is gone (a block is used from
+a request's arrival to its answer's end), so a session that sat idle longer than T finds nothing of its
+prefix, and one back sooner finds all of it: a cache whose eviction cliff is exactly at T.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ def chat_ids(messages: list[dict[str, Any]], gen: bool) -> list[int]:
 def tokenize_answer(body: dict[str, Any], max_model_len: int) -> dict[str, Any]:
     """What vLLM's /tokenize answers, in this fake tokenizer, for a chat or a plain prompt."""
     if "messages" in body:
-        ids = chat_ids(body["messages"], bool(body.get("add_generation_prompt")))
+        ids = chat_ids(body["messages"], bool(body.get("add_generation_prompt", True)))  # vLLM's default
     else:
         ids = word_ids(body["prompt"])
     return {"count": len(ids), "tokens": ids, "max_model_len": max_model_len}
@@ -55,13 +61,15 @@ class FakeServer:
     prefill_delay_s: float = 0.0  # before the first content token, as a real server computes the prompt
     usage_delay_s: float = 0.0  # after the last content token, before the usage chunk and `[DONE]`
     cached_details: bool = True
+    block_size: int = 4  # the prefix cache's block, in tokens
+    forget_after_s: float | None = None  # a block unused for longer than this is forgotten (None: never)
     requests: list[dict[str, Any]] = field(default_factory=list)
     # (arrived, answered, max_tokens) of every streamed completion, in `time.monotonic()` seconds
     timeline: list[tuple[float, float, int]] = field(default_factory=list)
     auth: list[str | None] = field(default_factory=list)
     prompt_tokens_total: int = 0
     generation_tokens_total: int = 0
-    _seen: set[tuple[int, ...]] = field(default_factory=set)
+    _blocks: dict[int, float] = field(default_factory=dict)  # a block's key (its whole prefix): last used
     server: TestServer | None = None
 
     @property
@@ -94,15 +102,29 @@ class FakeServer:
             return web.json_response({"error": "not found"}, status=404)
         return web.json_response(tokenize_answer(await request.json(), self.max_model_len))
 
-    def _cached(self, ids: list[int]) -> int:
-        """A 4-token-block prefix cache over every prompt seen."""
-        best = 0
-        for end in range(4, len(ids), 4):
-            if tuple(ids[:end]) in self._seen:
-                best = end
-        for end in range(4, len(ids) + 1, 4):
-            self._seen.add(tuple(ids[:end]))
-        return best
+    def _keys(self, ids: list[int]) -> list[int]:
+        """Each whole block's key: a chained hash of every token up to its end (equal keys, equal prefix)."""
+        keys, h, size = [], 0, self.block_size
+        for end in range(size, len(ids) + 1, size):
+            h = hash((h, tuple(ids[end - size : end])))
+            keys.append(h)
+        return keys
+
+    def _cached(self, ids: list[int], now: float) -> int:
+        """The prompt's leading blocks still held (short of its last token), then all of its blocks used."""
+        keys = self._keys(ids)
+        held = 0
+        for key in keys[: (len(ids) - 1) // self.block_size]:
+            used = self._blocks.get(key)
+            if used is None or (self.forget_after_s is not None and now - used > self.forget_after_s):
+                break
+            held += 1
+        self._used(keys, now)
+        return held * self.block_size
+
+    def _used(self, keys: list[int], now: float) -> None:
+        for key in keys:
+            self._blocks[key] = now
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         arrived = time.monotonic()
@@ -119,7 +141,7 @@ class FakeServer:
             return web.json_response({"error": {"message": msg}}, status=400)
         if not body.get("stream"):
             return web.json_response({"usage": {"prompt_tokens": len(ids), "completion_tokens": 1}})
-        cached = self._cached(ids)
+        cached = self._cached(ids, arrived)
         self.prompt_tokens_total += len(ids)
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
@@ -152,5 +174,6 @@ class FakeServer:
         await resp.write(f"data: {json.dumps({**head, 'choices': [], 'usage': usage})}\n\n".encode())
         await resp.write(b"data: [DONE]\n\n")
         await resp.write_eof()
+        self._used(self._keys(ids), time.monotonic())  # its blocks were in use until its end
         self.timeline.append((arrived, time.monotonic(), out))
         return resp

@@ -22,6 +22,7 @@ from agentx_tui.snapshot import (
     GpuState,
     Percentiles,
     PointFigures,
+    RetentionRow,
     RunInfo,
     RunState,
     Snapshot,
@@ -39,6 +40,42 @@ URL = "http://10.0.0.7:8000"
 SECRET = "sk-test-Zq9X8c7V6b5N4m3"
 _STATES: tuple[UserState, ...] = ("decoding", "prefill", "tool", "waiting", "decoding", "tool")
 GIB = 1024**3
+
+
+# A cache that holds an idle agent's context for about 30 s: (lowest idle s, highest, calls, reused
+# tokens, hit share) per bucket, the last one empty; the agents idle 4.2 s at p50 and 38 s at p90.
+RETENTION = (
+    (0.0, 1.0, 410, 5_100_000, 1.0),
+    (1.0, 2.0, 260, 3_300_000, 0.99),
+    (2.0, 5.0, 520, 6_800_000, 0.97),
+    (5.0, 10.0, 300, 4_000_000, 0.93),
+    (10.0, 30.0, 160, 2_200_000, 0.58),
+    (30.0, 60.0, 70, 980_000, 0.14),
+    (60.0, 120.0, 12, 170_000, 0.02),
+)
+
+
+def retention_figures(cached_reported: bool = True) -> Figures:
+    """The client's whole-run split of its prompts (measure/reuse.py), the curve above."""
+    rows = [
+        RetentionRow(
+            idle_s_low=low,
+            idle_s_high=high,
+            requests=n,
+            reused_tokens=tokens,
+            hit_share=share if cached_reported else None,
+        )
+        for low, high, n, tokens, share in RETENTION
+    ]
+    reused = sum(r.reused_tokens for r in rows)
+    hit = sum(r.reused_tokens * (r.hit_share or 0.0) for r in rows)
+    return Figures(
+        prefix_reused_tokens=reused,
+        prefix_evicted_share=1 - hit / reused if cached_reported else None,
+        retention_curve=rows,
+        think_s_p50=4.2,
+        think_s_p90=38.0,
+    )
 
 
 def make_snapshot(
@@ -116,6 +153,7 @@ def make_snapshot(
             endpoint=URL,
             interactivity_tokens_per_s=92.0 + (u % 9),
             e2e_interactivity_tokens_per_s=61.0 + (u % 13),
+            prefix_hit_share=(0.99 - 0.06 * (u % 5)) if cached_reported else None,
         )
         for u in range(sessions)
     )
@@ -167,7 +205,9 @@ def make_snapshot(
                 ttft_p90_s=0.45,
                 itl_p50_s=0.009,
                 itl_p90_s=0.014,
+                prefix_evicted_share=0.08 if cached_reported else None,
             ),
+            run=retention_figures(cached_reported),
             requests_per_s=22.5,
             totals=ClientTotals(
                 requests_completed=100 + seq,

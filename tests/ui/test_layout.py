@@ -152,7 +152,6 @@ async def test_wide_history_charts_span_their_pane() -> None:
         for chart_id, pane_id, label_width in (
             ("#gpu-history", "#pane-gpu", 0),
             ("#kv-history", "#pane-kv", 0),
-            ("#prefix-history", "#pane-prefix", 0),
             ("#tps-total-history", "#pane-throughput", 22),
         ):
             chart = app.query_one(chart_id, Sparkline)
@@ -161,6 +160,9 @@ async def test_wide_history_charts_span_their_pane() -> None:
             # Three samples so far, yet the bottom row is drawn across the whole chart.
             bottom = chart.render_lines(chart.region.reset_offset)[-1].text
             assert len(bottom) == chart.size.width and " " not in bottom, (chart_id, bottom)
+        # The prefix pane's history gives its rows to the retention curve, as wide as the pane.
+        assert app.query_one("#prefix-history", Sparkline).size.width == 0
+        assert app.query_one("#prefix-retention").size.width == app.query_one("#pane-prefix").size.width
 
 
 async def test_the_log_follows_its_tail_through_a_layout_change() -> None:
@@ -209,9 +211,9 @@ async def test_users_table_fits_80_columns_without_a_sideways_scroll_bar() -> No
             "step",
             "context",
             "TTFT",
-            "tok/s",
-            "E2E",  # the user-facing rate; decode's 1/ITL is left out at this width
+            "E2E",  # the user-facing rate; decode's tok/s and 1/ITL are left out at this width
             "tokens",
+            "hit",  # the share of its reused prompt tokens the server still had cached
             "session/host",
         ]
         assert "10.0.0.7:8000" in table.render_line(1).text
@@ -241,7 +243,7 @@ async def test_the_sort_skips_a_column_left_out_at_80_columns() -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         await shown(pilot, 3)
         users = app.query_one(UsersPane)
-        await pilot.press(*"oooooo")  # … → tok/s → (1/ITL has no room) → E2E
+        await pilot.press(*"ooooo")  # … → TTFT → (tok/s and 1/ITL have no room) → E2E
         assert users.sort_column == "e2e_interactivity"
 
 

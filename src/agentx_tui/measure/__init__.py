@@ -15,6 +15,7 @@ the bytes of one answer to the run's and a sweep point's figures. A leaf: it rea
                    for the client's window and run, a sweep point and a --precision run
     window.py      a sweep point's measured window and its raw sample (for the intervals)
     schedule.py    a timed replay's schedule as kept: behind or not, the users that would keep it
+    reuse.py       where each prompt went: cold, hit, evicted; the idle times; the retention curve
     stats.py       the client's figures over the run and its sliding window (`ClientStats`)
 
 Public:
@@ -34,12 +35,15 @@ Public:
                                                     a sweep point's window and its sample
     ClientStats, StatsSink                          the client's figures; where a load loop hands them
     ScheduleBook, behind_schedule                   a timed replay's schedule: users needed, the lag rule
+    split_prompt, PromptSplit, ReuseTally           a prompt's cold, hit and evicted tokens; their sums
+    IDLE_BUCKETS_S, idle_bucket                     the retention curve's idle-time buckets
 """
 
 from agentx_tui.measure.headline import tally_figures
 from agentx_tui.measure.histogram import LogHistogram, bucket_of, bucketed
 from agentx_tui.measure.percentile import linear_quantile
 from agentx_tui.measure.record import Completed, Failed, RequestRecord
+from agentx_tui.measure.reuse import IDLE_BUCKETS_S, PromptSplit, ReuseTally, idle_bucket, split_prompt
 from agentx_tui.measure.schedule import ScheduleBook, behind_schedule
 from agentx_tui.measure.slots import slot_of, spread_tokens
 from agentx_tui.measure.sse import RETRIABLE, SseScanner, classify
@@ -50,6 +54,7 @@ from agentx_tui.measure.usage import UsageFigures, usage_cached_tokens, usage_in
 from agentx_tui.measure.window import SLOT_S, PointSample, SlotSample, TreeSample, WindowFigures
 
 __all__ = [
+    "IDLE_BUCKETS_S",
     "RETRIABLE",
     "SLOT_S",
     "AnswerFigures",
@@ -59,7 +64,9 @@ __all__ = [
     "Failed",
     "LogHistogram",
     "PointSample",
+    "PromptSplit",
     "RequestRecord",
+    "ReuseTally",
     "ScheduleBook",
     "SlotSample",
     "SseScanner",
@@ -75,8 +82,10 @@ __all__ = [
     "bucketed",
     "classify",
     "e2e_per_token",
+    "idle_bucket",
     "linear_quantile",
     "slot_of",
+    "split_prompt",
     "spread_tokens",
     "tally_figures",
     "token_gaps",

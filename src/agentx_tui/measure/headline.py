@@ -3,7 +3,8 @@
 The client's rate window and its whole run (`ClientStats.figures`), a sweep point's window and a
 `--precision` run's (sweep/points.py) are all a `Tally` read by `tally_figures`: the token rates over the
 window's span, the latency percentiles, decode and E2E-normalized interactivity (1 / a percentile of
-per-request ITL or of r_i), the client's prefix-cache hit rate and the workload's ceiling.
+per-request ITL or of r_i), the client's prefix-cache hit rate, the workload's ceiling, and where the
+prompts went (measure/reuse.py: the evicted share, the retention curve, the agents' idle times).
 """
 
 from __future__ import annotations
@@ -54,4 +55,7 @@ def tally_figures(
         e2e_p90_s=e2e.p90,
         prefix_cache_hit_rate_client=ratio(tally.cached, tally.prompt_with_cached),
         prefix_cache_hit_rate_ceiling=ratio(tally.ceiling, tally.prompt_with_ceiling),
+        # The split's reused tokens are the ceiling's (measure/reuse.py): known where the ceiling is.
+        prefix_reused_tokens=tally.ceiling if tally.prompt_with_ceiling else None,
+        **tally.reuse.figures(),
     )

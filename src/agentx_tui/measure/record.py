@@ -28,7 +28,9 @@ class Completed:
     prompt_tokens: int
     cached_tokens: int | None
     output_tokens: int
-    ceiling_tokens: int | None  # None when not known (a proxied call's blocks are read only later)
+    # The block-aligned prefix an earlier call of the run had sent: the ceiling's count and the split's
+    # reused tokens (measure/reuse.py). None when not known (a proxied call's prompt not tokenized).
+    ceiling_tokens: int | None
     ttft_s: float | None
     decode_tokens_per_s: float | None
     request_itl_s: float | None = None  # (last − first token) / (output tokens − 1): AgentX's per-request ITL
@@ -49,6 +51,10 @@ class Completed:
     # not scheduled, its clock starts when it was sent.
     due_at: float | None = None
     schedule_lag_s: float | None = None
+    # How long the call's session sat idle before it (docs/metrics.md §4, "Where the prefix went"): its
+    # start − the end of its agent's previous call (a sub-agent's first: the parent call it followed).
+    # None for a session's first call and for a trace's requests (each a session of its own).
+    idle_s: float | None = None
 
     @classmethod
     def of_answer(
@@ -65,6 +71,7 @@ class Completed:
         step: int = 0,
         due_at: float | None = None,
         schedule_lag_s: float | None = None,
+        idle_s: float | None = None,
     ) -> Completed:
         """A finished call as the statistics count it. `answer` is its `answer_figures`, worked out from
         its start: `due_at` when it was scheduled (a timed replay: "Honest clocks", docs/metrics.md),
@@ -88,6 +95,7 @@ class Completed:
             step=step,
             due_at=due_at,
             schedule_lag_s=schedule_lag_s,
+            idle_s=idle_s,
         )
 
     @property

@@ -18,6 +18,7 @@ from typing import Protocol
 
 from agentx_tui.measure.headline import tally_figures
 from agentx_tui.measure.record import Completed, Failed
+from agentx_tui.measure.reuse import split_prompt
 from agentx_tui.measure.schedule import ScheduleBook, behind_schedule
 from agentx_tui.measure.slots import slot_of, spread_tokens
 from agentx_tui.measure.tally import Tally
@@ -119,6 +120,8 @@ class ClientStats:
                 done.tree, done.step, done.sent_at, done.ended_at, done.prompt_tokens, done.output_tokens,
                 done.ttft_s, ok=True, e2e_s=done.e2e_s,
             )  # fmt: skip
+            # Where its prompt went, for its task (the tallies count it with the prompt: `count_prompt`).
+            self.tasks.call_reuse(done.tree, split_prompt(done.prompt_tokens, done.ceiling_tokens, done.cached_tokens))
 
     def _spread_output(self, first: float, last: float, tokens: int) -> None:
         """`tokens` decoded from `first` to `last` into the seconds they came in (measure/slots.py)."""

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from agentx_tui.measure.histogram import LogHistogram
 from agentx_tui.measure.record import Completed
+from agentx_tui.measure.reuse import PromptSplit, ReuseTally
 from agentx_tui.measure.timing import AnswerFigures
 
 
@@ -41,6 +42,8 @@ class Tally:
     # AgentX's E2E-normalized latency r_i, seconds per output token: 1 / its percentiles is the
     # E2E-normalized interactivity, the North Star (docs/metrics.md).
     e2e_per_token: LogHistogram = field(default_factory=LogHistogram)
+    # Where the prompts went: cold, hit, evicted; the idle times and the retention curve (measure/reuse.py).
+    reuse: ReuseTally = field(default_factory=ReuseTally)
 
     def count(self, done: Completed) -> None:
         """All of `done` at once: its prompt side, its latencies and its output tokens (a set of whole
@@ -53,6 +56,7 @@ class Tally:
         """`done`'s prompt tokens and what a cache held of them (hit rate, ceiling); a slot counts them
         when the first token came, as the prompt rate does."""
         self.prompt += done.prompt_tokens
+        self.reuse.count(done)
         if done.cached_tokens is not None:
             self.cached += done.cached_tokens
             self.prompt_with_cached += done.prompt_tokens
@@ -89,6 +93,7 @@ class Tally:
         for name in ("ttft", "itl", "request_itl", "decode", "e2e", "e2e_per_token"):
             getattr(self, name).merge(getattr(other, name))
         self.schedule_lag.merge(other.schedule_lag)
+        self.reuse.merge(other.reuse)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -106,6 +111,9 @@ class CallTally:
     itl_n: int = 0
     e2e_per_token_sum: float = 0.0  # r_i (E2E per output token), summed for the row's E2E-normalized rate
     e2e_per_token_n: int = 0
+    # The split of its calls' prompts (measure/reuse.py), of those whose server reported cached_tokens.
+    reused_reported: int = 0
+    hit: int = 0
 
     def count(self, answer: AnswerFigures) -> None:
         """One completed call."""
@@ -122,6 +130,17 @@ class CallTally:
         if answer.e2e_per_token_s is not None:
             self.e2e_per_token_sum += answer.e2e_per_token_s
             self.e2e_per_token_n += 1
+
+    def count_reuse(self, split: PromptSplit | None) -> None:
+        """A completed call's prompt split (measure/reuse.py); None, or no hits, when not known."""
+        if split is not None and split.hit is not None:
+            self.reused_reported += split.reused
+            self.hit += split.hit
+
+    @property
+    def prefix_hit_share(self) -> float | None:
+        """Σ hit ÷ Σ reused: how much of what this session sent again the server still had cached."""
+        return self.hit / self.reused_reported if self.reused_reported else None
 
     @property
     def last_ttft_s(self) -> float | None:
@@ -153,4 +172,5 @@ TALLIED_FIELDS = (
     "decode_tokens_per_s",
     "interactivity_tokens_per_s",
     "e2e_interactivity_tokens_per_s",
+    "prefix_hit_share",
 )

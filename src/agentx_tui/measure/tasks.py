@@ -15,6 +15,9 @@ still running, and how many failed.
   tokens per task** = Σ output.
 - **USD per task** = tokens per task ÷ the run's total tokens per dollar (None when that is unknown).
 - **Tasks per hour per GPU** = tasks completed in the window ÷ the window's hours ÷ GPUs.
+- **Prefix hit share per task** = Σ hit ÷ Σ reused prompt tokens of its calls (measure/reuse.py): how
+  much of what the task sent again its server still had cached; over the completed tasks that reused
+  something and whose server reported cached tokens, the mean and the p10 and p90 of those shares.
 - **Step curve**: per step (the step the caller passes: a call's 1-based position in its tree, or in
   its own agent's loop) the completed calls, their mean context (prompt tokens), TTFT and E2E p50/p90.
   Steps 1 to 8 have a row each, then one row per power of two (9–16, 17–32, 33–64, …), so the rows
@@ -41,6 +44,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
 from agentx_tui.measure.histogram import LogHistogram, Samples
+from agentx_tui.measure.reuse import PromptSplit
 from agentx_tui.snapshot import StepRow, TaskFigures
 
 STEPS_ALONE = 8  # steps 1..8 get a row each; beyond, one row per power of two
@@ -84,7 +88,7 @@ class _Union:
 class _Tree:
     """An open session tree: what its figures need, until it ends."""
 
-    __slots__ = ("busy", "failed", "first_sent", "last_ended", "output_tokens", "steps", "tokens")
+    __slots__ = ("busy", "failed", "first_sent", "hit", "last_ended", "output_tokens", "reused", "steps", "tokens")
 
     def __init__(self, sent_at: float, ended_at: float) -> None:
         self.first_sent = sent_at
@@ -94,6 +98,8 @@ class _Tree:
         self.output_tokens = 0
         self.busy = _Union()
         self.failed = False  # already counted as failed; waits only for its end to be forgotten
+        self.reused = 0  # reused prompt tokens of its calls whose server reported cached tokens
+        self.hit = 0
 
     @property
     def wall_s(self) -> float:
@@ -138,9 +144,15 @@ class _Tally:
     tokens: int = 0
     output_tokens: int = 0
     step_rows: dict[int, _StepTally] = field(default_factory=dict)  # by the bucket's first step
+    hit_shares: Samples = field(default_factory=Samples)  # each task's Σ hit ÷ Σ reused (it reused some)
+    hit_share_sum: float = 0.0
 
     def task(self, tree: _Tree) -> None:
         self.completed += 1
+        if tree.reused > 0:
+            share = tree.hit / tree.reused
+            self.hit_shares.add(share)
+            self.hit_share_sum += share
         wall = tree.wall_s
         self.wall.add(wall)
         self.wall_s += wall
@@ -238,6 +250,15 @@ class TaskBook:
             if window.inside(sent_at, ended_at):
                 window.tally.call(step, prompt_tokens, ttft_s, e2e_s)
 
+    def call_reuse(self, tree: int, split: PromptSplit | None) -> None:
+        """The split of a completed call of `tree` (after its `call_ended`; measure/reuse.py); None, or
+        a split without hits, when the client or the server did not know them."""
+        found = self._open.get(tree)
+        if found is None or found.failed or split is None or split.hit is None:
+            return
+        found.reused += split.reused
+        found.hit += split.hit
+
     def tree_ended(self, tree: int, failed: bool = False) -> None:
         """The loop says `tree` is over (its sub-agents' calls all in): fold it into the figures."""
         found = self._open.pop(tree, None)
@@ -327,6 +348,9 @@ def _figures(
         tasks_per_hour_per_gpu=done / hours / gpu_count if hours is not None and gpu_count is not None else None,
         step_curve=rows,
         task_s_histogram=_histogram(tally.wall.histogram),
+        task_prefix_hit_share_mean=tally.hit_share_sum / tally.hit_shares.count if tally.hit_shares.count else None,
+        task_prefix_hit_share_p10=tally.hit_shares.quantile(0.1),
+        task_prefix_hit_share_p90=tally.hit_shares.quantile(0.9),
     )
 
 

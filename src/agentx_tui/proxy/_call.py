@@ -48,6 +48,9 @@ class ProxiedCall(UsageFigures):
     session: Any = None  # the observer's own handle for the call's session
     tree: int = -1  # the task (session tree) id the observer gave it, for the run's statistics
     step: int = 0  # its 1-based place in its own agent's loop (0: unknown)
+    # How long its session sat idle before it: its start − the end of its agent's previous call (a
+    # sub-agent's first: its parent's latest); None for a session's first call or an unknown session.
+    idle_s: float | None = None
     usage: dict[str, Any] | None = None
     finish_reason: str | None = None
     _figures: AnswerFigures | None = None  # worked out once the call is over (`figures`)
@@ -126,17 +129,19 @@ class ProxiedCall(UsageFigures):
     def ttft_s(self) -> float | None:
         return self.figures().ttft_s
 
-    def completed(self, prompt_tokens: int) -> Completed:
-        """The call's figures for the run's statistics; `prompt_tokens` from usage or /tokenize."""
+    def completed(self, prompt_tokens: int, reused_tokens: int | None = None) -> Completed:
+        """The call's figures for the run's statistics; `prompt_tokens` from usage or /tokenize, and its
+        reused tokens (proxy/_reuse.py: its ceiling's count too) once its prompt was tokenized."""
         return Completed.of_answer(
             self.figures(),
             sent_at=self.received_at,
             ended_at=self.ended_at,
             prompt_tokens=prompt_tokens,
             cached_tokens=self.cached_tokens,
-            ceiling_tokens=None,  # the prompt's blocks are known only later, off the request's path
+            ceiling_tokens=reused_tokens,  # None when its prompt was not tokenized (then unknown)
             tree=self.tree,
             step=self.step,
+            idle_s=self.idle_s,
         )
 
     def failed(self) -> Failed:

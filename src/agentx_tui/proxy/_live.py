@@ -11,6 +11,7 @@ from agentx_tui.errors import UsageError
 from agentx_tui.measure import StatsSink
 from agentx_tui.proxy._capture import Capture
 from agentx_tui.proxy._eviction import DEFAULT_SESSION_IDLE_S
+from agentx_tui.proxy._reuse import DEFAULT_BLOCK_SIZE
 from agentx_tui.proxy._server import DEFAULT_SESSION_HEADER, SHUTDOWN_GRACE_S, ProxyServer
 from agentx_tui.proxy._sessions import LiveSessions
 from agentx_tui.proxy._tokenize import Tokenizer
@@ -67,6 +68,7 @@ class LiveProxy:
         session_header: str = DEFAULT_SESSION_HEADER,
         api_key: str | None = None,
         idle_s: float = DEFAULT_SESSION_IDLE_S,  # --session-idle: a tree with no call for this long has ended
+        block_size: int | None = None,  # the server's KV block size (`vllm:cache_config_info`), when it says
         tokenizer_url: str | None = None,
         shutdown_grace_s: float = SHUTDOWN_GRACE_S,
     ) -> None:
@@ -77,7 +79,12 @@ class LiveProxy:
             upstream_url, host, port, session_header=session_header, shutdown_grace_s=shutdown_grace_s
         )
         self.sessions = LiveSessions(
-            sink=sink, capture=self.capture, tokenizer=self.tokenizer, endpoint=self.server.upstream, idle_s=idle_s
+            sink=sink,
+            capture=self.capture,
+            tokenizer=self.tokenizer,
+            endpoint=self.server.upstream,
+            idle_s=idle_s,
+            block_size=block_size or DEFAULT_BLOCK_SIZE,
         )
         self.server.observer = self.sessions
         self._said: dict[str, str | None] = {}

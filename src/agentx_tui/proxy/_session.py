@@ -78,6 +78,10 @@ class LiveSession(CallTally):
         return "decoding" if current is not None and current.first_at is not None else "prefill"
 
     def started(self, call: ProxiedCall) -> None:
+        # Its idle time counts from this agent's latest call's end; a sub-agent's first call, from its
+        # parent's latest (the call it followed), as the capture's think time does.
+        previous = self.last_end if self.last_end is not None or self.parent is None else self.parent.last_end
+        call.idle_s = max(0.0, call.received_at - previous) if previous is not None else None
         self.in_flight += 1
         self.steps += 1
         call.tree, call.step = self.tree.task, self.steps  # a sub-agent's calls are in its parent's task

@@ -52,13 +52,14 @@ class SessionStats:
         """A call completed; its figures follow once its prompt's length is known (`counted`)."""
         self._completed += 1
 
-    def counted(self, call: ProxiedCall, prompt: int) -> None:
-        """A completed call's figures, with its prompt's length (from usage, or /tokenize)."""
+    def counted(self, call: ProxiedCall, prompt: int, reused: int | None = None) -> None:
+        """A completed call's figures, with its prompt's length (from usage, or /tokenize) and its reused
+        tokens (None: not known, its prompt was not tokenized)."""
         self._prompt += prompt
         self._cached += call.cached_tokens or 0
         self._output += call.output_tokens or 0
         if self.sink is not None:
-            self.sink.add(call.completed(prompt))
+            self.sink.add(call.completed(prompt, reused))
 
     def tree_ended(self, task: int, how: str) -> None:
         """A session tree's task is over: `done` (or `error`, a call of it failed) when it went idle,

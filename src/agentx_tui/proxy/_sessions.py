@@ -8,6 +8,7 @@ those jobs.
     _eviction.py        when a tree is over (idle, or pushed out by the live trees' limit)
     _session_stats.py   the sessions' figures, every call's for the run's statistics, the trees' tasks
     _prompt_tokens.py   a completed call's prompt tokenized for the statistics and the capture
+    _reuse.py           what the agents sent before: each call's reused prompt tokens
 
 Per session: the same figures as a simulated user (load/sending/users.py). Per tree: one task of the
 run's (docs/metrics.md, "Tasks"): its calls, sub-agents' included, carry its task id, and a tree idle
@@ -23,13 +24,14 @@ import asyncio
 import secrets
 import time
 
-from agentx_tui.measure import StatsSink
+from agentx_tui.measure import StatsSink, split_prompt
 from agentx_tui.proxy._call import ProxiedCall
 from agentx_tui.proxy._capture import Capture, CapturedCall
 from agentx_tui.proxy._eviction import DEFAULT_SESSION_IDLE_S, MAX_LIVE_TREES, idle_trees, oldest_free_tree
 from agentx_tui.proxy._inference import SPAWN_WINDOW_S, SessionInference
 from agentx_tui.proxy._live_table import LiveTable
 from agentx_tui.proxy._prompt_tokens import PromptTokens
+from agentx_tui.proxy._reuse import DEFAULT_BLOCK_SIZE, SentBlocks
 from agentx_tui.proxy._session import REAL_ID_BASE, TASK_ID_BASE, How, LiveSession, LiveTree, screen_name
 from agentx_tui.proxy._session_stats import ProxiedSessionFigures, SessionStats
 from agentx_tui.proxy._tokenize import Tokenizer
@@ -55,6 +57,7 @@ class LiveSessions:
         capture: Capture | None = None,
         tokenizer: Tokenizer | None = None,
         endpoint: str = "",
+        block_size: int = DEFAULT_BLOCK_SIZE,
         idle_s: float = DEFAULT_SESSION_IDLE_S,
         spawn_window_s: float = SPAWN_WINDOW_S,
         max_live_trees: int = MAX_LIVE_TREES,
@@ -70,7 +73,7 @@ class LiveSessions:
         self._table = LiveTable(endpoint)
         self._inference = SessionInference(self._new, spawn_window_s)
         self._stats = SessionStats(sink)
-        self._tokens = PromptTokens(tokenizer, capture, self._counted)
+        self._tokens = PromptTokens(tokenizer, capture, self._counted, SentBlocks(block_size))
         self._sweeper: asyncio.Task[None] | None = None
         self._closed = False
 
@@ -97,6 +100,7 @@ class LiveSessions:
         self.flush()
         if self.tokenizer is not None:
             await self.tokenizer.close()
+        self._tokens.sent.flush()  # calls behind one whose tokenizing was cut off are counted still
 
     def flush(self) -> int:
         """Write the file of every open tree now, as it stands (they stay open); how many were written."""
@@ -171,21 +175,23 @@ class LiveSessions:
             record = self.capture.add_call(session.agent, call, tokens_coming=want_tokens)
         if session is not None:
             session.completed(call, prompt)
-        if prompt is not None:
-            self._stats.counted(call, prompt)
         if want_tokens:
-            if prompt is None and session is not None:
-                session.tree.counting += 1  # its figures reach the statistics once tokenized (`_counted`)
+            # Its figures reach the statistics once its prompt is tokenized (`_counted`): its length, if
+            # the server gave none, and its reused tokens are known only then.
+            if session is not None:
+                session.tree.counting += 1
             self._tokens.request(call, session, record)
-        elif prompt is None:
-            self._stats.counted(call, 0)  # no usage and no way to count the prompt
+        else:
+            self._stats.counted(call, prompt if prompt is not None else 0)  # 0: no usage, no way to count it
 
     # -- internals -----------------------------------------------------------------------------------
-    def _counted(self, call: ProxiedCall, prompt: int) -> None:
-        """A completed call whose prompt's length was unknown, now counted (`PromptTokens`)."""
-        if call.prompt_tokens is None and call.session is not None:
-            call.session.tree.counting -= 1
-        self._stats.counted(call, prompt)
+    def _counted(self, call: ProxiedCall, prompt: int, reused: int | None) -> None:
+        """A completed call, counted once its prompt is tokenized (`PromptTokens`)."""
+        session: LiveSession | None = call.session
+        if session is not None:
+            session.tree.counting -= 1
+            session.count_reuse(split_prompt(prompt, reused, call.cached_tokens))
+        self._stats.counted(call, prompt, reused)
 
     def _new(
         self, parent: LiveSession | None, how: How, name: tuple[str, str] | None, call: ProxiedCall

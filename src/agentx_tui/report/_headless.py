@@ -12,6 +12,7 @@ AgentX verdict are in the summary, not on each line.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from typing import TextIO
 
@@ -19,7 +20,7 @@ from agentx_tui.report._checks import CheckResult
 from agentx_tui.report._format import NA, cell, elapsed, percent, si
 from agentx_tui.report._keys import FIGURES, unit
 from agentx_tui.report._model import Report
-from agentx_tui.snapshot import Snapshot, validity_words
+from agentx_tui.snapshot import RetentionRow, Snapshot, validity_words
 from agentx_tui.snapshot.rates import rates
 from agentx_tui.sweep import DECODE, NORTH_STAR, point_x
 from agentx_tui.terminal import wants_color
@@ -100,6 +101,20 @@ def limits_lines(report: Report) -> list[str]:
             f"{cell(report.gpu_power_w_per_gpu_mean)} W per GPU ({report.energy_source})"
         )
     return [f"  roofline: {roofline}", f"  energy: {energy}"]
+
+
+def retention_lines(report: Report) -> list[str]:
+    """The retention curve in words (docs/metrics.md §4): each idle-time bucket's hit share of the reused
+    tokens, wrapped to 79 columns like the rest of the summary; none when no call came after an idle time."""
+    rows = [row for row in report.retention_curve or () if isinstance(row, RetentionRow)]
+    if not rows:
+        return []
+    parts = []
+    for row in rows:
+        idle = f"{row.idle_s_low:g}-{row.idle_s_high:g}s" if row.idle_s_high is not None else f">{row.idle_s_low:g}s"
+        parts.append(f"{idle} {percent(row.hit_share)}")
+    body = textwrap.wrap(", ".join(parts), 79, initial_indent="    ", subsequent_indent="    ")
+    return ["  retention (hit share of reused tokens, by idle time before the call):", *body]
 
 
 class HeadlessPrinter:
@@ -192,6 +207,8 @@ class HeadlessPrinter:
             for key in PROXY_SUMMARY_KEYS:
                 self._write(f"  {key.ljust(width)}  {cell(getattr(report, key))} {unit(key)}".rstrip())
         for line in limits_lines(report):
+            self._write(line)
+        for line in retention_lines(report):  # where the cache stopped holding idle agents' contexts
             self._write(line)
         if report.tasks_completed is not None:  # the run sent calls of its own: what its agents' tasks took
             for line in task_lines(report):

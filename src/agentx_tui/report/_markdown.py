@@ -151,6 +151,60 @@ def _tasks_section(data: dict[str, Any], images: Sequence[str]) -> list[str]:
     return lines
 
 
+# The Cache section (docs/metrics.md §4, "Where the prefix went"): the client's split of its prompts.
+_CACHE_KEYS = (
+    "prefix_cache_hit_rate_client",
+    "prefix_cache_hit_rate_ceiling",
+    "prefix_reused_tokens",
+    "prefix_evicted_share",
+    "think_s_p50",
+    "think_s_p90",
+)
+_RETENTION_COLUMNS = (
+    ("requests", "calls", cell),
+    ("reused_tokens", "reused tokens", si),
+    ("hit_share", "hit share", percent),
+)
+
+
+def _cache_section(data: dict[str, Any], images: Sequence[str]) -> list[str]:
+    """Where the prompts' tokens came from, by the client: the figures, the retention curve's picture and
+    table; in words when a figure cannot be known."""
+    lines = ["## Cache", ""]
+    if data.get("prefix_reused_tokens") is None:
+        return [*lines, "No split of the prompts: the run sent no calls whose blocks the client knows.", ""]
+    lines += [
+        "Each prompt split into cold tokens (no earlier call sent them), reused ones the server still had "
+        "cached (hit) and reused ones it no longer had (evicted); the retention curve is the hit share of "
+        "the reused tokens against how long the session had been idle before the call.",
+        "",
+        "| figure | key | value | unit |",
+        "|---|---|---|---|",
+    ]
+    for key in _CACHE_KEYS:
+        lines.append(f"| {FIGURES[key].meaning} | {key} | {_esc(cell(data.get(key)))} | {unit(key)} |")
+    lines.append("")
+    if data.get("prefix_evicted_share") is None:
+        lines += [
+            "The hit and evicted shares are unknown: the server reported no cached tokens per request "
+            "(vLLM: `--enable-prompt-tokens-details`).",
+            "",
+        ]
+    lines += [line for image in images for line in (image, "")]
+    rows = data.get("retention_curve") or []
+    if rows:
+        head = ["idle s", *(title for _, title, _ in _RETENTION_COLUMNS)]
+        lines += ["Retention curve (`retention_curve`): the calls by their session's idle time before them.", ""]
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for row in rows:
+            low, high = row.get("idle_s_low"), row.get("idle_s_high")
+            idle = f"{cell(low)}–{cell(high)}" if high is not None else f"> {cell(low)}"
+            cells = [idle, *(_esc(fmt(row.get(key))) for key, _, fmt in _RETENTION_COLUMNS)]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    return lines
+
+
 def _tiers_table(report: dict[str, Any]) -> list[str]:
     """The tier reads on both axes (docs/sweeps.md): the frontier's own axis first, with the agents per
     GPU and per MW read there, then the other. A read of before the axis was chosen is on decode interactivity."""
@@ -216,8 +270,10 @@ def render_markdown(
     checks: Sequence[CheckResult] = (),
     images: Sequence[str] = (),
     task_images: Sequence[str] = (),
+    cache_images: Sequence[str] = (),
 ) -> str:
-    """`images`: the sweep's pictures (its Frontier section); `task_images`: the tasks' (report/_task_charts.py)."""
+    """`images`: the sweep's pictures (its Frontier section); `task_images`: the tasks' (report/_task_charts.py);
+    `cache_images`: the Cache section's (report/_retention_charts.py)."""
     title = "agentx-tui report" + (" (partial)" if report.partial else "")
     lines = [f"# {title}", ""]
     lines.append(
@@ -250,6 +306,7 @@ def render_markdown(
         lines += ["## Frontier", "", *(line for image in images for line in (image, ""))]
         lines += [f"Drawn on the frontier's axis: {axis_title(report.frontier_axis)}.", ""]
         lines += _points_table(data)
+    lines += _cache_section(data, cache_images)
     lines += _tasks_section(data, task_images)
     if series is not None and len(series):
         span = f"{series.elapsed_s[0]:.1f}–{series.elapsed_s[-1]:.1f} s"

@@ -149,6 +149,7 @@ def _traffic(plan: RunPlan, serving: Serving, load: LoadGenerator | None, notes:
         session_header=proxy_plan.session_header,
         api_key=plan.api_key,
         idle_s=proxy_plan.session_idle_s,
+        block_size=target.block_size,
     )
     if not is_loopback_host(proxy_plan.host):
         notes.append(

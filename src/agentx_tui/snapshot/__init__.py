@@ -63,6 +63,7 @@ from agentx_tui.snapshot.model import (
 from agentx_tui.snapshot.rows import (
     EndpointRow,
     FrontierAxis,
+    RetentionRow,
     RooflineBound,
     StepRow,
     TaskTimeBar,
@@ -104,6 +105,7 @@ __all__ = [
     "Percentiles",
     "PointFigures",
     "ProxyState",
+    "RetentionRow",
     "RooflineBound",
     "RuleState",
     "RunInfo",

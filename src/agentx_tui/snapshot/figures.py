@@ -38,7 +38,15 @@ from pydantic.config import JsonDict
 from pydantic.fields import FieldInfo
 
 from agentx_tui.snapshot.base import Frozen
-from agentx_tui.snapshot.rows import EndpointRow, FrontierAxis, RooflineBound, StepRow, TaskTimeBar, UserRow
+from agentx_tui.snapshot.rows import (
+    EndpointRow,
+    FrontierAxis,
+    RetentionRow,
+    RooflineBound,
+    StepRow,
+    TaskTimeBar,
+    UserRow,
+)
 
 Better = Literal["higher", "lower"]
 # How `agentx-tui compare` treats a figure: "gate" (B worse than A by more than the tolerance is a
@@ -143,6 +151,7 @@ JsonObject = dict[str, Any]
 Endpoint = Annotated[EndpointRow | JsonObject, _MODEL_FIRST]
 User = Annotated[UserRow | JsonObject, _MODEL_FIRST]
 Step = Annotated[StepRow | JsonObject, _MODEL_FIRST]
+Retention = Annotated[RetentionRow | JsonObject, _MODEL_FIRST]
 
 
 @functools.cache
@@ -376,6 +385,33 @@ class Figures(FigureSet):
         FRACTION, "the servers' hit rate since they started (their counters' values)"
     )
     prefix_cache_hit_rate_server_source: str | None = figure("", "how the servers' hit rate was computed, in words")
+    # Where the prefix went, by the client (docs/metrics.md §4): each prompt split into cold, hit and
+    # evicted tokens; how long a session sat idle before each call, and what the cache still held then.
+    prefix_reused_tokens: int | None = figure(
+        TOKENS, "prompt tokens an earlier call of the run had sent (block-aligned): what a cache could serve"
+    )
+    prefix_evicted_share: float | None = figure(
+        FRACTION,
+        "Σ evicted ÷ Σ reused: reused prompt tokens the server no longer had cached",
+        better="lower",
+        compare=SHOW,
+        summary=True,
+    )
+    retention_curve: list[Retention] | None = figure(
+        "", "hit share of reused tokens by the session's idle time before the call {idle_s_low, idle_s_high, …}"
+    )
+    think_s_p50: float | None = figure(
+        SECONDS,
+        "a session's idle time before a call (its previous call's end → its start), p50",
+        compare=SHOW,
+        summary=True,
+    )
+    think_s_p90: float | None = figure(
+        SECONDS,
+        "a session's idle time before a call (its previous call's end → its start), p90",
+        compare=SHOW,
+        summary=True,
+    )
 
     # --- the servers and their GPUs ------------------------------------------------------------------
     kv_cache_usage_mean: float | None = figure(FRACTION, "KV-cache usage, mean over the samples", summary=True)
@@ -469,6 +505,15 @@ class Figures(FigureSet):
     usd_per_task: float | None = figure("USD/task", "USD per task", better="lower", compare=GATE, group="tasks")
     tasks_per_hour_per_gpu: float | None = figure(
         "tasks/hour/GPU", "tasks per hour per GPU", better="higher", compare=GATE, group="tasks"
+    )
+    task_prefix_hit_share_mean: float | None = figure(
+        FRACTION, "a task's Σ hit ÷ Σ reused prompt tokens, mean over the tasks", compare=SHOW, group="tasks"
+    )
+    task_prefix_hit_share_p10: float | None = figure(
+        FRACTION, "a task's Σ hit ÷ Σ reused prompt tokens, p10 (a tenth of the tasks kept less)", group="tasks"
+    )
+    task_prefix_hit_share_p90: float | None = figure(
+        FRACTION, "a task's Σ hit ÷ Σ reused prompt tokens, p90", group="tasks"
     )
     step_curve: list[Step] | None = figure(
         "", "per step of the agents' loops: requests, mean context, TTFT and E2E p50/p90", group="tasks"

@@ -259,6 +259,11 @@ class TaskFigures(Frozen):
     # The completed tasks' wall times as (upper edge in seconds, tasks) on a 1-2-5 scale, for the
     # distribution's picture; empty edges left out.
     task_s_histogram: tuple[tuple[float, int], ...] = ()
+    # Each completed task's Σ hit ÷ Σ reused prompt tokens (docs/metrics.md §4, "Where the prefix went"),
+    # over the tasks that reused something and whose server reported cached tokens: mean, p10, p90.
+    task_prefix_hit_share_mean: float | None = None
+    task_prefix_hit_share_p10: float | None = None
+    task_prefix_hit_share_p90: float | None = None
 
 
 class CostFigures(Frozen):

@@ -1,11 +1,11 @@
-"""The rows a set of figures lists (users, steps of the step curve, endpoints, task-time bars) and the
-frontier's axis: small models shared by the tick's Snapshot and the report's figures."""
+"""The rows a set of figures lists (users, steps of the step curve, the retention curve, endpoints,
+task-time bars) and the frontier's axis: small models shared by the tick's Snapshot and the report's figures."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from agentx_tui.snapshot.base import Frozen
 
@@ -33,12 +33,26 @@ class UserRow(Frozen):
     endpoint: str = ""
     parent: int | None = None  # for sub-agents: the parent user id
     interactivity_tokens_per_s: float | None = None  # 1 / mean per-request ITL over this session
+    # Σ hit ÷ Σ reused prompt tokens of this session's calls (docs/metrics.md §4, "Where the prefix went"):
+    # how much of what it sent again the server still had cached. None: nothing reused yet, or no
+    # cached_tokens from the server.
+    prefix_hit_share: float | None = None
     label: str = ""  # what the session replays (a trace file name), or a real session's short id
     real: bool = False  # a proxied session of a real agent (agentx_tui.proxy), not a simulated user
     # A real session's own name (its session header's value or the request's `user` field), for the
     # screen only: excluded from every serialisation (the recording, the report's `users_detail`), as
     # docs/capture.md promises that no header value is ever written. "" for inferred sessions.
     name: str = Field(default="", exclude=True)
+
+    @model_serializer(mode="wrap")
+    def _write(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # A field added since a release is written only when set: a row read from a file of that release
+        # (a report's `users_detail`) is written back as it was read.
+        out: dict[str, Any] = handler(self)
+        return {k: v for k, v in out.items() if k not in _ADDED_LATER or k in self.model_fields_set}
+
+
+_ADDED_LATER = frozenset({"prefix_hit_share"})
 
 
 class StepRow(Frozen):
@@ -57,6 +71,19 @@ class StepRow(Frozen):
 
 # Which ceiling of the roofline binds (docs/metrics.md, "Roofline"): the larger of MFU and MBU.
 RooflineBound = Literal["compute", "memory"]
+
+
+class RetentionRow(Frozen):
+    """One bucket of the retention curve (docs/metrics.md §4, "Where the prefix went"): the calls whose
+    session had been idle for `idle_s_low` ≤ idle < `idle_s_high` seconds before them (None: no upper
+    bound), the prompt tokens they sent again, and the share of those the server still had cached."""
+
+    idle_s_low: float
+    idle_s_high: float | None = None
+    requests: int = 0
+    reused_tokens: int = 0
+    hit_share: float | None = None  # Σ hit ÷ Σ reused; None when the server reported no cached_tokens
+
 
 # The x-axis a sweep's frontier is read on (docs/sweeps.md): AgentX's North Star, E2E-normalized
 # interactivity (1 / p90 of E2E latency per output token), or decode interactivity (1 / p90 of ITL).

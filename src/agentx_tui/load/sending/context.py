@@ -123,6 +123,7 @@ class LoopContext:
             user=self._next_child, parent=parent.user, session=parent.session, tree=parent.tree, endpoint=server.url
         )
         child.label, child.steps_total = label, steps
+        child.previous_end, child.previous_tree = parent.previous_end, parent.previous_tree
         self.children[child.user] = child
         return child
 

@@ -26,6 +26,7 @@ from agentx_tui.measure import (
     StatsSink,
     answer_end,
     answer_figures,
+    split_prompt,
 )
 
 MAX_ATTEMPTS = 6
@@ -179,22 +180,25 @@ class RequestSender:
             malformed_lines=res.malformed, attempts=attempt, due_at=due,
         )  # fmt: skip
         self.records.append(record)
+        idle = user.idle_before(res.sent_at)
+        user.call_ended(res.ended_at)
         if res.malformed:
             for _ in range(res.malformed):
                 self.sink.error(Failed("malformed_sse_line", False, res.sent_at, res.ended_at))
         if res.error is not None:
             self._error(user, res.error, final=True, sent_at=res.sent_at, at=res.ended_at)
             return record, res.text
+        prompt = res.prompt_tokens if res.prompt_tokens is not None else expected
         self.sink.add(
             Completed.of_answer(
-                answer, sent_at=res.sent_at, ended_at=res.ended_at,
-                prompt_tokens=res.prompt_tokens if res.prompt_tokens is not None else expected,
+                answer, sent_at=res.sent_at, ended_at=res.ended_at, prompt_tokens=prompt,
                 cached_tokens=res.cached_tokens, ceiling_tokens=ceiling,
                 tree=user.tree, user=user.user if user.parent is None else user.parent, step=step,
-                due_at=due, schedule_lag_s=lag,
+                due_at=due, schedule_lag_s=lag, idle_s=idle,
             )
         )  # fmt: skip
         user.count(answer)
+        user.count_reuse(split_prompt(prompt, ceiling, res.cached_tokens))
         return record, res.text
 
     def _error(self, user: User, kind: str, *, final: bool, sent_at: float, at: float) -> None:

@@ -32,6 +32,21 @@ class User(CallTally):
     retire: bool = False
     task: asyncio.Task[None] | None = None
     stop: asyncio.Event | None = None  # set when retired: a replay lets its calls on the wire finish
+    # When this agent's latest call ended, and in which session tree: the next call's idle time counts
+    # from it (docs/metrics.md §4, "Where the prefix went"), in the same tree only. A sub-agent starts
+    # with its parent's: its first call follows the parent call that spawned it.
+    previous_end: float | None = None
+    previous_tree: int = -1
+
+    def idle_before(self, sent_at: float) -> float | None:
+        """How long this agent's session sat idle before a call sent at `sent_at`; None for the first
+        call of a session (a trace request is a session of its own)."""
+        if self.previous_end is None or self.previous_tree != self.tree:
+            return None
+        return max(0.0, sent_at - self.previous_end)
+
+    def call_ended(self, ended_at: float) -> None:
+        self.previous_end, self.previous_tree = ended_at, self.tree
 
     def decoding(self) -> None:
         """The first token of the request in flight arrived."""

@@ -1,17 +1,24 @@
-"""³ Prefix cache: server window and lifetime hit rate, client hit rate, the workload's ceiling."""
+"""³ Prefix cache: server window and lifetime hit rate, client hit rate, the workload's ceiling; the
+retention curve (panes/_retention.py)."""
 
 from __future__ import annotations
 
+from textual.app import ComposeResult
 from textual.content import Content
 
 from agentx_tui.snapshot import Snapshot
 from agentx_tui.ui._format import compact, percent
 from agentx_tui.ui.panes._base import GaugePane, label, line, plot, value
+from agentx_tui.ui.panes._retention import RetentionChart, RetentionView, retention_view
 
 
 class PrefixPane(GaugePane):
     KEY = 3
     TITLE = "Prefix cache"
+
+    def compose(self) -> ComposeResult:
+        yield from super().compose()
+        yield RetentionChart(RetentionView(), id="prefix-retention")
 
     def show(self, snap: Snapshot) -> None:
         agg = snap.aggregate
@@ -40,3 +47,4 @@ class PrefixPane(GaugePane):
             lines.append(Content.styled("prefix caching is off on the server", "$text-warning"))
         self.figures.show(Content("\n").join(lines))
         plot(self.chart, self.history.prefix_hit)
+        self.query_one("#prefix-retention", RetentionChart).plot(retention_view(snap))

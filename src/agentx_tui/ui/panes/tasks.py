@@ -3,8 +3,9 @@
 Shown once a task has completed (`Snapshot.tasks`); before that the layout is as if it were not there.
 The figures are the whole run's, over the completed tasks only: how many are done, running and failed,
 the task time and what filled it (the model, or tools and thinking), steps, tokens and dollars per
-task, tasks per hour per GPU; then the step curve: latency (TTFT p50, E2E p50 and p90) and context
-against the step, one column band per row of the curve (steps 1…8 alone, then 9–16, 17–32, …).
+task, tasks per hour per GPU, how much of what a task sent again its server still had cached; then
+the step curve: latency (TTFT p50, E2E p50 and p90) and context against the step, one column band per
+row of the curve (steps 1…8 alone, then 9–16, 17–32, …).
 
 The chart is drawn with Textual's line API, like the frontier chart (panes/frontier.py): the series
 differ by glyph (× ● ○ █), not only by colour, so it reads the same under NO_COLOR and the mono theme.
@@ -111,6 +112,14 @@ def figure_lines(tasks: TaskFigures, width: int) -> Content:
         # Never a made-up figure: without a price (or a GPU count) these say n/a.
         line(label("$/task "), value(usd_per_task(usd), "bold $accent") if usd is not None else label(NA)),
         line(label("tasks/h/GPU "), value(_rate(per_hour)) if per_hour is not None else label(NA)),
+        # How well the server kept each task's context (Σ hit ÷ Σ reused per task): the mean, and the
+        # tenth of the tasks that kept least (p10).
+        line(
+            label("cache hit/task "),
+            value(percent(tasks.task_prefix_hit_share_mean, 0)),
+            label(" p10 "),
+            value(percent(tasks.task_prefix_hit_share_p10, 0)),
+        ),
     ]
     return flow([counts, times, split, *per_task], width)
 

@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.color import Color
 
 from agentx_tui.snapshot import CHILD_ID_BASE, Snapshot, UserRow
-from agentx_tui.ui._format import NA, compact, count, seconds
+from agentx_tui.ui._format import NA, compact, count, percent, seconds
 from agentx_tui.ui.panes._base import Pane
 from agentx_tui.ui.panes._table import Cell, Column, KeyedTable
 
@@ -21,12 +21,16 @@ COLUMNS: tuple[Column, ...] = (
     Column("step", "step", 6),
     Column("context", "context", 7),
     Column("ttft", "TTFT", 7),
-    Column("decode", "tok/s", 6),
-    # A session's interactivity: decode (1 / mean ITL) where there is room, and always the user-facing
-    # one, E2E-normalized (1 / mean E2E latency per output token, the North Star's per-request figure).
+    # A session's decode speed and interactivity (1 / mean ITL, nearly the same figure) where there is
+    # room, and always the user-facing one, E2E-normalized (1 / mean E2E latency per output token, the
+    # North Star's per-request figure): at 80 columns the cache's hit share takes their room.
+    Column("decode", "tok/s", 6, optional=True),
     Column("interactivity", "1/ITL", 6, optional=True),
     Column("e2e_interactivity", "E2E", 6),
     Column("tokens", "tokens", 7),
+    # Of the prompt tokens this session sent again, the share the server still had cached (Σ hit ÷
+    # Σ reused, docs/metrics.md §4): low where its context was evicted while it was idle.
+    Column("hit", "hit", 4),
     # What the user replays (an AgentX session file), else where it sends: one column, so the table
     # still fits 80 columns.
     Column("where", "session/host", 21, right=False, min_width=9),
@@ -126,6 +130,7 @@ _SORT_VALUES: tuple[Callable[[UserRow], float | str | tuple[bool, int] | None], 
     lambda s: s.interactivity_tokens_per_s,
     lambda s: s.e2e_interactivity_tokens_per_s,
     lambda s: s.output_tokens,
+    lambda s: s.prefix_hit_share,
     lambda s: s.name or s.label or s.endpoint or None,
 )
 
@@ -162,6 +167,7 @@ def _cells(s: UserRow) -> tuple[Cell, ...]:
         compact(s.interactivity_tokens_per_s),
         compact(s.e2e_interactivity_tokens_per_s),
         count(s.output_tokens),
+        percent(s.prefix_hit_share, 0),
         _where(s),
     )
     styles = ("real" if s.real else "", s.state)
