@@ -185,7 +185,18 @@ def test_query_strings() -> None:
     combined = _promql.window_counters(sel, 10.0)
     assert combined.count("label_replace(") == len(_names.COUNTERS)
     assert "label_replace(sum by (namespace, pod, instance, engine, dp_rank) (rate(vllm:prompt_tokens_total" in combined
-    assert combined.endswith(', "agentx_figure", "requests_finished", "", "")')
+    assert combined.endswith(', "agentx_figure", "offload_allocation_failures", "", "")')
+    # A figure of one label value picks it; a deprecated name's label is summed away, so that `or`
+    # keeps its successor's series where a server has both (vLLM 0.32 writes both).
+    assert _promql.counter_window("prompt_offload", sel, 10.0) == (
+        "sum by (namespace, pod, instance, engine, dp_rank) (sum without (source) ("
+        'rate(vllm:prompt_tokens_by_source_total{source="external_kv_transfer",namespace="llm"}[10000ms])))'
+    )
+    assert _promql.counter_window("offload_load_bytes", sel, 10.0) == (
+        "sum by (namespace, pod, instance, engine, dp_rank) ("
+        'rate(vllm:kv_offload_load_bytes_total{namespace="llm"}[10000ms]) or sum without (transfer_type) ('
+        'rate(vllm:kv_offload_total_bytes_total{transfer_type="CPU_to_GPU",namespace="llm"}[10000ms])))'
+    )
     assert _promql.window_quantiles(sel, 10.0).count("histogram_quantile(") == 3 * len(_names.HISTOGRAMS)
     itl = _promql.histogram_quantiles("itl", sel, 10.0)
     assert (
