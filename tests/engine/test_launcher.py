@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from agentx_tui.engine import start_vllm
-from agentx_tui.engine.launcher import vllm_argv
+from agentx_tui.engine.launcher import KV_CACHE_METRICS_SAMPLE, kv_cache_metrics_sample, vllm_argv
 from agentx_tui.errors import LaunchError
 
 
@@ -27,7 +27,26 @@ def test_argv_adds_prompt_token_details_and_tiny_defaults_once() -> None:
     assert argv.count("--enable-prompt-tokens-details") == 1
     assert "--enforce-eager" in argv and "--served-model-name" in argv
     argv2, _ = vllm_argv("m", ["--enable-prompt-tokens-details"], host="h", port=9, vllm_cmd="vllm", tiny=False)
-    assert argv2 == ["vllm", "serve", "m", "--host", "h", "--port", "9", "--enable-prompt-tokens-details"]
+    assert argv2 == [
+        *("vllm", "serve", "m", "--host", "h", "--port", "9", "--enable-prompt-tokens-details"),
+        *("--kv-cache-metrics", "--kv-cache-metrics-sample", str(KV_CACHE_METRICS_SAMPLE)),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("given", "sample"),
+    [
+        ([], KV_CACHE_METRICS_SAMPLE),  # ours: residency for the cache pane (docs/vllm.md)
+        (["--kv-cache-metrics-sample=0.5"], 0.5),  # the user's rate, our switch
+        (["--kv-cache-metrics"], 0.01),  # the user's switch, vLLM's own default rate
+        (["--no-kv-cache-metrics"], None),  # the user's choice wins
+        (["--disable-log-stats"], None),  # vLLM needs its stats logging for them
+    ],
+)
+def test_argv_asks_for_kv_residency_unless_told_otherwise(given: list[str], sample: float | None) -> None:
+    argv, _ = vllm_argv("m", given, host="h", port=9, vllm_cmd="vllm", tiny=False)
+    assert argv.count("--kv-cache-metrics") <= 1 and argv.count("--kv-cache-metrics-sample") <= 1
+    assert kv_cache_metrics_sample(argv) == sample
 
 
 async def test_missing_model_path_is_a_clear_launch_error() -> None:

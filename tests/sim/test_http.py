@@ -82,7 +82,15 @@ def test_version_identifies_the_simulator(sim_url: str) -> None:
     body = httpx.get(f"{sim_url}/version").json()
     assert body == {
         "version": f"{__version__}-sim",
-        "agentx_sim": {"profile": "h200/llama-3.1-8b", "gpu": "H200", "gpus": 1, "model": SIM_MODEL},
+        "agentx_sim": {
+            "profile": "h200/llama-3.1-8b",
+            "gpu": "H200",
+            "gpus": 1,
+            "model": SIM_MODEL,
+            "kv_cache_metrics_sample": 1.0,
+            "cpu_kv_bytes": 0,  # no CPU KV tier unless asked for
+            "cpu_kv_gb_per_s": None,
+        },
     }
 
 

@@ -361,7 +361,16 @@ class SimApi:
 
     async def version(self, body: bytes) -> Answer:
         p = self.profile
-        sim = {"profile": p.name, "gpu": p.gpu_name, "gpus": p.gpus, "model": p.model_id}
+        sim = {
+            "profile": p.name,
+            "gpu": p.gpu_name,
+            "gpus": p.gpus,
+            "model": p.model_id,
+            # Its KV residency histograms record every block (vLLM's --kv-cache-metrics-sample 1).
+            "kv_cache_metrics_sample": 1.0,
+            "cpu_kv_bytes": p.num_cpu_blocks * p.block_bytes,
+            "cpu_kv_gb_per_s": p.cpu_kv_gb_per_s if p.num_cpu_blocks else None,
+        }
         return json_reply({"version": f"{__version__}-sim", "agentx_sim": sim})
 
     async def health(self, body: bytes) -> Answer:
