@@ -116,7 +116,7 @@ async def test_wide_history_charts_span_their_pane() -> None:
         for chart_id, pane_id, label_width in (
             ("#gpu-history", "#pane-gpu", 0),
             ("#kv-history", "#pane-kv", 0),
-            ("#prefix-history", "#pane-prefix", 0),
+            ("#cache-history", "#pane-cache", 0),
             ("#tps-total-history", "#pane-throughput", 22),
         ):
             chart = app.query_one(chart_id, Sparkline)
