@@ -6,6 +6,7 @@ import datetime as dt
 from collections.abc import Sequence
 from typing import Any
 
+from agentx_tui.report._cache_charts import cache_section
 from agentx_tui.report._checks import CheckResult
 from agentx_tui.report._format import NA, cell, percent, si
 from agentx_tui.report._keys import FIGURES, unit
@@ -201,8 +202,10 @@ def render_markdown(
     checks: Sequence[CheckResult] = (),
     images: Sequence[str] = (),
     task_images: Sequence[str] = (),
+    cache_images: Sequence[str] = (),
 ) -> str:
-    """`images`: the sweep's pictures (its Frontier section); `task_images`: the tasks' (report/_task_charts.py)."""
+    """`images`: the sweep's pictures (its Frontier section); `task_images`: the tasks' (report/_task_charts.py);
+    `cache_images`: the cache's (report/_cache_charts.py)."""
     title = "agentx-tui report" + (" (partial)" if report.partial else "")
     lines = [f"# {title}", ""]
     lines.append(
@@ -234,6 +237,7 @@ def render_markdown(
         lines += ["## Frontier", "", *(line for image in images for line in (image, ""))]
         lines += [f"Drawn on the frontier's axis: {axis_title(report.frontier_axis)}.", ""]
         lines += _points_table(data)
+    lines += cache_section(data, cache_images)
     lines += _tasks_section(data, task_images)
     if series is not None and len(series):
         span = f"{series.elapsed_s[0]:.1f}–{series.elapsed_s[-1]:.1f} s"

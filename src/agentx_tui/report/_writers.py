@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from agentx_tui.errors import UsageError
+from agentx_tui.report._cache_charts import cache_markdown_images, write_cache_charts
 from agentx_tui.report._charts import markdown_images, write_sweep_charts
 from agentx_tui.report._checks import CheckResult
 from agentx_tui.report._markdown import render_markdown
@@ -161,6 +162,7 @@ def write_report(
         try:
             charts = write_sweep_charts(path, report)
             task_charts = write_task_charts(path, report)
+            cache_charts = write_cache_charts(path, report)
         except OSError as exc:
             raise UsageError(f"--report {path}: its charts could not be written: {exc.strerror or exc}.") from exc
         text = render_markdown(
@@ -169,6 +171,7 @@ def write_report(
             checks=checks,
             images=markdown_images(charts),
             task_images=task_markdown_images(task_charts),
+            cache_images=cache_markdown_images(cache_charts),
         )
     elif suffix == ".csv":
         text = render_csv(report)
