@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from agentx_tui.engine import start_vllm
+from agentx_tui.engine import LaunchedServer, launcher, start_sim, start_vllm
 from agentx_tui.engine.launcher import KV_CACHE_METRICS_SAMPLE, kv_cache_metrics_sample, vllm_argv
 from agentx_tui.errors import LaunchError
 
@@ -47,6 +47,21 @@ def test_argv_asks_for_kv_residency_unless_told_otherwise(given: list[str], samp
     argv, _ = vllm_argv("m", given, host="h", port=9, vllm_cmd="vllm", tiny=False)
     assert argv.count("--kv-cache-metrics") <= 1 and argv.count("--kv-cache-metrics-sample") <= 1
     assert kv_cache_metrics_sample(argv) == sample
+
+
+async def test_the_simulators_cpu_kv_tier_reaches_its_command_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    started: list[list[str]] = []
+
+    async def fake_start(argv: list[str], *args: object) -> LaunchedServer:
+        started.append(argv)
+        return LaunchedServer(url="http://x", label="sim", process=None)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(launcher, "_start", fake_start)
+    server = await start_sim("h100", port=9, cpu_kv_gb=500.0, cpu_kv_gbps=450.0)
+    assert started[0][-4:] == ["--cpu-kv-gb", "500.0", "--cpu-kv-gbps", "450.0"]
+    assert server.kv_cache_metrics_sample == 1.0  # the simulator records every block
+    await start_sim("h100", port=9)  # off by default: no tier on its command line
+    assert "--cpu-kv-gb" not in started[1]
 
 
 async def test_missing_model_path_is_a_clear_launch_error() -> None:
