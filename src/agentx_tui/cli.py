@@ -111,6 +111,18 @@ def _target_flags(t: argparse._ArgumentGroup) -> None:
         const=DEFAULT_SIM_PROFILE,
         help=f"the built-in simulated engine, GPU/MODEL profile (default {DEFAULT_SIM_PROFILE})",
     )
+    t.add_argument(
+        "--sim-cpu-kv-gb",
+        type=number("the CPU KV tier's size", 0, 100_000),
+        metavar="GB",
+        help="give the simulated engine a CPU KV tier of GB (1e9 bytes): KV offload to CPU memory (docs/sim.md)",
+    )
+    t.add_argument(
+        "--sim-cpu-kv-gbps",
+        type=number("the CPU KV tier's bandwidth", 0, 100_000, lo_open=True),
+        metavar="GB/S",
+        help="its CPU↔GPU link per direction (default: the profile's, 50 for PCIe 5.0 x16; 450 for NVLink-C2C)",
+    )
     t.add_argument("--port", type=_port, metavar="P", help="port for a launched or simulated server (default: free)")
     t.add_argument(
         "--vllm-cmd",

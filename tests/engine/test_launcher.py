@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from agentx_tui.engine import start_vllm
-from agentx_tui.engine.launcher import vllm_argv
+from agentx_tui.engine import LaunchedServer, launcher, start_sim, start_vllm
+from agentx_tui.engine.launcher import KV_CACHE_METRICS_SAMPLE, kv_cache_metrics_sample, vllm_argv
 from agentx_tui.errors import LaunchError
 
 
@@ -29,10 +29,44 @@ def test_argv_adds_prompt_token_details_mfu_metrics_and_tiny_defaults_once() -> 
     assert "--enforce-eager" in argv and "--served-model-name" in argv
     given = ["--enable-prompt-tokens-details", "--enable-mfu-metrics"]
     argv2, _ = vllm_argv("m", given, host="h", port=9, vllm_cmd="vllm", tiny=False)
-    assert argv2 == ["vllm", "serve", "m", "--host", "h", "--port", "9", *given]
+    assert argv2 == [
+        *("vllm", "serve", "m", "--host", "h", "--port", "9", *given),
+        *("--kv-cache-metrics", "--kv-cache-metrics-sample", str(KV_CACHE_METRICS_SAMPLE)),
+    ]
     # The user may turn the estimate off (its cost: docs/vllm.md); it is not added back then.
     argv3, _ = vllm_argv("m", ["--no-enable-mfu-metrics"], host="h", port=9, vllm_cmd="vllm", tiny=False)
     assert "--enable-mfu-metrics" not in argv3
+
+
+@pytest.mark.parametrize(
+    ("given", "sample"),
+    [
+        ([], KV_CACHE_METRICS_SAMPLE),  # ours: residency for the cache pane (docs/vllm.md)
+        (["--kv-cache-metrics-sample=0.5"], 0.5),  # the user's rate, our switch
+        (["--kv-cache-metrics"], 0.01),  # the user's switch, vLLM's own default rate
+        (["--no-kv-cache-metrics"], None),  # the user's choice wins
+        (["--disable-log-stats"], None),  # vLLM needs its stats logging for them
+    ],
+)
+def test_argv_asks_for_kv_residency_unless_told_otherwise(given: list[str], sample: float | None) -> None:
+    argv, _ = vllm_argv("m", given, host="h", port=9, vllm_cmd="vllm", tiny=False)
+    assert argv.count("--kv-cache-metrics") <= 1 and argv.count("--kv-cache-metrics-sample") <= 1
+    assert kv_cache_metrics_sample(argv) == sample
+
+
+async def test_the_simulators_cpu_kv_tier_reaches_its_command_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    started: list[list[str]] = []
+
+    async def fake_start(argv: list[str], *args: object) -> LaunchedServer:
+        started.append(argv)
+        return LaunchedServer(url="http://x", label="sim", process=None)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(launcher, "_start", fake_start)
+    server = await start_sim("h100", port=9, cpu_kv_gb=500.0, cpu_kv_gbps=450.0)
+    assert started[0][-4:] == ["--cpu-kv-gb", "500.0", "--cpu-kv-gbps", "450.0"]
+    assert server.kv_cache_metrics_sample == 1.0  # the simulator records every block
+    await start_sim("h100", port=9)  # off by default: no tier on its command line
+    assert "--cpu-kv-gb" not in started[1]
 
 
 async def test_missing_model_path_is_a_clear_launch_error() -> None:

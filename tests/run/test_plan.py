@@ -25,6 +25,12 @@ def test_the_default_plan_is_the_simulator_with_the_coding_agent() -> None:
         p.load = p.load  # type: ignore[misc]
 
 
+def test_the_simulators_cpu_kv_tier_goes_to_the_plan() -> None:
+    p = plan("--sim", "h100", "--sim-cpu-kv-gb", "500", "--sim-cpu-kv-gbps", "450")
+    assert (p.target.sim_cpu_kv_gb, p.target.sim_cpu_kv_gbps) == (500.0, 450.0)
+    assert (plan().target.sim_cpu_kv_gb, plan().target.sim_cpu_kv_gbps) == (None, None)  # off by default
+
+
 def test_checks_are_parsed_once_into_the_plan() -> None:
     p = plan("--check", "ttft_p90_s <= 2", "--check", "error_rate == 0")
     assert [(c.key, c.op, c.threshold) for c in p.output.checks] == [
@@ -102,6 +108,8 @@ def test_prometheus_credentials_stay_out_of_repr_and_recordings(monkeypatch: pyt
         (["--precision", "0"], "the precision must be more than 0 and at most 1"),
         (["--precision", "5%"], "is not a number"),
         (["--precision", "0.05", "-w", "none"], "--precision needs load"),
+        (["--attach", "http://x:8000", "--sim-cpu-kv-gb", "500"], "only apply to the simulated engine"),
+        (["--serve", "tiny", "--sim-cpu-kv-gbps", "50"], "only apply to the simulated engine"),
     ],
 )
 def test_bad_combinations_are_one_sentence(argv: list[str], needle: str) -> None:

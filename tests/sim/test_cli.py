@@ -28,7 +28,8 @@ def test_every_option_but_the_listing_is_a_keyword_of_serve() -> None:
 
 def test_agentx_tui_sim_hands_every_option_to_serve(served: list[dict[str, Any]]) -> None:
     argv = ["--port", "0", "--num-gpu-blocks-override", "48", "--max-num-seqs", "16", "--time-scale", "2.5"]
-    assert cli.main(["sim", *argv, "--max-num-batched-tokens", "512", "--ready-fd", "9"]) == 0
+    tier = ["--cpu-kv-gb", "500", "--cpu-kv-gbps", "450"]
+    assert cli.main(["sim", *argv, "--max-num-batched-tokens", "512", *tier, "--ready-fd", "9"]) == 0
     assert served == [
         {
             "host": "127.0.0.1",
@@ -37,6 +38,8 @@ def test_agentx_tui_sim_hands_every_option_to_serve(served: list[dict[str, Any]]
             "num_gpu_blocks": 48,
             "max_num_seqs": 16,
             "max_num_batched_tokens": 512,
+            "cpu_kv_gb": 500.0,
+            "cpu_kv_gbps": 450.0,
             "time_scale": 2.5,
             "ready_fd": 9,
         }
@@ -63,6 +66,8 @@ def test_the_launchers_descriptor_is_not_in_the_help(capsys: pytest.CaptureFixtu
         (["--num-gpu-blocks-override", "1"], "--num-gpu-blocks-override: '1' is out of range"),
         (["--time-scale", "0"], "--time-scale: '0' is out of range"),
         (["--time-scale", "inf"], "--time-scale: 'inf' is not a finite number."),
+        (["--cpu-kv-gb", "-1"], "--cpu-kv-gb: '-1' is out of range"),
+        (["--cpu-kv-gbps", "0"], "--cpu-kv-gbps: '0' is out of range"),
         (["--port", "x"], "--port: 'x' is not a whole number."),
         (["--no-such-flag"], "Unrecognized arguments: --no-such-flag."),
     ],

@@ -180,13 +180,9 @@ def test_core_metric_names_types_labels(target: Target) -> None:
 
 # vLLM metric families the simulator does not produce, and why.
 NOT_SIMULATED = {
-    "vllm:num_requests_waiting_by_reason": "no structured-output or KV-transfer deferral in the sim",
     "vllm:engine_sleep_state": "the sim has no sleep mode",
-    "vllm:external_prefix_cache_queries": "no KV connector / external cache",
-    "vllm:external_prefix_cache_hits": "no KV connector / external cache",
     "vllm:mm_cache_queries": "text only: no multimodal cache",
     "vllm:mm_cache_hits": "text only: no multimodal cache",
-    "vllm:prompt_tokens_cached_by_source": "one cache tier (device) only",
     "vllm:admission_rejections": "the sim admits every valid request",
     "vllm:request_params_n": "the sim serves n=1 only",
     "vllm:request_num_preemptions": "preemptions are counted in vllm:num_preemptions only",
@@ -226,6 +222,9 @@ def test_sim_metrics_are_a_subset_of_real_vllm(sim_url: str, vllm_url: str) -> N
         "vllm:e2e_request_latency_seconds",
         "vllm:request_queue_time_seconds",
         "vllm:iteration_tokens_total",
+        "vllm:kv_block_idle_before_evict_seconds",  # the session's vLLM runs with --kv-cache-metrics
+        "vllm:kv_block_reuse_gap_seconds",
+        "vllm:kv_block_lifetime_seconds",
     ):
         sim_le = sorted({s.labels["le"] for s in sim[name].samples if "le" in s.labels})
         real_le = sorted({s.labels["le"] for s in real[name].samples if "le" in s.labels})

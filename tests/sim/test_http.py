@@ -90,6 +90,9 @@ def test_version_identifies_the_simulator(sim_url: str) -> None:
             "model": SIM_MODEL,
             "bf16_tflops": 989.4,
             "hbm_tb_s": 4.8,
+            "kv_cache_metrics_sample": 1.0,
+            "cpu_kv_bytes": 0,  # no CPU KV tier unless asked for
+            "cpu_kv_gb_per_s": None,
         },
     }
 

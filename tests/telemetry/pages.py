@@ -117,3 +117,54 @@ def estimated_work(engines: dict[str, tuple[float, float, float]], *, gen: float
     lines += ["# TYPE vllm:generation_tokens counter"]
     lines += [f'vllm:generation_tokens_total{{engine="{e}",model_name="m"}} {gen}' for e in engines]
     return "\n".join(lines) + "\n"
+
+
+REAL_KV_METRICS_BEFORE = DATA / "vllm-0.32.0-cpu-tiny.kv-cache-metrics.before.metrics.txt"
+REAL_KV_METRICS_AFTER = DATA / "vllm-0.32.0-cpu-tiny.kv-cache-metrics.after.metrics.txt"
+
+
+def offload_page(
+    *,
+    computed: float,
+    gpu: float,
+    offload: float,
+    moved: tuple[float, float],
+    took: tuple[float, float],
+    new: bool = True,
+) -> str:
+    """A vLLM 0.32 page with native CPU offloading (`--kv-offloading-size 4`): prompt tokens by source,
+    the connector's transfer counters under their names since 0.32 (`new`) and the deprecated ones with a
+    direction label, which 0.32 writes beside them for the CPU spec (same values), and requests waiting
+    by reason. `moved` and `took` are (load, store) bytes and seconds."""
+    (load_b, store_b), (load_s, store_s) = moved, took
+    lines = [
+        "# HELP vllm:prompt_tokens Number of prefill tokens processed.",
+        "# TYPE vllm:prompt_tokens counter",
+        f'vllm:prompt_tokens_total{{engine="0",model_name="m"}} {computed + gpu + offload}',
+        "# HELP vllm:prompt_tokens_by_source Number of prompt tokens by source.",
+        "# TYPE vllm:prompt_tokens_by_source counter",
+        f'vllm:prompt_tokens_by_source_total{{engine="0",model_name="m",source="local_compute"}} {computed}',
+        f'vllm:prompt_tokens_by_source_total{{engine="0",model_name="m",source="local_cache_hit"}} {gpu}',
+        f'vllm:prompt_tokens_by_source_total{{engine="0",model_name="m",source="external_kv_transfer"}} {offload}',
+        "# TYPE vllm:num_requests_waiting_by_reason gauge",
+        'vllm:num_requests_waiting_by_reason{engine="0",model_name="m",reason="capacity"} 3.0',
+        'vllm:num_requests_waiting_by_reason{engine="0",model_name="m",reason="deferred"} 2.0',
+        "# TYPE vllm:kv_offload_total_bytes counter",
+        f'vllm:kv_offload_total_bytes_total{{engine="0",model_name="m",transfer_type="CPU_to_GPU"}} {load_b}',
+        f'vllm:kv_offload_total_bytes_total{{engine="0",model_name="m",transfer_type="GPU_to_CPU"}} {store_b}',
+        "# TYPE vllm:kv_offload_total_time counter",
+        f'vllm:kv_offload_total_time_total{{engine="0",model_name="m",transfer_type="CPU_to_GPU"}} {load_s}',
+        f'vllm:kv_offload_total_time_total{{engine="0",model_name="m",transfer_type="GPU_to_CPU"}} {store_s}',
+        "# TYPE vllm:cache_config_info gauge",
+        'vllm:cache_config_info{block_size="16",engine="0",enable_prefix_caching="True",'
+        'kv_offloading_backend="native",kv_offloading_size="4.0",num_gpu_blocks="1000"} 1.0',
+    ]
+    if new:
+        for way, nbytes, seconds in (("load", load_b, load_s), ("store", store_b, store_s)):
+            lines += [
+                f"# TYPE vllm:kv_offload_{way}_bytes counter",
+                f'vllm:kv_offload_{way}_bytes_total{{engine="0",model_name="m"}} {nbytes}',
+                f"# TYPE vllm:kv_offload_{way}_time counter",
+                f'vllm:kv_offload_{way}_time_total{{engine="0",model_name="m"}} {seconds}',
+            ]
+    return "\n".join(lines) + "\n"

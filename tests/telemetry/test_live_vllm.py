@@ -22,8 +22,10 @@ from .pages import DATA, REAL_BEFORE
 
 pytestmark = pytest.mark.vllm
 
-# What a vLLM 0.32 page must give in the internal vocabulary (SGLang's fallback gauge aside).
-EXPECTED_COUNTERS = set(COUNTERS)
+# What a vLLM 0.32 page must give in the internal vocabulary (SGLang's fallback gauge aside; an
+# offloading connector's counters only with a connector, which the CPU build cannot run: docs/vllm.md).
+OFFLOAD_COUNTERS = {name for name in COUNTERS if name.startswith("offload_")}
+EXPECTED_COUNTERS = set(COUNTERS) - OFFLOAD_COUNTERS
 EXPECTED_GAUGES = set(GAUGES) - {"hit_rate_gauge"}
 EXPECTED_HISTOGRAMS = set(HISTOGRAMS)
 

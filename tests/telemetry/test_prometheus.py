@@ -185,7 +185,18 @@ def test_query_strings() -> None:
     combined = _promql.window_counters(sel, 10.0)
     assert combined.count("label_replace(") == len(_names.COUNTERS)
     assert "label_replace(sum by (namespace, pod, instance, engine, dp_rank) (rate(vllm:prompt_tokens_total" in combined
-    assert combined.endswith(', "agentx_figure", "estimated_write_bytes", "", "")')
+    assert combined.endswith(', "agentx_figure", "offload_allocation_failures", "", "")')
+    # A figure of one label value picks it; a deprecated name's label is summed away, so that `or`
+    # keeps its successor's series where a server has both (vLLM 0.32 writes both).
+    assert _promql.counter_window("prompt_offload", sel, 10.0) == (
+        "sum by (namespace, pod, instance, engine, dp_rank) (sum without (source) ("
+        'rate(vllm:prompt_tokens_by_source_total{source="external_kv_transfer",namespace="llm"}[10000ms])))'
+    )
+    assert _promql.counter_window("offload_load_bytes", sel, 10.0) == (
+        "sum by (namespace, pod, instance, engine, dp_rank) ("
+        'rate(vllm:kv_offload_load_bytes_total{namespace="llm"}[10000ms]) or sum without (transfer_type) ('
+        'rate(vllm:kv_offload_total_bytes_total{transfer_type="CPU_to_GPU",namespace="llm"}[10000ms])))'
+    )
     assert _promql.window_quantiles(sel, 10.0).count("histogram_quantile(") == 3 * len(_names.HISTOGRAMS)
     itl = _promql.histogram_quantiles("itl", sel, 10.0)
     assert (
@@ -301,6 +312,47 @@ async def test_figures_from_vector_answers() -> None:
     assert fig.engines == () and fig.gpu_count is None
     aggregate = aggregate_endpoints(sample.endpoints)
     assert aggregate is not None and aggregate.generation_tokens_per_s == 50
+
+
+async def test_cache_figures_from_the_window_answers_and_labelled_series() -> None:
+    """Prompt tokens by source, offload traffic and residency percentiles, as the fleet source reads
+    them: the by-source series of the instant read land in their figures' run totals (their `source`
+    label picked, not summed over), the window's rates give the shares and the GB/s."""
+    labels = {**A, "engine": "0", "model_name": "m"}
+
+    def by_source(computed: float, gpu: float, offload: float) -> list[Item]:
+        values = {"local_compute": computed, "local_cache_hit": gpu, "external_kv_transfer": offload}
+        return [item("vllm:prompt_tokens_by_source_total", v, source=k, **labels) for k, v in values.items()]
+
+    fake = FakeProm()
+    fake.vectors["instant"] = [*vllm_series(A), *by_source(100, 800, 100)]
+    window_answers(fake, A)
+    tagged = {
+        "prompt_computed": 50.0,
+        "prompt_gpu_cache": 350.0,
+        "prompt_offload": 100.0,
+        "offload_load_bytes": 2e9,
+        "offload_load_s": 0.04,
+        "offload_store_bytes": 5e8,
+    }
+    for name, value in tagged.items():
+        fake.vectors["counters"].append(item(None, value, **A, engine="0", **{_promql.FIGURE_LABEL: name}))
+    for q, seconds in (("0.5", 12.0), ("0.9", 40.0), ("0.99", 55.0)):
+        tags = {_promql.QUANTILE_LABEL: q, _promql.FIGURE_LABEL: "kv_block_idle_before_evict"}
+        fake.vectors["quantiles"].append(item(None, seconds, **A, **tags))
+    async with source(fake) as src:
+        await src.start()
+        fake.vectors["instant"] = [*vllm_series(A), *by_source(150, 1150, 200)]
+        sample = await src.sample(0.0)
+    (fig,) = sample.endpoints
+    assert (fig.prompt_share_computed, fig.prompt_share_gpu_cache, fig.prompt_share_offload) == (0.1, 0.7, 0.2)
+    assert fig.prompt_offload_tokens_per_s == 100
+    assert fig.kv_offload_load_gb_per_s == 2.0 and fig.kv_offload_load_s_per_gb == pytest.approx(0.02)
+    assert fig.kv_offload_store_gb_per_s == 0.5 and fig.kv_offload_store_s_per_gb is None  # its time: no answer
+    assert (fig.kv_block_idle_before_evict.p50, fig.kv_block_idle_before_evict.p90) == (12.0, 40.0)
+    assert fig.kv_block_reuse_gap.p50 is None
+    t = fig.totals
+    assert (t.prompt_tokens_computed, t.prompt_tokens_gpu_cache, t.prompt_tokens_offload) == (50, 350, 100)
 
 
 async def test_old_and_new_names_of_one_series_are_counted_once() -> None:

@@ -90,13 +90,42 @@ def make_snapshot(
     cached_reported: bool = True,
     server_log: Sequence[str] = (),
     events: Sequence[str] = (),
+    offload: bool = False,
 ) -> Snapshot:
-    """A plausible tick of an H200 run; every figure is a fixed function of `seq`, so tests repeat."""
+    """A plausible tick of an H200 run; every figure is a fixed function of `seq`, so tests repeat. Its
+    server records KV residency (--kv-cache-metrics, 1 in 10 blocks); with `offload` it offloads KV to
+    500 GB of CPU memory, and a fifth of the prompt tokens come from there."""
     wave = 0.5 + 0.5 * math.sin(seq / 5)
     output_tps = 9000 + 3000 * wave
     prompt_tps = 200_000 + 50_000 * wave
     cached_tps = prompt_tps * 0.9
     elapsed = float(seq) if elapsed_s is None else elapsed_s
+    offloaded = 0.2 if offload else 0.0
+    sources = (0.1 * prompt_tps, (0.9 - offloaded) * prompt_tps, offloaded * prompt_tps)
+    cache = {
+        "prompt_share_computed": 0.1,
+        "prompt_share_gpu_cache": 0.9 - offloaded,
+        "prompt_share_offload": offloaded,
+        "prompt_computed_tokens_per_s": sources[0],
+        "prompt_gpu_cache_tokens_per_s": sources[1],
+        "prompt_offload_tokens_per_s": sources[2],
+        "kv_block_idle_before_evict": Percentiles(p50=12.0 + 4 * wave, p90=41.0),
+        "kv_block_reuse_gap": Percentiles(p50=3.2, p90=9.5),
+        "kv_block_lifetime": Percentiles(p50=95.0, p90=300.0),
+        "kv_cache_metrics_sample": 0.1,
+        "kv_offload_cpu": offload,
+        "kv_offload_cpu_bytes": 500e9 if offload else None,
+        "waiting_capacity": 3.0,
+        "waiting_deferred": 2.0 if offload else 0.0,
+    }
+    if offload:
+        # A fifth of 200–250 K prompt tok/s at 128 KiB a token (Llama-3.1-8B): about 5–7 GB/s loaded.
+        cache.update(
+            kv_offload_load_gb_per_s=sources[2] * 131072 / 1e9,
+            kv_offload_store_gb_per_s=1.4 + wave,
+            kv_offload_load_s_per_gb=0.021,
+            kv_offload_store_s_per_gb=0.022,
+        )
     endpoint = EndpointFigures(
         url=URL,
         up=True,
@@ -123,6 +152,7 @@ def make_snapshot(
         totals=EndpointTotals(
             prompt_tokens=prompt_tps * elapsed, generation_tokens=output_tps * elapsed, preemptions=12.0
         ),
+        **cache,
     )
     gpu_rows = tuple(
         GpuFigures(

@@ -160,9 +160,9 @@ async def test_wide_history_charts_span_their_pane() -> None:
             # Three samples so far, yet the bottom row is drawn across the whole chart.
             bottom = chart.render_lines(chart.region.reset_offset)[-1].text
             assert len(bottom) == chart.size.width and " " not in bottom, (chart_id, bottom)
-        # The prefix pane's history gives its rows to the retention curve, as wide as the pane.
-        assert app.query_one("#prefix-history", Sparkline).size.width == 0
-        assert app.query_one("#prefix-retention").size.width == app.query_one("#pane-prefix").size.width
+        # The cache pane's history gives its rows to the retention curve, as wide as the pane.
+        assert app.query_one("#cache-history", Sparkline).size.width == 0
+        assert app.query_one("#cache-retention").size.width == app.query_one("#pane-cache").size.width
 
 
 async def test_the_log_follows_its_tail_through_a_layout_change() -> None:

@@ -113,7 +113,7 @@ async def test_no_gpu_status_and_missing_figures_show_n_a() -> None:
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot)
         assert "no NVIDIA GPU visible" in str(app.query_one("#gpu-figures", Static).render())
-        assert "n/a — server omits cached_tokens" in str(app.query_one("#prefix-figures", Static).render())
+        assert "n/a — server omits cached_tokens" in str(app.query_one("#cache-figures", Static).render())
         cost = str(app.query_one("#cost-figures", Static).render())
         assert "--gpu-price" in cost and "press c" in cost
         # No large "n/a" meters: the pane says how to set a price instead.

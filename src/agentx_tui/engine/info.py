@@ -21,12 +21,19 @@ class ServerInfo:
     has_metrics: bool = False
     block_size: int | None = None  # KV block size from `vllm:cache_config_info`, when the server says
     sim: dict[str, Any] | None = None  # the simulator's /version details (profile, gpu, gpus)
+    # The share of KV blocks its residency histograms sample (--kv-cache-metrics-sample): known for a
+    # server this run launched and for the simulator (its /version says); vLLM does not export it.
+    kv_cache_metrics_sample: float | None = None
 
     def identity(self) -> ServerIdentity:
         """What the probe learnt that each of this server's scraped figures carries."""
+        sample = self.kv_cache_metrics_sample
+        if sample is None and self.sim is not None and isinstance(self.sim.get("kv_cache_metrics_sample"), float):
+            sample = self.sim["kv_cache_metrics_sample"]
         return {
             "model": self.model,
             "engine_version": self.engine_version,
             "max_model_len": self.max_model_len,
             "flavor": self.flavor,
+            "kv_cache_metrics_sample": sample,
         }

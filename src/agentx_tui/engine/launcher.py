@@ -25,6 +25,10 @@ from agentx_tui.errors import LaunchError
 Progress = Callable[[float, str], None]  # (elapsed seconds, last log line)
 TINY = "tiny"
 SIM_STOP_TIMEOUT_S = 2.0
+# `--serve` records KV residency (docs/vllm.md): a tenth of the blocks. vLLM's cost does not depend on
+# the rate but for the sampled blocks' state and their evictions' histogram updates, and a tenth still
+# gives hundreds of evictions a minute under KV pressure (vLLM's own default, 1%, gives a handful).
+KV_CACHE_METRICS_SAMPLE = 0.1
 
 
 @dataclass
@@ -35,6 +39,9 @@ class LaunchedServer:
     started_s: float = 0.0
     crashed: bool = False
     log_cursor: int = field(default=0)
+    # The share of KV blocks its residency histograms sample, when it records them (vLLM's
+    # --kv-cache-metrics-sample; the simulator records every block).
+    kv_cache_metrics_sample: float | None = None
     # How long SIGTERM gets before SIGKILL: vLLM's tree shuts down in ~3 s (docs/vllm.md); the
     # simulator holds nothing worth waiting for.
     stop_timeout_s: float = 10.0
@@ -54,6 +61,31 @@ def _has_flag(args: Sequence[str], flag: str) -> bool:
     return any(a == flag or a.startswith(flag + "=") for a in args)
 
 
+def _flag_value(args: Sequence[str], flag: str) -> str | None:
+    """The value of the last `flag VALUE` or `flag=VALUE` in `args`; None when it is not there."""
+    value = None
+    for i, arg in enumerate(args):
+        if arg == flag and i + 1 < len(args):
+            value = args[i + 1]
+        elif arg.startswith(flag + "="):
+            value = arg.split("=", 1)[1]
+    return value
+
+
+def kv_cache_metrics_sample(argv: Sequence[str]) -> float | None:
+    """The residency sample rate a vLLM command line asks for; None when it records no residency."""
+    on = False
+    for arg in argv:  # the last of the pair wins, as in vLLM's parser
+        if arg in ("--kv-cache-metrics", "--no-kv-cache-metrics"):
+            on = arg == "--kv-cache-metrics"
+    if not on or _has_flag(argv, "--disable-log-stats"):  # vLLM needs its stats logging for them
+        return None
+    try:
+        return float(_flag_value(argv, "--kv-cache-metrics-sample") or 0.01)  # vLLM's default
+    except ValueError:
+        return None
+
+
 def vllm_argv(
     model: str, vllm_args: Sequence[str], *, host: str, port: int, vllm_cmd: str | None, tiny: bool
 ) -> tuple[list[str], str | None]:
@@ -66,6 +98,11 @@ def vllm_argv(
     if not _has_flag(extra, "--enable-mfu-metrics") and not _has_flag(extra, "--no-enable-mfu-metrics"):
         # vLLM's estimate of the FLOPs and bytes it moves: the roofline figures (docs/metrics.md, "Roofline").
         extra.append("--enable-mfu-metrics")
+    if not any(_has_flag(extra, flag) for flag in ("--kv-cache-metrics", "--no-kv-cache-metrics")):
+        # KV residency (idle before eviction, reuse gaps) for the cache pane; the user's choice wins.
+        extra.append("--kv-cache-metrics")
+        if not _has_flag(extra, "--kv-cache-metrics-sample"):
+            extra += ["--kv-cache-metrics-sample", str(KV_CACHE_METRICS_SAMPLE)]
     if tiny:
         defaults = {
             "--served-model-name": TINY_SERVED_NAME,
@@ -117,7 +154,9 @@ async def start_vllm(
     if api_key:
         env["VLLM_API_KEY"] = api_key  # through the environment: never visible in `ps`
     label = f"serve {TINY_SERVED_NAME if tiny else model}"
-    return await _start(argv, env, f"http://{host}:{port}", label, timeout_s, progress, [api_key or ""])
+    server = await _start(argv, env, f"http://{host}:{port}", label, timeout_s, progress, [api_key or ""])
+    server.kv_cache_metrics_sample = kv_cache_metrics_sample(argv)
+    return server
 
 
 def _looks_like_hub_id(model: str) -> bool:
@@ -132,13 +171,22 @@ async def start_sim(
     host: str = "127.0.0.1",
     timeout_s: float = 60.0,
     time_scale: float = 1.0,
+    cpu_kv_gb: float | None = None,
+    cpu_kv_gbps: float | None = None,
 ) -> LaunchedServer:
+    """The simulator (docs/sim.md) on `port`; with `cpu_kv_gb`, its CPU KV tier of that size (GB), its
+    link `cpu_kv_gbps` (GB/s per direction, default the profile's)."""
     port = port or free_port(host)
     argv = [sys.executable, "-m", "agentx_tui.sim", "--host", host, "--port", str(port), "--profile", profile]
     if time_scale != 1.0:  # a faster simulated GPU, for benchmarks (bench/soak.py)
         argv += ["--time-scale", str(time_scale)]
+    if cpu_kv_gb is not None:
+        argv += ["--cpu-kv-gb", str(cpu_kv_gb)]
+    if cpu_kv_gbps is not None:
+        argv += ["--cpu-kv-gbps", str(cpu_kv_gbps)]
     server = await _start(argv, dict(os.environ), f"http://{host}:{port}", f"sim {profile}", timeout_s, None, [])
     server.stop_timeout_s = SIM_STOP_TIMEOUT_S
+    server.kv_cache_metrics_sample = 1.0  # the simulator records every block
     return server
 
 

@@ -53,6 +53,7 @@ from agentx_tui.snapshot import (
     RunIntervals,
     Snapshot,
     TaskFigures,
+    cache_figures,
 )
 from agentx_tui.snapshot.limits import achieved_source, limits_values, totals_roofline
 from agentx_tui.snapshot.rates import rates
@@ -128,6 +129,7 @@ class ReportBuilder:
                 prefix_cache_hit_rate_server_lifetime=agg.prefix_hit_rate_lifetime if agg else None,
                 preemptions=server["preemptions"],
             ),
+            _cache_figures(agg, duration),
             _client_figures(last, duration, server),
             _cost_figures(last),
             _health_figures(last),
@@ -186,10 +188,31 @@ class ReportBuilder:
                 "kv_cache_usage_max": kv.max,
                 "block_size": e.block_size,
                 "num_gpu_blocks": e.num_gpu_blocks,
-                # (the estimated work is the run's roofline, not an endpoint's: its totals stay out)
-                **e.totals.model_dump(exclude=_ESTIMATED_WORK),
+                **cache_figures(e.totals, duration),
+                "kv_offload_cpu": e.kv_offload_cpu,
+                "kv_offload_cpu_bytes": e.kv_offload_cpu_bytes,
+                # Histograms' bucket counts are not figures, and the estimated work is the run's roofline,
+                # not an endpoint's: those totals stay out.
+                **e.totals.model_dump(exclude=_HISTOGRAM_TOTALS | _ESTIMATED_WORK),
             }
         )
+
+
+# The residency histograms' run totals: their quantiles are in the row, not their buckets.
+_HISTOGRAM_TOTALS = {"kv_block_idle_before_evict", "kv_block_reuse_gap", "kv_block_lifetime"}
+
+
+def _cache_figures(agg: EndpointFigures | None, duration: float) -> Figures:
+    """Where the servers' prompt tokens came from over the run, their offload traffic and KV residency
+    (docs/metrics.md, "Cache"), and whether they offload KV to CPU memory."""
+    if agg is None:
+        return Figures()
+    return Figures(
+        **cache_figures(agg.totals, duration),
+        kv_cache_metrics_sample=agg.kv_cache_metrics_sample,
+        kv_offload_cpu=agg.kv_offload_cpu,
+        kv_offload_cpu_bytes=agg.kv_offload_cpu_bytes,
+    )
 
 
 def merged(*parts: Figures) -> Report:

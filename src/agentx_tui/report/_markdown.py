@@ -6,6 +6,7 @@ import datetime as dt
 from collections.abc import Sequence
 from typing import Any
 
+from agentx_tui.report._cache_charts import SERVER_CACHE_KEYS
 from agentx_tui.report._checks import CheckResult
 from agentx_tui.report._format import NA, cell, percent, si
 from agentx_tui.report._keys import FIGURES, unit
@@ -152,7 +153,7 @@ def _tasks_section(data: dict[str, Any], images: Sequence[str]) -> list[str]:
 
 
 # The Cache section (docs/metrics.md §4, "Where the prefix went"): the client's split of its prompts.
-_CACHE_KEYS = (
+_CLIENT_CACHE_KEYS = (
     "prefix_cache_hit_rate_client",
     "prefix_cache_hit_rate_ceiling",
     "prefix_reused_tokens",
@@ -168,28 +169,30 @@ _RETENTION_COLUMNS = (
 
 
 def _cache_section(data: dict[str, Any], images: Sequence[str]) -> list[str]:
-    """Where the prompts' tokens came from, by the client: the figures, the retention curve's picture and
-    table; in words when a figure cannot be known."""
-    lines = ["## Cache", ""]
-    if data.get("prefix_reused_tokens") is None:
-        return [*lines, "No split of the prompts: the run sent no calls whose blocks the client knows.", ""]
-    lines += [
-        "Each prompt split into cold tokens (no earlier call sent them), reused ones the server still had "
-        "cached (hit) and reused ones it no longer had (evicted); the retention curve is the hit share of "
-        "the reused tokens against how long the session had been idle before the call.",
-        "",
-        "| figure | key | value | unit |",
-        "|---|---|---|---|",
-    ]
-    for key in _CACHE_KEYS:
-        lines.append(f"| {FIGURES[key].meaning} | {key} | {_esc(cell(data.get(key)))} | {unit(key)} |")
+    """The cache as the servers and the client saw it: where the servers' prompt tokens came from, their
+    offload tier and KV residency; each prompt's split by the client and the retention curve; the
+    pictures; in words when a figure cannot be known."""
+    lines = ["## Cache", "", "| figure | key | value | unit |", "|---|---|---|---|"]
+    for key in (*SERVER_CACHE_KEYS, *_CLIENT_CACHE_KEYS):
+        lines.append(f"| {_esc(FIGURES[key].meaning)} | {key} | {_esc(cell(data.get(key)))} | {unit(key)} |")
     lines.append("")
-    if data.get("prefix_evicted_share") is None:
+    if data.get("prompt_share_computed") is None:
+        lines += ["Where the servers' prompt tokens came from is unknown: they do not export it.", ""]
+    if data.get("prefix_reused_tokens") is None:
+        lines += ["No split of the prompts: the run sent no calls whose blocks the client knows.", ""]
+    else:
         lines += [
-            "The hit and evicted shares are unknown: the server reported no cached tokens per request "
-            "(vLLM: `--enable-prompt-tokens-details`).",
+            "Each prompt is split into cold tokens (no earlier call sent them), reused ones the server still "
+            "had cached (hit) and reused ones it no longer had (evicted); the retention curve is the hit "
+            "share of the reused tokens against how long the session had been idle before the call.",
             "",
         ]
+        if data.get("prefix_evicted_share") is None:
+            lines += [
+                "The hit and evicted shares are unknown: the server reported no cached tokens per request "
+                "(vLLM: `--enable-prompt-tokens-details`).",
+                "",
+            ]
     lines += [line for image in images for line in (image, "")]
     rows = data.get("retention_curve") or []
     if rows:
@@ -273,7 +276,7 @@ def render_markdown(
     cache_images: Sequence[str] = (),
 ) -> str:
     """`images`: the sweep's pictures (its Frontier section); `task_images`: the tasks' (report/_task_charts.py);
-    `cache_images`: the Cache section's (report/_retention_charts.py)."""
+    `cache_images`: the Cache section's (report/_cache_charts.py)."""
     title = "agentx-tui report" + (" (partial)" if report.partial else "")
     lines = [f"# {title}", ""]
     lines.append(

@@ -1,6 +1,6 @@
-"""The retention curve as a picture for the Markdown report (docs/metrics.md §4, "Where the prefix went"):
-an SVG file written beside the report, like the tasks' (report/_task_charts.py), with the same primitives
-(report/_svg.py).
+"""The retention curve as a picture for the Markdown report's Cache section (docs/metrics.md §4, "Where
+the prefix went"), written beside the report with the cache's other picture (report/_cache_charts.py),
+with the same primitives (report/_svg.py).
 
 ``NAME.retention.svg``: one bar per idle-time bucket (0–1, 1–2, 2–5, 5–10, 10–30, 30–60, 60–120, > 120 s),
 its height the hit share of the reused prompt tokens of the calls that came after that long idle, its
@@ -12,18 +12,7 @@ Deterministic like the other pictures: same report → byte-identical file.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from pathlib import Path
-
-from agentx_tui.report._charts import (
-    FRONTIER_COLOUR,
-    MUTED,
-    OTHER_COLOUR,
-    Chart,
-    chart_paths,
-    markdown_images,
-    write_charts,
-)
+from agentx_tui.report._charts import FRONTIER_COLOUR, MUTED, OTHER_COLOUR, Chart
 from agentx_tui.report._model import Report
 from agentx_tui.report._svg import Box, Linear, Svg, axes, coord, y_title
 from agentx_tui.snapshot import RetentionRow
@@ -122,24 +111,13 @@ def render_retention_svg(report: Report) -> str:
     return svg.render()
 
 
-# --- files and Markdown -----------------------------------------------------------------------------
-
-CACHE_CHARTS: tuple[Chart, ...] = (
-    ("retention", "Retention curve: the hit share of reused tokens against the idle time", render_retention_svg),
+RETENTION_CHART: Chart = (
+    "retention",
+    "Retention curve: the hit share of reused tokens against the idle time",
+    render_retention_svg,
 )
 
 
-def cache_chart_paths(report_path: Path) -> list[Path]:
-    """``report.md`` → ``report.retention.svg``."""
-    return chart_paths(report_path, CACHE_CHARTS)
-
-
-def write_cache_charts(report_path: Path, report: Report) -> list[Path]:
-    """Write the cache pictures beside `report_path` and return their paths; none (and nothing written)
-    when no call came after an idle time. OSError propagates: the caller words it like the report's."""
-    return write_charts(report_path, report, CACHE_CHARTS) if _rows(report) else []
-
-
-def cache_markdown_images(paths: Sequence[Path]) -> list[str]:
-    """One Markdown image line per cache picture, linked relative to the report (beside it)."""
-    return markdown_images(paths, CACHE_CHARTS)
+def has_retention(report: Report) -> bool:
+    """Whether there is a curve to draw: a call came after an idle time."""
+    return bool(_rows(report))

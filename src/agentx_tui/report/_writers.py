@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from agentx_tui.errors import UsageError
+from agentx_tui.report._cache_charts import cache_markdown_images, write_cache_charts
 from agentx_tui.report._charts import markdown_images, write_sweep_charts
 from agentx_tui.report._checks import CheckResult
 from agentx_tui.report._markdown import render_markdown
 from agentx_tui.report._model import Report
-from agentx_tui.report._retention_charts import cache_markdown_images, write_cache_charts
 from agentx_tui.report._series import ReportSeries
 from agentx_tui.report._task_charts import task_markdown_images, write_task_charts
 

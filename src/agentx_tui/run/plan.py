@@ -39,6 +39,8 @@ class TargetPlan:
     serve: str | None = None
     vllm_args: tuple[str, ...] = ()
     sim_profile: str = ""
+    sim_cpu_kv_gb: float | None = None  # the simulated engine's CPU KV tier (docs/sim.md); None: none
+    sim_cpu_kv_gbps: float | None = None  # its link per direction; None: the profile's
     port: int | None = None
     vllm_cmd: str | None = None
     startup_timeout_s: float = 900.0

@@ -109,7 +109,10 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
             "--precision needs load: it cannot run with `-w none`.", "Its intervals come from the run's own requests."
         )
     if target.kind == "sim":
-        load_profile(target.sim_profile)  # an unknown profile is a usage error, not a failed start
+        # An unknown profile or tier is a usage error, not a failed start.
+        load_profile(target.sim_profile).with_overrides(
+            cpu_kv_gb=target.sim_cpu_kv_gb, cpu_kv_gbps=target.sim_cpu_kv_gbps
+        )
     if args.gpu_price is not None and args.cost_profile is not None:
         raise UsageError("--gpu-price and --cost-profile cannot be used together.", "Give a price or a preset.")
     if args.cost_profile is not None:
@@ -265,6 +268,11 @@ def _target(args: argparse.Namespace) -> TargetPlan:
         )
     if args.vllm_arg and kind != "serve":
         raise UsageError("--vllm-arg only applies with --serve.")
+    if (args.sim_cpu_kv_gb is not None or args.sim_cpu_kv_gbps is not None) and kind != "sim":
+        raise UsageError(
+            "--sim-cpu-kv-gb and --sim-cpu-kv-gbps only apply to the simulated engine.",
+            "A real vLLM offloads KV with --vllm-arg=--kv-offloading-size=GIB (docs/vllm.md).",
+        )
     if (args.selector or args.prometheus_header) and not args.prometheus:
         raise UsageError("--selector and --prometheus-header only apply with --prometheus URL.")
     for url in args.attach:
@@ -293,6 +301,8 @@ def _target(args: argparse.Namespace) -> TargetPlan:
         serve=args.serve,
         vllm_args=tuple(args.vllm_arg),
         sim_profile=args.sim or DEFAULT_PROFILE,
+        sim_cpu_kv_gb=args.sim_cpu_kv_gb,
+        sim_cpu_kv_gbps=args.sim_cpu_kv_gbps,
         port=args.port,
         vllm_cmd=args.vllm_cmd,
         startup_timeout_s=args.startup_timeout,

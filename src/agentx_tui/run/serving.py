@@ -7,6 +7,7 @@ driver and the scrapers) and the launched process, if any, which `Serving.stop` 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sys
 import time
 from dataclasses import dataclass
@@ -123,12 +124,15 @@ async def open_serving(plan: TargetPlan, *, api_key: str | None, interval_s: flo
         )
         progress.done(time.monotonic() - started)
     else:
-        launched = await start_sim(plan.sim_profile, port=plan.port)
+        launched = await start_sim(
+            plan.sim_profile, port=plan.port, cpu_kv_gb=plan.sim_cpu_kv_gb, cpu_kv_gbps=plan.sim_cpu_kv_gbps
+        )
     try:
         info = await probe_server(launched.url, api_key=api_key)
     except BaseException:
         launched.stop()
         raise
+    info = dataclasses.replace(info, kv_cache_metrics_sample=launched.kv_cache_metrics_sample)
     if plan.kind == "sim":
         return Serving(f"simulated {plan.sim_profile}", True, [info], launched, *_sim_gpu(info.sim))
     return Serving(launched.label, False, [info], launched)

@@ -369,6 +369,10 @@ class SimApi:
             # The modelled GPU's peaks (dense BF16 TFLOP/s, HBM TB/s): what a client's MFU and MBU are of.
             "bf16_tflops": p.gpu.bf16_tflops,
             "hbm_tb_s": p.gpu.hbm_tb_s,
+            # Its KV residency histograms record every block (vLLM's --kv-cache-metrics-sample 1).
+            "kv_cache_metrics_sample": 1.0,
+            "cpu_kv_bytes": p.num_cpu_blocks * p.block_bytes,
+            "cpu_kv_gb_per_s": p.cpu_kv_gb_per_s if p.num_cpu_blocks else None,
         }
         return json_reply({"version": f"{__version__}-sim", "agentx_sim": sim})
 

@@ -37,7 +37,8 @@ from prometheus_client import CollectorRegistry
 
 from agentx_tui.sim.gpu import GpuTelemetry
 from agentx_tui.sim.kvcache import KVCacheManager, PromptBlocks
-from agentx_tui.sim.metrics import DcgmCollector, SimCollector, VllmMetrics
+from agentx_tui.sim.metrics import DcgmCollector, OffloadCollector, SimCollector, VllmMetrics
+from agentx_tui.sim.offload import CpuTier
 from agentx_tui.sim.profiles import SimProfile
 from agentx_tui.sim.prompts import ChatPrompts
 from agentx_tui.sim.scheduler import Scheduler, SimRequest, Status
@@ -141,7 +142,8 @@ class SimEngine:
         self.clock = clock
         self.tokenizer = SimTokenizer(profile.model.vocab_size)
         self.prompts = ChatPrompts(self.tokenizer, profile.block_size)
-        self.kv = KVCacheManager(profile.num_gpu_blocks, profile.block_size)
+        self.offload = cpu_tier(profile)
+        self.kv = KVCacheManager(profile.num_gpu_blocks, profile.block_size, offload=self.offload)
         self.scheduler = Scheduler(
             self.kv,
             max_num_seqs=profile.max_num_seqs,
@@ -156,6 +158,8 @@ class SimEngine:
             raise ValueError(f"{profile.gpus} GPU UUID(s) needed, {len(self.gpu_uuids)} given")
         self.registry = CollectorRegistry()
         self.metrics = VllmMetrics(profile, self.registry)
+        if self.offload is not None:
+            self.registry.register(OffloadCollector(profile, self.offload))
         self.gpu = GpuTelemetry(profile, clock())
         self.registry.register(DcgmCollector(profile, self.gpu_uuids, lambda: self.gpu.sample(self.clock())))
         self._t = clock()
@@ -221,10 +225,15 @@ class SimEngine:
     def output_text(self, handle: RequestHandle, start: int, stop: int) -> str:
         return self.tokenizer.output_text(handle.request.seed, start, stop)
 
-    def _publish_gauges(self) -> None:
-        self.metrics.running.set(len(self.scheduler.running))
-        self.metrics.waiting.set(len(self.scheduler.waiting))
-        self.metrics.kv_usage.set(self.kv.usage)
+    def _publish_gauges(self, now: float) -> None:
+        # A request waiting for its KV from the CPU tier is waiting, deferred (as in vLLM), not running.
+        loading = self.scheduler.loading(now) if self.offload is not None else 0
+        m = self.metrics
+        m.running.set(len(self.scheduler.running) - loading)
+        m.waiting.set(len(self.scheduler.waiting) + loading)
+        m.waiting_capacity.set(len(self.scheduler.waiting))
+        m.waiting_deferred.set(loading)
+        m.kv_usage.set(self.kv.usage)
 
     def run_window(self, now: float) -> tuple[float, set[SimRequest]]:
         """Plan steps from the time cursor until they cover a stream interval; returns the end time of
@@ -238,9 +247,17 @@ class SimEngine:
         m, sched = self.metrics, self.scheduler
         while sched.has_work() and t < horizon:
             result = sched.schedule(t)
+            self._count_lookups()
             if not result.work:
                 if sched.waiting and sched.waiting[0].arrival > t and not sched.running:
                     t = sched.waiting[0].arrival  # the GPU idles until the next request arrives
+                    continue
+                ready = sched.next_ready(t)
+                if ready is not None:
+                    # Only KV loads from the CPU tier under way: the GPU idles until the first is done,
+                    # or until a request arrives that may have work.
+                    arriving = sched.waiting[0].arrival if sched.waiting else ready
+                    t = min(ready, arriving) if arriving > t else ready
                     continue
                 if not result.preempted and not sched.running and sched.waiting:
                     # Cannot happen for requests the API admitted (max_model_len fits the cache); a
@@ -259,13 +276,6 @@ class SimEngine:
             gpus = self.profile.gpus  # each GPU of the engine does its share of the step
             m.step_work(cost.flops / gpus, (cost.bytes - cost.write_bytes) / gpus, cost.write_bytes / gpus)
             sampled, finished = sched.complete(result, self._sample)
-            stats = sched.stats
-            if stats.prefix_queries:
-                m.prefix_queries.inc(stats.prefix_queries)
-                m.prefix_hits.inc(stats.prefix_hits)
-            if stats.preemptions:
-                m.preemptions.inc(stats.preemptions)
-            stats.prefix_queries = stats.prefix_hits = stats.preemptions = 0
             m.iteration_tokens.observe(cost.tokens)
             m.generation_tokens.inc(len(sampled))
             first_token = False
@@ -277,12 +287,8 @@ class SimEngine:
                 if last is None:
                     first_token = True
                     req.first_token = t
-                    cached = req.num_cached_prompt or 0
                     m.ttft.observe(t - req.arrival)
-                    m.prompt_tokens.inc(req.num_prompt)
-                    m.prompt_cached.inc(cached)
-                    m.prompt_cache_hit.inc(cached)
-                    m.prompt_computed.inc(req.num_prompt - cached)
+                    m.prompt_counted(req)
                 elif last == prev:
                     steady += 1
                 else:
@@ -297,8 +303,25 @@ class SimEngine:
             if first_token:
                 break
         self._t = t
-        self._publish_gauges()
+        self._publish_gauges(t)
         return t, touched
+
+    def _count_lookups(self) -> None:
+        """The step's prefix-cache lookups, preemptions and evicted blocks' residency, onto /metrics."""
+        m, stats = self.metrics, self.scheduler.stats
+        if stats.prefix_queries:
+            m.prefix_queries.inc(stats.prefix_queries)
+            m.prefix_hits.inc(stats.prefix_hits)
+        if stats.external_queries:
+            m.external_queries.inc(stats.external_queries)
+            m.external_hits.inc(stats.external_hits)
+        if stats.preemptions:
+            m.preemptions.inc(stats.preemptions)
+        stats.prefix_queries = stats.prefix_hits = stats.preemptions = 0
+        stats.external_queries = stats.external_hits = 0
+        residency = self.kv.residency
+        if residency is not None and residency.evictions:
+            m.observe_evictions(residency.drain())
 
     def _deliver(self, touched: set[SimRequest]) -> None:
         handles = self._handles
@@ -321,7 +344,7 @@ class SimEngine:
         self._t = max(self._t, self.clock())  # (requests may have been queued before the loop started)
         while True:
             if not self.scheduler.has_work():
-                self._publish_gauges()
+                self._publish_gauges(self._t)
                 self._wake.clear()
                 await self._wake.wait()
                 self._t = max(self._t, self.clock())
@@ -335,6 +358,14 @@ class SimEngine:
             else:
                 self._interval = max(self.stream_interval_s, self._interval * 0.9)
             self._deliver(touched)
+
+
+def cpu_tier(profile: SimProfile) -> CpuTier | None:
+    """The profile's CPU KV tier, or None without one. Each GPU of a tensor-parallel engine moves its
+    share of a block over its own link, so the engine's bandwidth is the link's times the GPUs."""
+    if profile.num_cpu_blocks < 1:
+        return None
+    return CpuTier(profile.num_cpu_blocks, profile.block_bytes, profile.cpu_kv_gb_per_s * 1e9 * profile.gpus)
 
 
 def new_gpu_uuids(count: int) -> list[str]:

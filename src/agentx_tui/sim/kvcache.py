@@ -8,6 +8,10 @@
   its head), and a request's blocks are freed tail first so that a prefix outlives its suffixes.
 - A cache lookup returns the longest run of cached leading blocks, but never the whole prompt: the last
   prompt token must be computed to produce logits (vLLM's ``(num_tokens - 1) // block_size`` rule).
+- With a CPU KV tier (sim/offload.py), a cached block the pool reclaims spills to it, and a lookup goes
+  on there where the GPU's cached blocks end (`find_offloaded`).
+- KV residency, as vLLM's ``--kv-cache-metrics`` records it (`BlockResidency`, every block sampled):
+  when a block is allocated, each prefix-cache hit on it, and when its cached content is evicted.
 """
 
 from __future__ import annotations
@@ -15,7 +19,54 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import cast
+
+from agentx_tui.sim.offload import CpuTier
+
+# vLLM keeps a block's last few access times (`BlockMetricsState.access_history`); its reuse gaps are
+# the gaps between them.
+ACCESS_HISTORY = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Eviction:
+    """One evicted block's residency, as vLLM's `KVCacheEvictionEvent` reports it (seconds)."""
+
+    lifetime_s: float
+    idle_s: float
+    reuse_gaps_s: tuple[float, ...]
+
+
+class BlockResidency:
+    """vLLM's `KVCacheMetricsCollector` for every block (its sample rate 1): a block's birth and its
+    recent accesses, and an `Eviction` when its cached content is evicted (drained by the engine)."""
+
+    def __init__(self, num_blocks: int) -> None:
+        self._born = [0.0] * num_blocks
+        self._last = [0.0] * num_blocks
+        self._accesses: list[list[float]] = [[] for _ in range(num_blocks)]
+        self.evictions: list[Eviction] = []
+
+    def allocated(self, block_id: int, now: float) -> None:
+        self._born[block_id] = self._last[block_id] = now
+        self._accesses[block_id] = []
+
+    def accessed(self, block_id: int, now: float) -> None:
+        self._last[block_id] = now
+        history = self._accesses[block_id]
+        history.append(now)
+        if len(history) > ACCESS_HISTORY:
+            del history[0]
+
+    def evicted(self, block_id: int, now: float) -> None:
+        history = self._accesses[block_id]
+        gaps = tuple(later - earlier for earlier, later in pairwise(history))
+        self.evictions.append(Eviction(now - self._born[block_id], now - self._last[block_id], gaps))
+
+    def drain(self) -> list[Eviction]:
+        out, self.evictions = self.evictions, []
+        return out
 
 
 def chain_hashes(parent: int, tokens: Sequence[int], block_size: int, out: list[int]) -> int:
@@ -71,7 +122,15 @@ class KVSeq:
 
 
 class KVCacheManager:
-    def __init__(self, num_blocks: int, block_size: int, *, enable_prefix_caching: bool = True) -> None:
+    def __init__(
+        self,
+        num_blocks: int,
+        block_size: int,
+        *,
+        enable_prefix_caching: bool = True,
+        offload: CpuTier | None = None,
+        residency: bool = True,
+    ) -> None:
         if num_blocks < 2:
             raise ValueError("the KV cache needs at least 2 blocks (one is the null block)")
         self.num_blocks = num_blocks
@@ -81,6 +140,9 @@ class KVCacheManager:
         self._free: OrderedDict[int, None] = OrderedDict((i, None) for i in range(1, num_blocks))
         self._cached: dict[int, int] = {}
         self.evictions = 0
+        self.offload = offload
+        self.residency = BlockResidency(num_blocks) if residency else None
+        self.now = 0.0  # the engine's clock, set by the scheduler each step (residency times)
 
     @property
     def num_free_blocks(self) -> int:
@@ -125,6 +187,17 @@ class KVCacheManager:
             size *= 2
         return hit
 
+    def find_offloaded(self, seq: KVSeq, start: int) -> int:
+        """How many blocks of ``seq``'s prompt, from block `start` on (where its GPU hits end), the CPU
+        tier holds; never the last prompt token's block (see `find_cached_prefix`)."""
+        if self.offload is None or not self.enable_prefix_caching:
+            return 0
+        limit = (seq.num_tokens - 1) // self.block_size
+        if start >= limit:
+            return 0
+        self._update_hashes(seq, limit * self.block_size)
+        return self.offload.lookup(seq.hashes, start, limit)
+
     def allocate(self, seq: KVSeq, num_computed: int, num_new_tokens: int, computed: list[int] | None = None) -> bool:
         """Reserve blocks so that ``seq`` holds ``num_computed + num_new_tokens`` tokens, where
         ``num_computed`` counts the prefix-cache hits ``computed`` of a request being admitted. False,
@@ -141,11 +214,14 @@ class KVCacheManager:
             blocks = self._blocks
             if needed > free - sum(1 for b in computed if blocks[b].ref == 0):
                 return False
+        residency, now = self.residency, self.now
         for block_id in computed:
             block = self._blocks[block_id]
             if block.ref == 0:
                 del self._free[block_id]
             block.ref += 1
+            if residency is not None:
+                residency.accessed(block_id, now)
         seq.blocks.extend(computed)
         if computed:
             seq.num_cached_blocks = len(seq.blocks)
@@ -156,8 +232,14 @@ class KVCacheManager:
                 if self._cached.get(block.hash) == block_id:
                     del self._cached[block.hash]
                     self.evictions += 1
+                    if residency is not None:
+                        residency.evicted(block_id, now)
+                    if self.offload is not None:
+                        self.offload.store(block.hash)
                 block.hash = None
             block.ref = 1
+            if residency is not None:
+                residency.allocated(block_id, now)
             seq.blocks.append(block_id)
         return True
 

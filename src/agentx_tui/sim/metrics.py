@@ -20,6 +20,8 @@ from prometheus_client.registry import Collector
 from prometheus_client.samples import Sample
 from prometheus_client.utils import floatToGoString
 
+from agentx_tui.sim.kvcache import Eviction
+from agentx_tui.sim.offload import CpuTier
 from agentx_tui.sim.profiles import SimProfile
 from agentx_tui.sim.scheduler import SimRequest
 
@@ -95,6 +97,34 @@ ITL_BUCKETS = (
     80.0,
 )
 ITERATION_TOKENS_BUCKETS = (1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
+# vLLM's `KV_CACHE_RESIDENCY_BUCKETS` (v1/metrics/buckets.py) and the offloading connector's
+# `TRANSFER_SIZE_BUCKETS` (distributed/kv_transfer/kv_connector/v1/offloading/metrics.py).
+KV_RESIDENCY_BUCKETS = (
+    0.001,
+    0.002,
+    0.005,
+    0.01,
+    0.02,
+    0.05,
+    0.1,
+    0.2,
+    0.5,
+    1,
+    2,
+    5,
+    10,
+    20,
+    30,
+    60,
+    120,
+    300,
+    600,
+    1200,
+    1800,
+)
+TRANSFER_SIZE_BUCKETS = (1e6, 5e6, 10e6, 20e6, 40e6, 60e6, 80e6, 100e6, 150e6, 200e6)
+CACHE_HIT_SOURCES = ("device", "host", "p2p", "disk", "external_unspecified")
+GIB = 1 << 30
 FINISH_REASONS = ("stop", "length", "abort", "error", "repetition")
 
 
@@ -116,6 +146,7 @@ class VllmMetrics:
         labels = ["model_name", "engine"]
         values = (profile.model_id, "0")
         self.registry = registry
+        self._model = profile.model_id
 
         def gauge(name: str, doc: str) -> Gauge:
             return Gauge(name, doc, labels, registry=registry).labels(*values)
@@ -128,11 +159,31 @@ class VllmMetrics:
 
         self.running = gauge("vllm:num_requests_running", "Number of requests in model execution batches.")
         self.waiting = gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.")
+        by_reason = Gauge(
+            "vllm:num_requests_waiting_by_reason",
+            "Number of waiting requests by reason. Reason labels: 'capacity' = waiting for scheduling capacity; "
+            "'deferred' = deferred by transient constraints (LoRA budget, KV transfer, blocked status). "
+            "Sum of all reasons equals vllm:num_requests_waiting.",
+            [*labels, "reason"],
+            registry=registry,
+        )
+        self.waiting_capacity = by_reason.labels(*values, "capacity")
+        self.waiting_deferred = by_reason.labels(*values, "deferred")
         self.kv_usage = gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.")
         self.prefix_queries = counter(
             "vllm:prefix_cache_queries", "Prefix cache queries, in terms of number of queried tokens."
         )
         self.prefix_hits = counter("vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.")
+        self.external_queries = counter(
+            "vllm:external_prefix_cache_queries",
+            "External prefix cache queries from KV connector cross-instance cache sharing, in terms of number "
+            "of queried tokens.",
+        )
+        self.external_hits = counter(
+            "vllm:external_prefix_cache_hits",
+            "External prefix cache hits from KV connector cross-instance cache sharing, in terms of number of "
+            "cached tokens.",
+        )
         self.preemptions = counter("vllm:num_preemptions", "Cumulative number of preemption from the engine.")
         self.prompt_tokens = counter("vllm:prompt_tokens", "Number of prefill tokens processed.")
         by_source = Counter(
@@ -143,8 +194,18 @@ class VllmMetrics:
         )
         self.prompt_computed = by_source.labels(*values, "local_compute")
         self.prompt_cache_hit = by_source.labels(*values, "local_cache_hit")
-        by_source.labels(*values, "external_kv_transfer")
+        self.prompt_external = by_source.labels(*values, "external_kv_transfer")
         self.prompt_cached = counter("vllm:prompt_tokens_cached", "Number of cached prompt tokens (local + external).")
+        cached_by_source = Counter(
+            "vllm:prompt_tokens_cached_by_source",
+            "Prefix-cache hit tokens by the cache tier that supplied them: device (local HBM), host (offloaded "
+            "to DRAM), disk, p2p (transferred from another vLLM instance) or external_unspecified. Counted at "
+            "admission; sums to vllm:prefix_cache_hits + vllm:external_prefix_cache_hits.",
+            [*labels, "source"],
+            registry=registry,
+        )
+        tiers = {source: cached_by_source.labels(*values, source) for source in CACHE_HIT_SOURCES}
+        self.cached_device, self.cached_host = tiers["device"], tiers["host"]
         self.generation_tokens = counter("vllm:generation_tokens", "Number of generation tokens processed.")
         # vLLM's estimated work (`--enable-mfu-metrics`, vllm/v1/metrics/perf.py): the simulator always
         # exports it, from the FLOPs and bytes of the steps its time model times (sim/timing.py).
@@ -223,6 +284,19 @@ class VllmMetrics:
             "Histogram of time spent in DECODE phase for request.",
             REQUEST_LATENCY_BUCKETS,
         )
+        # With --kv-cache-metrics (the simulator records every block: its sample rate is 1).
+        self.kv_block_lifetime = self._residency(
+            "vllm:kv_block_lifetime_seconds", "Histogram of KV cache block lifetime from allocation to eviction."
+        )
+        self.kv_block_idle = self._residency(
+            "vllm:kv_block_idle_before_evict_seconds", "Histogram of idle time before KV cache block eviction."
+        )
+        self.kv_block_reuse_gap = self._residency(
+            "vllm:kv_block_reuse_gap_seconds",
+            "Histogram of time gaps between consecutive KV cache block accesses. Only the most recent accesses "
+            "are recorded (ring buffer).",
+        )
+        offloading = profile.num_cpu_blocks > 0
         info = {
             "block_size": str(profile.block_size),
             "cache_dtype": "auto",
@@ -230,7 +304,10 @@ class VllmMetrics:
             "gpu_memory_utilization": str(profile.gpu.scheduler.gpu_memory_utilization),
             "kv_cache_memory_bytes": str(profile.kv_cache_memory_bytes),
             "kv_cache_size_tokens": str(profile.num_gpu_blocks * profile.block_size),
-            "num_cpu_blocks": "None",
+            # vLLM's --kv-offloading-size is in GiB; its native backend offloads to CPU memory.
+            "kv_offloading_backend": "native",
+            "kv_offloading_size": str(profile.cpu_kv_bytes / GIB) if offloading else "None",
+            "num_cpu_blocks": str(profile.num_cpu_blocks) if offloading else "None",
             "num_gpu_blocks": str(profile.num_gpu_blocks),
             "num_gpu_blocks_override": "None",
             "engine": "0",
@@ -247,6 +324,36 @@ class VllmMetrics:
         self.estimated_flops.inc(flops)
         self.estimated_read_bytes.inc(read_bytes)
         self.estimated_write_bytes.inc(write_bytes)
+
+    def _residency(self, name: str, doc: str) -> FastHistogram:
+        histogram = FastHistogram(
+            name,
+            doc + " Sampled metrics (controlled by --kv-cache-metrics-sample).",
+            {"model_name": self._model, "engine": "0"},
+            KV_RESIDENCY_BUCKETS,
+        )
+        self.registry.register(histogram)
+        return histogram
+
+    def observe_evictions(self, evictions: Sequence[Eviction]) -> None:
+        for event in evictions:
+            self.kv_block_lifetime.observe(event.lifetime_s)
+            self.kv_block_idle.observe(event.idle_s)
+            for gap in event.reuse_gaps_s:
+                self.kv_block_reuse_gap.observe(gap)
+
+    def prompt_counted(self, req: SimRequest) -> None:
+        """A request's prompt tokens once its prefill is done (its first token), by where their KV came
+        from: computed, the GPU cache ("local"), the CPU tier (a KV connector's: "external")."""
+        cached = req.num_cached_prompt or 0
+        external = req.num_offloaded_prompt
+        self.prompt_tokens.inc(req.num_prompt)
+        self.prompt_cached.inc(cached)
+        self.prompt_computed.inc(req.num_prompt - cached)
+        self.prompt_cache_hit.inc(cached - external)
+        self.prompt_external.inc(external)
+        self.cached_device.inc(cached - external)
+        self.cached_host.inc(external)
 
     def request_finished(self, req: SimRequest) -> None:
         reason = req.finish_reason or "error"
@@ -297,6 +404,56 @@ class FastHistogram(Collector):
         family.add_metric(list(self.labels.values()), list(zip(self._le, cumulative, strict=True)), self.sum)
         family.samples.append(Sample(f"{self.name}_created", dict(self.labels), self.created))
         yield family
+
+
+class OffloadCollector(Collector):
+    """The offloading connector's families for the CPU tier (vLLM's names, units and size buckets), read
+    from the tier's totals at scrape time: bytes and seconds each way, each transfer's size, failed
+    store allocations (never, here: a full tier drops its least recently used block)."""
+
+    def __init__(self, profile: SimProfile, tier: CpuTier) -> None:
+        self._tier = tier
+        self._labels = {"model_name": profile.model_id, "engine": "0"}
+        self._sizes = {
+            "load": FastHistogram(
+                "vllm:kv_offload_load_size",
+                "Histogram of KV offload load operation size, in bytes.",
+                self._labels,
+                TRANSFER_SIZE_BUCKETS,
+            ),
+            "store": FastHistogram(
+                "vllm:kv_offload_store_size",
+                "Histogram of KV offload store operation size, in bytes.",
+                self._labels,
+                TRANSFER_SIZE_BUCKETS,
+            ),
+        }
+        tier.loaded.observe = self._sizes["load"].observe
+        tier.stored.observe = self._sizes["store"].observe
+
+    def collect(self) -> Iterator[CounterMetricFamily | HistogramMetricFamily]:
+        names, values = list(self._labels), list(self._labels.values())
+        ways = (
+            ("load", self._tier.loaded, "loaded from offload storage to GPU"),
+            ("store", self._tier.stored, "stored from GPU to offload storage"),
+        )
+        for way, totals, words in ways:
+            moved = CounterMetricFamily(f"vllm:kv_offload_{way}_bytes", f"Total bytes {words}.", labels=names)
+            moved.add_metric(values, totals.bytes)
+            yield moved
+            took = CounterMetricFamily(
+                f"vllm:kv_offload_{way}_time", f"Total {way} time ({words}), in seconds.", labels=names
+            )
+            took.add_metric(values, totals.seconds)
+            yield took
+            yield from self._sizes[way].collect()
+        failures = CounterMetricFamily(
+            "vllm:kv_offload_allocation_failure",
+            "Number of KV offload store allocation attempts that failed.",
+            labels=names,
+        )
+        failures.add_metric(values, 0.0)
+        yield failures
 
 
 class DcgmCollector(Collector):

@@ -49,6 +49,7 @@ class GpuSpec(_Spec):
     sm_clock_idle_mhz: int
     temp_idle_c: float
     temp_full_c: float
+    host_link_gb_s: float  # CPU memory ↔ GPU, per direction (GB/s, 1e9 bytes): the CPU KV tier's link
     efficiency: Efficiency
     scheduler: SchedulerDefaults
 
@@ -116,6 +117,19 @@ class SimProfile(_Spec):
     max_num_seqs: int
     max_num_batched_tokens: int
     kv_cache_memory_bytes: int
+    # The CPU KV tier (docs/sim.md): CPU memory for KV blocks evicted from the GPU (0: none, the
+    # default, as vLLM without `--kv-offloading-size`), and its link to each GPU, per direction.
+    cpu_kv_bytes: int = 0
+    cpu_kv_gb_per_s: float = 50.0
+
+    @property
+    def block_bytes(self) -> int:
+        """One KV block of the whole model (every layer, K and V), as it moves to and from CPU memory."""
+        return self.block_size * self.model.kv_bytes_per_token
+
+    @property
+    def num_cpu_blocks(self) -> int:
+        return self.cpu_kv_bytes // self.block_bytes
 
     def with_overrides(
         self,
@@ -124,9 +138,21 @@ class SimProfile(_Spec):
         max_num_seqs: int | None = None,
         max_num_batched_tokens: int | None = None,
         max_model_len: int | None = None,
+        cpu_kv_gb: float | None = None,
+        cpu_kv_gbps: float | None = None,
     ) -> SimProfile:
-        """The same profile with vLLM's ``--num-gpu-blocks-override`` etc. applied."""
+        """The same profile with vLLM's ``--num-gpu-blocks-override`` etc. applied, and the CPU KV
+        tier's size (GB, 1e9 bytes) and link bandwidth (GB/s per direction and GPU) when given."""
         update: dict[str, Any] = {}
+        tier: dict[str, Any] = {}
+        if cpu_kv_gb is not None:
+            if not cpu_kv_gb >= 0:
+                raise UsageError(f"The CPU KV tier's size must be 0 GB or more, not {cpu_kv_gb}.")
+            tier["cpu_kv_bytes"] = int(cpu_kv_gb * 1e9)
+        if cpu_kv_gbps is not None:
+            if not cpu_kv_gbps > 0:
+                raise UsageError(f"The CPU KV tier's bandwidth must be above 0 GB/s, not {cpu_kv_gbps}.")
+            tier["cpu_kv_gb_per_s"] = float(cpu_kv_gbps)
         if num_gpu_blocks is not None:
             update["num_gpu_blocks"] = num_gpu_blocks
             update["max_model_len"] = min(self.max_model_len, (num_gpu_blocks - 1) * self.block_size)
@@ -143,7 +169,7 @@ class SimProfile(_Spec):
         for key, value in update.items():
             if isinstance(value, int) and value < 1:
                 raise UsageError(f"{key} must be at least 1, not {value}.")
-        return self.model_copy(update=update)
+        return self.model_copy(update={**update, **tier})
 
 
 @cache
@@ -199,4 +225,5 @@ def load_profile(name: str) -> SimProfile:
         max_num_seqs=gpu.scheduler.max_num_seqs,
         max_num_batched_tokens=gpu.scheduler.max_num_batched_tokens,
         kv_cache_memory_bytes=int(num_blocks * block_bytes),
+        cpu_kv_gb_per_s=gpu.host_link_gb_s,
     )

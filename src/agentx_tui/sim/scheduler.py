@@ -8,6 +8,12 @@ head of the waiting queue (its blocks stay in the prefix cache until evicted, so
 often hits its own old blocks). Waiting requests are admitted only in a step with no preemption, while
 fewer than ``max_num_seqs`` run and budget and blocks remain; on admission the prefix cache is
 consulted and only the uncached remainder is computed.
+
+With a CPU KV tier the lookup goes on there where the GPU's cached blocks end: the blocks found are
+loaded into the request's new blocks over the CPU→GPU link (sim/offload.py), and the request is
+scheduled no work until its load is done (`ready_at`), as vLLM's requests wait for an asynchronous KV
+load; the others run meanwhile. vLLM counts such tokens as "external" (a KV connector's), the GPU
+cache's as "local".
 """
 
 from __future__ import annotations
@@ -45,7 +51,9 @@ class SimRequest:
     num_computed: int = 0
     status: Status = Status.WAITING
     num_preemptions: int = 0
-    num_cached_prompt: int | None = None  # prefix-cache hit on first admission
+    num_cached_prompt: int | None = None  # prefix-cache hit on first admission (GPU and CPU tier)
+    num_offloaded_prompt: int = 0  # of those, the tokens loaded from the CPU tier
+    ready_at: float = 0.0  # its KV load from the CPU tier is done then; no work before
     finish_reason: str | None = None
     first_scheduled: float | None = None
     first_token: float | None = None
@@ -86,6 +94,8 @@ class StepResult:
 class StepStats:
     prefix_queries: int = 0
     prefix_hits: int = 0
+    external_queries: int = 0  # tokens asked of the CPU tier: those the GPU cache did not have
+    external_hits: int = 0
     preemptions: int = 0
 
 
@@ -107,6 +117,14 @@ class Scheduler:
     def has_work(self) -> bool:
         return bool(self.running or self.waiting)
 
+    def loading(self, now: float) -> int:
+        """Running requests still waiting for their KV from the CPU tier at `now`."""
+        return sum(1 for r in self.running if r.ready_at > now)
+
+    def next_ready(self, now: float) -> float | None:
+        """When the first KV load still under way at `now` is done; None when none is."""
+        return min((r.ready_at for r in self.running if r.ready_at > now), default=None)
+
     def abort(self, request: SimRequest) -> None:
         if request.status is Status.RUNNING:
             self.running.remove(request)
@@ -121,6 +139,7 @@ class Scheduler:
         victim = self.running.pop()
         self.kv.free(victim.kv)
         victim.num_computed = 0
+        victim.ready_at = 0.0
         victim.status = Status.WAITING
         victim.num_preemptions += 1
         self.waiting.appendleft(victim)
@@ -133,9 +152,13 @@ class Scheduler:
         preempted: list[SimRequest] = []
         admitted: list[SimRequest] = []
         bs = self.kv.block_size
+        self.kv.now = now
         i = 0
         while i < len(self.running) and budget > 0:
             req = self.running[i]
+            if req.ready_at > now:  # its KV is still on the way from the CPU tier
+                i += 1
+                continue
             seq = req.kv
             n = min(seq.offset + len(seq.tokens) - req.num_computed, budget)
             # Fast path: most decode steps fit in the request's last, partly filled block.
@@ -162,7 +185,9 @@ class Scheduler:
                 if -(-min(total - best, budget) // bs) > self.kv.num_free_blocks:
                     break
                 hits = self.kv.find_cached_prefix(req.kv)
-                computed = len(hits) * self.kv.block_size
+                offloaded = self.kv.find_offloaded(req.kv, len(hits))
+                local = len(hits) * bs
+                computed = local + offloaded * bs
                 n = min(req.num_tokens - computed, budget)
                 if not self.kv.allocate(req.kv, computed, n, hits):
                     break
@@ -170,15 +195,24 @@ class Scheduler:
                 if req.num_preemptions == 0:
                     # vLLM counts prefix-cache queries/hits for first admissions only.
                     self.stats.prefix_queries += req.num_tokens
-                    self.stats.prefix_hits += computed
+                    self.stats.prefix_hits += local
+                    if self.kv.offload is not None:
+                        self.stats.external_queries += req.num_tokens - local
+                        self.stats.external_hits += offloaded * bs
                     req.num_cached_prompt = computed
+                    req.num_offloaded_prompt = offloaded * bs
                     req.first_scheduled = now
                 req.num_computed = computed
                 req.status = Status.RUNNING
                 self.running.append(req)
                 admitted.append(req)
+                if offloaded and self.kv.offload is not None:
+                    req.ready_at = self.kv.offload.load(offloaded, now)
+                    continue  # its first work once its KV is on the GPU
                 work.append(ScheduledWork(req, n, computed))
                 budget -= n
+        if self.kv.offload is not None:
+            self.kv.offload.flush_stores()
         return StepResult(work, preempted, admitted)
 
     def complete(

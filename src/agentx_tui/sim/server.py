@@ -129,6 +129,8 @@ def serve(
     num_gpu_blocks: int | None = None,
     max_num_seqs: int | None = None,
     max_num_batched_tokens: int | None = None,
+    cpu_kv_gb: float | None = None,
+    cpu_kv_gbps: float | None = None,
     time_scale: float = 1.0,
     stream_interval_s: float = DEFAULT_STREAM_INTERVAL_S,
 ) -> None:
@@ -137,12 +139,15 @@ def serve(
     ``port=0`` picks a free port. With ``ready_fd``, once the server accepts connections its port is
     written to that file descriptor as ASCII digits and a newline, and the descriptor is closed.
     ``num_gpu_blocks``/``max_num_seqs``/``max_num_batched_tokens`` override the profile like vLLM's
-    ``--num-gpu-blocks-override`` etc. (small values create KV pressure on demand).
+    ``--num-gpu-blocks-override`` etc. (small values create KV pressure on demand). ``cpu_kv_gb`` (GB)
+    and ``cpu_kv_gbps`` (GB/s per direction and GPU) give the engine a CPU KV tier (docs/sim.md).
     """
     prof = load_profile(profile).with_overrides(
         num_gpu_blocks=num_gpu_blocks,
         max_num_seqs=max_num_seqs,
         max_num_batched_tokens=max_num_batched_tokens,
+        cpu_kv_gb=cpu_kv_gb,
+        cpu_kv_gbps=cpu_kv_gbps,
     )
     server = SimServer(prof, host, port, time_scale=time_scale, stream_interval_s=stream_interval_s)
     try:

@@ -1,6 +1,8 @@
 """The one immutable `Snapshot` per tick that every consumer sees, and what is read off it.
 
 model        the Snapshot and the figures it carries (JSON-round-trippable: the recording format)
+buckets      a server histogram's quantile (Prometheus `histogram_quantile`)
+cache        the servers' cache figures over a stretch of time, from their totals' increase
 figures      every figure the tool reports, declared once (`Figures`: the report's vocabulary over a
              window; a sweep point's `PointFigures`; `declared` reads the declarations back)
 rows         the rows a set of figures lists (users, steps, endpoints, task-time bars), the frontier axis
@@ -16,6 +18,8 @@ Everything that produces figures (telemetry, load, cost, sweep) and everything t
 """
 
 from agentx_tui.snapshot.agentx import AgentXRule, AgentXVerdict, RuleState, validity_words
+from agentx_tui.snapshot.buckets import histogram_quantile
+from agentx_tui.snapshot.cache import cache_figures, totals_since
 from agentx_tui.snapshot.figures import (
     CI_SUFFIXES,
     COUNT,
@@ -38,6 +42,7 @@ from agentx_tui.snapshot.model import (
     CHILD_ID_BASE,
     SCHEMA_VERSION,
     USERS_SHOWN,
+    BucketCounts,
     ClientFigures,
     ClientHealth,
     ClientTotals,
@@ -84,6 +89,7 @@ __all__ = [
     "USERS_SHOWN",
     "AgentXRule",
     "AgentXVerdict",
+    "BucketCounts",
     "ClientFigures",
     "ClientHealth",
     "ClientTotals",
@@ -121,7 +127,10 @@ __all__ = [
     "TierRead",
     "UserRow",
     "UserState",
+    "cache_figures",
     "declared",
     "figure",
+    "histogram_quantile",
+    "totals_since",
     "validity_words",
 ]

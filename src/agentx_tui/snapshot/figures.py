@@ -385,6 +385,50 @@ class Figures(FigureSet):
         FRACTION, "the servers' hit rate since they started (their counters' values)"
     )
     prefix_cache_hit_rate_server_source: str | None = figure("", "how the servers' hit rate was computed, in words")
+    # Where the servers' prompt tokens came from, and their KV offload tier (docs/metrics.md, "Cache").
+    prompt_share_computed: float | None = figure(
+        FRACTION,
+        "share of the prompt tokens the servers computed: Δ prompt_tokens_by_source{local_compute} / Δ all sources",
+        compare=SHOW,
+        summary=True,
+    )
+    prompt_share_gpu_cache: float | None = figure(
+        FRACTION, "share served from the GPU prefix cache (source local_cache_hit)", compare=SHOW, summary=True
+    )
+    prompt_share_offload: float | None = figure(
+        FRACTION,
+        "share served through a KV connector: an offload tier (CPU memory, LMCache, Mooncake) or another "
+        "instance (source external_kv_transfer)",
+        compare=SHOW,
+        summary=True,
+    )
+    kv_offload_load_gb_per_s: float | None = figure(
+        "GB/s",
+        "KV loaded from the offload tier into GPU memory: Δ kv_offload_load_bytes / duration / 1e9",
+        compare=SHOW,
+    )
+    kv_offload_store_gb_per_s: float | None = figure(
+        "GB/s", "KV stored from GPU memory to the offload tier: Δ kv_offload_store_bytes / duration / 1e9", compare=SHOW
+    )
+    kv_block_idle_before_evict_p50_s: float | None = figure(
+        SECONDS, "how long an evicted KV block had sat unused, p50 (--kv-cache-metrics; sampled blocks)", compare=SHOW
+    )
+    kv_block_idle_before_evict_p90_s: float | None = figure(
+        SECONDS, "how long an evicted KV block had sat unused, p90 (--kv-cache-metrics; sampled blocks)"
+    )
+    kv_block_reuse_gap_p50_s: float | None = figure(
+        SECONDS, "time between accesses to a KV block, p50 (--kv-cache-metrics; sampled blocks)", compare=SHOW
+    )
+    kv_block_reuse_gap_p90_s: float | None = figure(
+        SECONDS, "time between accesses to a KV block, p90 (--kv-cache-metrics; sampled blocks)"
+    )
+    kv_cache_metrics_sample: float | None = figure(
+        FRACTION, "the share of KV blocks the residency figures sample (--kv-cache-metrics-sample), where known"
+    )
+    kv_offload_cpu: bool | None = figure(
+        "", "true when the servers offload KV to CPU memory (vLLM's --kv-offloading-size, the simulator's CPU tier)"
+    )
+    kv_offload_cpu_bytes: float | None = figure("bytes", "the CPU memory the servers may use for offloaded KV")
     # Where the prefix went, by the client (docs/metrics.md §4): each prompt split into cold, hit and
     # evicted tokens; how long a session sat idle before each call, and what the cache still held then.
     prefix_reused_tokens: int | None = figure(

@@ -16,12 +16,15 @@ Two kinds of figures live side by side:
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
 from agentx_tui.snapshot.agentx import AgentXVerdict
 from agentx_tui.snapshot.base import Frozen
+from agentx_tui.snapshot.buckets import histogram_quantile
 from agentx_tui.snapshot.figures import Figures, PointFigures, RunIntervals, TierRead
 from agentx_tui.snapshot.legacy import client_figures_of_older
 from agentx_tui.snapshot.rows import FrontierAxis, RooflineBound, StepRow, UserRow
@@ -41,8 +44,58 @@ class Percentiles(Frozen):
     p99: float | None = None
 
 
+class BucketCounts(Frozen):
+    """A server histogram's observations as cumulative counts per bucket (snapshot/buckets.py): one
+    count per finite upper bound in `bounds`, then the total (the ``+Inf`` bucket), so that JSON, which
+    has no infinity, holds it exactly."""
+
+    bounds: tuple[float, ...]
+    counts: tuple[float, ...]  # cumulative; len(bounds) + 1, the last one the total
+
+    @classmethod
+    def of(cls, buckets: Iterable[tuple[float, float]]) -> BucketCounts | None:
+        """From (upper bound, cumulative count) pairs, ``+Inf`` among them; None without ``+Inf``."""
+        ordered = sorted(buckets)
+        if not ordered or ordered[-1][0] != math.inf:
+            return None
+        return cls(bounds=tuple(b for b, _ in ordered[:-1]), counts=tuple(c for _, c in ordered))
+
+    @property
+    def total(self) -> float:
+        return self.counts[-1] if self.counts else 0.0
+
+    def pairs(self) -> list[tuple[float, float]]:
+        return list(zip((*self.bounds, math.inf), self.counts, strict=True))
+
+    def plus(self, other: BucketCounts) -> BucketCounts | None:
+        """Both histograms' observations, bucket by bucket; None where their bounds differ."""
+        if other.bounds != self.bounds:
+            return None
+        return BucketCounts(
+            bounds=self.bounds, counts=tuple(a + b for a, b in zip(self.counts, other.counts, strict=True))
+        )
+
+    def since(self, earlier: BucketCounts | None) -> BucketCounts | None:
+        """The observations made after `earlier` (this one's counts minus its, bucket by bucket): all of
+        them when there was no earlier; None where the bounds differ."""
+        if earlier is None:
+            return self
+        if earlier.bounds != self.bounds:
+            return None
+        return BucketCounts(
+            bounds=self.bounds, counts=tuple(max(a - b, 0.0) for a, b in zip(self.counts, earlier.counts, strict=True))
+        )
+
+    def quantile(self, q: float) -> float | None:
+        return histogram_quantile(q, self.pairs())
+
+    def percentiles(self) -> Percentiles:
+        return Percentiles(p50=self.quantile(0.5), p90=self.quantile(0.9), p99=self.quantile(0.99))
+
+
 class EndpointTotals(Frozen):
-    """Server counters summed over the run (Δ since the first scrape, restarts handled like `rate()`)."""
+    """Server counters summed over the run (Δ since the first scrape, restarts handled like `rate()`),
+    and the KV-residency histograms' observations over the run (`BucketCounts`)."""
 
     prompt_tokens: float | None = None
     generation_tokens: float | None = None
@@ -56,6 +109,24 @@ class EndpointTotals(Frozen):
     estimated_flops: float | None = None
     estimated_read_bytes: float | None = None
     estimated_write_bytes: float | None = None
+    # Prompt tokens by where their KV came from (vLLM's `prompt_tokens_by_source`): computed, the GPU's
+    # prefix cache, an offload tier or another instance through a KV connector ("external").
+    prompt_tokens_computed: float | None = None
+    prompt_tokens_gpu_cache: float | None = None
+    prompt_tokens_offload: float | None = None
+    external_prefix_cache_queries: float | None = None
+    external_prefix_cache_hits: float | None = None
+    # KV moved between the GPU and an offload tier (an offloading connector): bytes and seconds.
+    kv_offload_load_bytes: float | None = None
+    kv_offload_load_s: float | None = None
+    kv_offload_store_bytes: float | None = None
+    kv_offload_store_s: float | None = None
+    kv_offload_allocation_failures: float | None = None
+    # With vLLM's --kv-cache-metrics (sampled blocks): at eviction, how long a block had sat unused, and
+    # the gaps between its last accesses; how long it lived, allocation to eviction.
+    kv_block_idle_before_evict: BucketCounts | None = None
+    kv_block_reuse_gap: BucketCounts | None = None
+    kv_block_lifetime: BucketCounts | None = None
 
 
 class EngineFigures(Frozen):
@@ -105,6 +176,40 @@ class EndpointFigures(Frozen):
     queue_time: Percentiles = Field(default_factory=Percentiles)
     totals: EndpointTotals = Field(default_factory=EndpointTotals)
     engines: tuple[EngineFigures, ...] = ()
+    # Where the window's prompt tokens came from (`prompt_tokens_by_source`): the three shares sum to 1;
+    # the rates are tokens/s. "offload" is vLLM's `external_kv_transfer`: a CPU-memory tier, LMCache,
+    # Mooncake or another instance, through a KV connector.
+    prompt_share_computed: float | None = None
+    prompt_share_gpu_cache: float | None = None
+    prompt_share_offload: float | None = None
+    prompt_computed_tokens_per_s: float | None = None
+    prompt_gpu_cache_tokens_per_s: float | None = None
+    prompt_offload_tokens_per_s: float | None = None
+    # Δhits / Δqueries of the KV connector's lookups (tokens the GPU cache did not have).
+    external_prefix_hit_rate_window: float | None = None
+    # KV traffic to and from the offload tier over the window (GB/s, 1 GB = 1e9 bytes) and the transfer
+    # time it took per GB (s/GB); failed store allocations per second.
+    kv_offload_load_gb_per_s: float | None = None
+    kv_offload_store_gb_per_s: float | None = None
+    kv_offload_load_s_per_gb: float | None = None
+    kv_offload_store_s_per_gb: float | None = None
+    kv_offload_allocation_failures_per_s: float | None = None
+    # KV residency over the window (vLLM's --kv-cache-metrics): a block's idle time before it was
+    # evicted, the gaps between accesses to a block, a block's lifetime. Sampled: `kv_cache_metrics_sample`
+    # of the blocks, when the sample rate is known (a launched server's, the simulator's).
+    kv_block_idle_before_evict: Percentiles = Field(default_factory=Percentiles)
+    kv_block_reuse_gap: Percentiles = Field(default_factory=Percentiles)
+    kv_block_lifetime: Percentiles = Field(default_factory=Percentiles)
+    kv_cache_metrics_sample: float | None = None
+    # Requests waiting by reason (vLLM's `num_requests_waiting_by_reason`): for scheduling capacity, or
+    # deferred by a transient constraint (a KV transfer, a LoRA budget).
+    waiting_capacity: float | None = None
+    waiting_deferred: float | None = None
+    # Whether the server offloads KV to CPU memory (vLLM's native offloading, `--kv-offloading-size`;
+    # the simulator's CPU tier), and how much CPU memory it may use for it (bytes). None when the server
+    # does not say: no `cache_config_info`, or an offloading connector of another kind.
+    kv_offload_cpu: bool | None = None
+    kv_offload_cpu_bytes: float | None = None
     # The GPUs serving this endpoint, where they are known (DCGM series mapped to the replica, the
     # simulator's own): their count and mean utilisation (0–1). None when not known.
     gpu_count: int | None = None

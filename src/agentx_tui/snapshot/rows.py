@@ -91,7 +91,13 @@ FrontierAxis = Literal["e2e_interactivity", "decode_interactivity"]
 
 
 class EndpointRow(Frozen):
-    """One endpoint's whole-run figures (the report's `endpoints`, docs/metrics.md)."""
+    """One endpoint's whole-run figures (the report's `endpoints`, docs/metrics.md). Written with the keys
+    it was given (null ones included), so that a row of an older report is written back as it was read."""
+
+    @model_serializer(mode="wrap")
+    def _write_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        written: dict[str, Any] = handler(self)
+        return {key: value for key, value in written.items() if key in self.model_fields_set}
 
     url: str | None = None
     up: bool | None = None
@@ -116,6 +122,28 @@ class EndpointRow(Frozen):
     cached_prompt_tokens: float | None = None
     prefix_cache_queries: float | None = None
     prefix_cache_hits: float | None = None
+    # Where its prompt tokens came from and its offload tier (snapshot/cache.py), then the counts behind.
+    prompt_share_computed: float | None = None
+    prompt_share_gpu_cache: float | None = None
+    prompt_share_offload: float | None = None
+    kv_offload_load_gb_per_s: float | None = None
+    kv_offload_store_gb_per_s: float | None = None
+    kv_block_idle_before_evict_p50_s: float | None = None
+    kv_block_idle_before_evict_p90_s: float | None = None
+    kv_block_reuse_gap_p50_s: float | None = None
+    kv_block_reuse_gap_p90_s: float | None = None
+    kv_offload_cpu: bool | None = None
+    kv_offload_cpu_bytes: float | None = None
+    prompt_tokens_computed: float | None = None
+    prompt_tokens_gpu_cache: float | None = None
+    prompt_tokens_offload: float | None = None
+    external_prefix_cache_queries: float | None = None
+    external_prefix_cache_hits: float | None = None
+    kv_offload_load_bytes: float | None = None
+    kv_offload_load_s: float | None = None
+    kv_offload_store_bytes: float | None = None
+    kv_offload_store_s: float | None = None
+    kv_offload_allocation_failures: float | None = None
 
 
 class TaskTimeBar(Frozen):

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from agentx_tui.measure import WindowFigures, tally_figures
-from agentx_tui.snapshot import EndpointTotals, FrontierAxis, PointFigures, Snapshot
+from agentx_tui.snapshot import EndpointTotals, FrontierAxis, PointFigures, Snapshot, cache_figures, totals_since
 from agentx_tui.snapshot.limits import achieved_source, limits_values, span_energy, totals_roofline
 from agentx_tui.snapshot.stat import RunningStat, TickMeans, ratio
 from agentx_tui.sweep.axes import NORTH_STAR
@@ -32,10 +32,6 @@ from agentx_tui.sweep.intervals import (
 )
 
 CHECK_GROWTH = 1.05  # --precision: check again once 5% more requests are counted
-
-
-def _delta(end: float | None, start: float | None) -> float | None:
-    return None if end is None or start is None else max(end - start, 0.0)
 
 
 @dataclass
@@ -141,6 +137,9 @@ class PointWindow:
             end.aggregate.totals if end.aggregate else None,
         )
         limits = self._limits(end, server, gpus, total_rate, output_rate, tasks.tasks_completed if tasks else None)
+        # The server's figures over the window are its counters' increase between the window's first and
+        # last tick, so over the time between those ticks.
+        server_span = end.time - self.start.time
         return PointFigures(
             **{**client.set_values(), **limits, "intervals": known},
             index=self.index,
@@ -153,6 +152,7 @@ class PointWindow:
             total_tokens_per_s_per_gpu=ratio(total_rate, gpus),
             output_tokens_per_s_per_gpu=ratio(output_rate, gpus),
             prefix_cache_hit_rate_server=ratio(server.prefix_cache_hits, server.prefix_cache_queries),
+            **cache_figures(server, server_span),
             kv_cache_usage_mean=self.hardware.kv.mean,
             kv_cache_usage_max=self.hardware.kv.max,
             preemptions=server.preemptions,
@@ -228,9 +228,7 @@ def _around(interval: Interval | None, value: float | None) -> Interval | None:
 def _server_deltas(start: EndpointTotals | None, end: EndpointTotals | None) -> EndpointTotals:
     if start is None or end is None:
         return EndpointTotals()
-    return EndpointTotals(
-        **{name: _delta(getattr(end, name), getattr(start, name)) for name in EndpointTotals.model_fields}
-    )
+    return totals_since(end, start)
 
 
 def interval_sample(window: WindowFigures, duration_s: float, cohort_edge: float | None = None) -> Sample:

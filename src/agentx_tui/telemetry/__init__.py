@@ -20,7 +20,7 @@ PROMETHEUS_TOKEN_ENV  the environment variable that holds its bearer token
 quantile              Prometheus histogram_quantile over cumulative buckets
 """
 
-from agentx_tui.telemetry._window import quantile
+from agentx_tui.snapshot import histogram_quantile as quantile
 from agentx_tui.telemetry.aggregate import aggregate_endpoints
 from agentx_tui.telemetry.dcgm import DcgmMonitor, gpus_from_samples
 from agentx_tui.telemetry.endpoint import EndpointMonitor, MetricsReader, PageSummary, ServerIdentity, describe_page

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from agentx_tui.snapshot import EndpointFigures, EndpointTotals, EngineFigures, Percentiles
-from agentx_tui.telemetry._names import ESTIMATED_WORK, PREFIX_COUNTERS, TOTAL_FIELDS
+from typing import Any
+
+from agentx_tui.snapshot import BucketCounts, EndpointFigures, EndpointTotals, EngineFigures, Percentiles
+from agentx_tui.telemetry._names import ESTIMATED_WORK, HISTOGRAM_TOTAL_FIELDS, PREFIX_COUNTERS, TOTAL_FIELDS
 from agentx_tui.telemetry._parse import MetricsPage
-from agentx_tui.telemetry._window import WindowState, quantile
+from agentx_tui.telemetry._window import WindowState
+
+GB = 1e9  # offload traffic in GB/s and s/GB: decimal, as link bandwidths are quoted
+PROMPT_SOURCES = ("prompt_computed", "prompt_gpu_cache", "prompt_offload")
+GIB = 1 << 30  # vLLM's --kv-offloading-size is in GiB
 
 
 def ratio(numerator: float | None, denominator: float | None) -> float | None:
@@ -42,19 +48,20 @@ def hit_rate_lifetime(page: MetricsPage) -> float | None:
 
 def percentiles(state: WindowState, name: str) -> Percentiles:
     buckets = state.hist_delta(name)
-    if buckets is None:
-        return Percentiles()
-    items = list(buckets.items())
-    return Percentiles(p50=quantile(0.5, items), p90=quantile(0.9, items), p99=quantile(0.99, items))
+    counts = BucketCounts.of(buckets.items()) if buckets is not None else None
+    return counts.percentiles() if counts is not None else Percentiles()
 
 
 def totals(page: MetricsPage, state: WindowState) -> EndpointTotals:
-    values: dict[str, float | None] = {}
+    values: dict[str, Any] = {}
     for field_name, internal in TOTAL_FIELDS.items():
         value = state.total(internal)
         if value is not None and internal in PREFIX_COUNTERS and internal in page.block_counted:
             value = value * page.block_size if page.block_size else None
         values[field_name] = value
+    for field_name, internal in HISTOGRAM_TOTAL_FIELDS.items():
+        buckets = state.hist_total(internal)
+        values[field_name] = BucketCounts.of(buckets.items()) if buckets is not None else None
     return EndpointTotals(**values)
 
 
@@ -63,6 +70,57 @@ def estimating_engines(page: MetricsPage) -> int | None:
     `--enable-mfu-metrics`): their rates and totals are then None too, never 0."""
     engines = {engine for (name, engine, _) in page.counters if name in ESTIMATED_WORK}
     return len(engines) or None
+
+
+def source_figures(state: WindowState) -> dict[str, float | None]:
+    """The window's prompt tokens by source (docs/metrics.md): rates, and shares of their sum (so the
+    three shares add up to 1); None without the by-source counter."""
+    deltas = {name: state.delta(name) for name in PROMPT_SOURCES}
+    known = [d for d in deltas.values() if d is not None]
+    total = sum(known) if len(known) == len(deltas) else None
+    return {
+        "prompt_share_computed": ratio(deltas["prompt_computed"], total),
+        "prompt_share_gpu_cache": ratio(deltas["prompt_gpu_cache"], total),
+        "prompt_share_offload": ratio(deltas["prompt_offload"], total),
+        "prompt_computed_tokens_per_s": state.rate("prompt_computed"),
+        "prompt_gpu_cache_tokens_per_s": state.rate("prompt_gpu_cache"),
+        "prompt_offload_tokens_per_s": state.rate("prompt_offload"),
+    }
+
+
+def offload_figures(state: WindowState) -> dict[str, float | None]:
+    """An offloading connector's traffic over the window: GB/s each way, transfer seconds per GB moved,
+    and the KV connector's own lookups' hit rate."""
+    out: dict[str, float | None] = {}
+    for way in ("load", "store"):
+        moved = state.delta(f"offload_{way}_bytes")
+        rate = state.rate(f"offload_{way}_bytes")
+        out[f"kv_offload_{way}_gb_per_s"] = None if rate is None else rate / GB
+        out[f"kv_offload_{way}_s_per_gb"] = ratio(
+            state.delta(f"offload_{way}_s"), None if moved is None else moved / GB
+        )
+    out["kv_offload_allocation_failures_per_s"] = state.rate("offload_allocation_failures")
+    out["external_prefix_hit_rate_window"] = ratio(
+        state.delta("external_prefix_hits"), state.delta("external_prefix_queries")
+    )
+    return out
+
+
+def offload_capacity(page: MetricsPage, state: WindowState) -> dict[str, bool | float | None]:
+    """Whether the server offloads KV to CPU memory, and how many bytes of it it may use (docs/vllm.md):
+    vLLM's native offloading says both in `cache_config_info`; a page without an offloading size but
+    with an offloading connector's counters offloads somewhere the page does not name (None)."""
+    if page.kv_offloading_configured is None:
+        return {"kv_offload_cpu": None, "kv_offload_cpu_bytes": None}
+    if page.kv_offloading_configured:
+        native = page.kv_offloading_backend in (None, "native")
+        size = page.kv_offloading_size_gib
+        return {
+            "kv_offload_cpu": True if native else None,
+            "kv_offload_cpu_bytes": size * GIB if native and size is not None else None,
+        }
+    connector = state.total("offload_store_bytes") is not None or state.total("offload_load_bytes") is not None
+    return {"kv_offload_cpu": None if connector else False, "kv_offload_cpu_bytes": None}
 
 
 def engine_rows(page: MetricsPage, state: WindowState) -> tuple[EngineFigures, ...]:
@@ -107,6 +165,14 @@ def page_figures(page: MetricsPage, state: WindowState, identity: EndpointFigure
             "itl": percentiles(state, "itl"),
             "e2e": percentiles(state, "e2e"),
             "queue_time": percentiles(state, "queue_time"),
+            "kv_block_idle_before_evict": percentiles(state, "kv_block_idle_before_evict"),
+            "kv_block_reuse_gap": percentiles(state, "kv_block_reuse_gap"),
+            "kv_block_lifetime": percentiles(state, "kv_block_lifetime"),
+            "waiting_capacity": _gauge(page, "waiting_capacity", None, mean=False),
+            "waiting_deferred": _gauge(page, "waiting_deferred", None, mean=False),
+            **source_figures(state),
+            **offload_figures(state),
+            **offload_capacity(page, state),
             "totals": totals(page, state),
             "engines": engine_rows(page, state),
         }

@@ -3,7 +3,9 @@
 Each internal figure lists its source names in order of preference; the first one present on a page
 wins, so a server that exposes both the new and the deprecated name (vLLM 0.9.2–0.10) is read once, by
 its new name. Names are Prometheus *family* names: counters without their ``_total`` suffix,
-histograms without ``_bucket``/``_count``/``_sum``.
+histograms without ``_bucket``/``_count``/``_sum``. A name may pick one value of one label,
+``family{label=value}`` (`split_source`): one labelled family then feeds several figures, each label
+value its own (vLLM's prompt tokens by source, requests waiting by reason).
 
 SGLang has no separate prefix-cache query counter: its radix cache is consulted for every prompt
 token, so its prompt and cached token counters double as prefix queries and hits.
@@ -28,6 +30,19 @@ COUNTERS: Final[dict[str, tuple[str, ...]]] = {
     "estimated_flops": ("vllm:estimated_flops_per_gpu",),
     "estimated_read_bytes": ("vllm:estimated_read_bytes_per_gpu",),
     "estimated_write_bytes": ("vllm:estimated_write_bytes_per_gpu",),
+    # Where each prompt token's KV came from (vLLM ≥ 0.12); "external" is a KV connector's: an offload
+    # tier (CPU memory, LMCache, Mooncake) or another instance.
+    "prompt_computed": ("vllm:prompt_tokens_by_source{source=local_compute}",),
+    "prompt_gpu_cache": ("vllm:prompt_tokens_by_source{source=local_cache_hit}",),
+    "prompt_offload": ("vllm:prompt_tokens_by_source{source=external_kv_transfer}",),
+    "external_prefix_queries": ("vllm:external_prefix_cache_queries",),
+    "external_prefix_hits": ("vllm:external_prefix_cache_hits",),
+    # An offloading connector's transfers (bytes, seconds); its deprecated names carried a direction label.
+    "offload_load_bytes": ("vllm:kv_offload_load_bytes", "vllm:kv_offload_total_bytes{transfer_type=CPU_to_GPU}"),
+    "offload_load_s": ("vllm:kv_offload_load_time", "vllm:kv_offload_total_time{transfer_type=CPU_to_GPU}"),
+    "offload_store_bytes": ("vllm:kv_offload_store_bytes", "vllm:kv_offload_total_bytes{transfer_type=GPU_to_CPU}"),
+    "offload_store_s": ("vllm:kv_offload_store_time", "vllm:kv_offload_total_time{transfer_type=GPU_to_CPU}"),
+    "offload_allocation_failures": ("vllm:kv_offload_allocation_failure",),
 }
 
 # The estimated-work counters: each engine's series is already per GPU (vLLM divides by its parallelism),
@@ -46,6 +61,8 @@ GAUGES: Final[dict[str, tuple[str, ...]]] = {
     "kv_usage": ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage"),
     # Used only when SGLang exposes no cached-token counter to compute a windowed rate from.
     "hit_rate_gauge": ("sglang:cache_hit_rate",),
+    "waiting_capacity": ("vllm:num_requests_waiting_by_reason{reason=capacity}",),
+    "waiting_deferred": ("vllm:num_requests_waiting_by_reason{reason=deferred}",),
 }
 
 HISTOGRAMS: Final[dict[str, tuple[str, ...]]] = {
@@ -58,6 +75,10 @@ HISTOGRAMS: Final[dict[str, tuple[str, ...]]] = {
     ),
     "e2e": ("vllm:e2e_request_latency_seconds", "sglang:e2e_request_latency_seconds"),
     "queue_time": ("vllm:request_queue_time_seconds", "sglang:queue_time_seconds"),
+    # KV residency, with vLLM's --kv-cache-metrics (sampled blocks; vLLM ≥ 0.12).
+    "kv_block_idle_before_evict": ("vllm:kv_block_idle_before_evict_seconds",),
+    "kv_block_reuse_gap": ("vllm:kv_block_reuse_gap_seconds",),
+    "kv_block_lifetime": ("vllm:kv_block_lifetime_seconds",),
 }
 
 CACHE_CONFIG_INFO: Final = "vllm:cache_config_info"
@@ -68,6 +89,30 @@ ENGINE_LABELS: Final[tuple[str, ...]] = ("engine", "dp_rank")
 # vLLM's block-counting prefix counters were replaced by token-counting ones in mid-2025 (0.9);
 # used only when a page carries no HELP text saying which unit it counts.
 FIRST_TOKEN_COUNTING_VERSION: Final[tuple[int, int]] = (0, 9)
+
+
+def split_source(candidate: str) -> tuple[str, str | None, str | None]:
+    """``"family{label=value}"`` → (family, label, value); a bare family name → (family, None, None)."""
+    family, brace, selector = candidate.partition("{")
+    if not brace:
+        return family, None, None
+    label, _, value = selector.rstrip("}").partition("=")
+    return family, label, value
+
+
+def picks(candidate: str, labels: dict[str, str]) -> bool:
+    """Whether a sample with `labels` belongs to `candidate` (always, for a bare family name)."""
+    _, label, value = split_source(candidate)
+    return label is None or labels.get(label) == value
+
+
+def family(candidate: str) -> str:
+    return split_source(candidate)[0]
+
+
+def picked_label(candidate: str) -> str | None:
+    """The label a candidate picks a value of: dropped from the series it reads (it names the figure)."""
+    return split_source(candidate)[1]
 
 
 def flavor_of(name: str) -> PageFlavor | None:
@@ -110,11 +155,11 @@ def counts_blocks(source_name: str, help_text: str, engine_version: str | None) 
 def _wanted_names() -> frozenset[str]:
     names = {CACHE_CONFIG_INFO}
     for candidates in COUNTERS.values():
-        names.update(name for base in candidates for name in (base, base + "_total"))
+        names.update(name for base in map(family, candidates) for name in (base, base + "_total"))
     for candidates in GAUGES.values():
-        names.update(candidates)
+        names.update(map(family, candidates))
     for candidates in HISTOGRAMS.values():
-        names.update(name for base in candidates for name in (base, base + "_bucket"))
+        names.update(name for base in map(family, candidates) for name in (base, base + "_bucket"))
     return frozenset(names)
 
 
@@ -139,4 +184,20 @@ TOTAL_FIELDS: Final[dict[str, str]] = {
     "estimated_flops": "estimated_flops",
     "estimated_read_bytes": "estimated_read_bytes",
     "estimated_write_bytes": "estimated_write_bytes",
+    "prompt_tokens_computed": "prompt_computed",
+    "prompt_tokens_gpu_cache": "prompt_gpu_cache",
+    "prompt_tokens_offload": "prompt_offload",
+    "external_prefix_cache_queries": "external_prefix_queries",
+    "external_prefix_cache_hits": "external_prefix_hits",
+    "kv_offload_load_bytes": "offload_load_bytes",
+    "kv_offload_load_s": "offload_load_s",
+    "kv_offload_store_bytes": "offload_store_bytes",
+    "kv_offload_store_s": "offload_store_s",
+    "kv_offload_allocation_failures": "offload_allocation_failures",
+}
+# EndpointTotals field → the internal histogram whose observations over the run it holds.
+HISTOGRAM_TOTAL_FIELDS: Final[dict[str, str]] = {
+    "kv_block_idle_before_evict": "kv_block_idle_before_evict",
+    "kv_block_reuse_gap": "kv_block_reuse_gap",
+    "kv_block_lifetime": "kv_block_lifetime",
 }

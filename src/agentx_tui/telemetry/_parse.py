@@ -44,6 +44,11 @@ class MetricsPage:
     block_size: int | None = None
     num_gpu_blocks: int | None = None
     prefix_caching_enabled: bool | None = None
+    # vLLM's native KV offloading (`--kv-offloading-size` GiB, `--kv-offloading-backend`), from
+    # `cache_config_info`; the size summed over engines. None where the page does not say.
+    kv_offloading_backend: str | None = None
+    kv_offloading_size_gib: float | None = None
+    kv_offloading_configured: bool | None = None  # the page says whether a size was set
     # every sample on the page by sample name, for other readers of the same page (DCGM)
     samples: dict[str, list[tuple[dict[str, str], float]]] = field(default_factory=dict)
 
@@ -126,39 +131,52 @@ def _split(labels: dict[str, str], drop: tuple[str, ...] = ()) -> tuple[str, tup
     return engine, rest
 
 
-def _first_present(raw: _Raw, candidates: tuple[str, ...], suffixes: tuple[str, ...]) -> str | None:
-    for name in candidates:
-        if any(name + suffix in raw.samples for suffix in suffixes):
-            return name
+Samples = list[tuple[dict[str, str], float]]
+
+
+def _samples(raw: _Raw, candidate: str, suffixes: tuple[str, ...]) -> Samples:
+    """The samples of `candidate` (a family, or one label value of it: `_names.split_source`) under the
+    first of `suffixes` the page has."""
+    name = _names.family(candidate)
+    for suffix in suffixes:
+        found = raw.samples.get(name + suffix)
+        if found:
+            return [(labels, value) for labels, value in found if _names.picks(candidate, labels)]
+    return []
+
+
+def _first_present(raw: _Raw, candidates: tuple[str, ...], suffixes: tuple[str, ...]) -> tuple[str, Samples] | None:
+    for candidate in candidates:
+        found = _samples(raw, candidate, suffixes)
+        if found:
+            return candidate, found
     return None
-
-
-def _counter_samples(raw: _Raw, name: str) -> list[tuple[dict[str, str], float]]:
-    # A typed counter's samples carry `_total`; an untyped page may spell the bare name.
-    return raw.samples.get(name + "_total") or raw.samples.get(name) or []
 
 
 def _parse_counters(raw: _Raw, page: MetricsPage, engine_version: str | None) -> None:
     for internal, candidates in _names.COUNTERS.items():
-        source = _first_present(raw, candidates, ("_total", ""))
-        if source is None:
+        # A typed counter's samples carry `_total`; an untyped page may spell the bare name.
+        present = _first_present(raw, candidates, ("_total", ""))
+        if present is None:
             continue
+        source, samples = present
         help_text = raw.help.get(source) or raw.help.get(source + "_total", "")
         if internal in _names.PREFIX_COUNTERS and _names.counts_blocks(source, help_text, engine_version):
             page.block_counted.add(internal)
-        for labels, value in _counter_samples(raw, source):
-            engine, rest = _split(labels)
+        picked = _names.picked_label(source)
+        for labels, value in samples:
+            engine, rest = _split(labels, drop=(picked,) if picked else ())
             key = (internal, engine, rest)
             page.counters[key] = page.counters.get(key, 0.0) + value
 
 
 def _parse_gauges(raw: _Raw, page: MetricsPage) -> None:
     for internal, candidates in _names.GAUGES.items():
-        source = _first_present(raw, candidates, ("",))
-        if source is None:
+        present = _first_present(raw, candidates, ("",))
+        if present is None:
             continue
         grouped: dict[str, list[float]] = defaultdict(list)
-        for labels, value in raw.samples[source]:
+        for labels, value in present[1]:
             grouped[_split(labels)[0]].append(value)
         average = internal in ("kv_usage", "hit_rate_gauge")
         page.gauges[internal] = {
@@ -168,11 +186,11 @@ def _parse_gauges(raw: _Raw, page: MetricsPage) -> None:
 
 def _parse_histograms(raw: _Raw, page: MetricsPage) -> None:
     for internal, candidates in _names.HISTOGRAMS.items():
-        source = _first_present(raw, candidates, ("_bucket",))
-        if source is None:
+        present = _first_present(raw, candidates, ("_bucket",))
+        if present is None:
             continue
         grouped: dict[tuple[str, tuple[tuple[str, str], ...]], dict[float, float]] = defaultdict(dict)
-        for labels, value in raw.samples[source + "_bucket"]:
+        for labels, value in present[1]:
             try:
                 upper = float(labels["le"])
             except (KeyError, ValueError):
@@ -202,6 +220,20 @@ def _parse_cache_config(raw: _Raw, page: MetricsPage) -> None:
     page.num_gpu_blocks = None if any(b is None for b in blocks) else sum(b for b in blocks if b is not None)
     enabled = infos[0][0].get("enable_prefix_caching", "").lower()
     page.prefix_caching_enabled = {"true": True, "false": False}.get(enabled)
+    if all("kv_offloading_size" in labels for labels, _ in infos):
+        sizes = [_label_float(labels, "kv_offloading_size") for labels, _ in infos]
+        page.kv_offloading_configured = any(size is not None for size in sizes)
+        page.kv_offloading_size_gib = sum(s for s in sizes if s is not None) if page.kv_offloading_configured else None
+        page.kv_offloading_backend = infos[0][0].get("kv_offloading_backend") or None
+
+
+def _label_float(labels: dict[str, str], name: str) -> float | None:
+    """A number label; None for vLLM's "None" (not set) or anything else that is not a finite number."""
+    try:
+        value = float(labels[name])
+    except (KeyError, ValueError):
+        return None
+    return value if math.isfinite(value) else None
 
 
 def parse_page(text: str, engine_version: str | None = None) -> MetricsPage:

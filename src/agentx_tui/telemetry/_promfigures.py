@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from agentx_tui.snapshot import EndpointFigures, EndpointTotals, EngineFigures, Flavor, Percentiles
 from agentx_tui.snapshot.stat import ratio
 from agentx_tui.telemetry import _names
+from agentx_tui.telemetry._figures import GB, PROMPT_SOURCES
 from agentx_tui.telemetry._names import TOTAL_FIELDS
 from agentx_tui.telemetry._promapi import Vector
 from agentx_tui.telemetry._promql import ENGINE_LABELS, FIGURE_LABEL, QUANTILE_LABEL, REPLICA_LABELS
@@ -37,12 +38,13 @@ _RATE_FIELDS = {
 }
 
 
-def _sources(table: Mapping[str, tuple[str, ...]], suffix: str) -> dict[str, list[tuple[str, int]]]:
-    """series name → [(internal name, preference)]; lower preference wins when a series has both."""
-    out: dict[str, list[tuple[str, int]]] = defaultdict(list)
+def _sources(table: Mapping[str, tuple[str, ...]], suffix: str) -> dict[str, list[tuple[str, int, str]]]:
+    """series name → [(internal name, preference, the candidate)]; lower preference wins when a series
+    has both. A candidate that picks one label value (`_names.split_source`) takes only its series."""
+    out: dict[str, list[tuple[str, int, str]]] = defaultdict(list)
     for internal, candidates in table.items():
         for rank, name in enumerate(candidates):
-            out[name + suffix].append((internal, rank))
+            out[_names.family(name) + suffix].append((internal, rank, name))
     return dict(out)
 
 
@@ -150,9 +152,12 @@ def read_instant(vector: Vector) -> dict[ReplicaKey, ReplicaRead]:
         if name == _names.CACHE_CONFIG_INFO:
             infos[key].append(labels)
             continue
-        unnamed = tuple(sorted((k, v) for k, v in labels.items() if k != "__name__"))
         for kind, sources in (("counter", _COUNTER_SOURCES), ("gauge", _GAUGE_SOURCES)):
-            for internal, rank in sources.get(name, ()):
+            for internal, rank, candidate in sources.get(name, ()):
+                if not _names.picks(candidate, labels):
+                    continue
+                picked = _names.picked_label(candidate)
+                unnamed = tuple(sorted((k, v) for k, v in labels.items() if k not in ("__name__", picked)))
                 slot = (key, kind, internal, unnamed)
                 if slot not in chosen or rank < chosen[slot][0]:
                     chosen[slot] = (rank, name, value)
@@ -255,6 +260,32 @@ def totals_of(replica: ReplicaKey, totals: RunTotals, block_size: int | None, *,
     return EndpointTotals(**values)
 
 
+def _cache_figures(answers: WindowAnswers, replica: ReplicaKey) -> dict[str, object]:
+    """The prompt tokens by source, the offload traffic and the KV connector's hit rate over the window,
+    from the counters' rates (a ratio of rates over one window is the ratio of their increases)."""
+    rates = {name: answers.counter(name, replica) for name in PROMPT_SOURCES}
+    known = [r for r in rates.values() if r is not None]
+    total = sum(known) if len(known) == len(rates) else None
+    out: dict[str, object] = {
+        "prompt_share_computed": ratio(rates["prompt_computed"], total),
+        "prompt_share_gpu_cache": ratio(rates["prompt_gpu_cache"], total),
+        "prompt_share_offload": ratio(rates["prompt_offload"], total),
+        "prompt_computed_tokens_per_s": rates["prompt_computed"],
+        "prompt_gpu_cache_tokens_per_s": rates["prompt_gpu_cache"],
+        "prompt_offload_tokens_per_s": rates["prompt_offload"],
+        "external_prefix_hit_rate_window": ratio(
+            answers.counter("external_prefix_hits", replica), answers.counter("external_prefix_queries", replica)
+        ),
+        "kv_offload_allocation_failures_per_s": answers.counter("offload_allocation_failures", replica),
+    }
+    for way in ("load", "store"):
+        moved = answers.counter(f"offload_{way}_bytes", replica)
+        gb_per_s = None if moved is None else moved / GB
+        out[f"kv_offload_{way}_gb_per_s"] = gb_per_s
+        out[f"kv_offload_{way}_s_per_gb"] = ratio(answers.counter(f"offload_{way}_s", replica), gb_per_s)
+    return out
+
+
 def replica_figures(
     replica: ReplicaKey, read: ReplicaRead, answers: WindowAnswers, totals: EndpointTotals
 ) -> EndpointFigures:
@@ -288,6 +319,12 @@ def replica_figures(
         e2e=answers.percentiles("e2e", replica),
         queue_time=answers.percentiles("queue_time", replica),
         estimating_engines=read.estimating_engines,
+        kv_block_idle_before_evict=answers.percentiles("kv_block_idle_before_evict", replica),
+        kv_block_reuse_gap=answers.percentiles("kv_block_reuse_gap", replica),
+        kv_block_lifetime=answers.percentiles("kv_block_lifetime", replica),
+        waiting_capacity=read.gauge("waiting_capacity"),
+        waiting_deferred=read.gauge("waiting_deferred"),
+        **_cache_figures(answers, replica),
         totals=totals,
         engines=rows,
     )

@@ -71,8 +71,11 @@ class Selector:
         return "{" + ",".join(self.matchers) + "}"
 
     def series(self, name: str) -> str:
-        """``name{matchers}``: one metric, selector merged."""
-        return name + (self.text if self.matchers else "")
+        """``name{matchers}``: one metric, selector merged. A name of the name table that picks one value
+        of a label (``family{label=value}``, `_names.split_source`) gets that matcher too."""
+        family, label, value = _names.split_source(name)
+        matchers = (*((f'{label}="{value}"',) if label else ()), *self.matchers)
+        return family + ("{" + ",".join(matchers) + "}" if matchers else "")
 
     def names(self, names: tuple[str, ...] | list[str]) -> str:
         """``{__name__=~"a|b",matchers}``: several metrics in one selector."""
@@ -122,15 +125,26 @@ GROUP_BY_ENGINE: Final = _by(REPLICA_LABELS + ENGINE_LABELS)
 GROUP_BY_REPLICA_LE: Final = _by((*REPLICA_LABELS, "le"))
 
 
+def _with_suffix(candidate: str, suffix: str) -> str:
+    """``family{label=value}`` + ``_total`` → ``family_total{label=value}``: the sample name Prometheus stores."""
+    family, label, value = _names.split_source(candidate)
+    return family + suffix + (f"{{{label}={value}}}" if label else "")
+
+
 def counter_series_names(internal: str) -> tuple[str, ...]:
-    return tuple(name + "_total" for name in _names.COUNTERS[internal])
+    return tuple(_with_suffix(name, "_total") for name in _names.COUNTERS[internal])
 
 
 def counter_window(internal: str, sel: Selector, window_s: float) -> str:
     """Per replica and engine: the window rate of a counter, or its increase for the prefix counters."""
     function = "increase" if internal in DELTA_COUNTERS else "rate"
-    parts = " or ".join(f"{function}({sel.series(n)}[{duration(window_s)}])" for n in counter_series_names(internal))
-    return f"sum {GROUP_BY_ENGINE} ({parts})"
+    parts = []
+    for name in counter_series_names(internal):
+        part = f"{function}({sel.series(name)}[{duration(window_s)}])"
+        picked = _names.picked_label(name)
+        # Without the label it picks, a deprecated name's series matches its successor's in the `or`.
+        parts.append(f"sum without ({picked}) ({part})" if picked else part)
+    return f"sum {GROUP_BY_ENGINE} ({' or '.join(parts)})"
 
 
 def histogram_quantiles(internal: str, sel: Selector, window_s: float) -> str:
@@ -138,7 +152,9 @@ def histogram_quantiles(internal: str, sel: Selector, window_s: float) -> str:
 
     Each quantile is tagged with a label of its own so that the three results survive the ``or``.
     """
-    rates = " or ".join(f"rate({sel.series(n + '_bucket')}[{duration(window_s)}])" for n in _names.HISTOGRAMS[internal])
+    rates = " or ".join(
+        f"rate({sel.series(_with_suffix(n, '_bucket'))}[{duration(window_s)}])" for n in _names.HISTOGRAMS[internal]
+    )
     buckets = f"sum {GROUP_BY_REPLICA_LE} ({rates})"
     return " or ".join(
         f'label_replace(histogram_quantile({q:g}, {buckets}), "{QUANTILE_LABEL}", "{q:g}", "", "")' for q in QUANTILES
@@ -165,10 +181,11 @@ def window_quantiles(sel: Selector, window_s: float) -> str:
 def _instant_names() -> tuple[str, ...]:
     names: list[str] = [_names.CACHE_CONFIG_INFO]
     for internal in _names.COUNTERS:
-        names.extend(counter_series_names(internal))
+        names.extend(map(_names.family, counter_series_names(internal)))
     for candidates in _names.GAUGES.values():
-        names.extend(candidates)
-    return tuple(dict.fromkeys(names))  # SGLang's counters serve two figures: list each name once
+        names.extend(map(_names.family, candidates))
+    # SGLang's counters serve two figures, a labelled family several: list each name once.
+    return tuple(dict.fromkeys(names))
 
 
 INSTANT_NAMES: Final[tuple[str, ...]] = _instant_names()

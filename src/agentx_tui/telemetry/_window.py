@@ -9,9 +9,7 @@ window; run totals are the running increase itself.
 
 from __future__ import annotations
 
-import math
 from collections import deque
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from agentx_tui.telemetry._parse import Histogram, MetricsPage, SeriesKey
@@ -72,7 +70,8 @@ class WindowState:
             step = 0.0 if first else _step(last.counters.get(key), value)
             self._counters[key] = self._counters.get(key, 0.0) + step
         for key, hist in page.histograms.items():
-            acc = self._histograms.setdefault(key, {})
+            # Every bound from the start, at zero: a histogram with nothing observed yet is known, empty.
+            acc = self._histograms.setdefault(key, dict.fromkeys((upper for upper, _ in hist.buckets), 0.0))
             if not first:
                 for upper, count in _hist_step(last.histograms.get(key), hist).items():
                     acc[upper] = acc.get(upper, 0.0) + count
@@ -131,6 +130,17 @@ class WindowState:
         delta, span = self.delta(name, engine), self.span_s
         return None if delta is None or span is None else delta / span
 
+    def hist_total(self, name: str) -> Buckets | None:
+        """Run total (observations since the first page) of a histogram present on the latest page."""
+        if not self._points:
+            return None
+        out: Buckets = {}
+        for key, buckets in self._points[-1].histograms.items():
+            if key[0] == name:
+                for upper, count in buckets.items():
+                    out[upper] = out.get(upper, 0.0) + count
+        return out or None
+
     def hist_delta(self, name: str, engine: str | None = None) -> Buckets | None:
         if self.span_s is None:
             return None
@@ -143,31 +153,3 @@ class WindowState:
             for upper, count in buckets.items():
                 out[upper] = out.get(upper, 0.0) + count - before.get(upper, 0.0)
         return out or None
-
-
-def quantile(q: float, buckets: Iterable[tuple[float, float]]) -> float | None:
-    """`histogram_quantile` of Prometheus: linear interpolation inside the bucket holding rank q·N.
-
-    ``buckets`` are (upper bound, cumulative count) including ``+Inf``. None with no observation.
-    A rank in the ``+Inf`` bucket gives the largest finite bound, as Prometheus does.
-    """
-    ordered = sorted(buckets)
-    if not ordered or ordered[-1][0] != math.inf:
-        return None
-    total = ordered[-1][1]
-    if not total > 0:
-        return None
-    rank = q * total
-    lower_bound, lower_count = 0.0, 0.0
-    for index, (upper, count) in enumerate(ordered):
-        if count >= rank:
-            if upper == math.inf:
-                return ordered[index - 1][0] if index > 0 else None
-            if index == 0 and upper <= 0:
-                return upper
-            in_bucket = count - lower_count
-            if in_bucket <= 0:
-                return upper
-            return lower_bound + (upper - lower_bound) * (rank - lower_count) / in_bucket
-        lower_bound, lower_count = upper, count
-    return None

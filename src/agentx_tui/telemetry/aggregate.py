@@ -2,16 +2,21 @@
 
 Rates, totals and request counts add up (the estimated-work rates too, with the engines that export
 them, so one GPU's share stays their sum ÷ the engines). KV usage is the mean over the endpoints that
-are up (each has its own KV pool). Hit rates are weighted by prompt tokens per second in the window (lifetime
-rates by run prompt tokens), which equals Σhits/Σqueries when every query is a prompt token.
-Latency percentiles cannot be merged from percentiles, so they are kept only for a single endpoint.
+are up (each has its own KV pool). Hit rates are weighted by prompt tokens per second in the window
+(lifetime rates by run prompt tokens), which equals Σhits/Σqueries when every query is a prompt token.
+The prompt tokens by source add up, and the shares are of the sums; the offload traffic adds up, and
+its seconds per GB are weighted by GB/s (Σ seconds / Σ GB). Percentiles cannot be merged from
+percentiles, so the window's (latency, KV residency) are kept only for a single endpoint; the
+residency histograms' run totals are merged bucket by bucket where the endpoints' buckets agree
+(none where they do not). An endpoint offloads KV to CPU memory: the aggregate does when all that
+say do (their capacities add up), does not when none does.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agentx_tui.snapshot import EndpointFigures, EndpointTotals, Percentiles
+from agentx_tui.snapshot import BucketCounts, EndpointFigures, EndpointTotals, Percentiles
 
 _SUMMED = (
     "running",
@@ -26,7 +31,25 @@ _SUMMED = (
     "estimated_read_bytes_per_s",
     "estimated_write_bytes_per_s",
     "estimating_engines",
+    "prompt_computed_tokens_per_s",
+    "prompt_gpu_cache_tokens_per_s",
+    "prompt_offload_tokens_per_s",
+    "kv_offload_load_gb_per_s",
+    "kv_offload_store_gb_per_s",
+    "kv_offload_allocation_failures_per_s",
+    "waiting_capacity",
+    "waiting_deferred",
 )
+_PERCENTILES = (
+    "ttft",
+    "itl",
+    "e2e",
+    "queue_time",
+    "kv_block_idle_before_evict",
+    "kv_block_reuse_gap",
+    "kv_block_lifetime",
+)
+_HISTOGRAM_TOTALS = ("kv_block_idle_before_evict", "kv_block_reuse_gap", "kv_block_lifetime")
 
 
 def _sum(values: Sequence[float | int | None]) -> float | None:
@@ -46,6 +69,47 @@ def _weighted(pairs: Sequence[tuple[float | None, float | None]]) -> float | Non
     return sum(value * weight for value, weight in known if weight is not None) / total
 
 
+def _merged(histograms: Sequence[BucketCounts | None]) -> BucketCounts | None:
+    """Every endpoint's observations, bucket by bucket; None when none has any or their buckets differ."""
+    known = [h for h in histograms if h is not None]
+    if not known:
+        return None
+    merged: BucketCounts | None = known[0]
+    for other in known[1:]:
+        merged = merged.plus(other) if merged is not None else None
+    return merged
+
+
+def _totals(figs: Sequence[EndpointFigures]) -> EndpointTotals:
+    values: dict[str, object] = {}
+    for name in EndpointTotals.model_fields:
+        if name in _HISTOGRAM_TOTALS:
+            values[name] = _merged([getattr(f.totals, name) for f in figs])
+        else:
+            values[name] = _sum([getattr(f.totals, name) for f in figs])
+    return EndpointTotals.model_validate(values)
+
+
+def _shares(update: dict[str, object]) -> dict[str, float | None]:
+    """The prompt tokens' shares by source, of the summed rates."""
+    rates = [update[f"prompt_{source}_tokens_per_s"] for source in ("computed", "gpu_cache", "offload")]
+    known = [r for r in rates if isinstance(r, float)]
+    total = sum(known) if len(known) == len(rates) else None
+    shares = [r / total if total and isinstance(r, float) else None for r in rates]
+    return dict(zip(("prompt_share_computed", "prompt_share_gpu_cache", "prompt_share_offload"), shares, strict=True))
+
+
+def _offload_cpu(up: Sequence[EndpointFigures]) -> dict[str, object]:
+    said = [f for f in up if f.kv_offload_cpu is not None]
+    if said and all(f.kv_offload_cpu for f in said) and len(said) == len(up):
+        sizes = [f.kv_offload_cpu_bytes for f in said]
+        known = None if any(size is None for size in sizes) else sum(size for size in sizes if size is not None)
+        return {"kv_offload_cpu": True, "kv_offload_cpu_bytes": known}
+    if said and not any(f.kv_offload_cpu for f in said):
+        return {"kv_offload_cpu": False, "kv_offload_cpu_bytes": None}
+    return {"kv_offload_cpu": None, "kv_offload_cpu_bytes": None}
+
+
 def _one(values: Sequence[object]) -> object | None:
     distinct = {v for v in values if v is not None}
     return distinct.pop() if len(distinct) == 1 else None
@@ -55,9 +119,7 @@ def aggregate_endpoints(figs: Sequence[EndpointFigures]) -> EndpointFigures | No
     if not figs:
         return None
     up = [f for f in figs if f.up]
-    totals = EndpointTotals(
-        **{name: _sum([getattr(f.totals, name) for f in figs]) for name in EndpointTotals.model_fields}
-    )
+    totals = _totals(figs)
     status = f"up: {len(up)} of {len(figs)}" if up else "down: no endpoint is up"
     update: dict[str, object] = {name: _sum([getattr(f, name) for f in up]) for name in _SUMMED}
     kv = [f.kv_cache_usage for f in up if f.kv_cache_usage is not None]
@@ -71,14 +133,26 @@ def aggregate_endpoints(figs: Sequence[EndpointFigures]) -> EndpointFigures | No
             "prefix_caching_enabled": _one([f.prefix_caching_enabled for f in up]),
             "prefix_hit_rate_window": _weighted([(f.prefix_hit_rate_window, f.prompt_tokens_per_s) for f in up]),
             "prefix_hit_rate_lifetime": _weighted([(f.prefix_hit_rate_lifetime, f.totals.prompt_tokens) for f in up]),
+            "external_prefix_hit_rate_window": _weighted(
+                [(f.external_prefix_hit_rate_window, f.prompt_tokens_per_s) for f in up]
+            ),
+            "kv_offload_load_s_per_gb": _weighted(
+                [(f.kv_offload_load_s_per_gb, f.kv_offload_load_gb_per_s) for f in up]
+            ),
+            "kv_offload_store_s_per_gb": _weighted(
+                [(f.kv_offload_store_s_per_gb, f.kv_offload_store_gb_per_s) for f in up]
+            ),
+            "kv_cache_metrics_sample": _one([f.kv_cache_metrics_sample for f in up]),
+            **_offload_cpu(up),
             "totals": totals,
         }
     )
+    update.update(_shares(update))
     if len(up) == 1:
         only = up[0]
-        update.update({"ttft": only.ttft, "itl": only.itl, "e2e": only.e2e, "queue_time": only.queue_time})
+        update.update({k: getattr(only, k) for k in _PERCENTILES})
     else:
-        update.update({k: Percentiles() for k in ("ttft", "itl", "e2e", "queue_time")})
+        update.update({k: Percentiles() for k in _PERCENTILES})
     flavors = {f.flavor for f in figs}
     base = EndpointFigures(
         url="aggregate",

@@ -45,6 +45,9 @@ class ServerIdentity(TypedDict, total=False):
     engine_version: str | None
     max_model_len: int | None
     flavor: Flavor
+    # The share of KV blocks the residency histograms sample (vLLM's --kv-cache-metrics-sample), where
+    # the run knows it: a server it launched, the simulator. vLLM does not export it.
+    kv_cache_metrics_sample: float | None
 
 
 class MetricsReader:
@@ -55,6 +58,7 @@ class MetricsReader:
         self.model = identity.get("model")
         self.engine_version = identity.get("engine_version")
         self.max_model_len = identity.get("max_model_len")
+        self.kv_cache_metrics_sample = identity.get("kv_cache_metrics_sample")
         # "unknown" is resolved from the page's metric names; "sim" is kept (it publishes vLLM names).
         self.flavor: Flavor = identity.get("flavor", "unknown")
         self._state = WindowState(window_s)
@@ -75,6 +79,7 @@ class MetricsReader:
             model=self.model,
             engine_version=self.engine_version,
             max_model_len=self.max_model_len,
+            kv_cache_metrics_sample=self.kv_cache_metrics_sample,
         )
 
     def down(self, reason: str, *, answered: bool = False) -> EndpointFigures:

@@ -89,7 +89,8 @@ class RunHeader(Static):
 
     def _pack(self, parts: list[Content], verdict: AgentXVerdict | None) -> list[list[Content]]:
         """The parts in lines, with the AgentX verdict in its longest words that add no line: at the end,
-        else between two earlier parts; its shortest words at the end when none fit (the log says it all)."""
+        else between two earlier parts; left out when none fits (the log says it all): a header a line
+        taller would push the panes below the bottom of an 80×24 terminal."""
         width, gap = self.size.width, _SEP.cell_length
         plain = pack(parts, width, gap)
         if verdict is None:
@@ -101,7 +102,7 @@ class RunHeader(Static):
                 lines = pack([*parts[:at], form, *parts[at:]], width, gap)
                 if len(lines) <= len(plain):
                     return lines
-        return pack([*parts, forms[-1]], width, gap)
+        return plain
 
     @staticmethod
     def _outputs(factor: float) -> list[Content]:

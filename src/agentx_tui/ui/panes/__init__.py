@@ -1,13 +1,13 @@
 """The dashboard panes: seven always shown, three only when the run has what they show."""
 
 from agentx_tui.ui.panes._base import Pane
+from agentx_tui.ui.panes.cache import CachePane
 from agentx_tui.ui.panes.cost import AGENTX_REFERENCE, CostPane
 from agentx_tui.ui.panes.fleet import FleetPane
 from agentx_tui.ui.panes.frontier import FrontierPane
 from agentx_tui.ui.panes.gpu import GpuPane
 from agentx_tui.ui.panes.kv import KvPane
 from agentx_tui.ui.panes.log import LogPane
-from agentx_tui.ui.panes.prefix import PrefixPane
 from agentx_tui.ui.panes.tasks import TasksPane
 from agentx_tui.ui.panes.throughput import ThroughputPane
 from agentx_tui.ui.panes.users import UsersPane
@@ -19,7 +19,7 @@ from agentx_tui.ui.panes.users import UsersPane
 PANES: tuple[type[Pane], ...] = (
     GpuPane,
     KvPane,
-    PrefixPane,
+    CachePane,
     ThroughputPane,
     CostPane,
     LogPane,
@@ -32,6 +32,7 @@ PANES: tuple[type[Pane], ...] = (
 __all__ = [
     "AGENTX_REFERENCE",
     "PANES",
+    "CachePane",
     "CostPane",
     "FleetPane",
     "FrontierPane",
@@ -39,7 +40,6 @@ __all__ = [
     "KvPane",
     "LogPane",
     "Pane",
-    "PrefixPane",
     "TasksPane",
     "ThroughputPane",
     "UsersPane",

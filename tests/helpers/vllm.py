@@ -1,0 +1,47 @@
+"""A real tiny vLLM of a test module's own, with engine flags the session's engine (tests/conftest.py)
+does not have: started in a thread as soon as collection shows a selected test needs it, so that its
+start-up (35–85 s on these machines) overlaps the tests before that one, and stopped when the session
+ends. The thread lives until then: the server's parent-death signal is tied to the thread that
+started it (engine/process.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+
+import pytest
+
+from agentx_tui.engine import LaunchedServer, start_vllm
+
+
+class BackgroundVllm:
+    def __init__(self, args: Sequence[str], name: str) -> None:
+        self.args = list(args)
+        self.server: LaunchedServer | None = None
+        self.error: Exception | None = None
+        self._ready = threading.Event()
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.server = asyncio.run(start_vllm("tiny", self.args, timeout_s=300))
+        except Exception as exc:  # reported by the test that needs the server, not lost in a thread
+            self.error = exc
+        finally:
+            self._ready.set()
+        self._done.wait()
+        if self.server is not None:
+            self.server.stop()
+
+    def wait(self) -> LaunchedServer:
+        self._ready.wait()
+        if self.server is None:
+            pytest.fail(f"could not start the real vLLM engine ({' '.join(self.args)}): {self.error}")
+        return self.server
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join(timeout=120)
