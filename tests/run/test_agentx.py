@@ -11,8 +11,8 @@ import pytest
 from agentx_tui.cli import parse_args
 from agentx_tui.procfs import mem_total_bytes
 from agentx_tui.run import RunPlan, build_plan
-from agentx_tui.run.agentx import AgentXWatch, agentx_setup, launched_offload
-from agentx_tui.snapshot import ClientFigures, ClientTotals, GpuFigures, GpuState, RunInfo, Snapshot
+from agentx_tui.run.agentx import AgentXWatch, agentx_setup, launched_offload, offload_seen
+from agentx_tui.snapshot import ClientFigures, ClientTotals, EndpointFigures, GpuFigures, GpuState, RunInfo, Snapshot
 from agentx_tui.sweep import AgentXSetup, KvOffload, ServerMemory
 
 GIB = 1 << 30
@@ -59,7 +59,7 @@ def test_the_server_dram_is_this_machines_for_a_launched_or_simulated_server_onl
 
     sim = agentx_setup(plan(), simulated=True, dram_bytes=dram)
     assert sim.memory.dram_bytes == 512e9 and sim.memory.dram_source == "this machine's /proc/meminfo"
-    assert sim.offload.offloads is None and "simulated engine does not say" in sim.offload.source
+    assert sim.offload.offloads is None and "simulated engine has not said" in sim.offload.source
     served = agentx_setup(plan("--serve", "tiny"), simulated=False, dram_bytes=dram)
     assert served.memory.dram_bytes == 512e9 and served.offload.offloads is False
     attached = agentx_setup(plan("--attach", "http://gpu-node:8000"), simulated=False, dram_bytes=dram)
@@ -132,3 +132,19 @@ def test_a_launched_vllms_server_has_the_gpus_nvml_sees() -> None:
     assert offload_rule.state == "met" and "× 2 GPUs ÷ 8" in offload_rule.detail
     unseen = AgentXWatch(setup, lambda _: None).verdict(snap, final=False, partial_reason=None)
     assert unseen is not None and unseen.valid is None  # without NVML's count the budget cannot be told
+
+
+def test_what_the_servers_pages_say_of_offload_decides_where_the_plan_cannot() -> None:
+    """The simulator and an attached server say on their pages whether they offload KV to CPU memory
+    (`EndpointFigures.kv_offload_cpu`); the rule then reads that, where the plan's flags tell nothing."""
+    unknown = AgentXSetup(offload=KvOffload(None, None, "the attached server has not said"))
+    page = EndpointFigures(url="aggregate", flavor="vllm", kv_offload_cpu=True, kv_offload_cpu_bytes=64 * GIB)
+    seen = offload_seen(tick(1, 1.0).model_copy(update={"aggregate": page}))
+    assert seen == KvOffload(True, 64 * GIB, "the servers' cache_config_info")
+    assert offload_seen(tick(1, 1.0)) is None  # no page said: still unknown
+    off = page.model_copy(update={"kv_offload_cpu": False, "kv_offload_cpu_bytes": None, "flavor": "sim"})
+    watch = AgentXWatch(unknown, lambda _: None)
+    verdict = watch.verdict(tick(1, 1.0).model_copy(update={"aggregate": off}), final=False, partial_reason=None)
+    assert verdict is not None
+    (rule,) = (r for r in verdict.rules if r.rule == "kv_offload")
+    assert rule.state == "met" and "the simulated engine's CPU tier: none" in rule.detail

@@ -9,8 +9,9 @@ Where the facts come from, never guessed:
   else unknown;
 - whether the server offloads KV to CPU memory, and how much: a launched vLLM's own flags
   (`--kv-offloading-size` GiB with the native backend, an `OffloadingConnector`'s `cpu_bytes_to_use` in
-  `--kv-transfer-config`; none of them: it does not offload). An attached server and the simulator do
-  not say, so it is unknown there.
+  `--kv-transfer-config`; none of them: it does not offload); else what the servers' pages say each
+  tick (vLLM's `cache_config_info`, the simulator's CPU tier: `EndpointFigures.kv_offload_cpu`); else
+  unknown.
 """
 
 from __future__ import annotations
@@ -84,9 +85,9 @@ def agentx_setup(
     if kind == "serve":
         offload = launched_offload(plan.target.vllm_args)
     elif kind == "sim" or simulated:
-        offload = KvOffload(None, None, "the simulated engine does not say whether it offloads KV to CPU memory")
+        offload = KvOffload(None, None, "the simulated engine has not said whether it offloads KV to CPU memory")
     else:
-        offload = KvOffload(None, None, "the attached server does not say whether it offloads KV to CPU memory")
+        offload = KvOffload(None, None, "the attached server has not said whether it offloads KV to CPU memory")
     if plan.agentx.server_dram_bytes is not None:
         dram: float | None = plan.agentx.server_dram_bytes
         dram_source = "--server-dram-gb"
@@ -105,6 +106,18 @@ def agentx_setup(
     )
 
 
+def offload_seen(snap: Snapshot) -> KvOffload | None:
+    """Whether the servers offload KV to CPU memory, as their pages say (the aggregate over the endpoints:
+    telemetry/aggregate.py); None when they do not say."""
+    agg = snap.aggregate
+    if agg is None or agg.kv_offload_cpu is None:
+        return None
+    where = "the simulated engine's CPU tier" if agg.flavor == "sim" else "the servers' cache_config_info"
+    if not agg.kv_offload_cpu:
+        return KvOffload(False, 0.0, f"{where}: none")
+    return KvOffload(True, agg.kv_offload_cpu_bytes, where)
+
+
 class AgentXWatch:
     """Each tick's verdict (`verdict`), said in the log whenever it changes (`say`: the run's event log)."""
 
@@ -121,6 +134,8 @@ class AgentXWatch:
             if local:
                 memory = dataclasses.replace(setup.memory, gpus=local, gpus_source="the GPUs NVML sees")
                 setup = dataclasses.replace(setup, memory=memory)
+        if setup.offload.offloads is None and (seen := offload_seen(snap)) is not None:
+            setup = dataclasses.replace(setup, offload=seen)
         verdict = judge(snap, setup, final=final, partial_reason=partial_reason)
         if verdict is not None:
             self._note(verdict)
