@@ -2,26 +2,27 @@
 started through the project's own launcher in the background as soon as the tests are collected.
 Tests that use it carry `@pytest.mark.vllm`.
 
-`small_kv_vllm_url`: a second one, started the same way only when a selected test needs it, whose KV
-cache holds 48 blocks of 128 tokens (`--num-gpu-blocks-override 48`): sessions evict each other's
-prefixes there. The session's engine holds about two million tokens, more than any test could fill.
+`small_kv_vllm` (`small_kv_vllm_url`): a second one, started the same way only when a selected test
+needs it, whose KV cache holds 48 blocks of 128 tokens (`--num-gpu-blocks-override 48`) and which records
+KV residency for every block: sessions evict each other's prefixes there. The session's engine holds
+about two million tokens, more than any test could fill.
 
-Set AGENTX_TEST_VLLM_URL (AGENTX_TEST_SMALL_KV_VLLM_URL) to reuse a server you already run (it must
-serve the tiny model, with the same flags).
+Both run in threads of their own (tests/helpers/vllm.py). Set AGENTX_TEST_VLLM_URL to reuse a server you
+already run as the session's (it must serve the tiny model, with the same flags).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import threading
 from collections.abc import Callable
 
 import pytest
 import uvloop
 from hypothesis import settings
 
-from agentx_tui.engine import LaunchedServer, start_vllm
+from agentx_tui.engine import LaunchedServer
+from tests.helpers.vllm import SMALL_KV_VLLM_ARGS, TINY_VLLM_ARGS, BackgroundVllm
 
 # Property tests draw the same examples every run, so CI is deterministic. Explore new ones with
 # HYPOTHESIS_PROFILE=explore (fresh random draws each run); paste any failure in as an @example.
@@ -39,55 +40,10 @@ def pytest_asyncio_loop_factories(
     return {"asyncio": asyncio.new_event_loop}
 
 
-# Small, fixed KV space keeps memory low; prefix caching is on by default in vLLM V1.
-TINY_VLLM_ARGS = ["--max-num-seqs", "32"]
-SMALL_KV_VLLM_ARGS = [*TINY_VLLM_ARGS, "--num-gpu-blocks-override", "48"]  # 6,144 tokens of KV
-
-
-class _SessionVllm:
-    """A vLLM for the whole session (the shared one, or one with flags of its own), started in a thread as
-    soon as collection shows that a selected test needs it, so that its ~35 s start-up overlaps the tests
-    that run before the first one using it.
-
-    The thread lives until the session ends and stops the server itself: the server's parent-death
-    signal (PR_SET_PDEATHSIG, engine/process.py) is tied to the thread that spawned it, not to the
-    process, so a thread that returned would take the server with it."""
-
-    def __init__(self, args: list[str] = TINY_VLLM_ARGS, name: str = "session-vllm") -> None:
-        self.server: LaunchedServer | None = None
-        self.error: Exception | None = None
-        self.args = args
-        self._ready = threading.Event()
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            self.server = asyncio.run(start_vllm("tiny", self.args, timeout_s=300))
-        except Exception as exc:  # reported by the first test that needs the server, not lost in a thread
-            self.error = exc
-        finally:
-            self._ready.set()
-        self._done.wait()
-        if self.server is not None:
-            self.server.stop()
-
-    def wait(self) -> LaunchedServer:
-        self._ready.wait()
-        if self.server is None:
-            pytest.fail(f"could not start the real vLLM engine for tests: {self.error}")
-        return self.server
-
-    def stop(self) -> None:
-        self._done.set()
-        self._thread.join(timeout=120)
-
-
-_session_vllm: _SessionVllm | None = None
-_small_kv_vllm: _SessionVllm | None = None
-_USES_VLLM = {"vllm_server", "vllm_url", "small_kv_vllm_url"}
-_USES_SMALL_KV = "small_kv_vllm_url"
+_session_vllm: BackgroundVllm | None = None
+_small_kv_vllm: BackgroundVllm | None = None
+_USES_SMALL_KV = {"small_kv_vllm", "small_kv_vllm_url"}
+_USES_VLLM = {"vllm_server", "vllm_url", *_USES_SMALL_KV}
 _USES_PROMETHEUS = {"prometheus_server"}  # tests/telemetry/prometheus_server.py
 
 
@@ -104,14 +60,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start each engine a selected test needs as soon as collection shows it, so that its start-up
+    (35–85 s) overlaps the tests that run before the first one using it."""
     global _session_vllm, _small_kv_vllm
     used = [set(getattr(item, "fixturenames", ())) for item in session.items]
-    wanted = any((_USES_VLLM - {_USES_SMALL_KV}) & names for names in used)
+    wanted = any((_USES_VLLM - _USES_SMALL_KV) & names for names in used)
     if wanted and not os.environ.get("AGENTX_TEST_VLLM_URL") and _session_vllm is None:
-        _session_vllm = _SessionVllm()
-    small = any(_USES_SMALL_KV in names for names in used)
-    if small and not os.environ.get("AGENTX_TEST_SMALL_KV_VLLM_URL") and _small_kv_vllm is None:
-        _small_kv_vllm = _SessionVllm(SMALL_KV_VLLM_ARGS, "small-kv-vllm")
+        _session_vllm = BackgroundVllm(TINY_VLLM_ARGS, "session-vllm")
+    small = any(_USES_SMALL_KV & names for names in used)
+    if small and _small_kv_vllm is None:
+        _small_kv_vllm = BackgroundVllm(SMALL_KV_VLLM_ARGS, "small-kv-vllm")
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -126,7 +84,7 @@ def vllm_server() -> LaunchedServer | None:
     if os.environ.get("AGENTX_TEST_VLLM_URL"):
         return None
     if _session_vllm is None:  # asked for by a fixture that collection could not see
-        _session_vllm = _SessionVllm()
+        _session_vllm = BackgroundVllm(TINY_VLLM_ARGS, "session-vllm")
     return _session_vllm.wait()
 
 
@@ -136,11 +94,14 @@ def vllm_url(vllm_server: LaunchedServer | None) -> str:
 
 
 @pytest.fixture(scope="session")
-def small_kv_vllm_url() -> str:
+def small_kv_vllm() -> LaunchedServer:
     """A real tiny vLLM whose KV cache is too small for a few sessions at once (module docstring)."""
     global _small_kv_vllm
-    if os.environ.get("AGENTX_TEST_SMALL_KV_VLLM_URL"):
-        return os.environ["AGENTX_TEST_SMALL_KV_VLLM_URL"]
     if _small_kv_vllm is None:
-        _small_kv_vllm = _SessionVllm(SMALL_KV_VLLM_ARGS, "small-kv-vllm")
-    return _small_kv_vllm.wait().url
+        _small_kv_vllm = BackgroundVllm(SMALL_KV_VLLM_ARGS, "small-kv-vllm")
+    return _small_kv_vllm.wait()
+
+
+@pytest.fixture(scope="session")
+def small_kv_vllm_url(small_kv_vllm: LaunchedServer) -> str:
+    return small_kv_vllm.url

@@ -14,6 +14,14 @@ import pytest
 
 from agentx_tui.engine import LaunchedServer, start_vllm
 
+# The session's engine and the fresh one: a small, fixed KV space keeps memory low; prefix caching is on
+# by default in vLLM V1.
+TINY_VLLM_ARGS = ["--max-num-seqs", "32"]
+# The small-KV one: 48 blocks of 128 tokens (6,144 tokens of KV, docs/vllm.md's KV-pressure recipe);
+# --kv-cache-metrics is added by the launcher, every block sampled so that a few dozen evictions give its
+# histograms their observations.
+SMALL_KV_VLLM_ARGS = ["--max-num-seqs", "16", "--num-gpu-blocks-override", "48", "--kv-cache-metrics-sample", "1.0"]
+
 
 class BackgroundVllm:
     def __init__(self, args: Sequence[str], name: str) -> None:
