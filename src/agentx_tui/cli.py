@@ -25,6 +25,7 @@ from agentx_tui.args import DEFAULT_USERS, MAX_SECONDS, MAX_USERS, Parser, gpu_p
 from agentx_tui.errors import AgentXError, LaunchError, UsageError
 from agentx_tui.redaction import redact
 from agentx_tui.sim import DEFAULT_PROFILE as DEFAULT_SIM_PROFILE
+from agentx_tui.sim.cli import add_cpu_tier_options
 from agentx_tui.terminal import wants_color
 from agentx_tui.web.address import parse_web_address
 
@@ -111,18 +112,7 @@ def _target_flags(t: argparse._ArgumentGroup) -> None:
         const=DEFAULT_SIM_PROFILE,
         help=f"the built-in simulated engine, GPU/MODEL profile (default {DEFAULT_SIM_PROFILE})",
     )
-    t.add_argument(
-        "--sim-cpu-kv-gb",
-        type=number("the CPU KV tier's size", 0, 100_000),
-        metavar="GB",
-        help="give the simulated engine a CPU KV tier of GB (1e9 bytes): KV offload to CPU memory (docs/sim.md)",
-    )
-    t.add_argument(
-        "--sim-cpu-kv-gbps",
-        type=number("the CPU KV tier's bandwidth", 0, 100_000, lo_open=True),
-        metavar="GB/S",
-        help="its CPU↔GPU link per direction (default: the profile's, 50 for PCIe 5.0 x16; 450 for NVLink-C2C)",
-    )
+    add_cpu_tier_options(t, prefix="sim-")  # the embedded simulator's, as `agentx-tui sim` has them
     t.add_argument("--port", type=_port, metavar="P", help="port for a launched or simulated server (default: free)")
     t.add_argument(
         "--vllm-cmd",

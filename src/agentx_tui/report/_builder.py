@@ -61,7 +61,6 @@ from agentx_tui.snapshot.stat import RunningStat, TickMeans, ratio
 
 SERVER_HIT_RATE_SOURCE = "server prefix-cache counters over the run: Δhits / Δqueries (tokens)"
 POWER_SOURCE = "sum of the GPUs' power per tick, mean over the ticks with a reading"
-_ESTIMATED_WORK = {"estimated_flops", "estimated_read_bytes", "estimated_write_bytes"}
 
 
 def _add(a: float | None, b: float | None) -> float | None:
@@ -191,15 +190,21 @@ class ReportBuilder:
                 **cache_figures(e.totals, duration),
                 "kv_offload_cpu": e.kv_offload_cpu,
                 "kv_offload_cpu_bytes": e.kv_offload_cpu_bytes,
-                # Histograms' bucket counts are not figures, and the estimated work is the run's roofline,
-                # not an endpoint's: those totals stay out.
-                **e.totals.model_dump(exclude=_HISTOGRAM_TOTALS | _ESTIMATED_WORK),
+                # The counts behind its token figures (the cache's are in its shares and rates above;
+                # the estimated work is the run's roofline, not an endpoint's).
+                **e.totals.model_dump(include=_ROW_COUNTS),
             }
         )
 
 
-# The residency histograms' run totals: their quantiles are in the row, not their buckets.
-_HISTOGRAM_TOTALS = {"kv_block_idle_before_evict", "kv_block_reuse_gap", "kv_block_lifetime"}
+# An endpoint row's raw counts (`EndpointRow`): the token and prefix-cache counters over the run.
+_ROW_COUNTS = {
+    "prompt_tokens",
+    "generation_tokens",
+    "cached_prompt_tokens",
+    "prefix_cache_queries",
+    "prefix_cache_hits",
+}
 
 
 def _cache_figures(agg: EndpointFigures | None, duration: float) -> Figures:

@@ -69,22 +69,30 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         metavar="N",
         help="tokens per engine step",
     )
-    tier = p.add_argument_group("the CPU KV tier (docs/sim.md: vLLM's KV offloading to CPU memory; default: none)")
-    tier.add_argument(
-        "--cpu-kv-gb",
-        type=number("the CPU KV tier's size", 0, 100_000),
-        metavar="GB",
-        help="CPU memory for KV blocks evicted from the GPU, in GB (1e9 bytes); 0 or left out: no tier",
-    )
-    tier.add_argument(
-        "--cpu-kv-gbps",
-        type=number("the CPU KV tier's bandwidth", 0, 100_000, lo_open=True),
-        metavar="GB/S",
-        help="its link to each GPU, per direction (default: the profile's, 50 for PCIe 5.0 x16; 450 for NVLink-C2C)",
+    add_cpu_tier_options(
+        p.add_argument_group("the CPU KV tier (docs/sim.md: vLLM's KV offloading to CPU memory; default: none)")
     )
     # A launcher's: the port is written to this inherited descriptor once the server listens.
     p.add_argument("--ready-fd", type=whole("file descriptors", 0, 1 << 20), metavar="FD", help=argparse.SUPPRESS)
     return p
+
+
+def add_cpu_tier_options(group: argparse._ArgumentGroup, *, prefix: str = "") -> None:
+    """The CPU KV tier's options: `--cpu-kv-gb`, `--cpu-kv-gbps` here; with `prefix` "sim-", the main
+    command line's for its embedded simulator (the same checks, one place)."""
+    group.add_argument(
+        f"--{prefix}cpu-kv-gb",
+        type=number("the CPU KV tier's size", 0, 100_000),
+        metavar="GB",
+        help="CPU memory for KV blocks evicted from the GPU, in GB (1e9 bytes): KV offload to CPU memory; "
+        "0 or left out: no tier",
+    )
+    group.add_argument(
+        f"--{prefix}cpu-kv-gbps",
+        type=number("the CPU KV tier's bandwidth", 0, 100_000, lo_open=True),
+        metavar="GB/S",
+        help="its link to each GPU, per direction (default: the profile's, 50 for PCIe 5.0 x16; 450 for NVLink-C2C)",
+    )
 
 
 def sim_command(argv: Sequence[str], prog: str = PROG) -> int:

@@ -21,6 +21,7 @@ before that); reading a file of another version (`read`) drops the keys it does 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Annotated, Any, ClassVar, Literal, Self, get_args
@@ -113,6 +114,19 @@ def figure(
         "group": group,
     }
     return Field(default, description=meaning, json_schema_extra=extra)
+
+
+def _in(group: str) -> Callable[..., Any]:
+    """`figure` for the figures of one `group` (compare's tables, the summary's blocks)."""
+    return functools.partial(figure, group=group)
+
+
+# The groups beside the run's own, each figure of them declared through its one maker.
+task_figure = _in("tasks")
+limits_figure = _in("limits")
+proxy_figure = _in("proxy")
+agentx_figure = _in("agentx")
+point_figure = _in("point")
 
 
 def _is_numeric(info: FieldInfo) -> bool:
@@ -466,53 +480,43 @@ class Figures(FigureSet):
     gpu_power_w_mean_source: str | None = figure("", "how the power figure was computed, in words")
 
     # --- how close to the limit: the roofline and energy (docs/metrics.md, "Roofline", "Energy") -------
-    achieved_tflops_per_gpu: float | None = figure(
-        "TFLOP/s", "FLOPs one GPU did per second, as the servers estimate their work", group="limits"
+    achieved_tflops_per_gpu: float | None = limits_figure(
+        "TFLOP/s", "FLOPs one GPU did per second, as the servers estimate their work"
     )
-    achieved_hbm_gb_per_s_per_gpu: float | None = figure(
-        "GB/s", "bytes one GPU read and wrote in its memory per second, as the servers estimate them", group="limits"
+    achieved_hbm_gb_per_s_per_gpu: float | None = limits_figure(
+        "GB/s", "bytes one GPU read and wrote in its memory per second, as the servers estimate them"
     )
-    achieved_source: str | None = figure(
-        "", "whose estimate the achieved figures are (--enable-mfu-metrics), or why there is none", group="limits"
+    achieved_source: str | None = limits_figure(
+        "", "whose estimate the achieved figures are (--enable-mfu-metrics), or why there is none"
     )
-    peak_tflops_per_gpu: float | None = figure("TFLOP/s", "one GPU's dense peak in the dtype in use", group="limits")
-    peak_hbm_gb_per_s_per_gpu: float | None = figure("GB/s", "one GPU's peak memory bandwidth", group="limits")
-    peak_source: str | None = figure(
-        "", "where the peaks came from (a datasheet, the simulator's profile, --gpu-peak), or why none", group="limits"
+    peak_tflops_per_gpu: float | None = limits_figure("TFLOP/s", "one GPU's dense peak in the dtype in use")
+    peak_hbm_gb_per_s_per_gpu: float | None = limits_figure("GB/s", "one GPU's peak memory bandwidth")
+    peak_source: str | None = limits_figure(
+        "", "where the peaks came from (a datasheet, the simulator's profile, --gpu-peak), or why none"
     )
-    mfu: float | None = figure(
-        FRACTION, "model FLOPs utilisation: achieved ÷ peak TFLOP/s", better="higher", compare=GATE, group="limits"
+    mfu: float | None = limits_figure(
+        FRACTION, "model FLOPs utilisation: achieved ÷ peak TFLOP/s", better="higher", compare=GATE
     )
-    mbu: float | None = figure(
-        FRACTION,
-        "memory-bandwidth utilisation: achieved ÷ peak HBM GB/s",
-        better="higher",
-        compare=SHOW,
-        group="limits",
+    mbu: float | None = limits_figure(
+        FRACTION, "memory-bandwidth utilisation: achieved ÷ peak HBM GB/s", better="higher", compare=SHOW
     )
-    roofline_bound: RooflineBound | None = figure(
-        "", "which ceiling binds: compute (MFU ≥ MBU) or memory", group="limits"
+    roofline_bound: RooflineBound | None = limits_figure("", "which ceiling binds: compute (MFU ≥ MBU) or memory")
+    energy_j: float | None = limits_figure(
+        "J", "the GPUs' energy: energy counters where the driver has them, else power × time"
     )
-    energy_j: float | None = figure(
-        "J", "the GPUs' energy: energy counters where the driver has them, else power × time", group="limits"
+    energy_source: str | None = limits_figure("", "how the energy was measured, or that it is modelled (the simulator)")
+    gpu_power_w_per_gpu_mean: float | None = limits_figure(
+        "W", "one GPU's mean board power: energy ÷ duration ÷ GPUs", compare=SHOW
     )
-    energy_source: str | None = figure(
-        "", "how the energy was measured, or that it is modelled (the simulator)", group="limits"
+    joules_per_output_token: float | None = limits_figure(
+        "J/token", "energy ÷ output tokens", better="lower", compare=SHOW
     )
-    gpu_power_w_per_gpu_mean: float | None = figure(
-        "W", "one GPU's mean board power: energy ÷ duration ÷ GPUs", compare=SHOW, group="limits"
+    joules_per_token: float | None = limits_figure(
+        "J/token", "energy ÷ (cache + input + output) tokens", better="lower", compare=GATE
     )
-    joules_per_output_token: float | None = figure(
-        "J/token", "energy ÷ output tokens", better="lower", compare=SHOW, group="limits"
-    )
-    joules_per_token: float | None = figure(
-        "J/token", "energy ÷ (cache + input + output) tokens", better="lower", compare=GATE, group="limits"
-    )
-    joules_per_task: float | None = figure(
-        "J/task", "energy ÷ tasks completed", better="lower", compare=SHOW, group="limits"
-    )
-    tokens_per_joule: float | None = figure(
-        "tokens/J", "(cache + input + output) tokens ÷ energy", better="higher", compare=SHOW, group="limits"
+    joules_per_task: float | None = limits_figure("J/task", "energy ÷ tasks completed", better="lower", compare=SHOW)
+    tokens_per_joule: float | None = limits_figure(
+        "tokens/J", "(cache + input + output) tokens ÷ energy", better="higher", compare=SHOW
     )
 
     # --- cost ------------------------------------------------------------------------------------
@@ -531,39 +535,31 @@ class Figures(FigureSet):
     )
 
     # --- tasks: a task is one session tree ---------------------------------------------------------
-    tasks_completed: int | None = figure(COUNT, "tasks completed", compare=SHOW, group="tasks")
-    tasks_running: int | None = figure(COUNT, "tasks still running at the end", group="tasks")
-    tasks_failed: int | None = figure(COUNT, "tasks failed", group="tasks")
-    task_s_p50: float | None = figure(SECONDS, "task wall time p50", better="lower", compare=GATE, group="tasks")
-    task_s_p90: float | None = figure(SECONDS, "task wall time p90", better="lower", compare=GATE, group="tasks")
-    task_model_share: float | None = figure(FRACTION, "model share of the tasks' time", compare=SHOW, group="tasks")
-    steps_per_task_mean: float | None = figure(
-        "calls/task", "calls per task (sub-agents' included)", compare=SHOW, group="tasks"
+    tasks_completed: int | None = task_figure(COUNT, "tasks completed", compare=SHOW)
+    tasks_running: int | None = task_figure(COUNT, "tasks still running at the end")
+    tasks_failed: int | None = task_figure(COUNT, "tasks failed")
+    task_s_p50: float | None = task_figure(SECONDS, "task wall time p50", better="lower", compare=GATE)
+    task_s_p90: float | None = task_figure(SECONDS, "task wall time p90", better="lower", compare=GATE)
+    task_model_share: float | None = task_figure(FRACTION, "model share of the tasks' time", compare=SHOW)
+    steps_per_task_mean: float | None = task_figure("calls/task", "calls per task (sub-agents' included)", compare=SHOW)
+    tokens_per_task_mean: float | None = task_figure("tokens/task", "tokens per task (prompt + output)", compare=SHOW)
+    output_tokens_per_task_mean: float | None = task_figure("tokens/task", "output tokens per task", compare=SHOW)
+    usd_per_task: float | None = task_figure("USD/task", "USD per task", better="lower", compare=GATE)
+    tasks_per_hour_per_gpu: float | None = task_figure(
+        "tasks/hour/GPU", "tasks per hour per GPU", better="higher", compare=GATE
     )
-    tokens_per_task_mean: float | None = figure(
-        "tokens/task", "tokens per task (prompt + output)", compare=SHOW, group="tasks"
+    task_prefix_hit_share_mean: float | None = task_figure(
+        FRACTION, "a task's Σ hit ÷ Σ reused prompt tokens, mean over the tasks", compare=SHOW
     )
-    output_tokens_per_task_mean: float | None = figure(
-        "tokens/task", "output tokens per task", compare=SHOW, group="tasks"
+    task_prefix_hit_share_p10: float | None = task_figure(
+        FRACTION, "a task's Σ hit ÷ Σ reused prompt tokens, p10 (a tenth of the tasks kept less)"
     )
-    usd_per_task: float | None = figure("USD/task", "USD per task", better="lower", compare=GATE, group="tasks")
-    tasks_per_hour_per_gpu: float | None = figure(
-        "tasks/hour/GPU", "tasks per hour per GPU", better="higher", compare=GATE, group="tasks"
+    task_prefix_hit_share_p90: float | None = task_figure(FRACTION, "a task's Σ hit ÷ Σ reused prompt tokens, p90")
+    step_curve: list[Step] | None = task_figure(
+        "", "per step of the agents' loops: requests, mean context, TTFT and E2E p50/p90"
     )
-    task_prefix_hit_share_mean: float | None = figure(
-        FRACTION, "a task's Σ hit ÷ Σ reused prompt tokens, mean over the tasks", compare=SHOW, group="tasks"
-    )
-    task_prefix_hit_share_p10: float | None = figure(
-        FRACTION, "a task's Σ hit ÷ Σ reused prompt tokens, p10 (a tenth of the tasks kept less)", group="tasks"
-    )
-    task_prefix_hit_share_p90: float | None = figure(
-        FRACTION, "a task's Σ hit ÷ Σ reused prompt tokens, p90", group="tasks"
-    )
-    step_curve: list[Step] | None = figure(
-        "", "per step of the agents' loops: requests, mean context, TTFT and E2E p50/p90", group="tasks"
-    )
-    task_s_histogram: list[TaskTimeBar] | None = figure(
-        "", "the completed tasks' wall times as bars {upper_s, tasks}", group="tasks"
+    task_s_histogram: list[TaskTimeBar] | None = task_figure(
+        "", "the completed tasks' wall times as bars {upper_s, tasks}"
     )
 
     # --- how sure: --precision, a sweep's axis ------------------------------------------------------
@@ -589,38 +585,34 @@ class Figures(FigureSet):
     client_saturated_reason: str | None = figure("", "why the load generator was saturated, in words")
 
     # --- your own traffic: --proxy, --capture ------------------------------------------------------
-    proxied_requests: int | None = figure(COUNT, "model calls the proxy forwarded", summary=True, group="proxy")
-    proxied_sessions: int | None = figure(COUNT, "real agents' session trees seen", summary=True, group="proxy")
-    proxy_added_ttft_p50_s: float | None = figure(
-        SECONDS, "the proxy's own part of a first token's way, p50", group="proxy"
+    proxied_requests: int | None = proxy_figure(COUNT, "model calls the proxy forwarded", summary=True)
+    proxied_sessions: int | None = proxy_figure(COUNT, "real agents' session trees seen", summary=True)
+    proxy_added_ttft_p50_s: float | None = proxy_figure(SECONDS, "the proxy's own part of a first token's way, p50")
+    proxy_added_ttft_p99_s: float | None = proxy_figure(
+        SECONDS, "the proxy's own part of a first token's way, p99", summary=True
     )
-    proxy_added_ttft_p99_s: float | None = figure(
-        SECONDS, "the proxy's own part of a first token's way, p99", summary=True, group="proxy"
-    )
-    captured_sessions: int | None = figure(COUNT, "session files written by --capture", summary=True, group="proxy")
-    capture_dir: str | None = figure("", "where --capture wrote them", group="proxy")
+    captured_sessions: int | None = proxy_figure(COUNT, "session files written by --capture", summary=True)
+    capture_dir: str | None = proxy_figure("", "where --capture wrote them")
 
     # --- lists ---------------------------------------------------------------------------------------
     endpoints: list[Endpoint] | None = figure("", "the same server figures per endpoint")
     users_detail: list[User] | None = figure("", "one row per user or real session")
 
     # --- AgentX validity (docs/sweeps.md, "AgentX validity") -------------------------------------------
-    agentx_valid: bool | None = figure(
+    agentx_valid: bool | None = agentx_figure(
         "",
         "whether the run meets AgentX's rules: true, false (a rule broken), null (one could not be checked)",
         compare=SHOW,
         summary=True,
-        group="agentx",
     )
-    agentx_invalid_reasons: list[str] | None = figure(
+    agentx_invalid_reasons: list[str] | None = agentx_figure(
         "",
         "why it is not (known to be) AgentX-valid: each rule broken or not checkable, with its value",
         compare=SHOW,
         summary=True,
-        group="agentx",
     )
-    agentx_rules_met: list[str] | None = figure(
-        "", "the AgentX rules the run meets, each with its measured value", summary=True, group="agentx"
+    agentx_rules_met: list[str] | None = agentx_figure(
+        "", "the AgentX rules the run meets, each with its measured value", summary=True
     )
 
 
@@ -675,14 +667,14 @@ class PointFigures(Figures):
     warmup_s: float
     duration_s: float
     window_start_s: float  # run-elapsed seconds at which the measured window began
-    usd_per_million_total_tokens: float | None = figure(
-        "USD/1M tokens", "a point: dollars per million total tokens at its throughput", better="lower", group="point"
+    usd_per_million_total_tokens: float | None = point_figure(
+        "USD/1M tokens", "a point: dollars per million total tokens at its throughput", better="lower"
     )
-    mean_prompt_tokens: float | None = figure(
-        TOKENS, "a point: mean prompt tokens of its requests (did the contexts still grow?)", group="point"
+    mean_prompt_tokens: float | None = point_figure(
+        TOKENS, "a point: mean prompt tokens of its requests (did the contexts still grow?)"
     )
-    peak_in_flight: int = figure(
-        COUNT, "a point: most requests in flight at a tick (sub-agents push it above users)", group="point", default=0
+    peak_in_flight: int = point_figure(
+        COUNT, "a point: most requests in flight at a tick (sub-agents push it above users)", default=0
     )
 
 

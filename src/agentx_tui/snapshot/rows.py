@@ -122,7 +122,7 @@ class EndpointRow(Frozen):
     cached_prompt_tokens: float | None = None
     prefix_cache_queries: float | None = None
     prefix_cache_hits: float | None = None
-    # Where its prompt tokens came from and its offload tier (snapshot/cache.py), then the counts behind.
+    # Where its prompt tokens came from and its offload tier (snapshot/cache.py).
     prompt_share_computed: float | None = None
     prompt_share_gpu_cache: float | None = None
     prompt_share_offload: float | None = None
@@ -134,16 +134,6 @@ class EndpointRow(Frozen):
     kv_block_reuse_gap_p90_s: float | None = None
     kv_offload_cpu: bool | None = None
     kv_offload_cpu_bytes: float | None = None
-    prompt_tokens_computed: float | None = None
-    prompt_tokens_gpu_cache: float | None = None
-    prompt_tokens_offload: float | None = None
-    external_prefix_cache_queries: float | None = None
-    external_prefix_cache_hits: float | None = None
-    kv_offload_load_bytes: float | None = None
-    kv_offload_load_s: float | None = None
-    kv_offload_store_bytes: float | None = None
-    kv_offload_store_s: float | None = None
-    kv_offload_allocation_failures: float | None = None
 
 
 class TaskTimeBar(Frozen):

@@ -152,26 +152,19 @@ def _offload(agg: EndpointFigures, width: int) -> Content:
         ]
         return _row("offload", parts, width, " ")
     parts = [
-        line(
-            label("load "),
-            value(_gb(load)),
-            label(" GB/s "),
-            value(_ms(agg.kv_offload_load_s_per_gb)),
-            label(" ms/GB"),
-        ),
-        line(
-            label("store "),
-            value(_gb(store)),
-            label(" GB/s "),
-            value(_ms(agg.kv_offload_store_s_per_gb)),
-            label(" ms/GB"),
-        ),
+        _way("load", load, agg.kv_offload_load_s_per_gb),
+        _way("store", store, agg.kv_offload_store_s_per_gb),
     ]
     if agg.kv_offload_cpu_bytes is not None:
         parts.append(line(label("CPU tier "), value(f"{compact(agg.kv_offload_cpu_bytes / 1e9)} GB")))
     if agg.waiting_deferred is not None:
         parts.append(line(label("waiting for KV "), value(f"{agg.waiting_deferred:.0f}")))
     return _row("offload", parts, width)
+
+
+def _way(name: str, gb_per_s: float | None, s_per_gb: float | None) -> Content:
+    """One way of the offload traffic: its GB/s and its transfer time per GB."""
+    return line(label(f"{name} "), value(_gb(gb_per_s)), label(" GB/s "), value(_ms(s_per_gb)), label(" ms/GB"))
 
 
 def _no_offload(agg: EndpointFigures, width: int) -> tuple[str, ...]:
