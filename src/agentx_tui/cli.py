@@ -25,7 +25,7 @@ from agentx_tui.args import DEFAULT_USERS, MAX_SECONDS, MAX_USERS, Parser, gpu_p
 from agentx_tui.errors import AgentXError, LaunchError, UsageError
 from agentx_tui.redaction import redact
 from agentx_tui.sim import DEFAULT_PROFILE as DEFAULT_SIM_PROFILE
-from agentx_tui.sim.cli import add_cpu_tier_options
+from agentx_tui.sim import add_cpu_tier_options
 from agentx_tui.terminal import wants_color
 from agentx_tui.web.address import parse_web_address
 

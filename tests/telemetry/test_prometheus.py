@@ -479,6 +479,35 @@ async def test_run_totals_handle_resets_and_new_series() -> None:
     assert aggregate is not None and aggregate.totals.prompt_tokens == 780
 
 
+def _idle_before_evict(target: dict[str, str], counts: tuple[float, float, float], engine: str = "0") -> list[Item]:
+    """One engine's `vllm:kv_block_idle_before_evict_seconds` buckets (le 1, 10, +Inf), cumulative."""
+    labels = {**target, "engine": engine, "model_name": "m"}
+    name = "vllm:kv_block_idle_before_evict_seconds_bucket"
+    return [item(name, c, le=le, **labels) for le, c in zip(("1.0", "10.0", "+Inf"), counts, strict=True)]
+
+
+async def test_residency_histograms_run_totals_per_bucket() -> None:
+    """The run's residency observations, as the direct scraper counts them: per bucket, summed over
+    engines, from zero at the run's start, a histogram reset (any bucket down) counting all it has."""
+    fake = FakeProm()
+    fake.vectors["instant"] = vllm_series(A) + _idle_before_evict(A, (5, 8, 9))
+    async with source(fake) as src:
+        await src.start()
+        fake.vectors["instant"] = vllm_series(A) + _idle_before_evict(A, (7, 12, 14))
+        first = (await src.sample(0.0)).endpoints[0].totals
+        fake.vectors["instant"] = (
+            vllm_series(A) + _idle_before_evict(A, (1, 1, 2)) + _idle_before_evict(A, (0, 3, 3), engine="1")
+        )
+        second = (await src.sample(0.0)).endpoints[0].totals
+    assert "vllm:kv_block_idle_before_evict_seconds_bucket" in _promql.instant_series(_promql.parse_selector(SEL))
+    assert first.kv_block_idle_before_evict is not None
+    assert first.kv_block_idle_before_evict.bounds == (1.0, 10.0)
+    assert first.kv_block_idle_before_evict.counts == (2, 4, 5)
+    assert second.kv_block_idle_before_evict is not None
+    assert second.kv_block_idle_before_evict.counts == (2 + 1 + 0, 4 + 1 + 3, 5 + 2 + 3)
+    assert first.kv_block_reuse_gap is None  # not exported: unknown, never an empty histogram
+
+
 async def test_a_replica_that_vanishes_is_down_with_its_totals_kept() -> None:
     fake = FakeProm()
     fake.vectors["instant"] = vllm_series(A) + vllm_series(B)

@@ -5,6 +5,7 @@ roofline time model of a GPU × model profile. See docs/sim.md.
 Public API:
 - `serve` — run it as a server (blocking);
 - `sim_command` — the same from a command line (`agentx-tui sim`, ``python -m agentx_tui.sim``: sim/cli.py);
+- `add_cpu_tier_options` — its CPU-memory KV tier's options, for a command line that embeds it;
 - `SimServer` — the same inside a running event loop (``await server.serve()``, ``server.stop()``);
 - `list_profiles`, `load_profile`, `SimProfile` — the GPU × model profiles;
 - `SimEngine`, `create_app` — the engine and its starlette app, for embedding.
@@ -19,7 +20,7 @@ from agentx_tui.sim.defaults import DEFAULT_PROFILE
 
 if TYPE_CHECKING:
     from agentx_tui.sim.api import create_app
-    from agentx_tui.sim.cli import sim_command
+    from agentx_tui.sim.cli import add_cpu_tier_options, sim_command
     from agentx_tui.sim.engine import SimEngine
     from agentx_tui.sim.profiles import SimProfile, list_profiles, load_profile
     from agentx_tui.sim.server import SimServer, serve
@@ -36,6 +37,7 @@ _LAZY = {
     "list_profiles": "profiles",
     "load_profile": "profiles",
     "sim_command": "cli",
+    "add_cpu_tier_options": "cli",
 }
 
 
@@ -50,6 +52,7 @@ __all__ = [
     "SimEngine",
     "SimProfile",
     "SimServer",
+    "add_cpu_tier_options",
     "create_app",
     "list_profiles",
     "load_profile",

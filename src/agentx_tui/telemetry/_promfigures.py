@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from agentx_tui.snapshot import EndpointFigures, EndpointTotals, EngineFigures, Flavor, Percentiles
+from agentx_tui.snapshot import BucketCounts, EndpointFigures, EndpointTotals, EngineFigures, Flavor, Percentiles
 from agentx_tui.snapshot.stat import ratio
 from agentx_tui.telemetry import _names
 from agentx_tui.telemetry._figures import GB, PROMPT_SOURCES
@@ -23,6 +23,7 @@ from agentx_tui.telemetry._promql import ENGINE_LABELS, FIGURE_LABEL, QUANTILE_L
 ReplicaKey = tuple[str, ...]  # values of REPLICA_LABELS, "" where a series lacks the label
 Rest = tuple[tuple[str, str], ...]  # a series' other labels, sorted
 SeriesKey = tuple[str, str, Rest]  # (internal name, engine, rest): one counter series of one replica
+Buckets = dict[float, float]  # upper bound (``le``) → cumulative count
 
 _IDENTITY = frozenset({"__name__", *REPLICA_LABELS, *ENGINE_LABELS})
 _AVERAGED = frozenset({"kv_usage", "hit_rate_gauge"})  # fractions: mean over series, not sum
@@ -50,6 +51,11 @@ def _sources(table: Mapping[str, tuple[str, ...]], suffix: str) -> dict[str, lis
 
 _COUNTER_SOURCES = _sources(_names.COUNTERS, "_total")
 _GAUGE_SOURCES = _sources(_names.GAUGES, "")
+_BUCKET_SOURCES = {
+    _names.family(name) + "_bucket": internal
+    for internal in _names.HISTOGRAM_TOTAL_FIELDS.values()
+    for name in _names.HISTOGRAMS[internal]
+}
 
 
 def replica_key(labels: Mapping[str, str]) -> ReplicaKey:
@@ -81,6 +87,7 @@ class ReplicaRead:
     flavor: Flavor = "unknown"
     models: set[str] = field(default_factory=set)
     counters: dict[SeriesKey, float] = field(default_factory=dict)
+    histograms: dict[SeriesKey, Buckets] = field(default_factory=dict)  # rest without ``le``
     gauges: dict[str, dict[str, list[float]]] = field(default_factory=dict)  # internal → engine → values
     old_prefix_names: bool = False  # its prefix counters are the deprecated gpu_* ones
     block_size: int | None = None
@@ -131,6 +138,15 @@ def _cache_config(read: ReplicaRead, infos: list[dict[str, str]]) -> None:
     read.prefix_caching_enabled = {"true": True, "false": False}.get(infos[0].get("enable_prefix_caching", "").lower())
 
 
+def _add_bucket(read: ReplicaRead, internal: str, labels: Mapping[str, str], value: float) -> None:
+    try:
+        upper = float(labels["le"])  # float("+Inf") is infinity
+    except (KeyError, ValueError):
+        return
+    rest = tuple(sorted((k, v) for k, v in labels.items() if k not in _IDENTITY and k != "le"))
+    read.histograms.setdefault((internal, engine_of(labels), rest), {})[upper] = value
+
+
 def read_instant(vector: Vector) -> dict[ReplicaKey, ReplicaRead]:
     """The instant read, per replica. Where one series is exposed under two names of one figure (old
     and new vLLM names, same labels), only the preferred name's value is kept: counted once."""
@@ -151,6 +167,9 @@ def read_instant(vector: Vector) -> dict[ReplicaKey, ReplicaRead]:
             read.models.add(labels["model_name"])
         if name == _names.CACHE_CONFIG_INFO:
             infos[key].append(labels)
+            continue
+        if name in _BUCKET_SOURCES:
+            _add_bucket(read, _BUCKET_SOURCES[name], labels, value)
             continue
         for kind, sources in (("counter", _COUNTER_SOURCES), ("gauge", _GAUGE_SOURCES)):
             for internal, rank, candidate in sources.get(name, ()):
@@ -187,6 +206,8 @@ class RunTotals:
         self._started = False
         self._last: dict[tuple[ReplicaKey, SeriesKey], float] = {}
         self._added: dict[ReplicaKey, dict[str, float]] = defaultdict(dict)
+        self._last_buckets: dict[tuple[ReplicaKey, SeriesKey], Buckets] = {}
+        self._added_buckets: dict[ReplicaKey, dict[str, Buckets]] = defaultdict(dict)
 
     @property
     def started(self) -> bool:
@@ -206,10 +227,29 @@ class RunTotals:
                     step = value if value < old else value - old
                 added[series[0]] = added.get(series[0], 0.0) + step
                 self._last[slot] = value
+            self._add_histograms(replica, read)
         self._started = True
+
+    def _add_histograms(self, replica: ReplicaKey, read: ReplicaRead) -> None:
+        """As for counters, per histogram series: any bucket going down means it was reset."""
+        added = self._added_buckets[replica]
+        for series, buckets in read.histograms.items():
+            slot = (replica, series)
+            # Every bound from the start, at zero: a histogram with nothing observed yet is known, empty.
+            acc = added.setdefault(series[0], dict.fromkeys(buckets, 0.0))
+            old = self._last_buckets.get(slot)
+            if self._started:
+                reset = old is None or any(count < old.get(upper, 0.0) for upper, count in buckets.items())
+                for upper, count in buckets.items():
+                    acc[upper] = acc.get(upper, 0.0) + (count if reset or old is None else count - old.get(upper, 0.0))
+            self._last_buckets[slot] = dict(buckets)
 
     def of(self, replica: ReplicaKey, internal: str) -> float | None:
         return self._added.get(replica, {}).get(internal)
+
+    def buckets_of(self, replica: ReplicaKey, internal: str) -> BucketCounts | None:
+        buckets = self._added_buckets.get(replica, {}).get(internal)
+        return BucketCounts.of(buckets.items()) if buckets else None
 
 
 class WindowAnswers:
@@ -257,7 +297,8 @@ def totals_of(replica: ReplicaKey, totals: RunTotals, block_size: int | None, *,
         if value is not None and blocks and internal in _names.PREFIX_COUNTERS:
             value = value * block_size if block_size else None
         values[field_name] = value
-    return EndpointTotals(**values)
+    residency = {name: totals.buckets_of(replica, internal) for name, internal in _names.HISTOGRAM_TOTAL_FIELDS.items()}
+    return EndpointTotals(**values, **residency)
 
 
 def _cache_figures(answers: WindowAnswers, replica: ReplicaKey) -> dict[str, object]:

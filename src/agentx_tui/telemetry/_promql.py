@@ -184,6 +184,8 @@ def _instant_names() -> tuple[str, ...]:
         names.extend(map(_names.family, counter_series_names(internal)))
     for candidates in _names.GAUGES.values():
         names.extend(map(_names.family, candidates))
+    for internal in _names.HISTOGRAM_TOTAL_FIELDS.values():  # the run's residency observations, per bucket
+        names.extend(_names.family(n) + "_bucket" for n in _names.HISTOGRAMS[internal])
     # SGLang's counters serve two figures, a labelled family several: list each name once.
     return tuple(dict.fromkeys(names))
 
@@ -192,7 +194,8 @@ INSTANT_NAMES: Final[tuple[str, ...]] = _instant_names()
 
 
 def instant_series(sel: Selector) -> str:
-    """Every counter, gauge and cache-config series as it is now, per series (run totals need them raw)."""
+    """Every counter, gauge, residency-histogram bucket and cache-config series as it is now, per series
+    (run totals need them raw)."""
     return sel.names(INSTANT_NAMES)
 
 
