@@ -18,7 +18,6 @@ from pathlib import Path
 
 from agentx_tui.report._charts import (
     FRONTIER_COLOUR,
-    MUTED,
     OTHER_COLOUR,
     Chart,
     markdown_images,
@@ -26,7 +25,7 @@ from agentx_tui.report._charts import (
 )
 from agentx_tui.report._model import Report
 from agentx_tui.report._retention_charts import RETENTION_CHART, has_retention
-from agentx_tui.report._svg import Svg, coord
+from agentx_tui.report._svg import MUTED, Svg, coord
 from agentx_tui.snapshot import Figures, PointFigures
 
 GPU_CACHE_COLOUR = "#2b8a3e"
@@ -90,9 +89,7 @@ def render_sources_svg(report: Report) -> str:
     title = "Where the prompt tokens came from: computed, the GPU prefix cache, an offload tier"
     height = int(150 + max(len(rows), 1) * (_BAR + _GAP))
     svg = Svg(880, height, title)
-    svg.text(24, 28, title, size=17, font_weight="bold")
-    if subtitle := _subtitle(report):
-        svg.text(24, 48, subtitle, size=13, fill=MUTED)
+    svg.heading(24, title, _subtitle(report))
     top = 72.0
     if not rows:
         svg.text(440, top + 30, "not exported by the servers (vLLM ≥ 0.16: prompt_tokens_by_source)", anchor="middle")

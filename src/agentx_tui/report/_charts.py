@@ -36,6 +36,7 @@ from agentx_tui.report._model import Report
 from agentx_tui.report._svg import (
     INK,
     LABEL_SIZE,
+    MUTED,
     Box,
     Linear,
     Log2,
@@ -53,7 +54,6 @@ from agentx_tui.sweep import NORTH_STAR, SweepChart, axis_name, axis_title
 
 FRONTIER_COLOUR = "#1f5fa8"
 OTHER_COLOUR = "#d9480f"
-MUTED = "#8a8a8a"
 
 # --- reading the report ----------------------------------------------------------------------------
 
@@ -95,9 +95,7 @@ def render_frontier_svg(report: Report) -> str:
     title = f"Frontier: total tokens/s per GPU against {axis_name(sweep.axis)}"
     legend_rows = 2 if sweep.intervals else 1
     svg = Svg(860, 540 + 18 * len(notes) + 20 * (legend_rows - 1), title)
-    svg.text(box[0], 28, title, size=17, font_weight="bold")
-    if subtitle:
-        svg.text(box[0], 48, subtitle, size=13, fill=MUTED)
+    svg.heading(box[0], title, subtitle)
     # The axis reaches the tiers near the measured range (a gap to a tier is the message); reaching far
     # ones would squash the points. Every tier inside the axis is drawn; the note names those not read.
     near = [t.tier for t in sweep.tiers if xs and min(xs) / 1.3 <= t.tier <= max(xs) * 1.3]
@@ -244,9 +242,7 @@ def render_points_svg(report: Report) -> str:
     width, height = 860, 640
     title = "Per point: throughput and interactivity against users"
     svg = Svg(width, height, title)
-    svg.text(96, 28, title, size=17, font_weight="bold")
-    if subtitle:
-        svg.text(96, 48, subtitle, size=13, fill=MUTED)
+    svg.heading(96, title, subtitle)
     pts = sorted((p for p in sweep.points if p.users is not None and p.users > 0), key=lambda p: p.users or 0)
     users = sorted({p.users for p in pts if p.users is not None})
     left, right = 96.0, 830.0

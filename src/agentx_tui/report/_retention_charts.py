@@ -12,9 +12,9 @@ Deterministic like the other pictures: same report → byte-identical file.
 
 from __future__ import annotations
 
-from agentx_tui.report._charts import FRONTIER_COLOUR, MUTED, OTHER_COLOUR, Chart
+from agentx_tui.report._charts import FRONTIER_COLOUR, OTHER_COLOUR, Chart
 from agentx_tui.report._model import Report
-from agentx_tui.report._svg import Box, Linear, Svg, axes, coord, y_title
+from agentx_tui.report._svg import MUTED, Box, Linear, Svg, axes, coord, y_title
 from agentx_tui.snapshot import RetentionRow
 
 # The buckets by their lower edges (measure/reuse.py's), and how the x axis names each.
@@ -56,9 +56,7 @@ def render_retention_svg(report: Report) -> str:
     rows = _rows(report)
     title = "Retention: how long the server kept an idle agent's context"
     svg = Svg(860, 480, title)
-    svg.text(_LEFT, 28, title, size=17, font_weight="bold")
-    if subtitle := _subtitle(report):
-        svg.text(_LEFT, 48, subtitle, size=13, fill=MUTED)
+    svg.heading(_LEFT, title, _subtitle(report))
     box: Box = (_LEFT, 100.0, _RIGHT, 360.0)  # room above it for the think times' labels
     sx = Linear(-0.5, len(EDGES_S) - 0.5, box[0], box[2])
     sy = Linear(0.0, 1.0, box[3], box[1])

@@ -13,6 +13,7 @@ from agentx_tui.sweep import nice_step
 FONT = "DejaVu Sans, Verdana, Helvetica, Arial, sans-serif"
 GRID = "#e6e6e6"
 INK = "#222222"
+MUTED = "#8a8a8a"
 TICK_SIZE = 12
 LABEL_SIZE = 12
 
@@ -95,6 +96,12 @@ class Svg:
 
     def add(self, element: str) -> None:
         self.parts.append(element)
+
+    def heading(self, x: float, title: str, subtitle: str = "") -> None:
+        """Every chart's title, and the line under it that says what run it shows (left out when empty)."""
+        self.text(x, 28, title, size=17, font_weight="bold")
+        if subtitle:
+            self.text(x, 48, subtitle, size=13, fill=MUTED)
 
     def text(
         self,

@@ -19,7 +19,6 @@ from pathlib import Path
 
 from agentx_tui.report._charts import (
     FRONTIER_COLOUR,
-    MUTED,
     OTHER_COLOUR,
     Chart,
     chart_paths,
@@ -27,7 +26,7 @@ from agentx_tui.report._charts import (
     write_charts,
 )
 from agentx_tui.report._model import Report
-from agentx_tui.report._svg import Box, Linear, Svg, axes, coord, labelled, nice_ticks, y_title
+from agentx_tui.report._svg import MUTED, Box, Linear, Svg, axes, coord, labelled, nice_ticks, y_title
 from agentx_tui.snapshot import StepRow
 
 CONTEXT_COLOUR = "#2b8a3e"
@@ -60,9 +59,7 @@ def render_steps_svg(report: Report) -> str:
     rows = _steps(report)
     title = "Step curve: latency and context against the step in the agent's loop"
     svg = Svg(860, 720, title)
-    svg.text(_LEFT, 28, title, size=17, font_weight="bold")
-    if subtitle := _subtitle(report):
-        svg.text(_LEFT, 48, subtitle, size=13, fill=MUTED)
+    svg.heading(_LEFT, title, _subtitle(report))
     if not rows:
         svg.text((_LEFT + _RIGHT) / 2, 300, "no completed call", anchor="middle", fill=MUTED)
         return svg.render()
@@ -156,14 +153,12 @@ def render_task_time_svg(report: Report) -> str:
     bars = _bars(report)
     title = "Task time: how long the completed tasks took"
     svg = Svg(860, 440, title)
-    svg.text(_LEFT, 28, title, size=17, font_weight="bold")
     parts = [_subtitle(report)] if _subtitle(report) else []
     for key, name in (("task_s_p50", "p50"), ("task_s_p90", "p90")):
         value = report.figure(key)
         if value is not None:
             parts.append(f"{name} {value:.3g} s")
-    if parts:
-        svg.text(_LEFT, 48, " · ".join(parts), size=13, fill=MUTED)
+    svg.heading(_LEFT, title, " · ".join(parts))
     box: Box = (_LEFT, 78.0, _RIGHT, 338.0)
     if not bars:
         svg.text((box[0] + box[2]) / 2, 200, "no task completed", anchor="middle", fill=MUTED)
