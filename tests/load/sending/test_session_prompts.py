@@ -85,7 +85,7 @@ def test_built_prompts_are_byte_for_byte_those_built_from_scratch(scale: float, 
 
 @needs_weka
 @pytest.mark.slow
-@pytest.mark.parametrize("scale", [1.0, 0.5, 0.1])
+@pytest.mark.parametrize("scale", [1.0, 0.1])  # 0.5 adds nothing the synthetic trees miss
 def test_every_shipped_session_builds_the_same_prompts_as_from_scratch(scale: float) -> None:
     for i, tree in enumerate(load_session_set(WEKA, scale=scale).trees):
         _replay_both(tree, pass_key=i)
