@@ -5,8 +5,9 @@
 # --quick: the loop while you work: lint, types and every test that needs no real vLLM, Prometheus or
 # browser (markers `vllm`, `prometheus`, `browser`), setting none of those up, over 4 pytest processes
 # (pytest-xdist, a test file's tests in one process): about 4 minutes on a 2-core machine, as its tests
-# mostly wait on the subprocesses they start. The full suite runs in one process: its real vLLM is
-# started once for the whole session.
+# mostly wait on the subprocesses they start. The full suite runs those the same way, then the tests
+# that need the real engines in one process, where one real vLLM serves them all. Given arguments of
+# your own, the full suite runs in one process with them (a `-m` of yours would undo the split).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quick=false
@@ -15,8 +16,10 @@ for arg in "$@"; do
     if [[ $arg == --quick ]]; then quick=true; else pytest_args+=("$arg"); fi
 done
 AGENTX_EXTRAS=test,ray source scripts/_venv.sh
+real_parts="vllm or prometheus or browser"  # the markers of the tests that need a real engine
+no_engine=(-m "not ($real_parts)" -n 4 --dist loadfile)
 if $quick; then
-    pytest_args=(-m "not vllm and not prometheus and not browser" -n 4 --dist loadfile "${pytest_args[@]}")
+    pytest_args=("${no_engine[@]}" "${pytest_args[@]}")
 else
     bash scripts/setup-vllm-env.sh
     # The fleet tests read telemetry through a real Prometheus (Debian's package).
@@ -30,4 +33,11 @@ else
 fi
 echo "== ruff" && .venv/bin/ruff check src tests bench && .venv/bin/ruff format --check src tests bench
 echo "== mypy" && .venv/bin/mypy
-echo "== pytest" && exec .venv/bin/pytest -q -p no:cacheprovider "${pytest_args[@]}"
+pytest=(.venv/bin/pytest -q -p no:cacheprovider)
+if ! $quick && [[ ${#pytest_args[@]} -eq 0 ]]; then
+    echo "== pytest: no real engine (4 processes)"
+    "${pytest[@]}" "${no_engine[@]}"
+    echo "== pytest: real vLLM, Prometheus, browser (one process)"
+    exec "${pytest[@]}" -m "$real_parts"
+fi
+echo "== pytest" && exec "${pytest[@]}" "${pytest_args[@]}"
