@@ -22,7 +22,7 @@ from agentx_tui.report import (
 )
 from agentx_tui.report._compare import compare_reports
 from agentx_tui.report._retention_charts import bucket_label, position, render_retention_svg
-from agentx_tui.snapshot import Figures, RetentionRow, Snapshot
+from agentx_tui.snapshot import Figures, PointFigures, RetentionRow, Snapshot, SweepState
 from tests.report._snaps import stream
 
 CURVE = [
@@ -81,6 +81,23 @@ def test_markdown_has_a_cache_section_with_the_curve_and_writes_its_picture(tmp_
     assert picture.count("<rect ") == 1 + 4  # the background, a bar for each bucket with calls (0%: a sliver)
     write_report(path, built(with_split(stream())))
     assert (tmp_path / "run.retention.svg").read_text() == picture  # deterministic
+
+
+def test_each_sweep_point_shows_its_evicted_share_in_the_markdown_points_table(tmp_path: Path) -> None:
+    points = (
+        PointFigures(index=0, users=4, warmup_s=5.0, duration_s=60.0, window_start_s=5.0, prefix_evicted_share=0.02),
+        PointFigures(index=1, users=32, warmup_s=5.0, duration_s=60.0, window_start_s=70.0),  # no reuse measured: n/a
+    )
+    snaps = stream()
+    snaps[-1] = snaps[-1].model_copy(update={"sweep": SweepState(points=points, frontier=(0, 1))})
+    path = tmp_path / "sweep.md"
+    write_report(path, built(snaps))
+    lines = path.read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("| point |"))
+    head, _, first, second = (line.split(" | ") for line in lines[at : at + 4])
+    column = head.index("evicted")
+    assert head[column - 1] == "client hit"
+    assert (first[column], second[column]) == ("2.0%", "n/a")
 
 
 def test_markdown_says_why_the_shares_are_unknown(tmp_path: Path) -> None:

@@ -34,6 +34,7 @@ _POINT_COLUMNS = (
     ("interactivity_p90_tokens_per_s", "decode p90 tok/s/user", si),
     ("ttft_p90_s", "TTFT p90 s", cell),
     ("prefix_cache_hit_rate_client", "client hit", percent),
+    ("prefix_evicted_share", "evicted", percent),  # of the reused prompt tokens (docs/metrics.md, "Cache")
     ("tokens_per_dollar_total", "tokens/$", si),
     ("mean_prompt_tokens", "mean prompt", si),
     ("peak_in_flight", "peak in flight", cell),
