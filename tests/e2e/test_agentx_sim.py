@@ -6,11 +6,9 @@ in a real terminal (tmux) at 80×24 and wider."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -18,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.procs import alive, descendants, wait_gone
+from tests.helpers.procs import descendants, kill_left
 from tests.helpers.tmux import Tmux
 from tests.helpers.workloads import write_small_agent_workload
 
@@ -78,13 +76,9 @@ def test_agentx_on_the_simulator_meets_every_rule(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (scripts/test.sh installs it)")
 def test_the_dashboard_says_it_in_its_header_at_80x24_and_wider(tmux: Tmux, tmp_path: Path) -> None:
-    status_file = tmp_path / "exit-status"  # written by the pane's shell: see test_tui_tmux.py
     # Without COLUMNS and LINES (a test process may have them): they would pin the app's size to them.
     app = f"env -u COLUMNS -u LINES {sys.executable} -m agentx_tui --duration 120 -u 2 --refresh 0.5"  # q ends it
-    tmux(
-        "new-session", "-d", "-s", "ui", "-x", "80", "-y", "24", "-c", str(tmp_path), f"{app}; echo $? > {status_file}"
-    )
-    tmux("set-option", "-t", "ui", "remain-on-exit", "on")  # a failure can show the last screen
+    status_file = tmux.start(app, tmp_path, 80, 24)
     root = int(tmux.pane("pane_pid"))
     tree: set[int] = set()
 
@@ -105,14 +99,6 @@ def test_the_dashboard_says_it_in_its_header_at_80x24_and_wider(tmux: Tmux, tmp_
         tmux("resize-window", "-t", "ui", "-x", "110", "-y", "30")
         screen = header_says("not AgentX-valid: points shorter than 900 s", 30)
         print(screen)
-        tmux("send-keys", "-t", "ui", "q")
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and tmux.pane("pane_dead") != "1":
-            time.sleep(0.2)
-        assert tmux.pane("pane_dead") == "1", f"the app did not exit after q\n{tmux.screen()}"
-        assert status_file.read_text().strip() == "0", tmux.screen()
-        assert not wait_gone(tree, timeout_s=30)
+        tmux.quit(status_file, tree)
     finally:
-        for pid in alive(tree):  # only if the test failed: never leave a simulator behind
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+        kill_left(tree)  # only if the test failed: never leave a simulator behind

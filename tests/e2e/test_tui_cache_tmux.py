@@ -5,18 +5,15 @@ nothing left running. The captures are printed (shown with -s): docs/sim.md show
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
 import shutil
-import signal
 import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.procs import alive, descendants, wait_gone
+from tests.helpers.procs import descendants, kill_left
 from tests.helpers.sim import sim_server
 from tests.helpers.tmux import Tmux
 
@@ -43,26 +40,12 @@ def _narrow(screen: str) -> dict[str, float] | None:
 
 
 def test_the_cache_pane_shows_the_tier_live_at_80x24_and_200x60(tmux: Tmux, tmp_path: Path) -> None:
-    status_file = tmp_path / "exit-status"  # written by the pane's shell: see test_tui_tmux.py
     with sim_server(*SIM) as url:
         # Without COLUMNS and LINES: the tmux server's environment may carry the test session's, and a
         # program that reads them (Textual does, through shutil) would never see the resize below.
         flags = "-w coding-agent -u 8 --max-think 1 --seed 5"
         app = f"env -u COLUMNS -u LINES {sys.executable} -m agentx_tui --attach {url} {flags}"
-        tmux(
-            "new-session",
-            "-d",
-            "-s",
-            "ui",
-            "-x",
-            "80",
-            "-y",
-            "24",
-            "-c",
-            str(tmp_path),
-            f"{app}; echo $? > {status_file}",
-        )
-        tmux("set-option", "-t", "ui", "remain-on-exit", "on")
+        status_file = tmux.start(app, tmp_path, 80, 24)
         root = int(tmux.pane("pane_pid"))
         tree: set[int] = set()
         try:
@@ -90,15 +73,6 @@ def test_the_cache_pane_shows_the_tier_live_at_80x24_and_200x60(tmux: Tmux, tmp_
             assert re.search(r"▓ offload \d+\.\d% [\d.]+(?: [KM])?/s", wide), wide
             assert re.search(r"load [\d.]+ GB/s \d+ ms/GB", wide), wide
 
-            tmux("send-keys", "-t", "ui", "q")
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline and tmux.pane("pane_dead") != "1":
-                time.sleep(0.2)
-            assert tmux.pane("pane_dead") == "1", f"the app did not exit after q\n{tmux.screen()}"
-            assert status_file.read_text().strip() == "0", tmux.screen()
-            left = wait_gone(tree, timeout_s=30)
-            assert not left, f"still running after q: {sorted(left)}"
+            tmux.quit(status_file, tree)
         finally:
-            for pid in alive(tree):  # only if the test failed: never leave the app behind
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
+            kill_left(tree)  # only if the test failed: never leave the app behind

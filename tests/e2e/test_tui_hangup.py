@@ -8,14 +8,13 @@ import contextlib
 import os
 import re
 import shutil
-import signal
 import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.procs import alive, descendants, wait_gone
+from tests.helpers.procs import descendants, kill_left, wait_gone
 from tests.helpers.tmux import Tmux
 
 pytestmark = [
@@ -48,6 +47,4 @@ def test_a_terminal_closed_while_the_run_winds_down_leaves_nothing_running(tmp_p
     finally:
         with contextlib.suppress(Exception):
             tmux("kill-server")
-        for pid in alive(tree):  # only if the test failed
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+        kill_left(tree)  # only if the test failed

@@ -5,18 +5,15 @@ tasks completing and shows dollars per task and the task time, in a real 80×24 
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
 import shutil
-import signal
 import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.procs import alive, descendants, wait_gone
+from tests.helpers.procs import descendants, kill_left
 from tests.helpers.tmux import Tmux
 
 pytestmark = [
@@ -40,11 +37,8 @@ def _task_figures(screen: str) -> dict[str, str]:
 
 
 def test_the_tasks_pane_shows_usd_per_task_and_task_time(tmux: Tmux, tmp_path: Path) -> None:
-    status_file = tmp_path / "exit-status"  # written by the pane's shell: see test_tui_tmux.py
     app = f"{sys.executable} -m agentx_tui -w chat --scale 0.2 --max-think 0 -u 4 --gpu-price 2 --seed 3 --refresh 0.5"
-    command = f"{app}; echo $? > {status_file}"
-    tmux("new-session", "-d", "-s", "ui", "-x", "80", "-y", "24", "-c", str(tmp_path), command)
-    tmux("set-option", "-t", "ui", "remain-on-exit", "on")  # a failure can show the last screen
+    status_file = tmux.start(app, tmp_path, 80, 24)
     root = int(tmux.pane("pane_pid"))
     tree: set[int] = set()
     try:
@@ -64,15 +58,6 @@ def test_the_tasks_pane_shows_usd_per_task_and_task_time(tmux: Tmux, tmp_path: P
         assert "tasks done" in screen, screen
         tree = {root} | descendants(root)  # the shell, the app and the simulator it launched
 
-        tmux("send-keys", "-t", "ui", "q")
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and tmux.pane("pane_dead") != "1":
-            time.sleep(0.2)
-        assert tmux.pane("pane_dead") == "1", f"the app did not exit after q\n{tmux.screen()}"
-        assert status_file.read_text().strip() == "0", tmux.screen()
-        left = wait_gone(tree, timeout_s=30)
-        assert not left, f"still running after q: {sorted(left)}"
+        tmux.quit(status_file, tree)
     finally:
-        for pid in alive(tree):  # only if the test failed: never leave a simulator behind
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+        kill_left(tree)  # only if the test failed: never leave a simulator behind

@@ -3,18 +3,15 @@ from real vLLM, then `q`, and nothing left running (the issue's tmux must-show).
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
 import shutil
-import signal
 import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.procs import alive, descendants, wait_gone
+from tests.helpers.procs import descendants, kill_left
 from tests.helpers.tmux import Tmux
 from tests.helpers.workloads import write_small_agent_workload
 
@@ -42,15 +39,8 @@ def _live_figures(screen: str) -> dict[str, str]:
 
 def test_serve_tiny_in_tmux_shows_live_figures_and_q_stops_everything(tmux: Tmux, tmp_path: Path) -> None:
     workload = write_small_agent_workload(tmp_path, steps=6)
-    # The pane's shell writes the app's exit status to a file: tmux's own pane_dead_status is filled
-    # only once tmux reaps the process, and was seen still empty seconds after the pane died.
-    status_file = tmp_path / "exit-status"
     app = f"{sys.executable} -m agentx_tui --serve tiny -w {workload} -u 4 --refresh 0.5"
-    command = f"{app}; echo $? > {status_file}"
-    columns, rows = SIZE
-    tmux("new-session", "-d", "-s", "ui", "-x", str(columns), "-y", str(rows), "-c", str(tmp_path), command)
-    # Keep the pane after the app exits, so a failure can show its last screen.
-    tmux("set-option", "-t", "ui", "remain-on-exit", "on")
+    status_file = tmux.start(app, tmp_path, *SIZE)
     root = int(tmux.pane("pane_pid"))
     tree: set[int] = set()
     try:
@@ -71,16 +61,7 @@ def test_serve_tiny_in_tmux_shows_live_figures_and_q_stops_everything(tmux: Tmux
         assert len(tree) >= 2, "the launched vLLM should be a child of agentx-tui"
 
         quit_at = time.monotonic()
-        tmux("send-keys", "-t", "ui", "q")
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and tmux.pane("pane_dead") != "1":
-            time.sleep(0.2)
-        assert tmux.pane("pane_dead") == "1", f"the app did not exit after q\n{tmux.screen()}"
-        assert status_file.read_text().strip() == "0", tmux.screen()
-        left = wait_gone(tree, timeout_s=30)
+        tmux.quit(status_file, tree)
         print(f"gone {time.monotonic() - quit_at:.1f} s after q")
-        assert not left, f"still running after q: {sorted(left)}"
     finally:
-        for pid in alive(tree):  # only if the test failed: never leave a server behind
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+        kill_left(tree)  # only if the test failed: never leave a server behind

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.helpers.procs import alive, descendants
+from tests.helpers.procs import descendants, kill_left
 
 Snapshot = dict[str, Any]
 
@@ -101,9 +101,7 @@ def web_run(tmp_path: Path, *flags: str, env: dict[str, str] | None = None) -> I
             run.tree()
             proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=30)
-        for pid in alive(run.seen):  # never leave a test's processes behind, whatever failed
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+        kill_left(run.seen)  # never leave a test's processes behind, whatever failed
 
 
 def generated(snap: Snapshot) -> float:

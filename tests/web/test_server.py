@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import shlex
 import signal
 import socket
@@ -22,7 +21,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from tests.helpers.procs import alive, descendants, wait_gone
+from tests.helpers.procs import alive, descendants, kill_left, wait_gone
 
 FAKE_PAGE = Path(__file__).with_name("fake_page.py")
 SERVE = """
@@ -88,9 +87,7 @@ def serve(tmp_path: Path, mode: str, *, stop_timeout_s: float = 10.0, kill_after
             tree |= descendants(proc.pid)
             proc.kill()
         proc.communicate(timeout=10)
-        for pid in alive(tree):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+        kill_left(tree)
 
 
 @contextlib.asynccontextmanager
