@@ -12,33 +12,11 @@ from typing import Any
 import pytest
 from openai import AsyncOpenAI
 
-from agentx_tui.measure import ClientStats, Completed, Failed, split_prompt
 from agentx_tui.proxy import LiveProxy
-from agentx_tui.snapshot import RetentionRow
+from tests.helpers.forgetful import FORGET_S, LONG_S, SERVER_BLOCK, SHORT_S, Recorded, assert_the_cliff
 from tests.load.fake_openai import FakeServer
 
-FORGET_S = 1.0
-SHORT_S, LONG_S = 0.15, 2.2
 THINKS = (SHORT_S, LONG_S, SHORT_S, LONG_S, SHORT_S)  # between the agent's six calls
-SERVER_BLOCK = 16
-
-
-class Recorded:
-    """The run's statistics, keeping every completed call as counted."""
-
-    def __init__(self) -> None:
-        self.stats = ClientStats(60.0, 0.0)
-        self.done: list[Completed] = []
-
-    def add(self, done: Completed) -> None:
-        self.done.append(done)
-        self.stats.add(done)
-
-    def error(self, failed: Failed) -> None:
-        self.stats.error(failed)
-
-    def session_ended(self, how: str, tree: int = -1) -> None:
-        self.stats.session_ended(how, tree)
 
 
 async def _agent(base_url: str, name: str) -> list[int]:
@@ -82,24 +60,9 @@ async def test_an_openai_agent_through_the_proxy_shows_a_forgetful_caches_cliff_
         await server.close()
     done = recorded.done
     assert len(done) == 12 and sorted(d.cached_tokens or 0 for d in done) == sorted([*cached[0], *cached[1]])
-    for d in done:
-        split = split_prompt(d.prompt_tokens, d.ceiling_tokens, d.cached_tokens)
-        assert split is not None and split.hit is not None and split.evicted is not None
-        assert split.cold + split.hit + split.evicted == d.prompt_tokens
-        if d.idle_s is None:
-            assert d.step == 1  # a session's first call
-        elif d.idle_s < FORGET_S:
-            assert split.reused > 0 and split.hit == split.reused
-        else:
-            assert split.reused > 0 and split.hit == 0
-    reused = sum(d.ceiling_tokens or 0 for d in done)
-    after_long_idle = sum(d.ceiling_tokens or 0 for d in done if d.idle_s is not None and d.idle_s > FORGET_S)
-    run = recorded.stats.figures(max(d.ended_at for d in done) + 1).run
-    assert run.prefix_evicted_share == pytest.approx(after_long_idle / reused, abs=1e-12)
-    assert 0 < after_long_idle < reused
-    curve = {row.idle_s_low: row for row in run.retention_curve or () if isinstance(row, RetentionRow)}
-    assert set(curve) == {0.0, 2.0}
-    assert curve[0.0].hit_share == 1.0 and curve[2.0].hit_share == 0.0
+    assert all(d.step == 1 for d in done if d.idle_s is None)  # only a session's first call has no idle time
+    run = recorded.run()
+    curve = assert_the_cliff(done, run)
     assert (curve[0.0].requests, curve[2.0].requests) == (6, 4)  # three short and two long gaps an agent
     # Each users-table row has its own session's share: the two agents' prompts are alike, so each row's
     # is the run's.

@@ -15,15 +15,12 @@ from agentx_tui.engine import ServerInfo, probe_server
 from agentx_tui.load import Driver, LoadSettings, Workload, prepare_workload
 from agentx_tui.load.sending.users import User
 from agentx_tui.load.workload.spec import parse_workload
-from agentx_tui.measure import ClientStats, Completed, Failed, split_prompt
 from agentx_tui.snapshot import RetentionRow
+from tests.helpers.forgetful import FORGET_S, LONG_S, SERVER_BLOCK, SHORT_S, Recorded, assert_the_cliff, split_of
 from tests.helpers.waiting import until
 from tests.load.fake_openai import FakeServer
 
-FORGET_S = 1.0  # the server forgets a block unused for longer than this
-SHORT_S, LONG_S = 0.15, 2.2  # think times well inside and well past it
 BLOCK = 64  # the session files' blocks; the server's are 16 tokens, so each file block is four of its
-SERVER_BLOCK = 16
 
 
 def _session(folder: Path, n: int) -> Path:
@@ -54,24 +51,6 @@ def test_idle_time_counts_from_the_agents_previous_call_in_the_same_session_only
     assert user.idle_before(11.0) is None
 
 
-class Recorded:
-    """The run's statistics, keeping every completed call as counted (the test's own view of the split)."""
-
-    def __init__(self) -> None:
-        self.stats = ClientStats(60.0, 0.0)
-        self.done: list[Completed] = []
-
-    def add(self, done: Completed) -> None:
-        self.done.append(done)
-        self.stats.add(done)
-
-    def error(self, failed: Failed) -> None:
-        self.stats.error(failed)
-
-    def session_ended(self, how: str, tree: int = -1) -> None:
-        self.stats.session_ended(how, tree)
-
-
 async def test_replayed_sessions_against_a_forgetful_cache_show_its_cliff_exactly(tmp_path: Path) -> None:
     folder = tmp_path / "sessions"
     folder.mkdir()
@@ -90,23 +69,13 @@ async def test_replayed_sessions_against_a_forgetful_cache_show_its_cliff_exactl
     done = recorded.done
     assert len(done) == 18 and all(d.cached_tokens is not None for d in done)
     for d in done:
-        split = split_prompt(d.prompt_tokens, d.ceiling_tokens, d.cached_tokens)
-        assert split is not None and split.hit is not None and split.evicted is not None
-        assert split.cold + split.hit + split.evicted == d.prompt_tokens
         if d.idle_s is None:  # a session's first call: nothing of it was sent before
-            assert split.reused == 0
-        elif d.idle_s < FORGET_S:  # back in time: all of what it sent again was still there
-            assert split.reused > 0 and split.hit == split.reused
-        else:  # gone: the whole session's prefix was forgotten
-            assert split.reused > 0 and split.hit == 0 and d.idle_s > LONG_S - 0.05
-    reused = sum(d.ceiling_tokens or 0 for d in done)
-    after_long_idle = sum(d.ceiling_tokens or 0 for d in done if d.idle_s is not None and d.idle_s > FORGET_S)
-    run = recorded.stats.figures(done[-1].ended_at + 1).run
-    assert run.prefix_reused_tokens == reused
-    assert run.prefix_evicted_share == pytest.approx(after_long_idle / reused, abs=1e-12)
-    curve = {row.idle_s_low: row for row in run.retention_curve or () if isinstance(row, RetentionRow)}
-    assert set(curve) == {0.0, 2.0}  # 0.15 s and 2.2 s of think time, plus the client's own few ms
-    assert curve[0.0].hit_share == 1.0 and curve[2.0].hit_share == 0.0
+            assert split_of(d).reused == 0
+        elif d.idle_s >= FORGET_S:  # only after the long think times
+            assert d.idle_s > LONG_S - 0.05
+    run = recorded.run()
+    assert run.prefix_reused_tokens == sum(d.ceiling_tokens or 0 for d in done)
+    curve = assert_the_cliff(done, run)
     assert (curve[0.0].requests, curve[2.0].requests) == (9, 6)  # three short and two long gaps a session
     assert run.think_s_p50 is not None and SHORT_S <= run.think_s_p50 < LONG_S + 0.3
 
@@ -141,7 +110,7 @@ async def test_synthetic_agents_are_split_the_same_way(tool_latency_s: float, ev
         await server.close()
     assert len(recorded.done) == 3 and recorded.done[0].idle_s is None
     assert all(d.idle_s is not None and d.idle_s >= tool_latency_s for d in recorded.done[1:])
-    run = recorded.stats.figures(recorded.done[-1].ended_at + 1).run
+    run = recorded.run()
     assert run.prefix_evicted_share == evicted
     (row,) = [row for row in run.retention_curve or () if isinstance(row, RetentionRow)]
     assert row.idle_s_low == (0.0 if tool_latency_s < 1 else 1.0) and row.requests == 2
@@ -187,12 +156,10 @@ async def test_real_vllm_with_too_small_a_kv_cache_evicts_and_every_split_adds_u
     assert len(done) == 50 and all(d.cached_tokens is not None for d in done)
     evicted = 0
     for d in done:
-        split = split_prompt(d.prompt_tokens, d.ceiling_tokens, d.cached_tokens)
-        assert split is not None and split.hit is not None and split.evicted is not None
-        assert split.cold + split.hit + split.evicted == d.prompt_tokens
+        split = split_of(d)
         assert split.reused % 128 == 0 and (d.cached_tokens or 0) % 128 == 0  # whole vLLM blocks
         evicted += split.evicted
-    run = recorded.stats.figures(max(d.ended_at for d in done) + 1).run
+    run = recorded.run()
     assert evicted > 0 and run.prefix_evicted_share is not None and run.prefix_evicted_share > 0
     assert run.prefix_reused_tokens == sum(d.ceiling_tokens or 0 for d in done)
     curve = [row for row in run.retention_curve or () if isinstance(row, RetentionRow)]
