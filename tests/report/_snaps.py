@@ -6,6 +6,7 @@ driver, two GPUs and a rental price, each of which a test can switch off.
 
 from __future__ import annotations
 
+from agentx_tui.report import Report, ReportBuilder
 from agentx_tui.snapshot import (
     ClientFigures,
     ClientTotals,
@@ -193,3 +194,11 @@ def snap(
 
 def stream(n: int = 5, **kw: bool) -> list[Snapshot]:
     return [snap(i, **kw) for i in range(n)]  # type: ignore[arg-type]
+
+
+def built(snaps: list[Snapshot], partial_reason: str | None = None) -> Report:
+    """The report a run of these ticks writes."""
+    builder = ReportBuilder()
+    for s in snaps:
+        builder.add(s)
+    return builder.build(partial_reason=partial_reason)

@@ -14,7 +14,6 @@ import pytest
 from agentx_tui.report import (
     HeadlessPrinter,
     Report,
-    ReportBuilder,
     evaluate_checks,
     parse_check,
     render_csv,
@@ -23,7 +22,7 @@ from agentx_tui.report import (
 from agentx_tui.report._compare import compare_reports
 from agentx_tui.report._retention_charts import bucket_label, position, render_retention_svg
 from agentx_tui.snapshot import Figures, PointFigures, RetentionRow, Snapshot, SweepState
-from tests.report._snaps import stream
+from tests.report._snaps import built, stream
 
 CURVE = [
     RetentionRow(idle_s_low=0.0, idle_s_high=1.0, requests=40, reused_tokens=400_000, hit_share=1.0),
@@ -46,13 +45,6 @@ def with_split(snaps: list[Snapshot], split: Figures = SPLIT) -> list[Snapshot]:
     assert last.client is not None
     client = last.client.model_copy(update={"run": last.client.run.updated(**split.set_values())})
     return [*snaps[:-1], last.model_copy(update={"client": client})]
-
-
-def built(snaps: list[Snapshot]) -> Report:
-    builder = ReportBuilder()
-    for s in snaps:
-        builder.add(s)
-    return builder.build()
 
 
 def test_the_keys_come_from_the_clients_run_figures_and_are_null_when_observing_only() -> None:

@@ -6,25 +6,18 @@ from __future__ import annotations
 
 import pytest
 
-from agentx_tui.report import Report, ReportBuilder, evaluate_checks, parse_check
+from agentx_tui.report import Report, evaluate_checks, parse_check
 from agentx_tui.report._compare import compare_reports
 from agentx_tui.report._keys import tier_report_keys
 from agentx_tui.snapshot import EndpointTotals, GpuPeak, PointFigures, Snapshot, TaskFigures, TierRead
 from agentx_tui.snapshot.limits import Roofline, gpus_energy, limits_values, tick_limits
 from agentx_tui.sweep import NORTH_STAR, pareto_front, point_xy, read_agents
 from agentx_tui.telemetry import NvmlSampler
-from tests.report._snaps import stream
+from tests.report._snaps import built, stream
 from tests.telemetry.test_nvml import FakeClock, fake_nvml
 
 H200 = GpuPeak(tflops=989.4, hbm_gb_per_s=4800.0, source="h200: NVIDIA H200 datasheet, 2024")
 WATTS = {"h0": 300.0, "h1": 450.0}  # what each fake GPU draws, read by its energy counter
-
-
-def built(snaps: list[Snapshot]) -> Report:
-    builder = ReportBuilder()
-    for s in snaps:
-        builder.add(s)
-    return builder.build()
 
 
 def with_nvml(snaps: list[Snapshot]) -> list[Snapshot]:

@@ -13,7 +13,6 @@ from agentx_tui.report import (
     FIGURES,
     REPORT_KEYS,
     Report,
-    ReportBuilder,
     _builder,
     evaluate_checks,
     parse_check,
@@ -22,15 +21,8 @@ from agentx_tui.report import (
 )
 from agentx_tui.report._keys import SWEEP_KEYS, tier_report_keys
 from agentx_tui.snapshot import Figures, PointFigures, Snapshot, TaskFigures, TierRead, UserRow
-from tests.report._snaps import stream
+from tests.report._snaps import built, stream
 from tests.ui.fakes import make_sweep_snapshot, make_sweep_state
-
-
-def built(snaps: list[Snapshot], partial_reason: str | None = None) -> Report:
-    builder = ReportBuilder()
-    for snap in snaps:
-        builder.add(snap)
-    return builder.build(partial_reason=partial_reason)
 
 
 def sweep_snaps() -> list[Snapshot]:

@@ -15,7 +15,6 @@ from agentx_tui.measure.tasks import TaskBook
 from agentx_tui.report import (
     HeadlessPrinter,
     Report,
-    ReportBuilder,
     evaluate_checks,
     parse_check,
     render_csv,
@@ -26,7 +25,7 @@ from agentx_tui.report._compare import compare_reports
 from agentx_tui.report._compare_cli import compare_main
 from agentx_tui.report._compare_text import render_comparison
 from agentx_tui.snapshot import PointFigures, Snapshot, StepRow, SweepState, TaskFigures
-from tests.report._snaps import stream
+from tests.report._snaps import built, stream
 
 TASK_KEYS = (
     "tasks_completed",
@@ -66,13 +65,6 @@ TASKS = TaskFigures(
 def with_tasks(snaps: list[Snapshot], tasks: TaskFigures) -> list[Snapshot]:
     """The stream with `tasks` on its last tick (the report reads the last tick's whole-run figures)."""
     return [*snaps[:-1], snaps[-1].model_copy(update={"tasks": tasks})]
-
-
-def built(snaps: list[Snapshot]) -> Report:
-    builder = ReportBuilder()
-    for s in snaps:
-        builder.add(s)
-    return builder.build()
 
 
 # --- the report's keys ------------------------------------------------------------------------------
