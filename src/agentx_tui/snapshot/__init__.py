@@ -19,7 +19,7 @@ Everything that produces figures (telemetry, load, cost, sweep) and everything t
 
 from agentx_tui.snapshot.agentx import AgentXRule, AgentXVerdict, RuleState, validity_words
 from agentx_tui.snapshot.buckets import histogram_quantile
-from agentx_tui.snapshot.cache import cache_figures, totals_since
+from agentx_tui.snapshot.cache import cache_figures, prompt_shares, totals_since
 from agentx_tui.snapshot.figures import (
     CI_SUFFIXES,
     COUNT,
@@ -131,6 +131,7 @@ __all__ = [
     "declared",
     "figure",
     "histogram_quantile",
+    "prompt_shares",
     "totals_since",
     "validity_words",
 ]

@@ -24,6 +24,17 @@ def _share(part: float | None, parts: list[float | None]) -> float | None:
     return part / total if total > 0 else None
 
 
+PROMPT_SHARES = ("prompt_share_computed", "prompt_share_gpu_cache", "prompt_share_offload")
+
+
+def prompt_shares(computed: float | None, gpu_cache: float | None, offload: float | None) -> dict[str, float | None]:
+    """Each source's share of the prompt tokens (computed, the GPU prefix cache, an offload tier) of their
+    sum, from counts or rates over one stretch: the three add up to 1; all None where a source is unknown
+    or there were no prompt tokens."""
+    parts = [computed, gpu_cache, offload]
+    return {key: _share(part, parts) for key, part in zip(PROMPT_SHARES, parts, strict=True)}
+
+
 def _per_s(value: float | None, duration_s: float | None) -> float | None:
     if value is None or duration_s is None or not duration_s > 0:
         return None
@@ -36,13 +47,10 @@ def _quantile(counts: BucketCounts | None, q: float) -> float | None:
 
 def cache_figures(totals: EndpointTotals, duration_s: float | None) -> dict[str, float | None]:
     """The report's cache keys over the stretch `totals` covers (`duration_s` long)."""
-    sources = [totals.prompt_tokens_computed, totals.prompt_tokens_gpu_cache, totals.prompt_tokens_offload]
     load = _per_s(totals.kv_offload_load_bytes, duration_s)
     store = _per_s(totals.kv_offload_store_bytes, duration_s)
     return {
-        "prompt_share_computed": _share(totals.prompt_tokens_computed, sources),
-        "prompt_share_gpu_cache": _share(totals.prompt_tokens_gpu_cache, sources),
-        "prompt_share_offload": _share(totals.prompt_tokens_offload, sources),
+        **prompt_shares(totals.prompt_tokens_computed, totals.prompt_tokens_gpu_cache, totals.prompt_tokens_offload),
         "kv_offload_load_gb_per_s": None if load is None else load / GB,
         "kv_offload_store_gb_per_s": None if store is None else store / GB,
         "kv_block_idle_before_evict_p50_s": _quantile(totals.kv_block_idle_before_evict, 0.5),

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentx_tui.snapshot import BucketCounts, EndpointFigures, EndpointTotals, EngineFigures, Percentiles
+from agentx_tui.snapshot import BucketCounts, EndpointFigures, EndpointTotals, EngineFigures, Percentiles, prompt_shares
+from agentx_tui.snapshot.stat import ratio
 from agentx_tui.telemetry._names import ESTIMATED_WORK, HISTOGRAM_TOTAL_FIELDS, PREFIX_COUNTERS, TOTAL_FIELDS
 from agentx_tui.telemetry._parse import MetricsPage
 from agentx_tui.telemetry._window import WindowState
@@ -12,12 +13,6 @@ from agentx_tui.telemetry._window import WindowState
 GB = 1e9  # offload traffic in GB/s and s/GB: decimal, as link bandwidths are quoted
 PROMPT_SOURCES = ("prompt_computed", "prompt_gpu_cache", "prompt_offload")
 GIB = 1 << 30  # vLLM's --kv-offloading-size is in GiB
-
-
-def ratio(numerator: float | None, denominator: float | None) -> float | None:
-    if numerator is None or denominator is None or not denominator > 0:
-        return None
-    return numerator / denominator
 
 
 def _gauge(page: MetricsPage, name: str, engine: str | None, *, mean: bool) -> float | None:
@@ -75,13 +70,8 @@ def estimating_engines(page: MetricsPage) -> int | None:
 def source_figures(state: WindowState) -> dict[str, float | None]:
     """The window's prompt tokens by source (docs/metrics.md): rates, and shares of their sum (so the
     three shares add up to 1); None without the by-source counter."""
-    deltas = {name: state.delta(name) for name in PROMPT_SOURCES}
-    known = [d for d in deltas.values() if d is not None]
-    total = sum(known) if len(known) == len(deltas) else None
     return {
-        "prompt_share_computed": ratio(deltas["prompt_computed"], total),
-        "prompt_share_gpu_cache": ratio(deltas["prompt_gpu_cache"], total),
-        "prompt_share_offload": ratio(deltas["prompt_offload"], total),
+        **prompt_shares(*(state.delta(name) for name in PROMPT_SOURCES)),
         "prompt_computed_tokens_per_s": state.rate("prompt_computed"),
         "prompt_gpu_cache_tokens_per_s": state.rate("prompt_gpu_cache"),
         "prompt_offload_tokens_per_s": state.rate("prompt_offload"),

@@ -12,7 +12,15 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from agentx_tui.snapshot import BucketCounts, EndpointFigures, EndpointTotals, EngineFigures, Flavor, Percentiles
+from agentx_tui.snapshot import (
+    BucketCounts,
+    EndpointFigures,
+    EndpointTotals,
+    EngineFigures,
+    Flavor,
+    Percentiles,
+    prompt_shares,
+)
 from agentx_tui.snapshot.stat import ratio
 from agentx_tui.telemetry import _names
 from agentx_tui.telemetry._figures import GB, PROMPT_SOURCES
@@ -305,12 +313,8 @@ def _cache_figures(answers: WindowAnswers, replica: ReplicaKey) -> dict[str, obj
     """The prompt tokens by source, the offload traffic and the KV connector's hit rate over the window,
     from the counters' rates (a ratio of rates over one window is the ratio of their increases)."""
     rates = {name: answers.counter(name, replica) for name in PROMPT_SOURCES}
-    known = [r for r in rates.values() if r is not None]
-    total = sum(known) if len(known) == len(rates) else None
     out: dict[str, object] = {
-        "prompt_share_computed": ratio(rates["prompt_computed"], total),
-        "prompt_share_gpu_cache": ratio(rates["prompt_gpu_cache"], total),
-        "prompt_share_offload": ratio(rates["prompt_offload"], total),
+        **prompt_shares(*rates.values()),
         "prompt_computed_tokens_per_s": rates["prompt_computed"],
         "prompt_gpu_cache_tokens_per_s": rates["prompt_gpu_cache"],
         "prompt_offload_tokens_per_s": rates["prompt_offload"],

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agentx_tui.snapshot import BucketCounts, EndpointFigures, EndpointTotals, Percentiles
+from agentx_tui.snapshot import BucketCounts, EndpointFigures, EndpointTotals, Percentiles, prompt_shares
 
 _SUMMED = (
     "running",
@@ -93,10 +93,7 @@ def _totals(figs: Sequence[EndpointFigures]) -> EndpointTotals:
 def _shares(update: dict[str, object]) -> dict[str, float | None]:
     """The prompt tokens' shares by source, of the summed rates."""
     rates = [update[f"prompt_{source}_tokens_per_s"] for source in ("computed", "gpu_cache", "offload")]
-    known = [r for r in rates if isinstance(r, float)]
-    total = sum(known) if len(known) == len(rates) else None
-    shares = [r / total if total and isinstance(r, float) else None for r in rates]
-    return dict(zip(("prompt_share_computed", "prompt_share_gpu_cache", "prompt_share_offload"), shares, strict=True))
+    return prompt_shares(*(r if isinstance(r, float) else None for r in rates))
 
 
 def _offload_cpu(up: Sequence[EndpointFigures]) -> dict[str, object]:
