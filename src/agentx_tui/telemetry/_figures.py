@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from agentx_tui.snapshot import BucketCounts, EndpointFigures, EndpointTotals, EngineFigures, Percentiles, prompt_shares
@@ -67,32 +68,24 @@ def estimating_engines(page: MetricsPage) -> int | None:
     return len(engines) or None
 
 
-def source_figures(state: WindowState) -> dict[str, float | None]:
-    """The window's prompt tokens by source (docs/metrics.md): rates, and shares of their sum (so the
-    three shares add up to 1); None without the by-source counter."""
-    return {
-        **prompt_shares(*(state.delta(name) for name in PROMPT_SOURCES)),
-        "prompt_computed_tokens_per_s": state.rate("prompt_computed"),
-        "prompt_gpu_cache_tokens_per_s": state.rate("prompt_gpu_cache"),
-        "prompt_offload_tokens_per_s": state.rate("prompt_offload"),
+def cache_window(rate: Callable[[str], float | None]) -> dict[str, float | None]:
+    """The window's cache figures from its counters' rates (`rate`: internal name → per second over the
+    window, None without the counter; a ratio of two rates over one window is the ratio of their
+    increases), for a scraped page and a Prometheus replica alike: the prompt tokens by source, as rates
+    and as shares of their sum (the three add up to 1); an offloading connector's traffic, GB/s each way
+    and transfer seconds per GB moved; the KV connector's own lookups' hit rate (docs/metrics.md)."""
+    sources = {name: rate(name) for name in PROMPT_SOURCES}
+    out: dict[str, float | None] = {
+        **prompt_shares(*sources.values()),
+        **{f"{name}_tokens_per_s": value for name, value in sources.items()},
+        "external_prefix_hit_rate_window": ratio(rate("external_prefix_hits"), rate("external_prefix_queries")),
+        "kv_offload_allocation_failures_per_s": rate("offload_allocation_failures"),
     }
-
-
-def offload_figures(state: WindowState) -> dict[str, float | None]:
-    """An offloading connector's traffic over the window: GB/s each way, transfer seconds per GB moved,
-    and the KV connector's own lookups' hit rate."""
-    out: dict[str, float | None] = {}
     for way in ("load", "store"):
-        moved = state.delta(f"offload_{way}_bytes")
-        rate = state.rate(f"offload_{way}_bytes")
-        out[f"kv_offload_{way}_gb_per_s"] = None if rate is None else rate / GB
-        out[f"kv_offload_{way}_s_per_gb"] = ratio(
-            state.delta(f"offload_{way}_s"), None if moved is None else moved / GB
-        )
-    out["kv_offload_allocation_failures_per_s"] = state.rate("offload_allocation_failures")
-    out["external_prefix_hit_rate_window"] = ratio(
-        state.delta("external_prefix_hits"), state.delta("external_prefix_queries")
-    )
+        moved = rate(f"offload_{way}_bytes")
+        gb_per_s = None if moved is None else moved / GB
+        out[f"kv_offload_{way}_gb_per_s"] = gb_per_s
+        out[f"kv_offload_{way}_s_per_gb"] = ratio(rate(f"offload_{way}_s"), gb_per_s)
     return out
 
 
@@ -160,8 +153,7 @@ def page_figures(page: MetricsPage, state: WindowState, identity: EndpointFigure
             "kv_block_lifetime": percentiles(state, "kv_block_lifetime"),
             "waiting_capacity": _gauge(page, "waiting_capacity", None, mean=False),
             "waiting_deferred": _gauge(page, "waiting_deferred", None, mean=False),
-            **source_figures(state),
-            **offload_figures(state),
+            **cache_window(state.rate),
             **offload_capacity(page, state),
             "totals": totals(page, state),
             "engines": engine_rows(page, state),

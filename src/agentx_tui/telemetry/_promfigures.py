@@ -19,11 +19,10 @@ from agentx_tui.snapshot import (
     EngineFigures,
     Flavor,
     Percentiles,
-    prompt_shares,
 )
 from agentx_tui.snapshot.stat import ratio
 from agentx_tui.telemetry import _names
-from agentx_tui.telemetry._figures import GB, PROMPT_SOURCES
+from agentx_tui.telemetry._figures import cache_window
 from agentx_tui.telemetry._names import TOTAL_FIELDS
 from agentx_tui.telemetry._promapi import Vector
 from agentx_tui.telemetry._promql import ENGINE_LABELS, FIGURE_LABEL, QUANTILE_LABEL, REPLICA_LABELS
@@ -309,28 +308,6 @@ def totals_of(replica: ReplicaKey, totals: RunTotals, block_size: int | None, *,
     return EndpointTotals(**values, **residency)
 
 
-def _cache_figures(answers: WindowAnswers, replica: ReplicaKey) -> dict[str, object]:
-    """The prompt tokens by source, the offload traffic and the KV connector's hit rate over the window,
-    from the counters' rates (a ratio of rates over one window is the ratio of their increases)."""
-    rates = {name: answers.counter(name, replica) for name in PROMPT_SOURCES}
-    out: dict[str, object] = {
-        **prompt_shares(*rates.values()),
-        "prompt_computed_tokens_per_s": rates["prompt_computed"],
-        "prompt_gpu_cache_tokens_per_s": rates["prompt_gpu_cache"],
-        "prompt_offload_tokens_per_s": rates["prompt_offload"],
-        "external_prefix_hit_rate_window": ratio(
-            answers.counter("external_prefix_hits", replica), answers.counter("external_prefix_queries", replica)
-        ),
-        "kv_offload_allocation_failures_per_s": answers.counter("offload_allocation_failures", replica),
-    }
-    for way in ("load", "store"):
-        moved = answers.counter(f"offload_{way}_bytes", replica)
-        gb_per_s = None if moved is None else moved / GB
-        out[f"kv_offload_{way}_gb_per_s"] = gb_per_s
-        out[f"kv_offload_{way}_s_per_gb"] = ratio(answers.counter(f"offload_{way}_s", replica), gb_per_s)
-    return out
-
-
 def replica_figures(
     replica: ReplicaKey, read: ReplicaRead, answers: WindowAnswers, totals: EndpointTotals
 ) -> EndpointFigures:
@@ -369,7 +346,7 @@ def replica_figures(
         kv_block_lifetime=answers.percentiles("kv_block_lifetime", replica),
         waiting_capacity=read.gauge("waiting_capacity"),
         waiting_deferred=read.gauge("waiting_deferred"),
-        **_cache_figures(answers, replica),
+        **cache_window(lambda name: answers.counter(name, replica)),
         totals=totals,
         engines=rows,
     )
