@@ -4,7 +4,8 @@ model        the Snapshot and the figures it carries (JSON-round-trippable: the 
 buckets      a server histogram's quantile (Prometheus `histogram_quantile`)
 cache        the servers' cache figures over a stretch of time, from their totals' increase
 figures      every figure the tool reports, declared once (`Figures`: the report's vocabulary over a
-             window; a sweep point's `PointFigures`; `declared` reads the declarations back)
+             window; a sweep point's `PointFigures`)
+figureset    how a figure is declared (`figure`, `declared` reads them back) and written (`FigureSet`)
 rows         the rows a set of figures lists (users, steps, endpoints, task-time bars), the frontier axis
 legacy       recordings of earlier versions, read as this one
 rates        which rates a tick shows: the client's when it sends load, else the servers'
@@ -20,7 +21,8 @@ Everything that produces figures (telemetry, load, cost, sweep) and everything t
 from agentx_tui.snapshot.agentx import AgentXRule, AgentXVerdict, RuleState, validity_words
 from agentx_tui.snapshot.buckets import histogram_quantile
 from agentx_tui.snapshot.cache import cache_figures, prompt_shares, totals_since
-from agentx_tui.snapshot.figures import (
+from agentx_tui.snapshot.figures import Figures, PointFigures, RunIntervals, TierRead
+from agentx_tui.snapshot.figureset import (
     CI_SUFFIXES,
     COUNT,
     FRACTION,
@@ -29,12 +31,8 @@ from agentx_tui.snapshot.figures import (
     SHOW,
     USD,
     Figure,
-    Figures,
     FigureSet,
-    PointFigures,
-    RunIntervals,
     Span,
-    TierRead,
     declared,
     figure,
 )
