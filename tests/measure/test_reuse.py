@@ -6,16 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentx_tui.measure import (
-    IDLE_BUCKETS_S,
-    CallTally,
-    ClientStats,
-    Completed,
-    ReuseTally,
-    idle_bucket,
-    split_prompt,
-)
-from agentx_tui.snapshot import RetentionRow
+from agentx_tui.measure import CallTally, ClientStats, Completed, ReuseTally, split_prompt
+from agentx_tui.snapshot import IDLE_BUCKETS_S, RetentionRow, idle_bucket
 
 
 def _done(

@@ -36,14 +36,13 @@ Public:
     ClientStats, StatsSink                          the client's figures; where a load loop hands them
     ScheduleBook, behind_schedule                   a timed replay's schedule: users needed, the lag rule
     split_prompt, PromptSplit, ReuseTally           a prompt's cold, hit and evicted tokens; their sums
-    IDLE_BUCKETS_S, idle_bucket                     the retention curve's idle-time buckets
 """
 
 from agentx_tui.measure.headline import tally_figures
 from agentx_tui.measure.histogram import LogHistogram, bucket_of, bucketed
 from agentx_tui.measure.percentile import linear_quantile
 from agentx_tui.measure.record import Completed, Failed, RequestRecord
-from agentx_tui.measure.reuse import IDLE_BUCKETS_S, PromptSplit, ReuseTally, idle_bucket, split_prompt
+from agentx_tui.measure.reuse import PromptSplit, ReuseTally, split_prompt
 from agentx_tui.measure.schedule import ScheduleBook, behind_schedule
 from agentx_tui.measure.slots import slot_of, spread_tokens
 from agentx_tui.measure.sse import RETRIABLE, SseScanner, classify
@@ -54,7 +53,6 @@ from agentx_tui.measure.usage import UsageFigures, usage_cached_tokens, usage_in
 from agentx_tui.measure.window import SLOT_S, PointSample, SlotSample, TreeSample, WindowFigures
 
 __all__ = [
-    "IDLE_BUCKETS_S",
     "RETRIABLE",
     "SLOT_S",
     "AnswerFigures",
@@ -82,7 +80,6 @@ __all__ = [
     "bucketed",
     "classify",
     "e2e_per_token",
-    "idle_bucket",
     "linear_quantile",
     "slot_of",
     "split_prompt",

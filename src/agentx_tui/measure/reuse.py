@@ -20,23 +20,16 @@ times (its percentiles within 1% of the exact ones: histogram.py).
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentx_tui.measure.histogram import LogHistogram
 from agentx_tui.measure.record import Completed
-from agentx_tui.snapshot import RetentionRow
+from agentx_tui.snapshot import IDLE_BUCKETS_S, RetentionRow, idle_bucket
 from agentx_tui.snapshot.stat import ratio
 
 # The retention curve's buckets: each one's lowest idle time in seconds; the last has no upper bound.
-IDLE_BUCKETS_S = (0.0, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0)
 _BUCKETS = len(IDLE_BUCKETS_S)
-
-
-def idle_bucket(idle_s: float) -> int:
-    """The bucket of an idle time: low ≤ idle < high (a negative one, clocks a hair apart, is the first)."""
-    return max(bisect_right(IDLE_BUCKETS_S, idle_s) - 1, 0)
 
 
 def hit_tokens(reused: int, cached: int) -> int:

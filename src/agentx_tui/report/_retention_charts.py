@@ -15,32 +15,27 @@ from __future__ import annotations
 from agentx_tui.report._charts import FRONTIER_COLOUR, OTHER_COLOUR, Chart
 from agentx_tui.report._model import Report
 from agentx_tui.report._svg import MUTED, Box, Linear, Svg, axes, coord, y_title
-from agentx_tui.snapshot import RetentionRow
+from agentx_tui.snapshot import IDLE_BUCKETS_S, RetentionRow, idle_place
 
-# The buckets by their lower edges (measure/reuse.py's), and how the x axis names each.
-EDGES_S = (0.0, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0)
-_LAST_SPAN_S = 120.0  # how far past 120 s the last bucket's band reaches, for placing the think lines
 _LEFT, _RIGHT = 96.0, 830.0
 
 
 def bucket_label(low: float) -> str:
     """A bucket's idle times: '2–5', '> 120'."""
-    i = EDGES_S.index(low)
-    return f"{low:g}–{EDGES_S[i + 1]:g}" if i + 1 < len(EDGES_S) else f"> {low:g}"
+    i = IDLE_BUCKETS_S.index(low)
+    return f"{low:g}–{IDLE_BUCKETS_S[i + 1]:g}" if i + 1 < len(IDLE_BUCKETS_S) else f"> {low:g}"
 
 
 def _rows(report: Report) -> dict[int, RetentionRow]:
     # A row this version cannot read (a hand-written one) is left out of the picture, not guessed at.
     rows = [row for row in report.retention_curve or () if isinstance(row, RetentionRow)]
-    return {EDGES_S.index(row.idle_s_low): row for row in rows if row.idle_s_low in EDGES_S}
+    return {IDLE_BUCKETS_S.index(row.idle_s_low): row for row in rows if row.idle_s_low in IDLE_BUCKETS_S}
 
 
 def position(idle_s: float) -> float:
     """Where an idle time sits on the bucket axis: its bucket's index ± 0.5, linearly inside it."""
-    bucket = max(i for i, low in enumerate(EDGES_S) if idle_s >= low) if idle_s >= 0 else 0
-    low = EDGES_S[bucket]
-    high = EDGES_S[bucket + 1] if bucket + 1 < len(EDGES_S) else low + _LAST_SPAN_S
-    return bucket - 0.5 + min(1.0, (idle_s - low) / (high - low))
+    bucket, inside = idle_place(idle_s)
+    return bucket - 0.5 + inside
 
 
 def _subtitle(report: Report) -> str:
@@ -58,9 +53,9 @@ def render_retention_svg(report: Report) -> str:
     svg = Svg(860, 480, title)
     svg.heading(_LEFT, title, _subtitle(report))
     box: Box = (_LEFT, 100.0, _RIGHT, 360.0)  # room above it for the think times' labels
-    sx = Linear(-0.5, len(EDGES_S) - 0.5, box[0], box[2])
+    sx = Linear(-0.5, len(IDLE_BUCKETS_S) - 0.5, box[0], box[2])
     sy = Linear(0.0, 1.0, box[3], box[1])
-    x_ticks = [(float(i), bucket_label(low)) for i, low in enumerate(EDGES_S)]
+    x_ticks = [(float(i), bucket_label(low)) for i, low in enumerate(IDLE_BUCKETS_S)]
     y_ticks = [(v / 4, f"{v * 25:g}%") for v in range(5)]
     axes(svg, sx, sy, box, x_ticks, y_ticks)  # first: the grid lies under the bars
     # Under the bars; their labels above the box, clear of the bars': p50's left of its line, p90's right.
@@ -73,8 +68,8 @@ def render_retention_svg(report: Report) -> str:
         x = sx(position(value))
         svg.line(x, box[1] - 14, x, box[3], OTHER_COLOUR, 2, dash)
         svg.text(x + dx, box[1] - 18, f"think {name} {value:.3g} s", anchor=anchor, fill=OTHER_COLOUR)
-    width = (box[2] - box[0]) / len(EDGES_S) * 0.7
-    for i in range(len(EDGES_S)):
+    width = (box[2] - box[0]) / len(IDLE_BUCKETS_S) * 0.7
+    for i in range(len(IDLE_BUCKETS_S)):
         row = rows.get(i)
         x = sx(i)
         if row is None or row.requests == 0:

@@ -64,6 +64,7 @@ from agentx_tui.snapshot.model import (
     TaskFigures,
 )
 from agentx_tui.snapshot.rows import (
+    IDLE_BUCKETS_S,
     EndpointRow,
     FrontierAxis,
     RetentionRow,
@@ -72,6 +73,8 @@ from agentx_tui.snapshot.rows import (
     TaskTimeBar,
     UserRow,
     UserState,
+    idle_bucket,
+    idle_place,
 )
 
 __all__ = [
@@ -80,6 +83,7 @@ __all__ = [
     "COUNT",
     "FRACTION",
     "GATE",
+    "IDLE_BUCKETS_S",
     "SCHEMA_VERSION",
     "SECONDS",
     "SHOW",
@@ -129,6 +133,8 @@ __all__ = [
     "declared",
     "figure",
     "histogram_quantile",
+    "idle_bucket",
+    "idle_place",
     "prompt_shares",
     "totals_since",
     "validity_words",

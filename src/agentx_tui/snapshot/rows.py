@@ -3,6 +3,7 @@ task-time bars) and the frontier's axis: small models shared by the tick's Snaps
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from typing import Any, Literal
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
@@ -71,6 +72,25 @@ class StepRow(Frozen):
 
 # Which ceiling of the roofline binds (docs/metrics.md, "Roofline"): the larger of MFU and MBU.
 RooflineBound = Literal["compute", "memory"]
+
+
+# The retention curve's idle-time buckets by their lower edges, in seconds; the last one has no upper edge.
+IDLE_BUCKETS_S = (0.0, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0)
+_LAST_SPAN_S = 120.0  # how far past 120 s the last bucket reaches when an idle time is placed inside it
+
+
+def idle_bucket(idle_s: float) -> int:
+    """The bucket of an idle time: low ≤ idle < high (a negative one, clocks a hair apart, is the first)."""
+    return max(bisect_right(IDLE_BUCKETS_S, idle_s) - 1, 0)
+
+
+def idle_place(idle_s: float) -> tuple[int, float]:
+    """Where a chart places an idle time (the agents' think p50/p90): its bucket, and how far into the
+    bucket it lies, 0–1, linearly (the last bucket taken as `_LAST_SPAN_S` wide)."""
+    bucket = idle_bucket(idle_s)
+    low = IDLE_BUCKETS_S[bucket]
+    high = IDLE_BUCKETS_S[bucket + 1] if bucket + 1 < len(IDLE_BUCKETS_S) else low + _LAST_SPAN_S
+    return bucket, min(1.0, (idle_s - low) / (high - low))
 
 
 class RetentionRow(Frozen):

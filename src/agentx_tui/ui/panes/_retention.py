@@ -16,14 +16,12 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass
 
-from agentx_tui.snapshot import RetentionRow, Snapshot
+from agentx_tui.snapshot import IDLE_BUCKETS_S, RetentionRow, Snapshot, idle_place
 from agentx_tui.ui._format import NA, percent
 from agentx_tui.ui.panes._chart import Run, RunChart
 
-# The curve's buckets by their lower edges (measure/reuse.py's), and how the axis writes each edge.
-EDGES_S = (0.0, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0)
+# How the axis writes each bucket's lower edge.
 _EDGE_LABELS = ("0", "1", "2", "5", "10", "30", "60", "120")
-_LAST_SPAN_S = 120.0  # how far past 120 s the last bucket's band reaches, for placing the markers
 THINK_P50 = "▲"
 THINK_P90 = "△"
 EMPTY = "·"  # a bucket no call fell in
@@ -98,15 +96,12 @@ def words(view: RetentionView, width: int) -> list[Run]:
 def band_starts(cols: int) -> list[int]:
     """Where each bucket's band begins in `cols` columns (and, last, where the bands end): the width
     shared out as evenly as whole cells allow, so the chart fills its width."""
-    return [b * cols // len(EDGES_S) for b in range(len(EDGES_S) + 1)]
+    return [b * cols // len(IDLE_BUCKETS_S) for b in range(len(IDLE_BUCKETS_S) + 1)]
 
 
 def _column(idle_s: float, starts: list[int]) -> int:
     """Where an idle time sits on the axis: its bucket's band, linearly inside it."""
-    bucket = max(i for i, low in enumerate(EDGES_S) if idle_s >= low) if idle_s >= 0 else 0
-    low = EDGES_S[bucket]
-    high = EDGES_S[bucket + 1] if bucket + 1 < len(EDGES_S) else low + _LAST_SPAN_S
-    inside = min(1.0, (idle_s - low) / (high - low))
+    bucket, inside = idle_place(idle_s)
     band = starts[bucket + 1] - starts[bucket]
     return min(starts[bucket] + round(inside * band), starts[-1] - 1)
 
@@ -120,15 +115,15 @@ def draw_retention(view: RetentionView, width: int, height: int) -> list[list[Ru
         return lines
     lines[0] = words(view, width)
     cols = width - _GUTTER
-    if view.note or height < 4 or cols < 2 * len(EDGES_S):
+    if view.note or height < 4 or cols < 2 * len(IDLE_BUCKETS_S):
         for y, said in enumerate(textwrap.wrap(view.note or "", width, break_on_hyphens=False)[: height - 1], 1):
             lines[y] = [(said, "label")]
         return lines
     starts = band_starts(cols)
     bar_rows = height - 3
-    by_bucket = {EDGES_S.index(row.idle_s_low): row for row in view.rows if row.idle_s_low in EDGES_S}
+    by_bucket = {IDLE_BUCKETS_S.index(row.idle_s_low): row for row in view.rows if row.idle_s_low in IDLE_BUCKETS_S}
     grid = [[(" ", "")] * cols for _ in range(bar_rows)]
-    for b in range(len(EDGES_S)):
+    for b in range(len(IDLE_BUCKETS_S)):
         row = by_bucket.get(b)
         start, bar_w = starts[b] + 1, starts[b + 1] - starts[b] - 1  # a cell's gap after each band's tick
         if row is None or row.requests == 0 or row.hit_share is None:
@@ -154,7 +149,7 @@ def draw_retention(view: RetentionView, width: int, height: int) -> list[list[Ru
 def _axis(view: RetentionView, starts: list[int]) -> list[Run]:
     """The x axis, a tick at each bucket's edge, the think markers on it (p50 over p90 where they meet)."""
     cells: list[Run] = [("─", "axis")] * starts[-1]
-    for b in range(1, len(EDGES_S)):
+    for b in range(1, len(IDLE_BUCKETS_S)):
         cells[starts[b]] = ("┴", "axis")
     for value, glyph in ((view.think_p90_s, THINK_P90), (view.think_p50_s, THINK_P50)):
         if value is not None:
