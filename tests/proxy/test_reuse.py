@@ -60,4 +60,4 @@ def test_memory_is_two_generations_of_at_most_half_the_limit_each() -> None:
     sent.reused(list(range(400, 412)))  # the newer is full again: the older (200…) is forgotten
     sent.reused(list(range(500, 502)))
     assert sent.reused(list(range(200, 208))) == 0
-    assert len(sent._newer) + len(sent._older) <= 20 + 12  # the limit, and at most one prompt past it
+    assert len(sent._seen) <= 20 + 12  # the limit, and at most one prompt past it

@@ -36,11 +36,13 @@ Public:
     ClientStats, StatsSink                          the client's figures; where a load loop hands them
     ScheduleBook, behind_schedule                   a timed replay's schedule: users needed, the lag rule
     split_prompt, PromptSplit, ReuseTally           a prompt's cold, hit and evicted tokens; their sums
+    SeenPrefixes, cacheable_tokens                  the prefixes sent, for the ceiling and reused tokens
 """
 
 from agentx_tui.measure.headline import tally_figures
 from agentx_tui.measure.histogram import LogHistogram, bucket_of, bucketed
 from agentx_tui.measure.percentile import linear_quantile
+from agentx_tui.measure.prefixes import SeenPrefixes, cacheable_tokens
 from agentx_tui.measure.record import Completed, Failed, RequestRecord
 from agentx_tui.measure.reuse import PromptSplit, ReuseTally, split_prompt
 from agentx_tui.measure.schedule import ScheduleBook, behind_schedule
@@ -66,6 +68,7 @@ __all__ = [
     "RequestRecord",
     "ReuseTally",
     "ScheduleBook",
+    "SeenPrefixes",
     "SlotSample",
     "SseScanner",
     "StatsSink",
@@ -78,6 +81,7 @@ __all__ = [
     "behind_schedule",
     "bucket_of",
     "bucketed",
+    "cacheable_tokens",
     "classify",
     "e2e_per_token",
     "linear_quantile",

@@ -22,6 +22,8 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Sequence
 
+from agentx_tui.measure import SeenPrefixes, cacheable_tokens
+
 DEFAULT_BLOCK_SIZE = 16  # GPU vLLM's default, when the server does not say (`vllm:cache_config_info`)
 MAX_KEYS = 400_000  # blocks remembered (~60 bytes each): the ceiling's bound
 # Called with a call's reused tokens (None: its prompt could not be tokenized).
@@ -34,9 +36,7 @@ class SentBlocks:
 
     def __init__(self, block_size: int = DEFAULT_BLOCK_SIZE, max_keys: int = MAX_KEYS) -> None:
         self.block_size = max(1, block_size)
-        self._generation_size = max(1, max_keys // 2)
-        self._newer: set[int] = set()
-        self._older: set[int] = set()
+        self._seen = SeenPrefixes(max_keys)
         self._issued = 0
         self._next = 0  # the ticket whose turn it is
         self._ready: dict[int, tuple[Sequence[int] | None, Reused]] = {}
@@ -66,8 +66,7 @@ class SentBlocks:
 
     def reused(self, ids: Sequence[int]) -> int:
         """The tokens of prompt `ids` that an earlier prompt sent, block-aligned; then `ids` is one of them."""
-        if len(self._newer) >= self._generation_size:
-            self._newer, self._older = set(), self._newer
+        self._seen.turn()
         size = self.block_size
         tokens = array("I", ids) if not isinstance(ids, array) else ids
         keys: list[int] = []
@@ -75,16 +74,6 @@ class SentBlocks:
         for start in range(0, len(tokens) - size + 1, size):
             h = hash((h, tokens[start : start + size].tobytes()))
             keys.append(h)
-        shared = 0
-        for key in keys:  # the leading run of blocks already sent
-            if key in self._newer:
-                shared += 1
-            elif key in self._older:
-                self._newer.add(key)
-                shared += 1
-            else:
-                break
-        self._newer.update(keys)
-        # A cache must leave the last prompt token to compute, and serves whole blocks only.
-        cacheable = min(shared * size, len(tokens) - 1)
-        return max(cacheable, 0) // size * size
+        shared = self._seen.leading_seen(keys)  # the leading run of blocks already sent
+        self._seen.add(keys)
+        return cacheable_tokens(shared * size, len(tokens), size)

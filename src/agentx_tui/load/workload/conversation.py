@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from json.encoder import encode_basestring  # how json.dumps(..., ensure_ascii=False) writes a string
 
 from agentx_tui.load.workload.text import TokenModel
+from agentx_tui.measure import SeenPrefixes, cacheable_tokens
 
 _END = 0x5EED_E17D
 _GEN = 0x6E17_A5E7
@@ -189,44 +190,32 @@ class SingleMessage:
 class CeilingTracker:
     """Prompt tokens a perfect unbounded prefix cache per endpoint would serve, block-aligned.
 
-    "Unbounded" within a memory bound: the prefix points seen are kept in two generations per endpoint;
-    when the newer one holds `max_points // 2` points it becomes the older one and the oldest is
-    forgotten, and a point found in the older generation is carried into the newer. So the points in
-    use stay (an LRU in effect) while a 24-hour run's memory stays flat (~60 bytes a point)."""
+    "Unbounded" within a memory bound: the prefix points seen are kept per endpoint in `SeenPrefixes`'
+    two generations (`max_points` in all), so the points in use stay while a 24-hour run's memory
+    stays flat."""
 
     def __init__(self, block_size: int = 16, max_points: int = 400_000) -> None:
         self.block_size = block_size
-        self._generation_size = max(1, max_points // 2)
-        self._seen: dict[str, tuple[set[int], set[int]]] = {}  # endpoint: (newer, older)
+        self._max_points = max_points
+        self._seen: dict[str, SeenPrefixes] = {}  # by endpoint
 
     def observe(self, endpoint: str, conv: Conversation) -> int:
         """Register the prompt `conv` is about to send; return its cacheable tokens."""
-        newer, older = self._seen.get(endpoint) or (set(), set())
-        if len(newer) >= self._generation_size:
-            newer, older = set(), newer
-        self._seen[endpoint] = (newer, older)
-
-        def seen(h: int) -> bool:
-            if h in newer:
-                return True
-            if h in older:
-                newer.add(h)
-                return True
-            return False
-
-        cacheable = 0
+        seen = self._seen.get(endpoint)
+        if seen is None:
+            seen = self._seen[endpoint] = SeenPrefixes(self._max_points)
+        seen.turn()
+        shared = 0
         hashes = conv.point_hashes
         whole = hash((conv._hash, _GEN))
-        if seen(whole):
-            cacheable = conv.prompt_tokens
-        elif not (newer.isdisjoint(hashes) and older.isdisjoint(hashes)):  # (a cold prompt: in C)
+        if seen.seen(whole):
+            shared = conv.prompt_tokens
+        elif not seen.none_seen(hashes):  # (a cold prompt: in C)
             for j in range(len(hashes) - 1, -1, -1):
-                if seen(hashes[j]):
-                    cacheable = conv.point_positions[j]
+                if seen.seen(hashes[j]):
+                    shared = conv.point_positions[j]
                     break
-        newer.update(hashes[conv.registered :] if conv.registered else hashes)
+        seen.add(hashes[conv.registered :] if conv.registered else hashes)
         conv.registered = len(hashes)
-        newer.add(whole)
-        # A cache must leave the last prompt token to compute, and serves whole blocks only.
-        cacheable = min(cacheable, conv.prompt_tokens - 1)
-        return max(cacheable, 0) // self.block_size * self.block_size
+        seen.newer.add(whole)
+        return cacheable_tokens(shared, conv.prompt_tokens, self.block_size)
