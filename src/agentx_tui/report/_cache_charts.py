@@ -21,6 +21,7 @@ from agentx_tui.report._charts import (
     OTHER_COLOUR,
     Chart,
     markdown_images,
+    run_line,
     write_charts,
 )
 from agentx_tui.report._model import Report
@@ -74,13 +75,13 @@ def _rows(report: Report) -> list[tuple[str, tuple[float, float, float]]]:
 
 
 def _subtitle(report: Report) -> str:
-    parts = [text for text in (report.model, report.workload) if text]
+    offload = ""
     if report.kv_offload_cpu:
         size = report.kv_offload_cpu_bytes
-        parts.append("KV offload to CPU memory" + (f": {size / 1e9:,.0f} GB" if size is not None else ""))
+        offload = "KV offload to CPU memory" + (f": {size / 1e9:,.0f} GB" if size is not None else "")
     elif report.kv_offload_cpu is False:
-        parts.append("no KV offload")
-    return " · ".join(parts)
+        offload = "no KV offload"
+    return run_line(report, offload)
 
 
 def render_sources_svg(report: Report) -> str:

@@ -65,12 +65,15 @@ def _sweep(report: Report) -> SweepChart:
     return SweepChart.of(points, report.frontier, report.tiers or (), report.frontier_axis)
 
 
+def run_line(report: Report, *more: str) -> str:
+    """The line under a chart's title: the run's model and workload, then what the chart adds (an empty
+    part is left out)."""
+    return " · ".join(part for part in (report.model, report.workload, *more) if part)
+
+
 def _subtitle(report: Report) -> str:
-    parts = [text for text in (report.model, report.workload) if text]
     gpus = report.figure("gpus")
-    if gpus is not None:
-        parts.append(f"{gpus:g} GPU" + ("" if gpus == 1 else "s"))
-    return " · ".join(parts)
+    return run_line(report, "" if gpus is None else f"{gpus:g} GPU" + ("" if gpus == 1 else "s"))
 
 
 # --- the frontier chart -----------------------------------------------------------------------------

@@ -12,7 +12,7 @@ Deterministic like the other pictures: same report → byte-identical file.
 
 from __future__ import annotations
 
-from agentx_tui.report._charts import FRONTIER_COLOUR, OTHER_COLOUR, Chart
+from agentx_tui.report._charts import FRONTIER_COLOUR, OTHER_COLOUR, Chart, run_line
 from agentx_tui.report._model import Report
 from agentx_tui.report._svg import MUTED, Box, Linear, Svg, axes, coord, y_title
 from agentx_tui.snapshot import IDLE_BUCKETS_S, RetentionRow, idle_place
@@ -39,11 +39,8 @@ def position(idle_s: float) -> float:
 
 
 def _subtitle(report: Report) -> str:
-    parts = [text for text in (report.model, report.workload) if text]
     evicted = report.prefix_evicted_share
-    if evicted is not None:
-        parts.append(f"{evicted * 100:.1f}% of the reused prompt tokens evicted")
-    return " · ".join(parts)
+    return run_line(report, "" if evicted is None else f"{evicted * 100:.1f}% of the reused prompt tokens evicted")
 
 
 def render_retention_svg(report: Report) -> str:

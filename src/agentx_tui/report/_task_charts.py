@@ -23,6 +23,7 @@ from agentx_tui.report._charts import (
     Chart,
     chart_paths,
     markdown_images,
+    run_line,
     write_charts,
 )
 from agentx_tui.report._model import Report
@@ -43,10 +44,8 @@ def step_label(row: StepRow) -> str:
 
 
 def _subtitle(report: Report) -> str:
-    parts = [text for text in (report.model, report.workload) if text]
-    if report.tasks_completed is not None:
-        parts.append(f"{report.tasks_completed} task{'' if report.tasks_completed == 1 else 's'} completed")
-    return " · ".join(parts)
+    done = report.tasks_completed
+    return run_line(report, "" if done is None else f"{done} task{'' if done == 1 else 's'} completed")
 
 
 # --- the step curve ---------------------------------------------------------------------------------
