@@ -5,7 +5,9 @@
 - `/v1/chat/completions`: a streamed chat answer in vLLM's shape, one event per chunk, with `gap_s`
   between chunks; it records when it sent each chunk (`sent`), so a test can check when each arrived;
   `tokens`, `usage`, `cut_after` (close the connection after that many chunks) and `end_after_s` (hold
-  the end of the body that long after `[DONE]`, as a busy proxy's loop may) script it;
+  the end of the body that long after `[DONE]`, as a busy proxy's loop may) script it; with `paced` set,
+  each chunk after the first waits for the test to `release()` it (lock-step with the reader, so a test
+  of ordering does not depend on how busy the machine is);
   a non-streamed request gets one JSON answer with usage;
 - `/tokenize`: one token per whitespace-separated word of every message (and a fixed template);
 - `/hang`: never answers (the proxy's idle timeout must end it);
@@ -54,7 +56,13 @@ class Upstream:
     sent: list[float] = field(default_factory=list)  # time.monotonic() of every chat chunk written
     seen: list[dict[str, Any]] = field(default_factory=list)  # every request: method, path, headers, body
     tokenized: list[dict[str, Any]] = field(default_factory=list)
+    paced: bool = False
     server: TestServer | None = None
+    _releases: asyncio.Queue[None] = field(default_factory=asyncio.Queue)
+
+    def release(self) -> None:
+        """Let a paced stream write its next chunk."""
+        self._releases.put_nowait(None)
 
     @property
     def url(self) -> str:
@@ -137,6 +145,8 @@ class Upstream:
         events = [_chunk("")] + [_chunk(f" t{i}", "stop" if i == self.tokens - 1 else None) for i in range(self.tokens)]
         tail = (f"data: {json.dumps({'choices': [], 'usage': usage})}\n\n" if include else "") + "data: [DONE]\n\n"
         for i, event in enumerate(events):
+            if i and self.paced:
+                await self._releases.get()
             if i and self.gap_s:
                 await asyncio.sleep(self.gap_s)
             if self.cut_after is not None and i >= self.cut_after:

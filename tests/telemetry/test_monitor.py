@@ -90,7 +90,7 @@ async def test_a_slow_server_is_cut_off_at_the_timeout() -> None:
         figs = await monitor.sample(0.0)
         took = loop.time() - started
     assert not figs.up and figs.status == "down: no answer within 0.1 s"  # /health is silent too
-    assert took < 1.0
+    assert took < 3.0  # cut off: the server would have taken 5 s
 
 
 async def test_a_slow_metrics_page_with_a_healthy_server_is_slow_not_down() -> None:

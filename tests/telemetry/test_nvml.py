@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 import time
 import types
 from collections.abc import Callable
@@ -182,13 +183,17 @@ def test_worker_thread_publishes_and_stops() -> None:
 
 
 def test_a_hanging_driver_call_does_not_block_latest() -> None:
+    # The driver call hangs until the test lets it go: a latest() that waited on it would hold here
+    # for the whole five seconds and then see the GPU.
     nvml = fake_nvml(count=1)
-    nvml.nvmlDeviceGetCount = lambda: time.sleep(0.5) or 1
+    let_go = threading.Event()
+    nvml.nvmlDeviceGetCount = lambda: let_go.wait(5) and 1
     sampler = NvmlSampler(nvml=nvml)
     sampler.start()
     started = time.monotonic()
     state = sampler.latest()
-    assert time.monotonic() - started < 0.05 and state.status == "nvml: starting"
+    let_go.set()
+    assert state.status == "nvml: starting" and time.monotonic() - started < 5
     sampler.close()
 
 

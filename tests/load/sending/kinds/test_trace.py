@@ -72,7 +72,8 @@ async def test_the_same_burst_with_enough_users_goes_out_on_time(fake: FakeServe
     d = await _replay(fake, _trace(tmp_path, [0] + [500] * 10), users=10)
     on_time = d.figures(time.monotonic())
     assert on_time.totals.requests_completed == 11
-    assert on_time.run.schedule_lag_p90_s is not None and on_time.run.schedule_lag_p90_s < 0.1
+    # Late by less than one answer: no request waited for another's answer (however busy the machine).
+    assert on_time.run.schedule_lag_p90_s is not None and on_time.run.schedule_lag_p90_s < ANSWER_S
     assert on_time.run.ttft_p90_s is not None and on_time.run.ttft_p90_s < 2 * ANSWER_S
     assert on_time.run.schedule_behind is False
 
@@ -82,8 +83,9 @@ async def test_time_spent_paused_is_not_lag(fake: FakeServer, tmp_path: Path) ->
     spec = _trace(tmp_path, [0, 200, 400, 600, 800])
     figures = (await _replay(fake, spec, users=5, pause_s=1.0)).figures(time.monotonic())
     assert figures.totals.requests_completed == 5
-    assert figures.run.schedule_lag_p99_s is not None and figures.run.schedule_lag_p99_s < 0.15
-    assert figures.run.ttft_p99_s is not None and figures.run.ttft_p99_s < 0.3
+    # Had the pause counted, every figure below would be a second or more.
+    assert figures.run.schedule_lag_p99_s is not None and figures.run.schedule_lag_p99_s < 0.5
+    assert figures.run.ttft_p99_s is not None and figures.run.ttft_p99_s < 0.5
 
 
 async def test_a_closed_replay_is_not_scheduled(fake: FakeServer, tmp_path: Path) -> None:
