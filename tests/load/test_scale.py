@@ -89,7 +89,7 @@ async def test_one_stall_counts_in_one_look_only_however_close_the_looks() -> No
     try:
         await asyncio.sleep(0.25)
         probe.look()
-        time.sleep(0.3)  # one stall: the probe's next timer runs at least 200 ms late
+        time.sleep(0.6)  # one stall: the probe's next timer runs at least 500 ms late
         await asyncio.sleep(0.15)
         stalled = probe.look()
         quiet = probe.look()  # no new sample yet: the last figure stands
@@ -97,9 +97,9 @@ async def test_one_stall_counts_in_one_look_only_however_close_the_looks() -> No
         after = probe.look()
     finally:
         await probe.stop()
-    assert stalled.loop_lag_p99_s is not None and stalled.loop_lag_p99_s >= 0.2
+    assert stalled.loop_lag_p99_s is not None and stalled.loop_lag_p99_s >= 0.5
     assert quiet.lag_samples == () and quiet.loop_lag_p99_s == stalled.loop_lag_p99_s
-    assert after.loop_lag_p99_s is not None and after.loop_lag_p99_s < 0.2  # the stall is not seen again
+    assert after.loop_lag_p99_s is not None and after.loop_lag_p99_s < 0.5  # the stall is not seen again
 
 
 def test_an_idle_client_is_not_saturated_and_a_busy_one_is_after_three_looks() -> None:

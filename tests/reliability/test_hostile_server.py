@@ -83,9 +83,9 @@ def test_a_page_of_endless_metric_lines_is_refused_not_parsed() -> None:
     page = "".join(line % i for i in range(130_000))
     assert len(page) < MAX_PAGE_BYTES
     reader = MetricsReader("http://x")
-    started = time.perf_counter()
+    started = time.thread_time()  # CPU time: what the parser spent, however busy the machine
     figures = reader.read(page, 1.0)
-    took = time.perf_counter() - started
+    took = time.thread_time() - started
     assert not figures.kv_cache_usage and figures.status.startswith("no metrics:")
     assert f"over {MAX_RELEVANT_LINES} metric lines" in figures.status
     assert took < 1.0, f"refusing the page took {took:.2f} s"

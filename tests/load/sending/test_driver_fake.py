@@ -249,6 +249,9 @@ async def test_e2e_ends_at_the_last_content_token_not_a_late_usage_chunk(fake: F
     records = d.records()
     assert len(records) == 2 and all(r.error is None for r in records)
     assert all(r.ended_at - r.sent_at >= 0.5 for r in records)  # the body did end late
-    assert all(r.e2e_s is not None and r.e2e_s < 0.3 for r in records)
+    # Each E2E stops well before its body ended (measured against that body, so a busy machine that
+    # delays the whole answer does not move the bound).
+    assert all(r.e2e_s is not None and r.e2e_s < r.ended_at - r.sent_at - 0.25 for r in records)
     figures = d.figures(time.monotonic())
-    assert figures.run.e2e_p90_s is not None and figures.run.e2e_p90_s < 0.3
+    longest = max(r.ended_at - r.sent_at for r in records)
+    assert figures.run.e2e_p90_s is not None and figures.run.e2e_p90_s < longest - 0.25
