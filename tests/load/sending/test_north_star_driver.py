@@ -15,7 +15,10 @@ from agentx_tui.load.workload.spec import parse_workload
 from tests.helpers.waiting import until
 from tests.load.fake_openai import FakeServer
 
-D, G, N = 0.4, 0.04, 10  # first token after D s, then one every G s, N tokens
+D, G, N = 0.8, 0.08, 10  # first token after D s, then one every G s, N tokens
+# Long enough that a busy machine's late timers (tens of ms) stay inside the tolerance; a wrong rule
+# (E2E without the prefill, or decode's 1 / G) is off by a factor of two.
+REL = 0.1
 
 
 async def test_e2e_normalized_and_decode_interactivity_of_a_fixed_shape(fake: FakeServer) -> None:
@@ -38,7 +41,7 @@ async def test_e2e_normalized_and_decode_interactivity_of_a_fixed_shape(fake: Fa
     await until(lambda: driver.figures(time.monotonic()).totals.requests_completed >= 16, timeout=30)
     figures = driver.figures(time.monotonic())
     await driver.stop()
-    north_star = N / (D + (N - 1) * G)  # 10 / 0.76 s ≈ 13.2 tok/s/user
+    north_star = N / (D + (N - 1) * G)  # 10 / 1.52 s ≈ 6.6 tok/s/user
     for p in (
         figures.window.e2e_interactivity_p50_tokens_per_s,
         figures.window.e2e_interactivity_p90_tokens_per_s,
@@ -46,8 +49,8 @@ async def test_e2e_normalized_and_decode_interactivity_of_a_fixed_shape(fake: Fa
         figures.run.e2e_interactivity_p75_tokens_per_s,
         figures.run.e2e_interactivity_p90_tokens_per_s,
     ):
-        assert p == pytest.approx(north_star, rel=0.05)
+        assert p == pytest.approx(north_star, rel=REL)
     for p in (figures.window.interactivity_p90_tokens_per_s, figures.run.interactivity_p90_tokens_per_s):
-        assert p == pytest.approx(1 / G, rel=0.05)
+        assert p == pytest.approx(1 / G, rel=REL)
     rows = [row for row in driver.rows(100) if row.requests]
-    assert rows and all(r.e2e_interactivity_tokens_per_s == pytest.approx(north_star, rel=0.05) for r in rows)
+    assert rows and all(r.e2e_interactivity_tokens_per_s == pytest.approx(north_star, rel=REL) for r in rows)
