@@ -211,10 +211,23 @@ async def _scrape_times(client: httpx.AsyncClient, prom_url: str, scoped: str, s
     return [float(t) for t, _ in series["values"]]
 
 
-def _misaligned(reads: list[tuple[float, float]], scrapes: list[float], window_s: int) -> str | None:
+Span = tuple[float, float]  # the first and last scrape a window holds
+
+
+async def _counter_span(client: httpx.AsyncClient, prom_url: str, scoped: str, window_s: int, at: float) -> Span:
+    """The first and last scrape that the source's window, evaluated at ``at``, holds of the counters."""
+    query = f"vllm:generation_tokens_total{scoped}[{window_s}s]"
+    answer = (await client.post(prom_url + "/api/v1/query", data={"query": query, "time": f"{at:.3f}"})).json()
+    times = [float(t) for t, _ in answer["data"]["result"][0]["values"]]
+    return times[0], times[-1]
+
+
+def _misaligned(
+    reads: list[tuple[float, float]], scrapes: list[float], window_s: int, source: Span | None = None
+) -> str | None:
     """Why the direct window's ends (each read's start and duration; the first end is the last read
     at or before the monitor's cutoff) are not two scrapes ``window_s`` − 1 s apart, the ends of the
-    source's window, or None."""
+    source's window (``source``: the first and last scrape it holds, where known), or None."""
     cutoff = reads[-1][0] - (window_s - DIRECT_WINDOW_SHORTER_S)
     ends = (max((r for r in reads if r[0] <= cutoff), default=reads[0]), reads[-1])
     matched = []
@@ -226,6 +239,10 @@ def _misaligned(reads: list[tuple[float, float]], scrapes: list[float], window_s
         matched.append(before[-1])
     if abs(matched[1] - matched[0] - (window_s - 1)) > 0.5:
         return f"the direct window's ends are {matched[1] - matched[0]:.1f} s of scrapes apart, not {window_s - 1}"
+    if source is not None and max(abs(source[0] - matched[0]), abs(source[1] - matched[1])) > 0.1:
+        # A scrape missed at an end (an engine too busy to answer it in time), or the source read late.
+        moved = f"{source[0] - matched[0]:+.2f} s and {source[1] - matched[1]:+.2f} s"
+        return f"the source's window ends {moved} away from the direct one's"
     return None
 
 
@@ -256,9 +273,12 @@ async def aligned_pair(
                 started = time.time()
                 direct = await monitor.sample(started)
                 reads.append((started, time.time() - started))
-            through = await source.sample(time.time())
+            evaluated = time.time()  # the source's queries are evaluated at this instant
+            through = await source.sample(evaluated)
         assert through.up, through.status
-        why = _misaligned(reads, await _scrape_times(client, prom_url, scoped, window_s + 5), window_s) or ""
+        scrapes = await _scrape_times(client, prom_url, scoped, window_s + 5)
+        span = await _counter_span(client, prom_url, scoped, window_s, evaluated)
+        why = _misaligned(reads, scrapes, window_s, span) or ""
         if not why:
             return direct, through.endpoints[0]
         print(f"\n{url}: window read again: {why}")
@@ -338,6 +358,9 @@ def test_the_window_premise_checks_only_the_window_ends() -> None:
     assert "started 0.20 s after a scrape and took 0.20 s" in (_misaligned(late_end, scrapes, 12) or "")
     one_short = [r for r in reads if r[0] > 101.5]  # no read after scrape 1: the first end is scrape 2
     assert "10.0 s of scrapes apart, not 11" in (_misaligned(one_short, scrapes, 12) or "")
+    assert _misaligned(reads, scrapes, 12, (101.0, 112.0)) is None
+    lost_last = (101.0, 111.0)  # the window's last scrape failed: the source's window ends a scrape early
+    assert "ends +0.00 s and -1.00 s away" in (_misaligned(reads, scrapes, 12, lost_last) or "")
 
 
 @pytest.mark.slow
