@@ -26,11 +26,11 @@ from agentx_tui.telemetry._figures import cache_window
 from agentx_tui.telemetry._names import TOTAL_FIELDS
 from agentx_tui.telemetry._promapi import Vector
 from agentx_tui.telemetry._promql import ENGINE_LABELS, FIGURE_LABEL, QUANTILE_LABEL, REPLICA_LABELS
+from agentx_tui.telemetry._window import Buckets, buckets_step, counter_step
 
 ReplicaKey = tuple[str, ...]  # values of REPLICA_LABELS, "" where a series lacks the label
 Rest = tuple[tuple[str, str], ...]  # a series' other labels, sorted
 SeriesKey = tuple[str, str, Rest]  # (internal name, engine, rest): one counter series of one replica
-Buckets = dict[float, float]  # upper bound (``le``) → cumulative count
 
 _IDENTITY = frozenset({"__name__", *REPLICA_LABELS, *ENGINE_LABELS})
 _AVERAGED = frozenset({"kv_usage", "hit_rate_gauge"})  # fractions: mean over series, not sum
@@ -225,13 +225,7 @@ class RunTotals:
             added = self._added[replica]
             for series, value in read.counters.items():
                 slot = (replica, series)
-                old = self._last.get(slot)
-                if not self._started:
-                    step = 0.0
-                elif old is None:
-                    step = value
-                else:
-                    step = value if value < old else value - old
+                step = counter_step(self._last.get(slot), value) if self._started else 0.0
                 added[series[0]] = added.get(series[0], 0.0) + step
                 self._last[slot] = value
             self._add_histograms(replica, read)
@@ -244,11 +238,9 @@ class RunTotals:
             slot = (replica, series)
             # Every bound from the start, at zero: a histogram with nothing observed yet is known, empty.
             acc = added.setdefault(series[0], dict.fromkeys(buckets, 0.0))
-            old = self._last_buckets.get(slot)
             if self._started:
-                reset = old is None or any(count < old.get(upper, 0.0) for upper, count in buckets.items())
-                for upper, count in buckets.items():
-                    acc[upper] = acc.get(upper, 0.0) + (count if reset or old is None else count - old.get(upper, 0.0))
+                for upper, count in buckets_step(self._last_buckets.get(slot), buckets).items():
+                    acc[upper] = acc.get(upper, 0.0) + count
             self._last_buckets[slot] = dict(buckets)
 
     def of(self, replica: ReplicaKey, internal: str) -> float | None:

@@ -10,6 +10,7 @@ window; run totals are the running increase itself.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from agentx_tui.telemetry._parse import Histogram, MetricsPage, SeriesKey
@@ -32,19 +33,20 @@ class _Last:
     histograms: dict[SeriesKey, Histogram] = field(default_factory=dict)
 
 
-def _step(old: float | None, new: float) -> float:
+def counter_step(old: float | None, new: float) -> float:
+    """A counter's increase from `old` (None: not seen before, so it started at zero) to `new`: all of
+    `new` where it went down (the server restarted)."""
     if old is None:
         return new
     return new if new < old else new - old
 
 
-def _hist_step(old: Histogram | None, new: Histogram) -> Buckets:
-    if old is None:
-        return dict(new.buckets)
-    previous = dict(old.buckets)
-    if any(count < previous.get(upper, 0.0) for upper, count in new.buckets):
-        return dict(new.buckets)  # any bucket going down means the histogram was reset
-    return {upper: count - previous.get(upper, 0.0) for upper, count in new.buckets}
+def buckets_step(old: Mapping[float, float] | None, new: Mapping[float, float]) -> Buckets:
+    """As `counter_step`, for a histogram's cumulative buckets (upper bound → count): any bucket going
+    down means the histogram was reset."""
+    if old is None or any(count < old.get(upper, 0.0) for upper, count in new.items()):
+        return dict(new)
+    return {upper: count - old.get(upper, 0.0) for upper, count in new.items()}
 
 
 class WindowState:
@@ -67,13 +69,15 @@ class WindowState:
         first = self._last is None
         last = self._last or _Last()
         for key, value in page.counters.items():
-            step = 0.0 if first else _step(last.counters.get(key), value)
+            step = 0.0 if first else counter_step(last.counters.get(key), value)
             self._counters[key] = self._counters.get(key, 0.0) + step
         for key, hist in page.histograms.items():
             # Every bound from the start, at zero: a histogram with nothing observed yet is known, empty.
             acc = self._histograms.setdefault(key, dict.fromkeys((upper for upper, _ in hist.buckets), 0.0))
             if not first:
-                for upper, count in _hist_step(last.histograms.get(key), hist).items():
+                old = last.histograms.get(key)
+                increase = buckets_step(None if old is None else dict(old.buckets), dict(hist.buckets))
+                for upper, count in increase.items():
                     acc[upper] = acc.get(upper, 0.0) + count
         # Series missing from this page keep their last value, so a flapping series is not a reset.
         last.counters.update(page.counters)
