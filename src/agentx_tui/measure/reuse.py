@@ -28,7 +28,7 @@ from agentx_tui.measure.record import Completed
 from agentx_tui.snapshot import IDLE_BUCKETS_S, RetentionRow, idle_bucket
 from agentx_tui.snapshot.stat import ratio
 
-# The retention curve's buckets: each one's lowest idle time in seconds; the last has no upper bound.
+# The retention curve's bucket count (their edges: snapshot's IDLE_BUCKETS_S).
 _BUCKETS = len(IDLE_BUCKETS_S)
 
 
