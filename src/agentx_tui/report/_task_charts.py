@@ -43,9 +43,9 @@ def step_label(row: StepRow) -> str:
     return str(row.step) if row.step_last == row.step else f"{row.step}–{row.step_last}"
 
 
-def _subtitle(report: Report) -> str:
+def _subtitle(report: Report, *more: str) -> str:
     done = report.tasks_completed
-    return run_line(report, "" if done is None else f"{done} task{'' if done == 1 else 's'} completed")
+    return run_line(report, "" if done is None else f"{done} task{'' if done == 1 else 's'} completed", *more)
 
 
 # --- the step curve ---------------------------------------------------------------------------------
@@ -152,12 +152,10 @@ def render_task_time_svg(report: Report) -> str:
     bars = _bars(report)
     title = "Task time: how long the completed tasks took"
     svg = Svg(860, 440, title)
-    parts = [_subtitle(report)] if _subtitle(report) else []
-    for key, name in (("task_s_p50", "p50"), ("task_s_p90", "p90")):
-        value = report.figure(key)
-        if value is not None:
-            parts.append(f"{name} {value:.3g} s")
-    svg.heading(_LEFT, title, " · ".join(parts))
+    task_times = [
+        f"{name} {value:.3g} s" for name in ("p50", "p90") if (value := report.figure(f"task_s_{name}")) is not None
+    ]
+    svg.heading(_LEFT, title, _subtitle(report, *task_times))
     box: Box = (_LEFT, 78.0, _RIGHT, 338.0)
     if not bars:
         svg.text((box[0] + box[2]) / 2, 200, "no task completed", anchor="middle", fill=MUTED)
