@@ -211,6 +211,15 @@ async def _scrape_times(client: httpx.AsyncClient, prom_url: str, scoped: str, s
     return [float(t) for t, _ in series["values"]]
 
 
+async def _scraped_after(client: httpx.AsyncClient, prom_url: str, scoped: str, after: float) -> None:
+    """Wait until Prometheus holds a scrape later than ``after`` (half a second at most): a busy
+    Prometheus scrapes some tens of ms behind its cadence, and a read that went out before its scrape
+    would be aligned with the one before."""
+    deadline = time.time() + 0.5
+    while (await _scrape_times(client, prom_url, scoped, 2))[-1] <= after and time.time() < deadline:
+        await asyncio.sleep(0.01)
+
+
 Span = tuple[float, float]  # the first and last scrape a window holds
 
 
@@ -270,6 +279,7 @@ async def aligned_pair(
             reads: list[tuple[float, float]] = []
             for k in range(window_s + 1):
                 await asyncio.sleep(max(0.0, first + k + 0.01 - time.time()))
+                await _scraped_after(client, prom_url, scoped, first + k - 0.5)
                 started = time.time()
                 direct = await monitor.sample(started)
                 reads.append((started, time.time() - started))
