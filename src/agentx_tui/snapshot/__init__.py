@@ -3,6 +3,8 @@
 model        the Snapshot and the figures it carries (JSON-round-trippable: the recording format)
 buckets      a server histogram's quantile (Prometheus `histogram_quantile`)
 cache        the servers' cache figures over a stretch of time, from their totals' increase
+servertime   where a request's time went on the server and how its speculative decoding did, over a
+             stretch of time (one rule for a rate window, the run, an endpoint's row, a sweep point)
 figures      every figure the tool reports, declared once (`Figures`: the report's vocabulary over a
              window; a sweep point's `PointFigures`)
 figureset    how a figure is declared (`figure`, `declared` reads them back) and written (`FigureSet`)
@@ -76,6 +78,14 @@ from agentx_tui.snapshot.rows import (
     idle_bucket,
     idle_place,
 )
+from agentx_tui.snapshot.servertime import (
+    SERVER_TIME_KEYS,
+    acceptance_vs_golden,
+    client_ttft_mean,
+    server_time_figures,
+    totals_server_time,
+    ttft_outside_server,
+)
 
 __all__ = [
     "CHILD_ID_BASE",
@@ -86,6 +96,7 @@ __all__ = [
     "IDLE_BUCKETS_S",
     "SCHEMA_VERSION",
     "SECONDS",
+    "SERVER_TIME_KEYS",
     "SHOW",
     "USD",
     "USERS_SHOWN",
@@ -129,13 +140,18 @@ __all__ = [
     "TierRead",
     "UserRow",
     "UserState",
+    "acceptance_vs_golden",
     "cache_figures",
+    "client_ttft_mean",
     "declared",
     "figure",
     "histogram_quantile",
     "idle_bucket",
     "idle_place",
     "prompt_shares",
+    "server_time_figures",
+    "totals_server_time",
     "totals_since",
+    "ttft_outside_server",
     "validity_words",
 ]
