@@ -16,19 +16,10 @@ from dataclasses import dataclass
 
 import httpx
 
-from agentx_tui.cost import (
-    CostMeter,
-    GoldenLength,
-    PriceChoice,
-    compute_dtype,
-    golden_length,
-    load_golden,
-    load_peaks,
-    resolve_peak,
-    resolve_price,
-)
+from agentx_tui.cost import CostMeter, PriceChoice, compute_dtype, load_peaks, resolve_peak, resolve_price
 from agentx_tui.load import LoadSample
 from agentx_tui.redaction import redact
+from agentx_tui.run.golden import GoldenLengths
 from agentx_tui.run.plan import RunPlan
 from agentx_tui.run.serving import Serving
 from agentx_tui.run.traffic import Traffic
@@ -40,7 +31,6 @@ from agentx_tui.snapshot import (
     GpuState,
     LimitsFigures,
     ProxyState,
-    acceptance_vs_golden,
 )
 from agentx_tui.snapshot.limits import gpus_energy, tick_limits
 from agentx_tui.snapshot.rates import run_tokens, window_rates
@@ -122,8 +112,7 @@ class Collectors:
         sims = [e.sim for e in serving.endpoints if e.sim]
         self._sim_peak = _sim_peak(sims[0]) if sims else None
         self._peak: tuple[tuple[str, ...], GpuPeak] | None = None  # by the GPU names it was found for
-        self._golden_table = load_golden()  # read (and checked) once, like the peaks
-        self._golden: dict[tuple[str | None, int | None], GoldenLength] = {}  # by (model, draft length)
+        self._golden = GoldenLengths(plan.agentx.spec_golden)
         self._energy = EnergyWindow()
         self._down: set[str] = set()
         self._slow: set[str] = set()
@@ -162,7 +151,7 @@ class Collectors:
             )
             endpoints = list(scraped)
             self._note_up_down(endpoints)
-        endpoints = [self._with_golden(e) for e in endpoints]
+        endpoints = [self._golden.of(e) for e in endpoints]
         aggregate = aggregate_endpoints(endpoints)
         gpus, gpus_source = self._gpu_count(gpu)
         if not self._user_price and self._meter.price is None:
@@ -176,23 +165,6 @@ class Collectors:
             self.events.add(line)
         limits = self._limits(now, aggregate, gpu, load.client if load else None, gpus)
         return Collected(now, tuple(endpoints), aggregate, gpu, load, cost, self._server_log(), proxy, limits)
-
-    def _with_golden(self, e: EndpointFigures) -> EndpointFigures:
-        """`e` with the golden acceptance length its model is pinned to at its draft length (`--spec-golden`,
-        else the golden table), and its measured acceptance length's ratio to it."""
-        key = (e.model, e.spec_draft_length)
-        golden = self._golden.get(key)
-        if golden is None:
-            golden = self._golden[key] = golden_length(
-                e.model, e.spec_draft_length, override=self.plan.agentx.spec_golden, table=self._golden_table
-            )
-        return e.model_copy(
-            update={
-                "spec_golden_acceptance_length": golden.length,
-                "spec_golden_source": golden.source,
-                "spec_acceptance_vs_golden": acceptance_vs_golden(e.spec_acceptance_length, golden.length),
-            }
-        )
 
     async def _traffic(self) -> tuple[LoadSample | None, ProxyState | None, list[str]]:
         return await self.traffic.sample() if self.traffic is not None else (None, None, [])
