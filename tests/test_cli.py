@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -205,6 +206,19 @@ def test_a_bad_spec_golden_is_one_sentence_exit_2(value: str, needle: str, capsy
     assert main(["--spec-golden", value, "--headless", "--duration", "1"]) == 2  # before anything starts
     err = capsys.readouterr().err
     assert needle in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_a_bad_golden_lengths_file_is_said_before_anything_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    user = tmp_path / "agentx-tui" / "golden-acceptance.yaml"
+    user.parent.mkdir()
+    user.write_text("thinking: sometimes\n")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    assert main(["--headless", "--duration", "1"]) == 2
+    err = capsys.readouterr().err
+    assert f"The golden acceptance lengths file {user} has a bad field `thinking`" in err
     assert len(err.strip().splitlines()) == 1
 
 

@@ -42,6 +42,10 @@ def test_the_table_s_row_for_the_model_and_its_draft_length() -> None:
     assert other_k.spec_golden_acceptance_length == 2.54
     mixed = aggregate_endpoints([a, other_k])  # two golden lengths: the aggregate has none
     assert mixed is not None and mixed.spec_golden_acceptance_length is None and mixed.spec_acceptance_vs_golden is None
+    plain = golden.of(endpoint("d", "deepseek-ai/DeepSeek-V4-Pro", None, None))  # does not speculate
+    beside = aggregate_endpoints([a, plain])
+    assert beside is not None and beside.spec_golden_acceptance_length == 2.49
+    assert beside.spec_golden_source == a.spec_golden_source
 
 
 def test_a_model_the_table_does_not_know_and_a_server_that_does_not_speculate() -> None:

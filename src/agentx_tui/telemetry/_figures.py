@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -16,6 +17,7 @@ from agentx_tui.snapshot import (
 )
 from agentx_tui.snapshot.stat import ratio
 from agentx_tui.telemetry._names import (
+    ACCEPTED_AT,
     ESTIMATED_WORK,
     HISTOGRAM_TOTAL_FIELDS,
     PER_VALUE_TOTAL_FIELDS,
@@ -150,11 +152,7 @@ def engine_rows(page: MetricsPage, state: WindowState) -> tuple[EngineFigures, .
     accepted_at = accepted_positions(page)
     rows = []
     for engine in engines:
-
-        def rate(name: str, engine: str = engine) -> float | None:
-            return state.rate(name, engine)
-
-        phases = server_time_window(rate, accepted_at)
+        phases = server_time_window(functools.partial(state.rate, engine=engine), accepted_at)
         rows.append(
             EngineFigures(
                 engine=engine,
@@ -172,7 +170,7 @@ def engine_rows(page: MetricsPage, state: WindowState) -> tuple[EngineFigures, .
 
 def accepted_positions(page: MetricsPage) -> tuple[str, ...]:
     """The page's accepted-tokens-per-position counters, in position order (none: no speculation)."""
-    return positions(key[0] for key in page.counters)
+    return positions((key[0] for key in page.counters), ACCEPTED_AT)
 
 
 def page_figures(page: MetricsPage, state: WindowState, identity: EndpointFigures) -> EndpointFigures:

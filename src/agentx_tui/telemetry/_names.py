@@ -75,7 +75,8 @@ COUNTERS.update(HISTOGRAM_SUMS)
 # Counters with one series per value of a label whose values are not known in advance (vLLM's accepted
 # tokens per draft position, 0…k−1): each value is a counter of its own, named `<internal>:<value>`
 # (`per_value_name`), so that it is not summed with the others.
-PER_VALUE: Final[dict[str, str]] = {"spec_accepted_at": "position"}
+ACCEPTED_AT: Final = "spec_accepted_at"
+PER_VALUE: Final[dict[str, str]] = {ACCEPTED_AT: "position"}
 
 # The estimated-work counters: each engine's series is already per GPU (vLLM divides by its parallelism),
 # so an endpoint's per-GPU figure is their sum over engines ÷ the engines that export them.
@@ -139,7 +140,7 @@ def per_value_name(internal: str, labels: Mapping[str, str]) -> str | None:
     return None if value is None else f"{internal}:{value}"
 
 
-def positions(names: Iterable[str], internal: str = "spec_accepted_at") -> tuple[str, ...]:
+def positions(names: Iterable[str], internal: str) -> tuple[str, ...]:
     """The per-value counters of `internal` among `names`, by their value in number order: vLLM's draft
     positions 0…k−1 (k = how many there are)."""
     prefix = internal + ":"
@@ -261,7 +262,7 @@ TOTAL_FIELDS: Final[dict[str, str]] = {
     **{name: name for name in HISTOGRAM_SUMS},
 }
 # EndpointTotals field → the per-value family whose counters it holds, in value order (`positions`).
-PER_VALUE_TOTAL_FIELDS: Final[dict[str, str]] = {"spec_accepted_tokens_by_position": "spec_accepted_at"}
+PER_VALUE_TOTAL_FIELDS: Final[dict[str, str]] = {"spec_accepted_tokens_by_position": ACCEPTED_AT}
 # EndpointTotals field → the internal histogram whose observations over the run it holds.
 HISTOGRAM_TOTAL_FIELDS: Final[dict[str, str]] = {
     "kv_block_idle_before_evict": "kv_block_idle_before_evict",

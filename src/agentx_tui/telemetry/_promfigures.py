@@ -130,7 +130,7 @@ class ReplicaRead:
     @property
     def accepted_positions(self) -> tuple[str, ...]:
         """Its accepted-tokens-per-position counters, in position order (none: no speculation)."""
-        return _names.positions(key[0] for key in self.counters)
+        return _names.positions((key[0] for key in self.counters), _names.ACCEPTED_AT)
 
     def lifetime(self, internal: str) -> float | None:
         values = [v for (name, _, _), v in self.counters.items() if name == internal]

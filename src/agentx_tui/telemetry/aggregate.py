@@ -140,6 +140,16 @@ def _by_position(up: Sequence[EndpointFigures]) -> tuple[float, ...] | None:
     return known if len(known) == len(weighted) else None
 
 
+def _golden(up: Sequence[EndpointFigures]) -> dict[str, object]:
+    """The endpoints' one golden acceptance length, and where it came from (that of those that have one:
+    an endpoint that does not speculate has none, and says so)."""
+    known = [f for f in up if f.spec_golden_acceptance_length is not None]
+    return {
+        "spec_golden_acceptance_length": _one([f.spec_golden_acceptance_length for f in known]),
+        "spec_golden_source": _str_or_none(_one([f.spec_golden_source for f in known or up])),
+    }
+
+
 def _shares(update: dict[str, object]) -> dict[str, float | None]:
     """The prompt tokens' shares by source, of the summed rates."""
     rates = [update[f"prompt_{source}_tokens_per_s"] for source in ("computed", "gpu_cache", "offload")]
@@ -193,8 +203,7 @@ def aggregate_endpoints(figs: Sequence[EndpointFigures]) -> EndpointFigures | No
             **{name: _weighted([(getattr(f, name), getattr(f, by)) for f in up]) for name, by in _WEIGHTED_BY.items()},
             "spec_acceptance_by_position": _by_position(up),
             "spec_draft_length": _int_or_none(_one([f.spec_draft_length for f in up])),
-            "spec_golden_acceptance_length": _one([f.spec_golden_acceptance_length for f in up]),
-            "spec_golden_source": _str_or_none(_one([f.spec_golden_source for f in up])),
+            **_golden(up),
             **_offload_cpu(up),
             "totals": totals,
         }
