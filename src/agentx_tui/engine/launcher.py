@@ -129,6 +129,12 @@ async def start_vllm(
     progress: Progress | None = None,
 ) -> LaunchedServer:
     tiny = model == TINY
+    # The user's own input first: a missing model path is theirs to fix, whether or not vLLM is installed.
+    if not tiny and not _looks_like_hub_id(model) and not os.path.exists(model):
+        raise LaunchError(
+            f"The model path {model} does not exist.",
+            "Give an existing model directory or a Hugging Face id like Qwen/Qwen3-8B.",
+        )
     port = port or free_port(host)
     argv, python = vllm_argv(model, vllm_args, host=host, port=port, vllm_cmd=vllm_cmd, tiny=tiny)
     if tiny:
@@ -139,11 +145,6 @@ async def start_vllm(
             )
         model_dir = await asyncio.to_thread(ensure_tiny_model, python)
         argv[argv.index(TINY)] = str(model_dir)
-    elif not _looks_like_hub_id(model) and not os.path.exists(model):
-        raise LaunchError(
-            f"The model path {model} does not exist.",
-            "Give an existing model directory or a Hugging Face id like Qwen/Qwen3-8B.",
-        )
     env = dict(os.environ)
     env.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")  # harmless on GPU; keeps the CPU build small
     if tiny:
