@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from agentx_tui.report import REPORT_KEYS, ReportBuilder
 from agentx_tui.report._series import SeriesBuffer
-from agentx_tui.snapshot import ClientHealth, RunIntervals, Snapshot
+from agentx_tui.snapshot import ClientHealth, RunIntervals, Snapshot, WorkerLossRow
 from tests.report._snaps import A, B, stream
 
 # The contract keys scripts rely on (docs/metrics.md): each is a declared figure of every report.
@@ -364,3 +364,45 @@ def test_client_health_figures_come_from_the_last_ticks_run_wide_figures() -> No
     assert r["client_saturated"] is True and r["client_saturated_reason"] == "a load process used 0.95 of a core"
     observing = build(stream())  # no load generator: nothing to judge
     assert observing["client_cpu_us_per_token"] is None and observing["client_saturated"] is None
+
+
+def _losing(*losses: WorkerLossRow, users: int = 8) -> list[Snapshot]:
+    """The stream with a load of two workers whose losses the last two ticks carry (`users` driven then)."""
+    snaps = stream()
+    for i in (3, 4):
+        run = snaps[i].run.model_copy(update={"users": users, "load_losses": losses})
+        snaps[i] = snaps[i].model_copy(update={"run": run, "client_health": ClientHealth(workers=2)})
+    snaps[0] = snaps[0].model_copy(update={"run": snaps[0].run.model_copy(update={"users": 16})})
+    return snaps
+
+
+def _loss(restarted_at_s: float | None = None) -> WorkerLossRow:
+    return WorkerLossRow(
+        at_s=6.4, worker=2, workers=2, pid=31337, how="SIGKILL", users=16, users_lost=8, users_left=8,
+        restarted_at_s=restarted_at_s,
+    )  # fmt: skip
+
+
+def test_a_lost_load_worker_makes_the_run_partial_and_its_users_true() -> None:
+    r = build(_losing(_loss()))
+    assert r["partial"] is True
+    assert r["partial_reason"] == "load worker 2 of 2 died at 6 s (SIGKILL): 8 of 16 users were not driven from then on"
+    assert r["users"] == 8 and r["users_max"] == 16 and r["users_lost"] == 8
+    (row,) = r["worker_losses"]
+    assert row == {
+        "at_s": 6.4, "worker": 2, "workers": 2, "pid": 31337, "how": "SIGKILL", "users": 16, "users_lost": 8,
+        "users_left": 8, "point": None, "restarted_at_s": None, "restart_error": None,
+    }  # fmt: skip
+    # Cut short too (a signal): both reasons, the cut first.
+    both = build(_losing(_loss()), partial_reason="stopped by SIGTERM")
+    assert both["partial_reason"] == f"stopped by SIGTERM; {r['partial_reason']}"
+
+
+def test_users_a_sweep_restarted_are_counted_but_the_run_is_whole() -> None:
+    r = build(_losing(_loss(restarted_at_s=9.0), users=16))
+    assert r["partial"] is False and r["partial_reason"] is None
+    assert r["users_lost"] == 8 and r["users"] == 16 and r["worker_losses"][0]["restarted_at_s"] == 9.0
+    # A load that lost nothing says so: 0 and no rows (observing only: null, there is no load).
+    whole = build(_losing())
+    assert whole["users_lost"] == 0 and whole["worker_losses"] == [] and whole["partial"] is False
+    assert build(stream(with_client=False))["users_lost"] is None

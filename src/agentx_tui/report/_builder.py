@@ -16,6 +16,10 @@ Each part of the report is a `Figures` set of its own (the run, the client's, th
 tasks'…), merged into one `Report` that has every key, null where unknown: a key that is not declared
 (snapshot/figures.py) is refused where the part is made.
 
+A load worker that died mid-run (docs/scale.md) is in ``worker_losses`` and ``users_lost``; ``users`` is
+the users driven at the end (the lost ones left out), and a loss no fresh worker made good makes the
+run ``partial``, with the reason.
+
 Task figures (``tasks_completed`` … ``step_curve``) are the last snapshot's whole-run ``tasks``, as they
 are; null when observing only (no calls of the run's own). So is AgentX validity (``agentx_valid``,
 ``agentx_invalid_reasons``, ``agentx_rules_met``): the last tick's verdict (run/agentx.py).
@@ -54,6 +58,7 @@ from agentx_tui.snapshot import (
     Snapshot,
     TaskFigures,
     cache_figures,
+    lost_users_reason,
 )
 from agentx_tui.snapshot.limits import achieved_source, limits_values, totals_roofline
 from agentx_tui.snapshot.rates import rates
@@ -102,7 +107,11 @@ class ReportBuilder:
         return self._series.series()
 
     def build(self, *, partial_reason: str | None = None) -> Report:
+        """`partial_reason`: why the run was cut short (a signal, a crash); a run whose load lost users
+        that no fresh worker took again is partial too, and says that as well."""
         first, last = self._first, self._last
+        lost = lost_users_reason(last.run.load_losses) if last is not None else None
+        partial_reason = "; ".join(why for why in (partial_reason, lost) if why) or None
         about = Figures(
             agentx_version=__version__,
             samples=self._samples,
@@ -379,6 +388,8 @@ def _health_figures(last: Snapshot) -> Figures:
         client_saturated=h.run_saturated,
         client_saturated_reason=h.run_reason,
         workers=h.workers,
+        users_lost=sum(loss.users_lost for loss in last.run.load_losses),
+        worker_losses=list(last.run.load_losses),
     )
 
 

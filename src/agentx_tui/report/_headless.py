@@ -7,7 +7,8 @@ servers' own; NS p90 is the North Star, the window's p90 E2E-normalized interact
 docs/metrics.md; n/a when observing only); KV % is the aggregate endpoint's; prefix is the servers'
 window hit rate (the client's when the servers expose none); tok/$ is total tokens per dollar at the
 window's rate. The columns fit in 79 (a terminal of 80 never wraps a line); the task count and the
-AgentX verdict are in the summary, not on each line.
+AgentX verdict are in the summary, not on each line. A load worker that dies is said under the tick
+that saw it (docs/scale.md), and its restart when a sweep restarts it.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from agentx_tui.report._checks import CheckResult
 from agentx_tui.report._format import NA, cell, elapsed, percent, si
 from agentx_tui.report._keys import FIGURES, unit
 from agentx_tui.report._model import Report
-from agentx_tui.snapshot import RetentionRow, Snapshot, validity_words
+from agentx_tui.snapshot import RetentionRow, Snapshot, WorkerLossRow, restarted_worker_words, validity_words
 from agentx_tui.snapshot.rates import rates
 from agentx_tui.sweep import DECODE, NORTH_STAR, point_x
 from agentx_tui.terminal import wants_color
@@ -117,11 +118,37 @@ def retention_lines(report: Report) -> list[str]:
     return ["  retention (hit share of reused tokens, by idle time before the call):", *body]
 
 
+def loss_lines(report: Report) -> list[str]:
+    """The summary's lost load workers (docs/scale.md), one line each: when, how, the users they took, and
+    whether a fresh worker took them again; none when no worker died."""
+    rows = [row for row in report.worker_losses or () if isinstance(row, WorkerLossRow)]
+    if not rows:
+        return []
+    lines = [f"  load workers lost: {len(rows)}, {report.users_lost} users in all"]
+    for row in rows:
+        point = f" in sweep point {row.point}" if row.point is not None else ""
+        if row.restarted_at_s is not None:
+            fate = f"restarted at {elapsed(row.restarted_at_s)}"
+        elif row.restart_error is not None:
+            fate = f"not restarted: {row.restart_error}"
+        else:
+            fate = "not restarted"
+        text = (
+            f"worker {row.worker} of {row.workers} at {elapsed(row.at_s)}{point} ({row.how}): "
+            f"{row.users_lost} of {row.users} users; {fate}"
+        )
+        lines += textwrap.wrap(text, 79, initial_indent="    ", subsequent_indent="      ")
+    return lines
+
+
 class HeadlessPrinter:
     def __init__(self, stream: TextIO, *, color: bool | None = None) -> None:
         self.stream = stream
         self.color = wants_color(stream) if color is None else color
         self._header_done = False
+        # The lost load workers already said, and those whose restart (or its failure) was said.
+        self._losses_said = 0
+        self._restarts_said: set[int] = set()
 
     def _style(self, text: str, code: str) -> str:
         return f"{code}{text}{_RESET}" if self.color else text
@@ -161,6 +188,32 @@ class HeadlessPrinter:
         if snap.run.state not in ("running", "starting"):
             text += "  " + self._style(snap.run.state, _RED if snap.run.state == "server down" else _BOLD)
         self._write(text)
+        self._losses(snap)
+
+    def _losses(self, snap: Snapshot) -> None:
+        """A load worker that died, said under the tick that saw it (the users column shows the rest);
+        and when a fresh worker took its users again, or could not."""
+        losses = snap.run.load_losses
+        for row in losses[self._losses_said :]:
+            self._say(row.at_s, row.words, _RED)
+        self._losses_said = len(losses)
+        for i, row in enumerate(losses):
+            if i in self._restarts_said:
+                continue
+            if row.restarted_at_s is not None:
+                words = restarted_worker_words(row.worker, row.workers, None, row.users_lost)
+                self._say(row.restarted_at_s, words, _BOLD)
+            elif row.restart_error is not None:
+                words = f"load worker {row.worker} of {row.workers} could not be restarted: {row.restart_error}"
+                self._say(snap.elapsed_s, words, _RED)
+            else:
+                continue
+            self._restarts_said.add(i)
+
+    def _say(self, at_s: float, words: str, code: str) -> None:
+        """An event's sentence under the tick rows, stamped like them and wrapped to 79 columns."""
+        for line in textwrap.wrap(words, 79, initial_indent=f"{elapsed(at_s):>7}  ", subsequent_indent=" " * 9):
+            self._write(self._style(line, code))
 
     def _client(self, report: Report) -> str:
         us, cores = report.client_cpu_us_per_token, report.client_cpu_cores_mean
@@ -209,6 +262,8 @@ class HeadlessPrinter:
         for line in limits_lines(report):
             self._write(line)
         for line in retention_lines(report):  # where the cache stopped holding idle agents' contexts
+            self._write(line)
+        for line in loss_lines(report):  # load workers that died, and whether their users ran again
             self._write(line)
         if report.tasks_completed is not None:  # the run sent calls of its own: what its agents' tasks took
             for line in task_lines(report):

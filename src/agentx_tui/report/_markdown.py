@@ -329,5 +329,7 @@ def render_markdown(
         lines[-1] = "```"
         lines.append("")
     lines += ["## Endpoints", "", *_table(data.get("endpoints") or [])]
+    if losses := data.get("worker_losses"):  # load workers that died (docs/scale.md): none in most runs
+        lines += ["## Load workers lost", "", *_table(losses)]
     lines += ["## Users", "", *_table(data.get("users_detail") or [])]
     return "\n".join(lines)

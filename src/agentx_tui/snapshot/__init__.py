@@ -6,7 +6,8 @@ cache        the servers' cache figures over a stretch of time, from their total
 figures      every figure the tool reports, declared once (`Figures`: the report's vocabulary over a
              window; a sweep point's `PointFigures`)
 figureset    how a figure is declared (`figure`, `declared` reads them back) and written (`FigureSet`)
-rows         the rows a set of figures lists (users, steps, endpoints, task-time bars), the frontier axis
+rows         the rows a set of figures lists (users, steps, endpoints, task-time bars, lost load workers),
+             the frontier axis
 legacy       recordings of earlier versions, read as this one
 rates        which rates a tick shows: the client's when it sends load, else the servers'
 stat         running means and maxima over ticks (the report's and a sweep point's `_mean`/`_max`)
@@ -73,8 +74,12 @@ from agentx_tui.snapshot.rows import (
     TaskTimeBar,
     UserRow,
     UserState,
+    WorkerLossRow,
     idle_bucket,
     idle_place,
+    lost_users_reason,
+    lost_worker_words,
+    restarted_worker_words,
 )
 
 __all__ = [
@@ -129,13 +134,17 @@ __all__ = [
     "TierRead",
     "UserRow",
     "UserState",
+    "WorkerLossRow",
     "cache_figures",
     "declared",
     "figure",
     "histogram_quantile",
     "idle_bucket",
     "idle_place",
+    "lost_users_reason",
+    "lost_worker_words",
     "prompt_shares",
+    "restarted_worker_words",
     "totals_since",
     "validity_words",
 ]

@@ -52,6 +52,7 @@ from agentx_tui.snapshot.rows import (
     StepRow,
     TaskTimeBar,
     UserRow,
+    WorkerLossRow,
 )
 
 # A list entry is read as its model where it fits, else kept as the JSON object it is (an older
@@ -62,6 +63,7 @@ Endpoint = Annotated[EndpointRow | JsonObject, _MODEL_FIRST]
 User = Annotated[UserRow | JsonObject, _MODEL_FIRST]
 Step = Annotated[StepRow | JsonObject, _MODEL_FIRST]
 Retention = Annotated[RetentionRow | JsonObject, _MODEL_FIRST]
+LostWorker = Annotated[WorkerLossRow | JsonObject, _MODEL_FIRST]
 
 
 def _north_star(percentile: str, *, interval: bool = False) -> Any:
@@ -93,10 +95,12 @@ class Figures(FigureSet):
     ended_at: float | None = figure("unix time, s", "when its last sample was taken")
     duration_s: float | None = figure(SECONDS, "first sample to last sample", summary=True)
     samples: int | None = figure(COUNT, "ticks (snapshots) the report is built from")
-    partial: bool | None = figure("", "true when the run was cut short (a signal, a server that died)")
-    partial_reason: str | None = figure("", "why the run was cut short")
-    users: int | None = figure(COUNT, "concurrent users (agent sessions) at the end")
-    users_max: int | None = figure(COUNT, "the most concurrent users at any tick")
+    partial: bool | None = figure(
+        "", "true when the run was cut short (a signal, a server that died) or lost users (a load worker died)"
+    )
+    partial_reason: str | None = figure("", "why the run was cut short or lost users")
+    users: int | None = figure(COUNT, "concurrent users (agent sessions) driven at the end")
+    users_max: int | None = figure(COUNT, "the most concurrent users driven at any tick")
     gpus: int | None = figure(COUNT, "GPUs behind the target (the per-GPU figures' divisor)")
     gpus_source: str | None = figure("", "where the GPU count came from: --gpus, NVML, DCGM series, a profile")
 
@@ -363,6 +367,9 @@ class Figures(FigureSet):
     client_loop_lag_p99_s: float | None = figure(SECONDS, "the load generator's event-loop lag, p99")
     client_saturated: bool | None = figure("", "true when the load generator itself limited the figures")
     client_saturated_reason: str | None = figure("", "why the load generator was saturated, in words")
+    users_lost: int | None = figure(
+        COUNT, "users whose load worker died during the run, summed over the losses (restarted or not)"
+    )
 
     # --- your own traffic: --proxy, --capture ------------------------------------------------------
     proxied_requests: int | None = proxy_figure(COUNT, "model calls the proxy forwarded", summary=True)
@@ -377,6 +384,9 @@ class Figures(FigureSet):
     # --- lists ---------------------------------------------------------------------------------------
     endpoints: list[Endpoint] | None = figure("", "the same server figures per endpoint")
     users_detail: list[User] | None = figure("", "one row per user or real session")
+    worker_losses: list[LostWorker] | None = figure(
+        "", "each load worker that died {at_s, worker, how, users_lost, users_left, point, restarted_at_s, …}"
+    )
 
     # --- AgentX validity (docs/sweeps.md, "AgentX validity") -------------------------------------------
     agentx_valid: bool | None = agentx_figure(
