@@ -25,6 +25,12 @@ request for the AgentX replay in its steady window; the smallest is the default,
 
 CPU is this process's time (`time.process_time`) over each phase, per request, in µs; each phase runs
 `--repeat` times, printed as min / median / max. On a shared machine the spread is what to read.
+
+Measured here (2 shared cores, busy; 20 000 requests, 5 runs): the time split adds 38 µs per request
+(no window open) to 58 µs (two) with one event a read, 0.5-0.7% of 7.95 ms; 97-101 µs with 1-3 events
+a read, 1.2-1.3%. Most of it is the stall rule (`decode_stalls`, ~300 events an answer): 28 µs on one
+event a read, 76 µs on 1-3 (each event's gap listed, then sorted). Its median by a sort in C: a
+selection in Python measured 5x slower at 20 gaps and 12x at 600.
 """
 
 from __future__ import annotations

@@ -89,6 +89,11 @@ class SpecRates:
 
 @dataclass
 class ShapedServer(FakeServer):
+    """The fake server answering every streamed chat completion by `shape` (a test may change it between
+    requests), whatever its `max_tokens`; the fake's own streaming knobs (`chunk_tokens`,
+    `token_delay_s`, `prefill_delay_s`, `drop_after`, …) are not used. Its prefix cache, tokenizer and
+    scripted failures are the fake's."""
+
     shape: AnswerShape = field(default_factory=AnswerShape)
     spec: SpecRates | None = None
     model_name: str = "fake"
