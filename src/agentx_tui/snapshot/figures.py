@@ -163,7 +163,7 @@ class Figures(FigureSet):
     )
     north_star_stall_share: float | None = figure(
         FRACTION,
-        "of the same requests: Σ stall excess_i/OSL_i ÷ Σ r_i (the rest of 1 − the first-token share is decode)",
+        "of the same requests: Σ stall excess_i/OSL_i ÷ Σ r_i (1 − it − the first-token share: decode)",
         better="lower",
         compare=SHOW,
     )
