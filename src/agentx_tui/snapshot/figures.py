@@ -150,12 +150,44 @@ class Figures(FigureSet):
     ttft_p50_s: float | None = figure(SECONDS, "time to first token, p50", better="lower", summary=True)
     ttft_p90_s: float | None = figure(SECONDS, "time to first token, p90", better="lower", compare=SHOW, summary=True)
     ttft_p99_s: float | None = figure(SECONDS, "time to first token, p99", better="lower")
+    ttft_s_mean: float | None = figure(SECONDS, "time to first token, mean (Σ TTFT ÷ requests, exact)", better="lower")
     itl_p50_s: float | None = figure(SECONDS, "gap between content tokens, pooled over tokens, p50", better="lower")
     itl_p90_s: float | None = figure(
         SECONDS, "gap between content tokens, pooled over tokens, p90", better="lower", compare=SHOW, summary=True
     )
     itl_p99_s: float | None = figure(SECONDS, "gap between content tokens, pooled over tokens, p99", better="lower")
     e2e_p90_s: float | None = figure(SECONDS, "a request's start to its last content token, p90", better="lower")
+
+    # --- where the time went: r_i = TTFT_i/OSL_i + decode_i/OSL_i (docs/metrics.md) -----------------
+    north_star_ttft_share: float | None = figure(
+        FRACTION,
+        "of the requests with r_i ≥ p90 of r_i (they set the North Star): Σ TTFT_i/OSL_i ÷ Σ r_i",
+        compare=SHOW,
+        summary=True,
+    )
+    north_star_stall_share: float | None = figure(
+        FRACTION,
+        "of the same requests: Σ stall excess_i/OSL_i ÷ Σ r_i (1 − it − the first-token share: decode)",
+        better="lower",
+        compare=SHOW,
+    )
+    median_ttft_share: float | None = figure(
+        FRACTION, "of the requests with r_i ≥ p50 of r_i: Σ TTFT_i/OSL_i ÷ Σ r_i", compare=SHOW
+    )
+    output_tokens_p50: int | float | None = figure(
+        TOKENS, "a request's output tokens (OSL), p50 of the exact counts", compare=SHOW, summary=True
+    )
+    decode_stall_share: float | None = figure(
+        FRACTION,
+        "Σ (stalled event gap − its request's median gap) ÷ Σ decode spans (first → last token); a stall: "
+        "a gap > 3 × that median",
+        better="lower",
+        compare=SHOW,
+        summary=True,
+    )
+    decode_stalls_per_request: float | None = figure(
+        "stalls/request", "decode stalls ÷ streamed requests", better="lower", compare=SHOW
+    )
 
     # --- requests ---------------------------------------------------------------------------------
     requests_completed: int | float | None = figure(
