@@ -1,8 +1,9 @@
 """GPU × model profiles of the simulated engine, read from ``profiles.yaml`` in this package.
 
-A profile fixes everything the engine model needs: the roofline figures of the GPU, the architecture
-of the model, and the derived KV-cache geometry (how many 16-token blocks fit in the memory left after
-the weights, exactly as vLLM sizes its cache at start-up).
+A profile fixes everything the engine model needs: the roofline figures of the GPU (its dense BF16
+peak and HBM bandwidth from the tool's one table of GPU peaks, `hardware`), the architecture of the
+model, and the derived KV-cache geometry (how many 16-token blocks fit in the memory left after the
+weights, exactly as vLLM sizes its cache at start-up).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agentx_tui.errors import UsageError
+from agentx_tui.hardware import peak_rows, peaks_path
 
 _GIB = 1024**3
 _MIB = 1024**2
@@ -40,6 +42,7 @@ class SchedulerDefaults(_Spec):
 class GpuSpec(_Spec):
     name: str
     short_name: str
+    peaks: str  # its row of the GPU peaks table (hardware/peaks.yaml), which gives the next two
     bf16_tflops: float
     hbm_tb_s: float
     memory_mib: int
@@ -176,8 +179,15 @@ class SimProfile(_Spec):
 def _profile_file() -> _ProfileFile:
     text = resources.files("agentx_tui.sim").joinpath("profiles.yaml").read_text(encoding="utf-8")
     try:
-        return _ProfileFile.model_validate(yaml.safe_load(text))
-    except (yaml.YAMLError, ValidationError) as exc:  # a broken package file, not a user error
+        data = yaml.safe_load(text)
+        peaks = peak_rows()
+        for key, gpu in data["gpus"].items():
+            row = peaks.get(gpu.get("peaks"))
+            if row is None:
+                raise RuntimeError(f"GPU {key!r} of agentx_tui/sim/profiles.yaml names no row of {peaks_path()}")
+            gpu.update(bf16_tflops=row["bf16_tflops"], hbm_tb_s=row["hbm_tb_s"])
+        return _ProfileFile.model_validate(data)
+    except (yaml.YAMLError, ValidationError, KeyError, TypeError) as exc:  # a broken package file, not a user error
         raise RuntimeError(f"agentx_tui/sim/profiles.yaml is invalid: {exc}") from exc
 
 
