@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agentx_tui.errors import UsageError
 from agentx_tui.hardware import peak_rows, peaks_path
+from agentx_tui.sim.spec import SpecDecoding
 
 _GIB = 1024**3
 _MIB = 1024**2
@@ -124,6 +125,8 @@ class SimProfile(_Spec):
     # default, as vLLM without `--kv-offloading-size`), and its link to each GPU, per direction.
     cpu_kv_bytes: int = 0
     cpu_kv_gb_per_s: float = 50.0
+    # Speculative decoding (docs/sim.md): K drafts per decode step at an acceptance length; None: off.
+    spec: SpecDecoding | None = None
 
     @property
     def block_bytes(self) -> int:
@@ -143,10 +146,14 @@ class SimProfile(_Spec):
         max_model_len: int | None = None,
         cpu_kv_gb: float | None = None,
         cpu_kv_gbps: float | None = None,
+        spec: SpecDecoding | None = None,
     ) -> SimProfile:
-        """The same profile with vLLM's ``--num-gpu-blocks-override`` etc. applied, and the CPU KV
-        tier's size (GB, 1e9 bytes) and link bandwidth (GB/s per direction and GPU) when given."""
+        """The same profile with vLLM's ``--num-gpu-blocks-override`` etc. applied, the CPU KV tier's
+        size (GB, 1e9 bytes) and link bandwidth (GB/s per direction and GPU), and speculative decoding,
+        when given."""
         update: dict[str, Any] = {}
+        if spec is not None:
+            update["spec"] = spec
         tier: dict[str, Any] = {}
         if cpu_kv_gb is not None:
             if not cpu_kv_gb >= 0:
@@ -170,7 +177,7 @@ class SimProfile(_Spec):
         if num_gpu_blocks is not None and num_gpu_blocks < 2:
             raise UsageError(f"num_gpu_blocks must be at least 2, not {num_gpu_blocks}.")
         for key, value in update.items():
-            if isinstance(value, int) and value < 1:
+            if isinstance(value, int) and not isinstance(value, bool) and value < 1:
                 raise UsageError(f"{key} must be at least 1, not {value}.")
         return self.model_copy(update={**update, **tier})
 
