@@ -25,7 +25,7 @@ from agentx_tui.args import DEFAULT_USERS, MAX_SECONDS, MAX_USERS, Parser, gpu_p
 from agentx_tui.errors import AgentXError, LaunchError, UsageError
 from agentx_tui.redaction import redact
 from agentx_tui.sim import DEFAULT_PROFILE as DEFAULT_SIM_PROFILE
-from agentx_tui.sim import add_cpu_tier_options
+from agentx_tui.sim import add_cpu_tier_options, add_step_options
 from agentx_tui.terminal import wants_color
 from agentx_tui.web.address import parse_web_address
 
@@ -112,7 +112,8 @@ def _target_flags(t: argparse._ArgumentGroup) -> None:
         const=DEFAULT_SIM_PROFILE,
         help=f"the built-in simulated engine, GPU/MODEL profile (default {DEFAULT_SIM_PROFILE})",
     )
-    add_cpu_tier_options(t, prefix="sim-")  # the embedded simulator's, as `agentx-tui sim` has them
+    add_step_options(t, prefix="sim-")  # the embedded simulator's, as `agentx-tui sim` has them
+    add_cpu_tier_options(t, prefix="sim-")
     t.add_argument("--port", type=_port, metavar="P", help="port for a launched or simulated server (default: free)")
     t.add_argument(
         "--vllm-cmd",

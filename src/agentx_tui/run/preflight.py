@@ -111,7 +111,10 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
     if target.kind == "sim":
         # An unknown profile or tier is a usage error, not a failed start.
         load_profile(target.sim_profile).with_overrides(
-            cpu_kv_gb=target.sim_cpu_kv_gb, cpu_kv_gbps=target.sim_cpu_kv_gbps
+            cpu_kv_gb=target.sim_cpu_kv_gb,
+            cpu_kv_gbps=target.sim_cpu_kv_gbps,
+            max_num_batched_tokens=target.sim_max_num_batched_tokens,
+            spec=target.sim_spec,
         )
     if args.gpu_price is not None and args.cost_profile is not None:
         raise UsageError("--gpu-price and --cost-profile cannot be used together.", "Give a price or a preset.")
@@ -273,6 +276,11 @@ def _target(args: argparse.Namespace) -> TargetPlan:
             "--sim-cpu-kv-gb and --sim-cpu-kv-gbps only apply to the simulated engine.",
             "A real vLLM offloads KV with --vllm-arg=--kv-offloading-size=GIB (docs/vllm.md).",
         )
+    if (args.sim_max_num_batched_tokens is not None or args.sim_spec is not None) and kind != "sim":
+        raise UsageError(
+            "--sim-max-num-batched-tokens and --sim-spec only apply to the simulated engine.",
+            "A real vLLM takes --vllm-arg=--max-num-batched-tokens=N and --vllm-arg=--speculative-config=JSON.",
+        )
     if (args.selector or args.prometheus_header) and not args.prometheus:
         raise UsageError("--selector and --prometheus-header only apply with --prometheus URL.")
     for url in args.attach:
@@ -303,6 +311,8 @@ def _target(args: argparse.Namespace) -> TargetPlan:
         sim_profile=args.sim or DEFAULT_PROFILE,
         sim_cpu_kv_gb=args.sim_cpu_kv_gb,
         sim_cpu_kv_gbps=args.sim_cpu_kv_gbps,
+        sim_max_num_batched_tokens=args.sim_max_num_batched_tokens,
+        sim_spec=args.sim_spec,
         port=args.port,
         vllm_cmd=args.vllm_cmd,
         startup_timeout_s=args.startup_timeout,
