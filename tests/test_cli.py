@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -114,6 +115,21 @@ def test_default_target_is_the_simulator() -> None:
 
 def test_main_returns_exit_code_in_process() -> None:
     assert main(["--users", "x"]) == 2
+
+
+def test_every_report_given_is_planned_and_one_file_named_twice_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    json_path, md_path = tmp_path / "r.json", tmp_path / "r.md"
+    plan = _plan("--report", str(json_path), "--report", str(md_path), "--report", str(tmp_path / "r.csv"))
+    assert plan.output.reports == (json_path, md_path, tmp_path / "r.csv")
+    assert _plan().output.reports == ()
+    (tmp_path / "sub").mkdir()
+    assert main(["--report", str(json_path), "--report", str(tmp_path / "sub" / ".." / "r.json")]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.endswith("are the same file. Give each report a file of its own.") and "\n" not in error
+    assert main(["--report", str(md_path), "--report", str(md_path)]) == 2
+    assert f"--report {md_path} is given twice." in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

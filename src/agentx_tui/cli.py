@@ -176,7 +176,14 @@ def _workload_flags(w: argparse._ArgumentGroup) -> None:
 
 def _output_flags(o: argparse._ArgumentGroup) -> None:
     o.add_argument("--headless", action="store_true", help="no TUI: print a compact line per interval, then a summary")
-    o.add_argument("--report", type=Path, metavar="PATH", help="write the final report (.json, .md or .csv)")
+    o.add_argument(
+        "--report",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="write the final report (.json, .md or .csv, by the extension); repeatable: one file each",
+    )
     o.add_argument("--record", type=Path, metavar="PATH", help="append every snapshot as one JSON line")
     o.add_argument(
         "--check",

@@ -1,7 +1,7 @@
 """Reports, SLO checks, headless output and report comparison: sinks and readers of the Snapshot stream.
 
 - `ReportBuilder` turns the stream into the report of docs/metrics.md (`Report`, its keys `REPORT_KEYS`),
-  and `write_report` writes it as JSON, Markdown or CSV (`check_report_path` vets the path up front);
+  and `write_report` writes it as JSON, Markdown or CSV (`check_report_paths` vets the paths up front);
 - `parse_check` / `evaluate_checks` are the `--check` SLO assertions;
 - `HeadlessPrinter` is `--headless` output;
 - `compare_main` is `agentx-tui compare A.json B.json`.
@@ -21,9 +21,11 @@ from agentx_tui.report._series import SERIES_NAMES, ReportSeries
 from agentx_tui.report._writers import (
     REPORT_EXTENSIONS,
     check_report_path,
+    check_report_paths,
     render_csv,
     render_json,
     write_report,
+    write_reports,
 )
 
 __all__ = [
@@ -45,6 +47,7 @@ __all__ = [
     "ReportBuilder",
     "ReportSeries",
     "check_report_path",
+    "check_report_paths",
     "compare_main",
     "evaluate_checks",
     "key_table",
@@ -56,5 +59,6 @@ __all__ = [
     "sparkline",
     "unit",
     "write_report",
+    "write_reports",
     "write_sweep_charts",
 ]

@@ -312,7 +312,7 @@ def _client_figures(last: Snapshot, duration: float, server: dict[str, Any]) -> 
         error_rate=t.requests_failed / done if done else None,
         sessions_completed=t.sessions_completed,
         errors_by_kind=dict(t.errors_by_kind),
-        sessions_started=t.sessions_completed + t.sessions_ended_by_context,
+        sessions_ended=t.sessions_completed + t.sessions_ended_by_context,
     )
 
 

@@ -162,7 +162,9 @@ class Figures(FigureSet):
         FRACTION, "failed / (completed + failed) requests", better="lower", compare=SHOW, summary=True
     )
     errors_by_kind: dict[str, int] | None = figure("", "failed or retried attempts by kind")
-    sessions_started: int | None = figure(COUNT, "sessions that ran to their end or to the model's context")
+    sessions_ended: int | None = figure(
+        COUNT, "sessions that ended: ran all their steps, or stopped at the model's context (sessions_started before)"
+    )
     sessions_completed: int | None = figure(COUNT, "sessions that ran all their steps")
 
     # --- the prefix cache ----------------------------------------------------------------------
