@@ -211,3 +211,25 @@ def test_gpu_peak_goes_into_the_plan_and_its_recorded_settings() -> None:
     assert plan.price.gpu_peak == (989.4, 3.35)
     assert plan.recorded_settings().gpu_peak == (989.4, 3.35)
     assert _plan("-w", "chat").price.gpu_peak is None
+
+
+def test_keys_lists_every_report_key_with_its_unit_and_a_bad_check_points_there(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An error said "`--help` lists the report keys" while `--help` did not (error_rate was absent)."""
+    from agentx_tui.report import FIGURES, NUMERIC_KEYS
+
+    assert main(["keys"]) == 0
+    listing = capsys.readouterr().out
+    lines = listing.splitlines()
+    for key, fig in FIGURES.items():
+        line = next(line for line in lines if line[2:].split(" ", 1)[0] == key)
+        assert line.startswith("* " if key in NUMERIC_KEYS else "  ") and fig.meaning in line, key
+    assert any(line.split()[:3] == ["*", "error_rate", "fraction"] for line in lines)
+    assert "* total_tokens_per_s_per_gpu_at_T_ci_low, _ci_high" in listing and "agents_per_gpu_at_T" in listing
+    assert "sessions_started: the earlier name of sessions_ended" in listing
+    assert main(["--check", "error_rat < 0.1"]) == 2
+    error = capsys.readouterr().err
+    assert "Did you mean error_rate?" in error and "`agentx-tui keys` lists the report keys." in error
+    assert "--help" not in error
+    assert "agentx-tui keys" in _cli("--help").stdout

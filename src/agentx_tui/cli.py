@@ -4,6 +4,7 @@ agentx-tui [TARGET] [WORKLOAD] [COST] [OUTPUT] [SWEEP] [SCALE]   the dashboard (
 agentx-tui replay PATH                            play a recording back
 agentx-tui compare A.json B.json                  two reports side by side
 agentx-tui workloads                              list workload presets
+agentx-tui keys                                   list the report keys, their units and meanings
 agentx-tui sim [--profile GPU/MODEL] …            the simulated engine alone (docs/sim.md)
 agentx-tui sessions pull NAME|URL [--to DIR]      a public AgentX session corpus into the local cache
 agentx-tui --web [HOST:]PORT …                    the same dashboard served to browsers (docs/web.md)
@@ -29,7 +30,7 @@ from agentx_tui.sim import add_cpu_tier_options
 from agentx_tui.terminal import wants_color
 from agentx_tui.web.address import parse_web_address
 
-SUBCOMMANDS = ("replay", "compare", "workloads", "sim", "sessions")
+SUBCOMMANDS = ("replay", "compare", "workloads", "keys", "sim", "sessions")
 
 
 def _port(text: str) -> int:
@@ -41,7 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="agentx-tui",
         description="Live dashboard for agent-serving on vLLM: GPU, KV cache, prefix cache, tokens/s, "
         "tokens per dollar. Other commands: `agentx-tui replay PATH`, `agentx-tui compare A.json B.json`, "
-        "`agentx-tui workloads`, `agentx-tui sim`, `agentx-tui sessions pull NAME`.",
+        "`agentx-tui workloads`, `agentx-tui keys` (the report keys --check names), `agentx-tui sim`, "
+        "`agentx-tui sessions pull NAME`.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"agentx-tui {__version__}")
@@ -418,6 +420,15 @@ def _run_subcommand(name: str, argv: Sequence[str]) -> int:
         width = max(len(n) for n, _ in presets)
         for preset, description in presets:
             print(f"{preset:<{width}}  {description}")
+        return 0
+    if name == "keys":
+        from agentx_tui.report import keys_listing
+
+        Parser(
+            prog="agentx-tui keys",
+            description="List the report's keys with their units and meanings: the figures a --check may name.",
+        ).parse_args(argv)
+        print(keys_listing())
         return 0
     if name == "sim":
         from agentx_tui.sim import sim_command

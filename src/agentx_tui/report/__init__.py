@@ -4,7 +4,7 @@
   and `write_report` writes it as JSON, Markdown or CSV (`check_report_paths` vets the paths up front);
 - `parse_check` / `evaluate_checks` are the `--check` SLO assertions;
 - `HeadlessPrinter` is `--headless` output;
-- `compare_main` is `agentx-tui compare A.json B.json`.
+- `compare_main` is `agentx-tui compare A.json B.json`; `keys_listing` is `agentx-tui keys`.
 
 Recordings (the other sink that keeps a run) live in `agentx_tui.recording`.
 """
@@ -14,7 +14,16 @@ from agentx_tui.report._charts import markdown_images, write_sweep_charts
 from agentx_tui.report._checks import OPERATORS, Check, CheckResult, evaluate_checks, parse_check
 from agentx_tui.report._compare_cli import compare_main
 from agentx_tui.report._headless import HeadlessPrinter
-from agentx_tui.report._keys import FIGURES, KEY_TABLE_END, KEY_TABLE_START, NUMERIC_KEYS, REPORT_KEYS, key_table, unit
+from agentx_tui.report._keys import (
+    FIGURES,
+    KEY_TABLE_END,
+    KEY_TABLE_START,
+    NUMERIC_KEYS,
+    REPORT_KEYS,
+    key_table,
+    keys_listing,
+    unit,
+)
 from agentx_tui.report._markdown import render_markdown, sparkline
 from agentx_tui.report._model import CheckRow, Report
 from agentx_tui.report._series import SERIES_NAMES, ReportSeries
@@ -51,6 +60,7 @@ __all__ = [
     "compare_main",
     "evaluate_checks",
     "key_table",
+    "keys_listing",
     "markdown_images",
     "parse_check",
     "render_csv",

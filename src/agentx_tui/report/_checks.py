@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from agentx_tui.errors import UsageError
-from agentx_tui.report._keys import NUMERIC_KEYS, REPORT_KEYS, is_tier_key
-from agentx_tui.report._model import RENAMED_KEYS, CheckRow, Report
+from agentx_tui.report._keys import NUMERIC_KEYS, RENAMED_KEYS, REPORT_KEYS, is_tier_key
+from agentx_tui.report._model import CheckRow, Report
 
 
 def _equal(a: float, b: float) -> bool:
@@ -64,7 +64,7 @@ def parse_check(expr: str) -> Check:
     key = RENAMED_KEYS.get(key, key)  # a key's earlier name checks the same figure (a CI job of before)
     if key not in NUMERIC_KEYS and not is_tier_key(key):
         why = "is not a numeric report figure" if key in REPORT_KEYS else "is not a report key"
-        raise UsageError(f"--check {expr!r}: {key!r} {why}.{_close(key)}", "`--help` lists the report keys.")
+        raise UsageError(f"--check {expr!r}: {key!r} {why}.{_close(key)}", "`agentx-tui keys` lists the report keys.")
     try:
         threshold = float(num)
     except ValueError:

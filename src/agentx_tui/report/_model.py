@@ -25,16 +25,13 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentx_tui.report._keys import AGENTS_FIGURES, parse_tier_key, tier_report_keys
+from agentx_tui.report._keys import AGENTS_FIGURES, RENAMED_KEYS, parse_tier_key, tier_report_keys
 from agentx_tui.snapshot import Figures, FrontierAxis, PointFigures, TierRead
 from agentx_tui.sweep import DECODE, NORTH_STAR
 
 JsonObject = dict[str, Any]
 # Written after the tiers' flat keys, as they always were: what the run and the writer add at the end.
 _LAST_KEYS = ("server_exit_code", "server_log_tail", "checks")
-# Keys renamed since a release, old name → new (`sessions_started` always counted the sessions that
-# ended). A report of before is read under the new name and written back under its own.
-RENAMED_KEYS = {"sessions_started": "sessions_ended"}
 
 
 class CheckRow(BaseModel):
