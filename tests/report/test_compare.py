@@ -75,10 +75,7 @@ def test_a_ten_percent_throughput_drop_fails_at_the_default_tolerance(
     assert run(tmp_path, RUN, worse) == 1
     out = capsys.readouterr().out
     assert "0.900  -10.0% REGRESSED (no interval: noise unknown)" in out
-    assert (
-        "B regressed beyond the 5% tolerance on 1 figure: total_tokens_per_s (-10.0%, no interval: noise unknown)."
-        in out
-    )
+    assert "B regressed beyond the 5% tolerance on 1 figure: total_tokens_per_s (-10.0%)." in out
     assert "It lacks a 95% interval in one report or both, so whether it is noise is unknown" in out
     assert run(tmp_path, RUN, worse, "--tolerance", "0.2") == 0
     assert "No regression: B is within 20% of A" in capsys.readouterr().out
@@ -91,7 +88,7 @@ def test_a_change_of_exactly_the_tolerance_passes(tmp_path: Path) -> None:
 
 def test_a_cost_rise_fails_and_a_gain_passes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run(tmp_path, RUN, {**RUN, "usd_per_million_output_tokens": 1.9}) == 1  # +8%: lower is better
-    assert "usd_per_million_output_tokens (+8.0%, no interval: noise unknown)" in capsys.readouterr().out
+    assert "usd_per_million_output_tokens (+8.0%)" in capsys.readouterr().out
     better = {
         **RUN,
         "total_tokens_per_s": 24000.0,
@@ -127,9 +124,9 @@ def test_sweeps_are_compared_tier_by_tier(tmp_path: Path, capsys: pytest.Capture
     assert run(tmp_path, a, b) == 1
     out = capsys.readouterr().out
     assert "Tiers (read on the frontier at p90 interactivity T tok/s/user)" in out
-    assert "total_tokens_per_s_per_gpu_at_100 (-10.0%, no interval: noise unknown)" in out
-    assert "tokens_per_dollar_total_at_100 (-10.0%, no interval: noise unknown)" in out
-    assert "usd_per_million_total_tokens_at_100 (+11.1%, no interval: noise unknown)" in out
+    assert "total_tokens_per_s_per_gpu_at_100 (-10.0%)" in out
+    assert "tokens_per_dollar_total_at_100 (-10.0%)" in out
+    assert "usd_per_million_total_tokens_at_100 (+11.1%)" in out
     assert "All 3 lack a 95% interval in one report or both" in out
     assert "total_tokens_per_s_per_gpu_at_200" not in out.split("Higher is better")[0]  # no row of n/a only
     assert "Read in neither report (outside both frontiers' range): tier 200." in out
@@ -365,3 +362,15 @@ def test_figures_zero_on_both_sides_are_unchanged_not_na(tmp_path: Path) -> None
     comparison = compare_reports(Report.model_validate(a), Report.model_validate(a))
     row = next(r for r in comparison.tasks if r.key == "tasks_per_hour_per_gpu")
     assert row.worse_by == 0.0 and row.gated and row not in comparison.not_gated_na
+
+
+def test_among_regressions_those_without_intervals_are_named_as_such(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = with_ci(sweep(at_50=10_000.0, at_100=6_000.0), 0.03, 50)
+    b = with_ci(sweep(at_50=8_000.0, at_100=5_000.0), 0.03, 50)  # both regress; only tier 50 has intervals
+    assert run(tmp_path, a, b) == 1
+    out = capsys.readouterr().out
+    assert "total_tokens_per_s_per_gpu_at_50 (-20.0%: A 10,000 [9,700.0–10,300], B 8,000.0" in out
+    assert "total_tokens_per_s_per_gpu_at_100 (-16.7%, no interval: noise unknown)" in out
+    assert "3 of them lack a 95% interval in one report or both, so whether they are noise is unknown" in out

@@ -171,10 +171,9 @@ def render_comparison(comparison: Comparison, *, a_name: str, b_name: str, colou
         lines.append(f"Not gated, null on one side or both (n/a): {_na_listing(na, section)}.")
     noise = len(c.within_noise)
     if c.regressions:
-        listed = ", ".join(_regression(r) for r in c.regressions)
-        n = len(c.regressions)
+        n, unknown = len(c.regressions), len(c.regressed_noise_unknown)
+        listed = ", ".join(_regression(r, tag=0 < unknown < n) for r in c.regressions)
         lines.append(f"B regressed beyond the {tol} tolerance on {n} figure{'s' if n > 1 else ''}: {listed}.")
-        unknown = len(c.regressed_noise_unknown)
         if unknown:
             which = "It lacks" if n == 1 else f"All {n} lack" if unknown == n else f"{unknown} of them lack"
             lines.append(
@@ -236,10 +235,11 @@ def _unread_tiers(rows: Sequence[Row]) -> list[str]:
     return [t for t, none in seen.items() if none]
 
 
-def _regression(r: Row) -> str:
-    """A regressed figure in words: its change, and both intervals when it has them."""
+def _regression(r: Row, *, tag: bool) -> str:
+    """A regressed figure in words: its change, and both intervals when it has them (`tag`: say so when it
+    has none, as some of the others do)."""
     change = _change(r.better, r.worse_by or 0.0)
     if r.a_ci is None and r.b_ci is None:
-        return f"{r.key} ({change}, {NOISE_UNKNOWN})"
+        return f"{r.key} ({change}, {NOISE_UNKNOWN})" if tag else f"{r.key} ({change})"
     a, b = _with_span(r.a, r.a_ci, r.kind), _with_span(r.b, r.b_ci, r.kind)
     return f"{r.key} ({change}: A {a}, B {b})"

@@ -200,8 +200,14 @@ def _checks_lines(checks: Sequence[CheckResult]) -> list[str]:
 
 def _agentx_lines(report: Report) -> list[str]:
     """AgentX validity (docs/sweeps.md, "AgentX validity"): the verdict, each reason, each rule met."""
-    if report.agentx_invalid_reasons is None:  # observing only, or a report of before the rules
-        return ["AgentX: not judged (the run sent no load of its own).", ""]
+    if report.agentx_invalid_reasons is None:  # observing only, no sample, or a report of before the rules
+        if not report.has("agentx_invalid_reasons"):
+            why_not = "a report of before the AgentX rules"
+        elif report.samples == 0:
+            why_not = "the run ended before its first sample"
+        else:
+            why_not = "the run sent no load of its own"
+        return [f"AgentX: not judged ({why_not}).", ""]
     lines = [f"**{validity_words(report.agentx_valid)}** by the AgentX rules a client can check:", ""]
     lines += [f"- {_esc(reason)}" for reason in report.agentx_invalid_reasons]
     lines += [f"- meets: {_esc(rule)}" for rule in report.agentx_rules_met or []]
