@@ -85,6 +85,9 @@ def test_a_report_key_gets_its_familys_reason() -> None:
     assert why_unknown("proxied_requests", run) == "no --proxy"
     assert why_unknown("capture_dir", run) == "no --capture"
     assert why_unknown("frontier_axis", run) == "not a sweep"
+    assert why_unknown("cached_prompt_tokens_per_s_server", run) == "the server has no such counter"
+    no_cached = simulated_run(cached_prompt_tokens=None)
+    assert why_unknown("prefix_cache_hit_rate_client", no_cached) == NO_CACHED_TOKENS
     observing = Figures(samples=10, throughput_source="server", endpoints=[VLLM])
     assert why_unknown("ttft_p90_s", observing) == OBSERVING_ONLY
     assert why_unknown("kv_block_idle_before_evict_p50_s", observing) == "needs --kv-cache-metrics, or no evictions yet"

@@ -272,7 +272,7 @@ def _point_table(
 
 
 def _point_why(key: str, point: Figures | None) -> str:
-    return why_unknown(key, point) if point is not None else "not in this report's point"
+    return why_unknown(key, point) if point is not None else "the point, of another version, does not have it"
 
 
 def _points_section(report: Report, data: dict[str, Any]) -> list[str]:

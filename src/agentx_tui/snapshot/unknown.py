@@ -271,9 +271,9 @@ def why_unknown(key: str, f: Figures) -> str:
         if fig.group == "tasks" and not f.tasks_completed:
             return task_unknown(sends, f.tasks_completed)
         return cost_unknown(f.usd_per_gpu_hour)
-    if key.startswith(("cached_prompt_tokens", "prefix_cache_hit_rate_client", "prefix_evicted")):
-        return cached_tokens_unknown(sends, f.cached_prompt_tokens is not None, f.prefix_reused_tokens)
     if key.endswith("_server") or key.startswith(("prefix_cache_hit_rate_server", "kv_cache_usage", "preemptions")):
         return server_unknown(_scraped(f))
+    if key.startswith(("cached_prompt_tokens", "prefix_cache_hit_rate_client", "prefix_evicted")):
+        return cached_tokens_unknown(sends, f.cached_prompt_tokens is not None, f.prefix_reused_tokens)
     # What is left of the run's figures is the client's: its latency, interactivity, counts and prompts.
     return client_unknown(sends, f.requests_completed)
