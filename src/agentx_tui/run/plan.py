@@ -122,7 +122,7 @@ class PricePlan:
 @dataclass(frozen=True)
 class OutputPlan:
     headless: bool = False
-    report: Path | None = None
+    reports: tuple[Path, ...] = ()  # --report, each written at the end (its format by its extension)
     record: Path | None = None
     checks: tuple[Check, ...] = ()
     interval_s: float = 1.0

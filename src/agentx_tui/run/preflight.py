@@ -36,7 +36,7 @@ from agentx_tui.proxy import (
     parse_listen_address,
     prepare_capture_folder,
 )
-from agentx_tui.report import check_report_path, parse_check
+from agentx_tui.report import check_report_paths, parse_check
 from agentx_tui.run.plan import (
     API_KEY_ENV,
     AgentXPlan,
@@ -88,8 +88,7 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
     if sweep is not None and args.duration is not None:
         raise UsageError("--duration and --sweep cannot be used together.", "A sweep ends when its points are done.")
     checks = tuple(parse_check(expr) for expr in args.check)
-    if args.report is not None:
-        check_report_path(args.report)
+    reports = check_report_paths(args.report)
     if args.record is not None:
         _check_output_path(args.record, "--record")
     workload = "none" if target.kind == "prometheus" and not target.attach else args.workload
@@ -140,7 +139,7 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
     )
     output = OutputPlan(
         headless=args.headless,
-        report=args.report,
+        reports=reports,
         record=args.record,
         checks=checks,
         interval_s=args.interval,
