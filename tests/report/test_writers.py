@@ -240,3 +240,24 @@ def test_cells_keep_large_figures_whole_and_round_the_rest() -> None:
     assert cell(0.123456789) == "0.123457"
     assert cell(75.0) == "75"
     assert (cell(None), cell(True), cell(float("nan")), cell({"a": 1})) == ("n/a", "true", "n/a", '{"a": 1}')
+
+
+def test_markdown_lists_the_lost_load_workers_and_says_why_a_cell_is_na(
+    tmp_path: Path, built: tuple[Report, ReportBuilder]
+) -> None:
+    """A run that lost a load worker has a table of the losses; a run that lost none has no such section."""
+    model, builder = built
+    path = tmp_path / "r.md"
+    write_report(path, model, series=builder.series())
+    assert "## Load workers lost" not in path.read_text()
+    loss = {"at_s": 15.3, "worker": 2, "workers": 2, "pid": 1234, "how": "SIGKILL", "users": 16, "users_lost": 8}
+    lost = model.updated(worker_losses=[{**loss, "users_left": 8}], users_lost=8)
+    write_report(path, lost, series=builder.series())
+    lines = path.read_text().splitlines()
+    at = lines.index("## Load workers lost")
+    assert lines[at + 2].split("|")[1:-1] == [
+        " at s ", " worker ", " pid ", " how ", " users lost ", " users left ", " sweep point ", " restarted at s ",
+        " restart error ",
+    ]  # fmt: skip
+    assert "| 15.3 | 2 | 1234 | SIGKILL | 8 | 8 | n/a | n/a |  |" in lines[at + 4]
+    assert "- *sweep point* n/a: not a sweep." in lines[at + 5 : at + 9]
