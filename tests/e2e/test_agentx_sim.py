@@ -66,6 +66,7 @@ def test_agentx_on_the_simulator_meets_every_rule(tmp_path: Path) -> None:
         "tiers read on the North Star",
         "KV offload within the budget",
         "the run ran to its end",
+        "every user driven to the end",
         "think times as the sessions have them",
         "answers at their own length",
     ]

@@ -79,13 +79,17 @@ class FakeServer:
 
     async def start(self) -> FakeServer:
         app = web.Application()
+        self.routes(app)
+        self.server = TestServer(app)
+        await self.server.start_server()
+        return self
+
+    def routes(self, app: web.Application) -> None:
+        """What it serves (a subclass adds its own pages)."""
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/health", self._health)  # what `--attach` probes before it sends load
         app.router.add_post("/tokenize", self._tokenize)
         app.router.add_post("/v1/chat/completions", self._chat)
-        self.server = TestServer(app)
-        await self.server.start_server()
-        return self
 
     async def close(self) -> None:
         if self.server is not None:
@@ -126,9 +130,9 @@ class FakeServer:
         for key in keys:
             self._blocks[key] = now
 
-    async def _chat(self, request: web.Request) -> web.StreamResponse:
-        arrived = time.monotonic()
-        body = await request.json()
+    def _refusal(self, request: web.Request, body: dict[str, Any]) -> web.Response | None:
+        """A chat completion noted, and the answer it gets instead of a stream: a scripted status, a
+        context overflow, or a one-token answer when it did not ask for a stream (None: stream it)."""
         self.requests.append(body)
         self.auth.append(request.headers.get("Authorization"))
         if self.plan:
@@ -141,6 +145,16 @@ class FakeServer:
             return web.json_response({"error": {"message": msg}}, status=400)
         if not body.get("stream"):
             return web.json_response({"usage": {"prompt_tokens": len(ids), "completion_tokens": 1}})
+        return None
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        arrived = time.monotonic()
+        body = await request.json()
+        refused = self._refusal(request, body)
+        if refused is not None:
+            return refused
+        ids = chat_ids(body["messages"], True)
+        out = int(body.get("max_tokens") or 16)
         cached = self._cached(ids, arrived)
         self.prompt_tokens_total += len(ids)
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from agentx_tui.report import REPORT_KEYS, ReportBuilder
 from agentx_tui.report._series import SeriesBuffer
-from agentx_tui.snapshot import ClientHealth, RunIntervals, Snapshot
+from agentx_tui.snapshot import ClientHealth, RunIntervals, Snapshot, WorkerLossRow
 from tests.report._snaps import A, B, stream
 
 # The contract keys scripts rely on (docs/metrics.md): each is a declared figure of every report.
@@ -204,6 +204,48 @@ def test_users_detail_is_one_row_per_session_of_the_last_tick() -> None:
     assert rows[1]["decode_tokens_per_s"] == 41.0 and rows[0]["output_tokens"] == 300
 
 
+def stopped(
+    snaps: list[Snapshot], *, drain_s: float, held: tuple[int, ...], paused_by_user: bool = False
+) -> list[Snapshot]:
+    """`snaps` with one more tick `drain_s` after the last, taken after the stop (run state "stopping"), in
+    which the users `held` wait at the drain's pause gate ("paused")."""
+    last = snaps[-1]
+    if paused_by_user:
+        rows = tuple(row.model_copy(update={"state": "paused"}) for row in last.sessions)
+        last = last.model_copy(update={"run": last.run.model_copy(update={"state": "paused"}), "sessions": rows})
+        snaps = [*snaps[:-1], last]
+    rows = tuple(
+        row.model_copy(update={"state": "paused" if row.user in held else "tool", "requests": row.requests + 1})
+        for row in last.sessions
+    )
+    final = last.model_copy(
+        update={
+            "seq": last.seq + 1,
+            "time": last.time + drain_s,
+            "elapsed_s": last.elapsed_s + drain_s,
+            "run": last.run.model_copy(update={"state": "stopping"}),
+            "sessions": rows,
+        }
+    )
+    return [*snaps, final]
+
+
+def test_the_users_states_are_theirs_when_the_run_stopped_and_their_counts_the_final_ones() -> None:
+    """The drain holds every user at the pause gate before its next call: a user never paused must not
+    read "paused" in the report (it did: every row of a plain run said so)."""
+    rows = build(stopped(stream(), drain_s=3.5, held=(0,)))["users_detail"]
+    assert [(row["state"], row["requests"]) for row in rows] == [("decoding", 5), ("tool", 5)]
+    paused = build(stopped(stream(), drain_s=3.5, held=(0, 1), paused_by_user=True))["users_detail"]
+    assert [row["state"] for row in paused] == ["paused", "paused"]  # paused by its user before the stop
+
+
+def test_duration_covers_the_drain_and_drain_s_says_how_much_of_it() -> None:
+    r = build(stopped(stream(), drain_s=3.5, held=()))
+    assert r["duration_s"] == pytest.approx(8.0 + 3.5)  # first sample to last, the drain included
+    assert r["drain_s"] == pytest.approx(3.5)
+    assert build(stream())["drain_s"] is None  # not stopped: a report of the stream so far
+
+
 def test_unknown_figures_stay_null_never_zero() -> None:
     r = build(stream(with_gpus=False, with_price=False, cached_reported=False))
     for key in (
@@ -364,3 +406,45 @@ def test_client_health_figures_come_from_the_last_ticks_run_wide_figures() -> No
     assert r["client_saturated"] is True and r["client_saturated_reason"] == "a load process used 0.95 of a core"
     observing = build(stream())  # no load generator: nothing to judge
     assert observing["client_cpu_us_per_token"] is None and observing["client_saturated"] is None
+
+
+def _losing(*losses: WorkerLossRow, users: int = 8) -> list[Snapshot]:
+    """The stream with a load of two workers whose losses the last two ticks carry (`users` driven then)."""
+    snaps = stream()
+    for i in (3, 4):
+        run = snaps[i].run.model_copy(update={"users": users, "load_losses": losses})
+        snaps[i] = snaps[i].model_copy(update={"run": run, "client_health": ClientHealth(workers=2)})
+    snaps[0] = snaps[0].model_copy(update={"run": snaps[0].run.model_copy(update={"users": 16})})
+    return snaps
+
+
+def _loss(restarted_at_s: float | None = None) -> WorkerLossRow:
+    return WorkerLossRow(
+        at_s=6.4, worker=2, workers=2, pid=31337, how="SIGKILL", users=16, users_lost=8, users_left=8,
+        restarted_at_s=restarted_at_s,
+    )  # fmt: skip
+
+
+def test_a_lost_load_worker_makes_the_run_partial_and_its_users_true() -> None:
+    r = build(_losing(_loss()))
+    assert r["partial"] is True
+    assert r["partial_reason"] == "load worker 2 of 2 died at 6 s (SIGKILL): 8 of 16 users were not driven from then on"
+    assert r["users"] == 8 and r["users_max"] == 16 and r["users_lost"] == 8
+    (row,) = r["worker_losses"]
+    assert row == {
+        "at_s": 6.4, "worker": 2, "workers": 2, "pid": 31337, "how": "SIGKILL", "users": 16, "users_lost": 8,
+        "users_left": 8, "point": None, "restarted_at_s": None, "restart_error": None,
+    }  # fmt: skip
+    # Cut short too (a signal): both reasons, the cut first.
+    both = build(_losing(_loss()), partial_reason="stopped by SIGTERM")
+    assert both["partial_reason"] == f"stopped by SIGTERM; {r['partial_reason']}"
+
+
+def test_users_a_sweep_restarted_are_counted_but_the_run_is_whole() -> None:
+    r = build(_losing(_loss(restarted_at_s=9.0), users=16))
+    assert r["partial"] is False and r["partial_reason"] is None
+    assert r["users_lost"] == 8 and r["users"] == 16 and r["worker_losses"][0]["restarted_at_s"] == 9.0
+    # A load that lost nothing says so: 0 and no rows (observing only: null, there is no load).
+    whole = build(_losing())
+    assert whole["users_lost"] == 0 and whole["worker_losses"] == [] and whole["partial"] is False
+    assert build(stream(with_client=False))["users_lost"] is None

@@ -9,7 +9,9 @@ import pytest
 
 from agentx_tui.report import HeadlessPrinter, Report, ReportBuilder, evaluate_checks, parse_check
 from agentx_tui.report._headless import limits_lines
-from tests.report._snaps import snap, stream
+from agentx_tui.snapshot import WorkerLossRow
+from tests.report._snaps import built, snap, stream
+from tests.ui.fakes import make_sweep_snapshot, make_sweep_state
 
 CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")  # anything but the newline
 
@@ -196,3 +198,90 @@ def test_summary_says_the_roofline_and_the_energy_or_why_not() -> None:
         == "  roofline: n/a: start vLLM with --enable-mfu-metrics (its estimated FLOPs and bytes)"
     )
     assert limits_lines(Report(ttft_p90_s=0.2)) == []  # a report of before these figures
+
+
+def _lost(**fields: object) -> WorkerLossRow:
+    row: dict[str, object] = {
+        "at_s": 15.3, "worker": 2, "workers": 2, "pid": 1234, "how": "SIGKILL", "users": 16, "users_lost": 8,
+        "users_left": 8,
+    }  # fmt: skip
+    return WorkerLossRow.model_validate({**row, **fields})
+
+
+def test_a_lost_load_worker_is_said_under_the_tick_that_saw_it_and_its_restart_when_it_comes() -> None:
+    out = io.StringIO()
+    printer = HeadlessPrinter(out)
+    ticks = stream(4)
+    losses = [(), (_lost(),), (_lost(),), (_lost(restarted_at_s=18.1),)]
+    for tick, lost in zip(ticks, losses, strict=True):
+        printer.line(tick.model_copy(update={"run": tick.run.model_copy(update={"load_losses": lost})}))
+    lines = out.getvalue().splitlines()
+    assert lines[3:5] == [
+        "  00:15  load worker 2 of 2 (pid 1234) died (SIGKILL): its 8 users are gone; 8",
+        "         of 16 remain",
+    ]  # under tick 2's row, once, wrapped to 79 columns
+    assert lines[6:] == [lines[6], "  00:18  load worker 2 of 2 restarted: its 8 users run again"]
+    assert len(lines) == 8 and all(len(line) < 80 for line in lines)
+
+
+def test_a_restart_that_failed_is_said_once() -> None:
+    out = io.StringIO()
+    printer = HeadlessPrinter(out)
+    failed = (_lost(restart_error="Load worker 1 did not start within 60 s"),)
+    for tick in stream(3):
+        printer.line(tick.model_copy(update={"run": tick.run.model_copy(update={"load_losses": failed})}))
+    text = out.getvalue()
+    assert text.count("died (SIGKILL)") == 1 and text.count("could not be restarted") == 1
+    assert "load worker 2 of 2 could not be restarted: Load worker 1 did not start within 60 s" in " ".join(
+        text.split()
+    )
+
+
+def test_summary_lists_the_lost_load_workers() -> None:
+    rows = [_lost(point=2, restarted_at_s=18.1), _lost(at_s=75.0, pid=999, users_lost=4, users=8, users_left=4)]
+    report = Report(worker_losses=rows, users_lost=12)
+    out = io.StringIO()
+    HeadlessPrinter(out).summary(report, [])
+    text = out.getvalue()
+    assert "  load workers lost: 2, 12 users in all\n" in text
+    assert "\n    worker 2 of 2 at 00:15 in sweep point 2 (SIGKILL): 8 of 16 users; restarted\n      at 00:18\n" in text
+    assert "\n    worker 2 of 2 at 01:15 (SIGKILL): 4 of 8 users; not restarted\n" in text
+    assert all(len(line) < 80 for line in text.splitlines()[-3:])
+    out = io.StringIO()
+    HeadlessPrinter(out).summary(Report(worker_losses=[], users_lost=0), [])
+    assert "load workers lost" not in out.getvalue()
+
+
+def test_summary_of_a_sweep_prints_its_points_and_its_tier_reads() -> None:
+    """The summary of a sweep said nothing of its points or tiers: a CI log had to open the report."""
+    builder = ReportBuilder()
+    builder.add(make_sweep_snapshot(1, sweep=make_sweep_state(4)))
+    builder.add(make_sweep_snapshot(2, sweep=make_sweep_state(5, phase="done", stop_reason="every point measured")))
+    report = builder.build()
+    out = io.StringIO()
+    HeadlessPrinter(out).summary(report, [])
+    lines = out.getvalue().splitlines()
+    at = lines.index("  points (p90 interactivity in tok/s/user):")
+    assert lines[at + 1].split() == ["users", "tok/s/GPU", "North", "Star", "p90", "decode", "p90", "frontier"]
+    assert len([line for line in lines[at + 2 :] if line.startswith("    ") and line.split()[0].isdigit()]) >= 5
+    tiers = lines.index("  tiers (where the frontier crosses p90 interactivity T tok/s/user):")
+    assert lines[tiers + 1].split()[:4] == ["tier", "read", "on", "tok/s/GPU"]
+    assert any("n/a: " in line for line in lines[tiers:])  # a tier outside the frontier says why
+    # A point that carries its requests (a newer sweep) gets the column.
+    with_requests = report.model_copy(
+        update={"points": [p.model_dump() | {"requests": 40 + i} for i, p in enumerate(report.points or ())]}
+    )
+    out = io.StringIO()
+    HeadlessPrinter(out).summary(with_requests, [])
+    text = out.getvalue().splitlines()
+    head = text[text.index("  points (p90 interactivity in tok/s/user):") + 1]
+    assert head.split()[:2] == ["users", "requests"]
+
+
+def test_summary_says_what_duration_covers_and_why_a_figure_is_na() -> None:
+    report = built(stream(with_gpus=False)).updated(drain_s=3.4)
+    out = io.StringIO()
+    HeadlessPrinter(out).summary(report, [])
+    text = out.getvalue()
+    assert "(first sample to last: the last 3.4 s finished the requests in flight when the run was stopped" in text
+    assert re.search(r"gpu_util_mean +n/a \(no GPU reading", text)

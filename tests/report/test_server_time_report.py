@@ -47,11 +47,15 @@ def _served(e: EndpointFigures, requests: float, drafts: float) -> EndpointFigur
 
 
 def _with_server_time(snaps: list[Snapshot]) -> list[Snapshot]:
-    """The stream's last tick with both endpoints' phase and speculative counters (the first tick's are 0)."""
+    """The stream's last tick with both endpoints' phase and speculative counters (the first tick's are 0),
+    and the client's TTFT mean over the run, 0.45 s."""
     last = snaps[-1]
     a, b = last.endpoints
     endpoints = (_served(a, 20, 200), _served(b, 10, 100))
-    return [*snaps[:-1], last.model_copy(update={"endpoints": endpoints, "aggregate": aggregate_endpoints(endpoints)})]
+    assert last.client is not None
+    client = last.client.model_copy(update={"run": last.client.run.updated(ttft_s_mean=0.45)})
+    update = {"endpoints": endpoints, "aggregate": aggregate_endpoints(endpoints), "client": client}
+    return [*snaps[:-1], last.model_copy(update=update)]
 
 
 def test_the_run_s_figures_come_from_the_totals_and_meet_the_golden_length() -> None:
@@ -65,6 +69,7 @@ def test_the_run_s_figures_come_from_the_totals_and_meet_the_golden_length() -> 
     assert r["spec_acceptance_by_position"] == pytest.approx([0.8, 0.5, 0.2]) and r["spec_draft_length"] == 3
     assert (r["spec_golden_acceptance_length"], r["spec_golden_source"]) == (2.49, GOLDEN)
     assert r["spec_acceptance_vs_golden"] == pytest.approx(2.5 / 2.49)
+    assert r["ttft_outside_server_s_mean"] == pytest.approx(0.45 - (0.1 + 0.3))  # the network, frontend, client
     row_a, row_b = r["endpoints"]
     assert row_a["server_decode_s_mean"] == pytest.approx(0.56)
     assert row_b["spec_acceptance_length"] == pytest.approx(2.5)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass, field, replace
 
 import pytest
 
 from agentx_tui.cli import parse_args
-from agentx_tui.load.spreading.generator import LoadSample
+from agentx_tui.load.spreading.generator import LoadSample, WorkerLoss
+from agentx_tui.measure import ClientStats
 from agentx_tui.run import build_plan
 from agentx_tui.run.agentx import AgentXWatch
 from agentx_tui.run.collect import Collected, EventLog
@@ -16,6 +18,7 @@ from agentx_tui.run.live import LiveRun
 from agentx_tui.run.phases import TimedRun
 from agentx_tui.run.serving import Serving
 from agentx_tui.run.subscribers import DashboardFeed, Fanout
+from agentx_tui.run.traffic import Traffic
 from agentx_tui.snapshot import (
     AgentXVerdict,
     ClientFigures,
@@ -183,3 +186,63 @@ async def test_a_replay_behind_its_schedule_is_said_once() -> None:
     said = [e for s in recorded.snaps for e in s.events if "behind schedule" in e]
     assert collectors.collected > 3 and len(said) == 1
     assert "2.00 s after they were due" in said[0] and "about 12 users" in said[0]
+
+
+class LosingLoad:
+    """A load of two workers of 2 users each that loses them, one at a time (`lose`)."""
+
+    on_event = None
+    workers = 2
+    paused = False
+    finished = False
+
+    def __init__(self) -> None:
+        self.users, self.users_lost = 4, 0
+        self.losses: tuple[WorkerLoss, ...] = ()
+        self.stats = ClientStats(10.0, time.monotonic())
+
+    def lose(self, worker: int) -> None:
+        self.users_lost += 2
+        loss = WorkerLoss(worker, 2, 4000 + worker, "SIGKILL", 4, 2, 4 - self.users_lost, time.time())
+        self.losses = (*self.losses, loss)
+
+    async def drain(self, timeout_s: float) -> bool:
+        return True
+
+    async def stop(self) -> None:
+        pass
+
+
+class Losing(FakeCollectors):
+    """Worker 2 of 2 dies before the third tick, worker 1 before the sixth."""
+
+    def __init__(self, load: LosingLoad, start: float) -> None:
+        super().__init__(start)
+        self.load = load
+
+    async def collect(self) -> Collected:
+        if self.collected == 2:
+            self.load.lose(1)
+        elif self.collected == 5:
+            self.load.lose(0)
+        return await super().collect()
+
+
+async def test_a_plain_run_shows_the_users_it_drives_and_stops_when_none_is_left() -> None:
+    plan = build_plan(parse_args(["--interval", "0.05", "--duration", "30"]))
+    recorded, events = Recorded(), EventLog(plan.secrets)
+    load = LosingLoad()
+    traffic = Traffic(load, None, load.stats)  # type: ignore[arg-type]
+    live = LiveRun(
+        plan, Serving("fake", True, []), traffic, TimedRun(30), Fanout([recorded], on_error=events.add), events
+    )
+    live.collectors = Losing(load, live.started_at)
+    outcome = await asyncio.wait_for(live.run(), 20)
+    assert [s.run.users for s in recorded.snaps[:4]] == [4, 4, 2, 2]  # driven: the asked 4 less the lost
+    (row,) = recorded.snaps[2].run.load_losses
+    assert (row.worker, row.workers, row.pid, row.users_left, row.point) == (2, 2, 4001, 2, None)
+    assert 0 <= row.at_s < 5  # on the run's clock
+    # With no worker left a plain run measures nothing more: it ends, cut short (a sweep restarts them).
+    assert outcome.partial_reason == "every load worker died: no user is left to measure"
+    assert recorded.snaps[-1].run.users == 0 and len(recorded.snaps[-1].run.load_losses) == 2
+    assert recorded.snaps[-1].run.load_losses[0] == row  # rows keep their first stamps

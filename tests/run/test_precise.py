@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from agentx_tui.measure import Completed
 from agentx_tui.run.precise import PreciseRun
-from agentx_tui.snapshot import Snapshot
+from agentx_tui.snapshot import Snapshot, WorkerLossRow
 from tests.run.test_sweep import Clock, FakeRun, request, snap
 
 USERS = 12
@@ -81,3 +81,17 @@ def test_precision_checks_the_p90_of_the_frontier_axis() -> None:
     decode = drive(PreciseRun(20.0, 0.05, axis="decode_interactivity", clock=clock), run, clock, 100, waits)
     assert decode.intervals is not None and decode.intervals.stop_reason is not None
     assert "p90 interactivity ±0.0%" in decode.intervals.stop_reason  # decode: steady
+
+
+def test_a_run_whose_every_load_worker_died_ends_cut_short() -> None:
+    clock, run = Clock(), FakeRun()
+    phases = PreciseRun(300.0, 0.05, clock=clock)
+    phases.advance(snap(0), run, final=False)  # type: ignore[arg-type]
+    last = WorkerLossRow(
+        at_s=0.5, worker=1, workers=1, pid=77, how="SIGKILL", users=USERS, users_lost=USERS, users_left=0
+    )
+    tick = snap(1)
+    tick = tick.model_copy(update={"run": tick.run.model_copy(update={"load_losses": (last,)})})
+    final = phases.advance(tick, run, final=False)  # type: ignore[arg-type]
+    assert run.stopped == "every load worker died: no user is left to measure"
+    assert final.intervals is not None and final.intervals.stop_reason == run.stopped

@@ -16,6 +16,7 @@ from agentx_tui.snapshot import (
     RunInfo,
     Snapshot,
     SweepState,
+    WorkerLossRow,
 )
 from agentx_tui.sweep import DECODE, NORTH_STAR, AgentXSetup, KvOffload, ServerMemory, judge
 
@@ -30,12 +31,14 @@ def tick(
     sweep: SweepState | None = None,
     gpus: int | None = 8,
     output_scale: float = 1.0,
+    losses: tuple[WorkerLossRow, ...] = (),
 ) -> Snapshot:
+    run = RunInfo(target="simulated h200/llama-3.1-8b", simulated=True, output_scale=output_scale, load_losses=losses)
     return Snapshot(
         seq=1,
         time=1e9 + elapsed_s,
         elapsed_s=elapsed_s,
-        run=RunInfo(target="simulated h200/llama-3.1-8b", simulated=True, output_scale=output_scale),
+        run=run,
         client=ClientFigures(totals=ClientTotals(requests_completed=completed, requests_failed=failed)),
         sweep=sweep,
         cost=CostFigures(gpus=gpus),
@@ -105,6 +108,45 @@ def test_a_run_cut_short_is_not_valid_whatever_its_figures() -> None:
     v = verdict(tick(), final=True, partial_reason="stopped by Ctrl-C")
     assert rule(v, "complete") == ("broken", "the run was cut short: stopped by Ctrl-C")
     assert v.valid is False
+
+
+def lost(at_s: float, restarted_at_s: float | None = None) -> WorkerLossRow:
+    return WorkerLossRow(
+        at_s=at_s, worker=2, workers=2, pid=1234, how="SIGKILL", users=16, users_lost=8, users_left=8,
+        restarted_at_s=restarted_at_s,
+    )  # fmt: skip
+
+
+def test_a_run_that_lost_a_load_worker_is_not_valid_at_once() -> None:
+    v = verdict(tick(elapsed_s=300.0, losses=(lost(15.2),)))
+    assert rule(v, "load_workers") == (
+        "broken",
+        "load workers lost: load worker 2 of 2 died at 15 s (SIGKILL): 8 of 16 users were not driven from then on",
+    )
+    assert v.valid is False and v.label == "not AgentX-valid: load workers lost"
+    assert rule(verdict(tick(losses=(lost(15.2),)), final=True), "complete")[0] == "met"  # it did run to its end
+
+
+def test_every_user_driven_to_the_end_waits_for_the_end_unless_a_loss_breaks_it() -> None:
+    assert rule(verdict(tick(elapsed_s=300.0)), "load_workers") == (
+        "pending",
+        "every user driven to the end: no load worker lost so far",
+    )
+    assert rule(verdict(tick(), final=True), "load_workers") == (
+        "met",
+        "every user driven to the end: no load worker lost",
+    )
+    # A sweep restarted them and measured the point again: its points were all measured with their users.
+    restarted = verdict(tick(losses=(lost(15.2, 18.0), lost(40.0, 41.0))), final=True)
+    assert rule(restarted, "load_workers") == (
+        "met",
+        "every user driven to the end: 2 lost load workers restarted, the points they were lost in measured again",
+    )
+    # Of two, one not restarted: the rule is broken by it alone.
+    one = verdict(tick(losses=(lost(15.2, 18.0), lost(40.0))), final=True)
+    assert rule(one, "load_workers")[1].endswith(
+        "load worker 2 of 2 died at 40 s (SIGKILL): 8 of 16 users were not driven from then on"
+    )
 
 
 # --- a sweep: every point ----------------------------------------------------------------------------
@@ -279,6 +321,15 @@ def test_a_run_without_load_of_its_own_is_not_judged() -> None:
     assert judge(tick().model_copy(update={"client": None}), AgentXSetup()) is None
 
 
+def test_a_proxy_only_run_is_not_judged_though_it_measures_client_figures() -> None:
+    """`--proxy` with `-w none`: the real agents' calls fill the client figures, but the run sends no load
+    of its own, so there is no point of its own to judge (docs/usage.md)."""
+    proxied = tick(elapsed_s=20.0)
+    assert proxied.client is not None
+    assert judge(proxied, AgentXSetup(sends_load=False, offload=NO_OFFLOAD), final=True) is None
+    assert judge(proxied, AgentXSetup(sends_load=True, offload=NO_OFFLOAD), final=True) is not None
+
+
 def test_broken_rules_come_before_unknown_ones_and_are_counted() -> None:
     unknown = KvOffload(None, None, "the simulated engine does not say whether it offloads KV to CPU memory")
     v = verdict(tick(elapsed_s=20.0), AgentXSetup(run_duration_s=20, max_think_s=2, offload=unknown), final=True)
@@ -292,7 +343,7 @@ def test_broken_rules_come_before_unknown_ones_and_are_counted() -> None:
         "not AgentX-valid: points shorter than 900 s",
         "not AgentX-valid",
     )
-    assert [r.rule for r in v.met] == ["error_rate", "complete", "answer_length", "spec_acceptance"]
+    assert [r.rule for r in v.met] == ["error_rate", "complete", "load_workers", "answer_length", "spec_acceptance"]
 
 
 def test_the_test_hook_shortens_the_rule_and_the_verdict_says_so() -> None:

@@ -55,6 +55,7 @@ def test_a_point_carries_the_servers_phases_and_acceptance_over_its_window_only(
     against the golden length the last tick found."""
     stats = ClientStats(window_s=10, started_at=0.0)
     window = stats.open_window(10.0)
+    stats.add(_shaped(15.0, 0.45, stall=0.0))  # its TTFT by the client's clock
     stats.end_window(window, 20.0)
 
     def at(t: float, totals: EndpointTotals) -> Snapshot:
@@ -86,3 +87,34 @@ def test_a_point_carries_the_servers_phases_and_acceptance_over_its_window_only(
     assert figures.spec_golden_acceptance_length == 2.49 and figures.spec_golden_source == "g"
     assert figures.spec_acceptance_vs_golden == pytest.approx(2.5 / 2.49)
     assert figures.server_step_tokens_mean is None  # not among its counters: unknown, never 0
+    assert figures.ttft_outside_server_s_mean == pytest.approx(0.45 - (0.1 + 0.3))
+
+
+def _shaped(t: float, ttft: float, *, stall: float) -> Completed:
+    """A 20-token answer ending at `t`: `ttft` to its first token, 0.56 s of decode with `stall` s of
+    stall excess in it (as measure/timing.py works them out)."""
+    e2e = ttft + 0.56
+    return Completed(
+        sent_at=t - e2e, first_token_at=t - 0.56, last_token_at=t, ended_at=t, prompt_tokens=100,
+        cached_tokens=None, output_tokens=20, ceiling_tokens=None, ttft_s=ttft, decode_tokens_per_s=20 / 0.56,
+        e2e_per_token_s=e2e / 20, ttft_per_token_s=ttft / 20, stalls=1 if stall else 0, stall_excess_s=stall,
+    )  # fmt: skip
+
+
+def test_a_point_carries_where_the_time_of_its_own_requests_went() -> None:
+    """The North Star's split, the stalls, the output tokens and the mean TTFT of the requests of the
+    point's window, not of those before it."""
+    stats = ClientStats(window_s=10, started_at=0.0)
+    stats.add(_shaped(5.0, 3.0, stall=0.0))  # before the point's window
+    window = stats.open_window(10.0)
+    for t in (13.0, 15.0, 17.0):
+        stats.add(_shaped(t, 0.4, stall=0.18))
+    stats.end_window(window, 20.0)
+    start = Snapshot(seq=1, time=1010.0, elapsed_s=10.0, run=RunInfo(target="test"))
+    figures = PointWindow(index=0, users=2, warmup_s=0.0, start=start, client=window).figures()
+    assert figures.north_star_ttft_share == pytest.approx(0.4 / 0.96)
+    assert figures.median_ttft_share == pytest.approx(0.4 / 0.96)
+    assert figures.north_star_stall_share == pytest.approx(0.18 / 0.96)
+    assert figures.decode_stall_share == pytest.approx(0.18 / 0.56)
+    assert figures.decode_stalls_per_request == 1.0
+    assert figures.output_tokens_p50 == 20 and figures.ttft_s_mean == pytest.approx(0.4)

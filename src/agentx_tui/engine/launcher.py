@@ -129,6 +129,12 @@ async def start_vllm(
     progress: Progress | None = None,
 ) -> LaunchedServer:
     tiny = model == TINY
+    # The user's own input first: a missing model path is theirs to fix, whether or not vLLM is installed.
+    if not tiny and not _looks_like_hub_id(model) and not os.path.exists(model):
+        raise LaunchError(
+            f"The model path {model} does not exist.",
+            "Give an existing model directory or a Hugging Face id like Qwen/Qwen3-8B.",
+        )
     port = port or free_port(host)
     argv, python = vllm_argv(model, vllm_args, host=host, port=port, vllm_cmd=vllm_cmd, tiny=tiny)
     if tiny:
@@ -139,11 +145,6 @@ async def start_vllm(
             )
         model_dir = await asyncio.to_thread(ensure_tiny_model, python)
         argv[argv.index(TINY)] = str(model_dir)
-    elif not _looks_like_hub_id(model) and not os.path.exists(model):
-        raise LaunchError(
-            f"The model path {model} does not exist.",
-            "Give an existing model directory or a Hugging Face id like Qwen/Qwen3-8B.",
-        )
     env = dict(os.environ)
     env.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")  # harmless on GPU; keeps the CPU build small
     if tiny:
@@ -173,9 +174,12 @@ async def start_sim(
     time_scale: float = 1.0,
     cpu_kv_gb: float | None = None,
     cpu_kv_gbps: float | None = None,
+    max_num_batched_tokens: int | None = None,
+    spec: str | None = None,
 ) -> LaunchedServer:
     """The simulator (docs/sim.md) on `port`; with `cpu_kv_gb`, its CPU KV tier of that size (GB), its
-    link `cpu_kv_gbps` (GB/s per direction, default the profile's)."""
+    link `cpu_kv_gbps` (GB/s per direction, default the profile's); with `max_num_batched_tokens`, that
+    token budget per step; with `spec` ("K:AL"), speculative decoding."""
     port = port or free_port(host)
     argv = [sys.executable, "-m", "agentx_tui.sim", "--host", host, "--port", str(port), "--profile", profile]
     if time_scale != 1.0:  # a faster simulated GPU, for benchmarks (bench/soak.py)
@@ -184,6 +188,10 @@ async def start_sim(
         argv += ["--cpu-kv-gb", str(cpu_kv_gb)]
     if cpu_kv_gbps is not None:
         argv += ["--cpu-kv-gbps", str(cpu_kv_gbps)]
+    if max_num_batched_tokens is not None:
+        argv += ["--max-num-batched-tokens", str(max_num_batched_tokens)]
+    if spec is not None:
+        argv += ["--spec", spec]
     server = await _start(argv, dict(os.environ), f"http://{host}:{port}", f"sim {profile}", timeout_s, None, [])
     server.stop_timeout_s = SIM_STOP_TIMEOUT_S
     server.kv_cache_metrics_sample = 1.0  # the simulator records every block

@@ -15,6 +15,7 @@ Public:
     Driver, LoadSettings, IdStride, DEFAULT_USERS   simulated users against servers (one process)
     LoadGenerator, LoadSample, LocalLoad, WorkerPool, workers_for
                                                     the run's view of its load, here or in workers
+    WorkerLoss                                      a load worker that died mid-run
     HealthProbe, HealthBook                         a process's health; the client's over the run
     WorkerHandle, WorkerSpec, ray_actors            a worker as the pool sees it; Ray actors (extra `ray`)
     WORKLOADS_DIR                                   where the shipped presets live
@@ -23,7 +24,7 @@ Public:
 from agentx_tui.load.sending import DEFAULT_USERS, Driver, HealthProbe, IdStride, LoadSettings
 from agentx_tui.load.spreading import ray_actors
 from agentx_tui.load.spreading.client_health import HealthBook
-from agentx_tui.load.spreading.generator import LoadGenerator, LoadSample
+from agentx_tui.load.spreading.generator import LoadGenerator, LoadSample, WorkerLoss
 from agentx_tui.load.spreading.local import LocalLoad
 from agentx_tui.load.spreading.pool import USERS_PER_WORKER, WorkerPool, workers_for
 from agentx_tui.load.spreading.protocol import WorkerHandle, WorkerSpec
@@ -56,6 +57,7 @@ __all__ = [
     "LocalLoad",
     "PreparedWorkload",
     "WorkerHandle",
+    "WorkerLoss",
     "WorkerPool",
     "WorkerSpec",
     "Workload",

@@ -4,12 +4,15 @@ the bytes of one answer to the run's and a sweep point's figures. A leaf: it rea
     sse.py         an OpenAI-compatible SSE body read from raw bytes; what went wrong, by kind
     usage.py       the server's own token counts (`usage`)
     timing.py      a finished answer's times and counts as figures: output tokens, TTFT, decode, ITL,
-                   where E2E ends, E2E per output token (r_i, AgentX's North Star before it is inverted)
+                   where E2E ends, E2E per output token (r_i, AgentX's North Star before it is inverted),
+                   its first-token part and its decode stalls
     record.py      one request as the statistics count it (built from its answer's figures, in one
                    place for the load client and the proxy), and as the driver keeps it
     percentile.py  the one percentile rule: linear between the closest ranks (numpy's default)
-    histogram.py   log-bucketed histograms, mergeable exactly; a figure's values exact while few
+    histogram.py   log-bucketed histograms, mergeable exactly; a figure's values exact while few;
+                   whole numbers counted exactly
     slots.py       time in slots; a request's output tokens spread over them (one rule, every window)
+    time_split.py  where r_i went over a set of requests: its parts summed per bucket of r_i
     tally.py       what a set of requests adds up to: a slot's, the run's or a window's; a users-table row's
     headline.py    a tally's headline figures (rates, latencies, interactivity, hit rates): one rule
                    for the client's window and run, a sweep point and a --precision run
@@ -24,11 +27,14 @@ Public:
     answer_figures, AnswerFigures, token_gaps       a finished answer's output tokens, TTFT, decode, ITL
                                                     (the one rule of the load client and the proxy)
     answer_end, e2e_per_token                       where E2E ends; r_i = E2E latency / output tokens
+    decode_stalls, STALL_FACTOR                     a request's decode stalls (the stall rule)
     Completed, Failed, RequestRecord                one request as counted (`Completed.of_answer`); as
                                                     the driver saw it
     slot_of, spread_tokens                          the slot of a moment; output tokens over slots
     linear_quantile                                 the percentile of exact samples (the one rule)
     LogHistogram, bucket_of, bucketed               log-bucketed histograms
+    IntegerCounts                                   whole numbers counted exactly (output tokens)
+    TimeSplit, TailShares                           r_i's parts per bucket of r_i; a tail's shares
     Tally, CallTally                                a set of requests' figures; a users-table row's
     tally_figures                                   a tally's headline figures, as the report names them
     WindowFigures, PointSample, TreeSample, SlotSample, SLOT_S
@@ -40,7 +46,7 @@ Public:
 """
 
 from agentx_tui.measure.headline import tally_figures
-from agentx_tui.measure.histogram import LogHistogram, bucket_of, bucketed
+from agentx_tui.measure.histogram import IntegerCounts, LogHistogram, bucket_of, bucketed
 from agentx_tui.measure.percentile import linear_quantile
 from agentx_tui.measure.prefixes import SeenPrefixes, cacheable_tokens
 from agentx_tui.measure.record import Completed, Failed, RequestRecord
@@ -50,18 +56,29 @@ from agentx_tui.measure.slots import slot_of, spread_tokens
 from agentx_tui.measure.sse import RETRIABLE, SseScanner, classify
 from agentx_tui.measure.stats import ClientStats, StatsSink
 from agentx_tui.measure.tally import CallTally, Tally
-from agentx_tui.measure.timing import AnswerFigures, answer_end, answer_figures, e2e_per_token, token_gaps
+from agentx_tui.measure.time_split import TailShares, TimeSplit
+from agentx_tui.measure.timing import (
+    STALL_FACTOR,
+    AnswerFigures,
+    answer_end,
+    answer_figures,
+    decode_stalls,
+    e2e_per_token,
+    token_gaps,
+)
 from agentx_tui.measure.usage import UsageFigures, usage_cached_tokens, usage_int
 from agentx_tui.measure.window import SLOT_S, PointSample, SlotSample, TreeSample, WindowFigures
 
 __all__ = [
     "RETRIABLE",
     "SLOT_S",
+    "STALL_FACTOR",
     "AnswerFigures",
     "CallTally",
     "ClientStats",
     "Completed",
     "Failed",
+    "IntegerCounts",
     "LogHistogram",
     "PointSample",
     "PromptSplit",
@@ -72,7 +89,9 @@ __all__ = [
     "SlotSample",
     "SseScanner",
     "StatsSink",
+    "TailShares",
     "Tally",
+    "TimeSplit",
     "TreeSample",
     "UsageFigures",
     "WindowFigures",
@@ -83,6 +102,7 @@ __all__ = [
     "bucketed",
     "cacheable_tokens",
     "classify",
+    "decode_stalls",
     "e2e_per_token",
     "linear_quantile",
     "slot_of",

@@ -34,6 +34,9 @@ def tally_figures(
         return tokens / span if span else None
 
     ttft, itl, e2e = tally.ttft.percentiles(), tally.itl.percentiles(), tally.e2e.percentiles()
+    # The requests that set the North Star (r_i at or above its p90), and those at or above the median.
+    north_star = tally.time_split.tail(tally.e2e_per_token.quantile(0.9))
+    median = tally.time_split.tail(tally.e2e_per_token.quantile(0.5))
     return Figures(
         requests_completed=tally.requests,
         total_tokens_per_s=per_s(prompt + output),
@@ -49,10 +52,17 @@ def tally_figures(
         ttft_p50_s=ttft.p50,
         ttft_p90_s=ttft.p90,
         ttft_p99_s=ttft.p99,
+        ttft_s_mean=ratio(tally.ttft_sum, tally.ttft.total),
         itl_p50_s=itl.p50,
         itl_p90_s=itl.p90,
         itl_p99_s=itl.p99,
         e2e_p90_s=e2e.p90,
+        north_star_ttft_share=north_star.first_token,
+        north_star_stall_share=north_star.stall,
+        median_ttft_share=median.first_token,
+        output_tokens_p50=tally.output_lengths.quantile(0.5),
+        decode_stall_share=ratio(tally.stall_excess, tally.decode_span),
+        decode_stalls_per_request=ratio(tally.stalls, tally.streamed),
         prefix_cache_hit_rate_client=ratio(tally.cached, tally.prompt_with_cached),
         prefix_cache_hit_rate_ceiling=ratio(tally.ceiling, tally.prompt_with_ceiling),
         # The split's reused tokens are the ceiling's (measure/reuse.py): known where the ceiling is.

@@ -117,3 +117,36 @@ class Samples:
         if self.exact is None:
             return self.histogram.quantile(q)
         return linear_quantile(self.exact, q) if self.exact else None
+
+
+class IntegerCounts:
+    """Whole-number values (a request's output tokens) counted exactly, one count per distinct value:
+    mergeable exactly, memory bounded by the distinct values, and a percentile by the linear rule on
+    the values themselves (percentile.py), so a median of 400-token answers reads 400, not a bucket's
+    middle."""
+
+    __slots__ = ("counts", "total")
+
+    def __init__(self) -> None:
+        self.counts: dict[int, int] = {}
+        self.total = 0
+
+    def add(self, value: int) -> None:
+        self.counts[value] = self.counts.get(value, 0) + 1
+        self.total += 1
+
+    def merge(self, other: IntegerCounts) -> None:
+        counts = self.counts
+        for value, n in other.counts.items():
+            counts[value] = counts.get(value, 0) + n
+        self.total += other.total
+
+    def quantile(self, q: float) -> int | float | None:
+        """The q-quantile of every value counted, as `linear_quantile` reads them all in order: a whole
+        number when it falls on one (400, not 400.0), else between two; None when none was counted."""
+        if not self.total:
+            return None
+        order = sorted(self.counts)
+        cumulative = list(accumulate(map(self.counts.__getitem__, order)))
+        value = interpolated(q, self.total, lambda rank: float(order[bisect_right(cumulative, rank)]))
+        return int(value) if value.is_integer() else value

@@ -39,6 +39,13 @@ class Completed:
     # `started_at`; None when not defined (no output token). Carried, not recomputed: a duration, it
     # stays as measured when a remote worker's times are moved onto the main clock.
     e2e_per_token_s: float | None = None
+    # Where r_i went (timing.py): its first-token part TTFT / output tokens (None where r_i or TTFT is
+    # not known; the decode part is r_i minus it), and its decode stalls: how many event gaps were
+    # stalls and Σ (stalled gap − the request's median event gap), seconds. Durations: carried as
+    # measured, like r_i. The decode span they are read against is `decode_span_s`.
+    ttft_per_token_s: float | None = None
+    stalls: int = 0
+    stall_excess_s: float = 0.0
     # The global id of the session (tree) the request belongs to: requests of one tree are not
     # independent, which a confidence interval must respect. -1 when unknown.
     tree: int = -1
@@ -75,7 +82,8 @@ class Completed:
     ) -> Completed:
         """A finished call as the statistics count it. `answer` is its `answer_figures`, worked out from
         its start: `due_at` when it was scheduled (a timed replay: "Honest clocks", docs/metrics.md),
-        else `sent_at`; its content times, output tokens, TTFT, decode, ITL and r_i are taken from it."""
+        else `sent_at`; its content times, output tokens, TTFT, decode, ITL, r_i with its first-token
+        part, and its decode stalls are taken from it."""
         return cls(
             sent_at=sent_at,
             first_token_at=answer.first_token_at,
@@ -90,6 +98,9 @@ class Completed:
             request_itl_s=answer.request_itl_s,
             itl=answer.itl_buckets(),
             e2e_per_token_s=answer.e2e_per_token_s,
+            ttft_per_token_s=answer.ttft_per_token_s,
+            stalls=answer.stalls,
+            stall_excess_s=answer.stall_excess_s,
             tree=tree,
             user=user,
             step=step,
@@ -114,6 +125,14 @@ class Completed:
         where E2E ends (the end of its body) for an answer without content times."""
         end = answer_end(self.last_token_at, self.ended_at)
         return (end if self.first_token_at is None else self.first_token_at), end
+
+    @property
+    def decode_span_s(self) -> float | None:
+        """First → last content token: the span its decode stalls are a share of (its event gaps add up
+        to it). None for an answer without content times (not streamed)."""
+        if self.first_token_at is None or self.last_token_at is None:
+            return None
+        return self.last_token_at - self.first_token_at
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agentx_tui.measure.histogram import LogHistogram
+from agentx_tui.measure.histogram import IntegerCounts, LogHistogram
 from agentx_tui.measure.record import Completed
 from agentx_tui.measure.reuse import PromptSplit, ReuseTally
+from agentx_tui.measure.time_split import TimeSplit
 from agentx_tui.measure.timing import AnswerFigures
 
 
@@ -42,6 +43,17 @@ class Tally:
     # AgentX's E2E-normalized latency r_i, seconds per output token: 1 / its percentiles is the
     # E2E-normalized interactivity, the North Star (docs/metrics.md).
     e2e_per_token: LogHistogram = field(default_factory=LogHistogram)
+    # Where the North Star's time went (measure/time_split.py; docs/metrics.md, "Where the time went"):
+    # r_i's first-token and stall parts per bucket of r_i; the requests' output tokens, exactly; the
+    # exact TTFT sum (its mean); the decode stalls and the decode spans they are a share of, over the
+    # requests with content times (`streamed`).
+    time_split: TimeSplit = field(default_factory=TimeSplit)
+    output_lengths: IntegerCounts = field(default_factory=IntegerCounts)
+    ttft_sum: float = 0.0  # Σ TTFT of the requests in `ttft`
+    streamed: int = 0
+    decode_span: float = 0.0
+    stalls: int = 0
+    stall_excess: float = 0.0
     # Where the prompts went: cold, hit, evicted; the idle times and the retention curve (measure/reuse.py).
     reuse: ReuseTally = field(default_factory=ReuseTally)
 
@@ -70,6 +82,7 @@ class Tally:
         self.requests += 1
         if done.ttft_s is not None:
             self.ttft.add(done.ttft_s)
+            self.ttft_sum += done.ttft_s
         if done.decode_tokens_per_s is not None:
             self.decode.add(done.decode_tokens_per_s)
         if done.request_itl_s is not None:
@@ -81,6 +94,14 @@ class Tally:
             self.itl.merge(done.itl)
         if done.schedule_lag_s is not None:
             self.schedule_lag.add(done.schedule_lag_s)
+        self.output_lengths.add(done.output_tokens)
+        self.time_split.count(done)
+        span = done.decode_span_s
+        if span is not None:
+            self.streamed += 1
+            self.decode_span += span
+            self.stalls += done.stalls
+            self.stall_excess += done.stall_excess_s
 
     def merge(self, other: Tally) -> None:
         self.prompt += other.prompt
@@ -94,6 +115,13 @@ class Tally:
             getattr(self, name).merge(getattr(other, name))
         self.schedule_lag.merge(other.schedule_lag)
         self.reuse.merge(other.reuse)
+        self.time_split.merge(other.time_split)
+        self.output_lengths.merge(other.output_lengths)
+        self.ttft_sum += other.ttft_sum
+        self.streamed += other.streamed
+        self.decode_span += other.decode_span
+        self.stalls += other.stalls
+        self.stall_excess += other.stall_excess
 
 
 @dataclass(slots=True, kw_only=True)

@@ -7,7 +7,8 @@ servers' own; NS p90 is the North Star, the window's p90 E2E-normalized interact
 docs/metrics.md; n/a when observing only); KV % is the aggregate endpoint's; prefix is the servers'
 window hit rate (the client's when the servers expose none); tok/$ is total tokens per dollar at the
 window's rate. The columns fit in 79 (a terminal of 80 never wraps a line); the task count and the
-AgentX verdict are in the summary, not on each line.
+AgentX verdict are in the summary, not on each line. A load worker that dies is said under the tick
+that saw it (docs/scale.md), and its restart when a sweep restarts it.
 """
 
 from __future__ import annotations
@@ -20,7 +21,15 @@ from agentx_tui.report._checks import CheckResult
 from agentx_tui.report._format import NA, cell, elapsed, percent, si
 from agentx_tui.report._keys import FIGURES, unit
 from agentx_tui.report._model import Report
-from agentx_tui.snapshot import RetentionRow, Snapshot, validity_words
+from agentx_tui.report._why import why
+from agentx_tui.snapshot import (
+    PointFigures,
+    RetentionRow,
+    Snapshot,
+    WorkerLossRow,
+    restarted_worker_words,
+    validity_words,
+)
 from agentx_tui.snapshot.rates import rates
 from agentx_tui.sweep import DECODE, NORTH_STAR, point_x
 from agentx_tui.terminal import wants_color
@@ -47,6 +56,89 @@ _BOLD, _RED, _GREEN, _RESET = "\x1b[1m", "\x1b[31m", "\x1b[32m", "\x1b[0m"
 
 def _seconds(value: float | None) -> str:
     return NA if value is None else f"{value:.3g}s"
+
+
+def _shown(key: str, report: Report) -> str:
+    """A summary figure with its unit, or n/a and why (report/_why.py)."""
+    value = getattr(report, key)
+    if value is None:
+        return f"n/a ({why(key, report)})"
+    return f"{cell(value)} {unit(key)}"
+
+
+def duration_words(report: Report) -> str | None:
+    """What `duration_s` covers (docs/metrics.md, "Report keys"): first sample to last, the drain included."""
+    if report.duration_s is None:
+        return None
+    if report.drain_s is None:
+        return "first sample to last"
+    return (
+        f"first sample to last: the last {report.drain_s:.1f} s finished the requests in flight when the run "
+        "was stopped (drain_s)"
+    )
+
+
+# A sweep's points and tier reads in the summary: what a reader compares, in 79 columns.
+_POINT_HEAD = ("users", "requests", "tok/s/GPU", "North Star p90", "decode p90", "frontier")
+_TIER_HEAD = ("tier", "read on", "tok/s/GPU", "95% interval", "tokens/$", "agents/GPU")
+
+
+def sweep_lines(report: Report) -> list[str]:
+    """A sweep's points (users, requests when the points carry them, throughput per GPU, the North Star and
+    decode p90 interactivity, whether on the frontier) and its tier reads (throughput per GPU and its 95%
+    interval, tokens per dollar, agents per GPU; or why not read); none for a plain run."""
+    if not report.is_sweep:
+        return []
+    points = [p.model_dump() if isinstance(p, PointFigures) else p for p in report.points or ()]
+    frontier = set(report.frontier or ())
+    with_requests = any("requests" in p for p in points)
+    head = [h for h in _POINT_HEAD if h != "requests" or with_requests]
+    rows = []
+    for i, p in enumerate(points):
+        row = [
+            cell(p.get("users")),
+            *([cell(p.get("requests"))] if with_requests else []),
+            si(p.get("total_tokens_per_s_per_gpu")),
+            si(p.get("e2e_interactivity_p90_tokens_per_s")),
+            si(p.get("interactivity_p90_tokens_per_s")),
+            "yes" if i in frontier else "",
+        ]
+        rows.append(row)
+    lines = ["  points (p90 interactivity in tok/s/user):", *_columns(head, rows)]
+    tiers = []
+    primary = report.frontier_axis
+    for t in report.tiers or ():
+        on_frontier = t.axis == primary if primary is not None else t.axis is None
+        d = t.model_dump()
+        if t.total_tokens_per_s_per_gpu is None:
+            read = [f"n/a: {t.note or 'not read'}"]
+        else:
+            low, high = d.get("total_tokens_per_s_per_gpu_ci_low"), d.get("total_tokens_per_s_per_gpu_ci_high")
+            interval = f"{si(low)}-{si(high)}" if low is not None and high is not None else "n/a"
+            agents = si(t.agents_per_gpu) if on_frontier and primary is not None else ""
+            read = [si(t.total_tokens_per_s_per_gpu), interval, si(t.tokens_per_dollar_total), agents]
+        axis = "North Star" if t.axis == NORTH_STAR else "decode"
+        tiers.append([cell(t.tier), axis, *read])
+    if tiers:
+        lines += ["  tiers (where the frontier crosses p90 interactivity T tok/s/user):", *_columns(_TIER_HEAD, tiers)]
+        if not any(p.get("total_tokens_per_s_per_gpu_ci_low") is not None for p in points):
+            lines.append("    (no point carries a 95% interval: too few requests in each)")
+    return lines
+
+
+def _columns(head: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """Rows under their heads, right-aligned, indented 4; a last cell wider than its column (a tier's reason
+    for n/a) runs on."""
+    widths = [len(h) for h in head]
+    for row in rows:
+        for i, text in enumerate(row[: len(head)]):
+            if not text.startswith("n/a:"):
+                widths[i] = max(widths[i], len(text))
+    out = ["    " + "  ".join(h.rjust(w) for h, w in zip(head, widths, strict=True))]
+    for row in rows:
+        cells = [text if text.startswith("n/a:") else text.rjust(widths[i]) for i, text in enumerate(row)]
+        out.append(("    " + "  ".join(cells)).rstrip())
+    return out
 
 
 def task_lines(report: Report) -> list[str]:
@@ -117,11 +209,37 @@ def retention_lines(report: Report) -> list[str]:
     return ["  retention (hit share of reused tokens, by idle time before the call):", *body]
 
 
+def loss_lines(report: Report) -> list[str]:
+    """The summary's lost load workers (docs/scale.md), one line each: when, how, the users they took, and
+    whether a fresh worker took them again; none when no worker died."""
+    rows = [row for row in report.worker_losses or () if isinstance(row, WorkerLossRow)]
+    if not rows:
+        return []
+    lines = [f"  load workers lost: {len(rows)}, {report.users_lost} users in all"]
+    for row in rows:
+        point = f" in sweep point {row.point}" if row.point is not None else ""
+        if row.restarted_at_s is not None:
+            fate = f"restarted at {elapsed(row.restarted_at_s)}"
+        elif row.restart_error is not None:
+            fate = f"not restarted: {row.restart_error}"
+        else:
+            fate = "not restarted"
+        text = (
+            f"worker {row.worker} of {row.workers} at {elapsed(row.at_s)}{point} ({row.how}): "
+            f"{row.users_lost} of {row.users} users; {fate}"
+        )
+        lines += textwrap.wrap(text, 79, initial_indent="    ", subsequent_indent="      ")
+    return lines
+
+
 class HeadlessPrinter:
     def __init__(self, stream: TextIO, *, color: bool | None = None) -> None:
         self.stream = stream
         self.color = wants_color(stream) if color is None else color
         self._header_done = False
+        # The lost load workers already said, and those whose restart (or its failure) was said.
+        self._losses_said = 0
+        self._restarts_said: set[int] = set()
 
     def _style(self, text: str, code: str) -> str:
         return f"{code}{text}{_RESET}" if self.color else text
@@ -161,6 +279,32 @@ class HeadlessPrinter:
         if snap.run.state not in ("running", "starting"):
             text += "  " + self._style(snap.run.state, _RED if snap.run.state == "server down" else _BOLD)
         self._write(text)
+        self._losses(snap)
+
+    def _losses(self, snap: Snapshot) -> None:
+        """A load worker that died, said under the tick that saw it (the users column shows the rest);
+        and when a fresh worker took its users again, or could not."""
+        losses = snap.run.load_losses
+        for row in losses[self._losses_said :]:
+            self._say(row.at_s, row.words, _RED)
+        self._losses_said = len(losses)
+        for i, row in enumerate(losses):
+            if i in self._restarts_said:
+                continue
+            if row.restarted_at_s is not None:
+                words = restarted_worker_words(row.worker, row.workers, None, row.users_lost)
+                self._say(row.restarted_at_s, words, _BOLD)
+            elif row.restart_error is not None:
+                words = f"load worker {row.worker} of {row.workers} could not be restarted: {row.restart_error}"
+                self._say(snap.elapsed_s, words, _RED)
+            else:
+                continue
+            self._restarts_said.add(i)
+
+    def _say(self, at_s: float, words: str, code: str) -> None:
+        """An event's sentence under the tick rows, stamped like them and wrapped to 79 columns."""
+        for line in textwrap.wrap(words, 79, initial_indent=f"{elapsed(at_s):>7}  ", subsequent_indent=" " * 9):
+            self._write(self._style(line, code))
 
     def _client(self, report: Report) -> str:
         us, cores = report.client_cpu_us_per_token, report.client_cpu_cores_mean
@@ -199,16 +343,21 @@ class HeadlessPrinter:
         self._write(self._style(title, _BOLD))
         width = max(len(k) for k in SUMMARY_KEYS)
         for key in SUMMARY_KEYS:
-            value = cell(getattr(report, key))
-            self._write(f"  {key.ljust(width)}  {value} {unit(key)}".rstrip())
+            self._write(f"  {key.ljust(width)}  {_shown(key, report)}".rstrip())
+            if key == "duration_s" and (said := duration_words(report)):
+                self._write(f"  {'':{width}}  ({said})")
         if report.throughput_source:
             self._write(f"  (tokens/s are {report.throughput_source}-side)")
         if report.proxied_requests is not None:  # --proxy: the real agents' part of it
             for key in PROXY_SUMMARY_KEYS:
-                self._write(f"  {key.ljust(width)}  {cell(getattr(report, key))} {unit(key)}".rstrip())
+                self._write(f"  {key.ljust(width)}  {_shown(key, report)}".rstrip())
+        for line in sweep_lines(report):  # a sweep: its points and where the frontier crossed each tier
+            self._write(line)
         for line in limits_lines(report):
             self._write(line)
         for line in retention_lines(report):  # where the cache stopped holding idle agents' contexts
+            self._write(line)
+        for line in loss_lines(report):  # load workers that died, and whether their users ran again
             self._write(line)
         if report.tasks_completed is not None:  # the run sent calls of its own: what its agents' tasks took
             for line in task_lines(report):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from agentx_tui.errors import AgentXError
-from agentx_tui.load import fit_to_servers, list_presets, prepare_workload
+from agentx_tui.load import WorkerLoss, fit_to_servers, list_presets, prepare_workload
 from agentx_tui.run.agentx import AgentXWatch
 from agentx_tui.run.collect import Collected, Collectors, EventLog
 from agentx_tui.run.phases import Phases
@@ -25,7 +25,7 @@ from agentx_tui.run.plan import RunPlan
 from agentx_tui.run.serving import Serving
 from agentx_tui.run.subscribers import Fanout
 from agentx_tui.run.traffic import Traffic
-from agentx_tui.snapshot import RunInfo, RunState, Snapshot, TaskFigures
+from agentx_tui.snapshot import RunInfo, RunState, Snapshot, TaskFigures, WorkerLossRow
 from agentx_tui.snapshot.bottleneck import schedule_behind, simulator_behind
 
 _CRASH_LOG_LINES = 15  # as many as a failed start-up shows (engine/launcher.py)
@@ -89,6 +89,9 @@ class LiveRun:
         self._sim_behind = False
         self._schedule_behind = False
         self._first = asyncio.Event()
+        self._losses: tuple[WorkerLossRow, ...] = ()  # the load workers that died, as the snapshots carry them
+        self._seen_losses: tuple[WorkerLoss, ...] = ()  # …and as the load last said them
+        self._point: int | None = None  # the sweep point (1-based) under way at the last tick; None: no sweep
 
     # ---- LiveControls ----------------------------------------------------------------------------
     @property
@@ -241,7 +244,8 @@ class LiveRun:
                 simulated=self.serving.simulated,
                 workload=self._workload.name,
                 output_scale=self.plan.load.output_scale,
-                users=self.users,
+                users=self.users - (self.load.users_lost if self.load else 0),
+                load_losses=self._lost_workers(),
                 state=self._state(c),
                 started_at=self.started_at,
                 refresh_s=self.plan.output.refresh_s,
@@ -262,11 +266,42 @@ class LiveRun:
         )
         self._note_client(snap)
         snap = self.phases.advance(snap, self, final=final)
+        sweep = snap.sweep
+        self._point = sweep.current + 1 if sweep is not None and sweep.current is not None else None
         if self.agentx is not None:  # after the phases: a sweep's points are in the snapshot now
             verdict = self.agentx.verdict(snap, final=final, partial_reason=self._partial_reason)
             snap = snap.model_copy(update={"agentx": verdict})
         # Events last: the phases (and the verdict) may have added some for this very tick.
         return snap.model_copy(update={"events": self.events.take()})
+
+    def _lost_workers(self) -> tuple[WorkerLossRow, ...]:
+        """The load's lost workers as rows on the run's clock: a new one in the sweep point under way when
+        it was seen (the last tick's), a known one with its restart as it stands now."""
+        losses = self.load.losses if self.load is not None else ()
+        if losses == self._seen_losses:
+            return self._losses
+        self._seen_losses = losses
+        rows = []
+        for i, loss in enumerate(losses):
+            point = self._losses[i].point if i < len(self._losses) else self._point
+            restarted = loss.restarted_at
+            rows.append(
+                WorkerLossRow(
+                    at_s=max(0.0, loss.at - self.started_at),
+                    worker=loss.worker + 1,
+                    workers=loss.workers,
+                    pid=loss.pid,
+                    how=loss.how,
+                    users=loss.users,
+                    users_lost=loss.users_lost,
+                    users_left=loss.users_left,
+                    point=point,
+                    restarted_at_s=None if restarted is None else max(0.0, restarted - self.started_at),
+                    restart_error=loss.restart_error,
+                )
+            )
+        self._losses = tuple(rows)
+        return self._losses
 
     def _tasks(self, c: Collected) -> TaskFigures | None:
         """The run's task figures (measure/tasks.py), priced like the cost meter: None with no client traffic."""

@@ -1,8 +1,9 @@
 """The phases of a run (docs/architecture.md): what happens from tick to tick besides collecting.
 
 A plain run measures until its `--duration` (or until `--sessions`/the workload's stop rule has run
-its course, or until quit). A sweep (run/sweep.py) steps through its points. Both see each tick's
-Snapshot and may change the users, end the run, or add their state to the Snapshot.
+its course, or every load worker has died, or until quit). A sweep (run/sweep.py) steps through its
+points. Both see each tick's Snapshot and may change the users, end the run, or add their state to the
+Snapshot.
 """
 
 from __future__ import annotations
@@ -47,4 +48,16 @@ class TimedRun:
             run.request_stop("duration reached")
         elif run.load is not None and run.load.finished:
             run.request_stop("every session has ended")
+        elif every_worker_lost(snap):
+            run.request_stop(EVERY_WORKER_LOST, partial=True)
         return snap
+
+
+EVERY_WORKER_LOST = "every load worker died: no user is left to measure"
+
+
+def every_worker_lost(snap: Snapshot) -> bool:
+    """Whether the load's last worker has died: a plain run restarts none (docs/scale.md), so with none
+    left it measures nothing more and ends, cut short."""
+    losses = snap.run.load_losses
+    return bool(losses) and losses[-1].users_left == 0 and losses[-1].users_lost > 0

@@ -3,7 +3,8 @@
 A window opens at the run's first tick; the run ends as soon as the 95% intervals of its throughput
 and of its p90 interactivity on the frontier's axis (`--frontier-axis`: E2E-normalized by default)
 are each within ±F (checked as a sweep point's are, once 20 requests are
-counted), or at `--duration` (then the longest the run may take), or when its sessions have run out.
+counted), or at `--duration` (then the longest the run may take), or when its sessions have run out
+(or its every load worker has died: cut short).
 The final snapshot carries the window's intervals (`Snapshot.intervals`) and why the run ended; the
 report carries their relative widths over to its whole-run figures.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from agentx_tui.run.phases import RunHandle
+from agentx_tui.run.phases import EVERY_WORKER_LOST, RunHandle, every_worker_lost
 from agentx_tui.snapshot import FrontierAxis, RunIntervals, Snapshot
 from agentx_tui.sweep import NORTH_STAR, PointWindow
 
@@ -48,6 +49,9 @@ class PreciseRun:
             intervals = self._final(window)
             stats.close_window(window.client)
             return snap.model_copy(update={"intervals": intervals})
+        if self._stop_reason is None and every_worker_lost(snap):
+            self._stop_reason = EVERY_WORKER_LOST
+            run.request_stop(EVERY_WORKER_LOST, partial=True)
         if self._stop_reason is None:
             self._check(snap, run, window)
         return snap.model_copy(update={"intervals": self._state(window)})

@@ -4,10 +4,13 @@ Per point: set the users (more are added, none restarted), wait the warm-up, mea
 `point_duration` — or, with `--precision F`, until both 95% half-widths are within F (checked each
 tick once 20 requests are counted; `point_duration` is then the longest) — record the point; then
 the next user count (the list's, or double for `auto`, until a stop rule says the curve is done).
-Each tick the Snapshot carries the sweep's state, so the dashboard draws the frontier as points
-arrive and a recording replays it: the frontier and tier reads on the chosen x-axis (`--frontier-axis`,
-the North Star by default), with the agents per GPU at each tier read on that frontier too, and the
-other view's frontier and tier reads beside them (docs/sweeps.md).
+A load worker that dies mid-point takes its users with it: the point's window is dropped, the users
+restarted in a fresh worker, and the point measured again from a new warm-up; lost again in the same
+point (or not restartable), the sweep stops. Each tick the Snapshot carries the sweep's state, so the
+dashboard draws the frontier as points arrive and a recording replays it: the frontier and tier reads
+on the chosen x-axis (`--frontier-axis`, the North Star by default), with the agents per GPU at each
+tier read on that frontier too, and the other view's frontier and tier reads beside them
+(docs/sweeps.md).
 """
 
 from __future__ import annotations
@@ -73,6 +76,9 @@ class SweepPhases:
         self._closing: tuple[PointWindow, ClientStats] | None = None  # the last point, still counting tokens
         self._users_set_at: float | None = None  # the stats' clock when this point's users were set
         self._stop_reason: str | None = None
+        self._losses_seen = 0  # the run's lost load workers already acted on
+        self._lost_in: dict[int, int] = {}  # a point's index → how often load workers were lost in it
+        self._restarting = False  # the point waits for the lost users to run again
 
     # -- Phases -------------------------------------------------------------------------------------
     def advance(self, snap: Snapshot, run: RunHandle, *, final: bool) -> Snapshot:
@@ -90,6 +96,8 @@ class SweepPhases:
         if run.load is not None and run.load.finished:  # --sessions ran out before the sweep did
             self._stop_reason = self._stop_reason or "every session has ended"
             run.request_stop(f"sweep ended: {self._stop_reason}")
+        if self._held_by_losses(snap, stats, run):
+            return snap.model_copy(update={"sweep": self._state(snap)})
         elapsed = snap.time - self._phase_started
         if self._phase == "warmup" and elapsed >= self.warmup_s:
             self._begin_measure(snap, stats)
@@ -98,6 +106,53 @@ class SweepPhases:
             if self._window_done(self._window, elapsed):
                 self._end_point(snap, stats, run)
         return snap.model_copy(update={"sweep": self._state(snap)})
+
+    def _held_by_losses(self, snap: Snapshot, stats: ClientStats, run: RunHandle) -> bool:
+        """A load worker died (docs/sweeps.md, "A lost load worker"): the point under way is not measured
+        with its users, so its window (if open) is dropped, the lost users restarted in fresh workers, and
+        the point measured again from a new warm-up once they run. Lost again in the same point, or not
+        restartable, the sweep stops. Whether the point is held this tick (waiting, or stopped)."""
+        losses = snap.run.load_losses
+        if self._phase == "done":
+            return False
+        number, users = self._index + 1, self.planned[self._index]
+        if len(losses) > self._losses_seen:
+            self._losses_seen = len(losses)
+            self._lost_in[self._index] = self._lost_in.get(self._index, 0) + 1
+            if self._window is not None:  # measured with fewer users than its label: not a point
+                stats.close_window(self._window.client)
+                self._window = None
+            if self._lost_in[self._index] > 1:
+                self._stop(run, f"load workers lost again in point {number} ({users} users): {losses[-1].words}")
+                return True
+            if run.load is not None:
+                run.load.restart_lost()
+            self._restarting = True
+            self._phase = "warmup"
+            run.events.add(
+                f"sweep point {number} ({users} users): load workers lost; its window is dropped and the point "
+                "measured again once their users run again"
+            )
+        if not self._restarting:
+            return False
+        self._phase_started = snap.time  # its warm-up begins once every user runs again
+        failed = next((loss for loss in losses if loss.restart_error is not None), None)
+        if failed is not None:
+            self._stop(run, f"the load workers lost in point {number} could not be restarted: {failed.restart_error}")
+            return True
+        if any(loss.restarted_at_s is None for loss in losses):
+            return True
+        # (The point's cohort edge stays when its users were set: the fresh worker's users began after it.)
+        self._restarting = False
+        run.events.add(f"sweep point {number}: {users} users run again, warm-up {self.warmup_s:g} s")
+        return False
+
+    def _stop(self, run: RunHandle, reason: str) -> None:
+        """End the sweep early: it could not measure the point under way."""
+        self._stop_reason = reason
+        self._phase = "done"
+        run.events.add(f"sweep ended: {reason}")
+        run.request_stop(f"sweep stopped: {reason}", partial=True)
 
     def _window_done(self, window: PointWindow, elapsed: float) -> bool:
         """Whether the point's window ends now, and why (set on the window)."""

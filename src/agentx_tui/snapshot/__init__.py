@@ -8,7 +8,8 @@ servertime   where a request's time went on the server and how its speculative d
 figures      every figure the tool reports, declared once (`Figures`: the report's vocabulary over a
              window; a sweep point's `PointFigures`)
 figureset    how a figure is declared (`figure`, `declared` reads them back) and written (`FigureSet`)
-rows         the rows a set of figures lists (users, steps, endpoints, task-time bars), the frontier axis
+rows         the rows a set of figures lists (users, steps, endpoints, task-time bars, lost load workers),
+             the frontier axis
 legacy       recordings of earlier versions, read as this one
 rates        which rates a tick shows: the client's when it sends load, else the servers'
 stat         running means and maxima over ticks (the report's and a sweep point's `_mean`/`_max`)
@@ -75,13 +76,16 @@ from agentx_tui.snapshot.rows import (
     TaskTimeBar,
     UserRow,
     UserState,
+    WorkerLossRow,
     idle_bucket,
     idle_place,
+    lost_users_reason,
+    lost_worker_words,
+    restarted_worker_words,
 )
 from agentx_tui.snapshot.servertime import (
     SERVER_TIME_KEYS,
     acceptance_vs_golden,
-    client_ttft_mean,
     server_time_figures,
     totals_server_time,
     ttft_outside_server,
@@ -140,15 +144,18 @@ __all__ = [
     "TierRead",
     "UserRow",
     "UserState",
+    "WorkerLossRow",
     "acceptance_vs_golden",
     "cache_figures",
-    "client_ttft_mean",
     "declared",
     "figure",
     "histogram_quantile",
     "idle_bucket",
     "idle_place",
+    "lost_users_reason",
+    "lost_worker_words",
     "prompt_shares",
+    "restarted_worker_words",
     "server_time_figures",
     "totals_server_time",
     "totals_since",

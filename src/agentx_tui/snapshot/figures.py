@@ -52,6 +52,7 @@ from agentx_tui.snapshot.rows import (
     StepRow,
     TaskTimeBar,
     UserRow,
+    WorkerLossRow,
 )
 
 # A list entry is read as its model where it fits, else kept as the JSON object it is (an older
@@ -62,6 +63,7 @@ Endpoint = Annotated[EndpointRow | JsonObject, _MODEL_FIRST]
 User = Annotated[UserRow | JsonObject, _MODEL_FIRST]
 Step = Annotated[StepRow | JsonObject, _MODEL_FIRST]
 Retention = Annotated[RetentionRow | JsonObject, _MODEL_FIRST]
+LostWorker = Annotated[WorkerLossRow | JsonObject, _MODEL_FIRST]
 
 
 def _north_star(percentile: str, *, interval: bool = False) -> Any:
@@ -91,12 +93,24 @@ class Figures(FigureSet):
     output_scale: float | None = figure("", "--output-scale: every answer's length was this times its own (1: as is)")
     started_at: float | None = figure("unix time, s", "when the run's first sample was taken")
     ended_at: float | None = figure("unix time, s", "when its last sample was taken")
-    duration_s: float | None = figure(SECONDS, "first sample to last sample", summary=True)
+    duration_s: float | None = figure(
+        SECONDS,
+        "first sample (taken as the load starts) to last (taken once the requests in flight at the stop have "
+        "finished): the window every rate and total of the report is over",
+        summary=True,
+    )
+    drain_s: float | None = figure(
+        SECONDS,
+        "the end of duration_s after the run was stopped: the tick that stopped it to the last sample, while the "
+        "requests then in flight finished (they are counted)",
+    )
     samples: int | None = figure(COUNT, "ticks (snapshots) the report is built from")
-    partial: bool | None = figure("", "true when the run was cut short (a signal, a server that died)")
-    partial_reason: str | None = figure("", "why the run was cut short")
-    users: int | None = figure(COUNT, "concurrent users (agent sessions) at the end")
-    users_max: int | None = figure(COUNT, "the most concurrent users at any tick")
+    partial: bool | None = figure(
+        "", "true when the run was cut short (a signal, a server that died) or lost users (a load worker died)"
+    )
+    partial_reason: str | None = figure("", "why the run was cut short or lost users")
+    users: int | None = figure(COUNT, "concurrent users (agent sessions) driven at the end")
+    users_max: int | None = figure(COUNT, "the most concurrent users driven at any tick")
     gpus: int | None = figure(COUNT, "GPUs behind the target (the per-GPU figures' divisor)")
     gpus_source: str | None = figure("", "where the GPU count came from: --gpus, NVML, DCGM series, a profile")
 
@@ -146,12 +160,44 @@ class Figures(FigureSet):
     ttft_p50_s: float | None = figure(SECONDS, "time to first token, p50", better="lower", summary=True)
     ttft_p90_s: float | None = figure(SECONDS, "time to first token, p90", better="lower", compare=SHOW, summary=True)
     ttft_p99_s: float | None = figure(SECONDS, "time to first token, p99", better="lower")
+    ttft_s_mean: float | None = figure(SECONDS, "time to first token, mean (Σ TTFT ÷ requests, exact)", better="lower")
     itl_p50_s: float | None = figure(SECONDS, "gap between content tokens, pooled over tokens, p50", better="lower")
     itl_p90_s: float | None = figure(
         SECONDS, "gap between content tokens, pooled over tokens, p90", better="lower", compare=SHOW, summary=True
     )
     itl_p99_s: float | None = figure(SECONDS, "gap between content tokens, pooled over tokens, p99", better="lower")
     e2e_p90_s: float | None = figure(SECONDS, "a request's start to its last content token, p90", better="lower")
+
+    # --- where the time went: r_i = TTFT_i/OSL_i + decode_i/OSL_i (docs/metrics.md) -----------------
+    north_star_ttft_share: float | None = figure(
+        FRACTION,
+        "of the requests with r_i ≥ p90 of r_i (they set the North Star): Σ TTFT_i/OSL_i ÷ Σ r_i",
+        compare=SHOW,
+        summary=True,
+    )
+    north_star_stall_share: float | None = figure(
+        FRACTION,
+        "of the same requests: Σ stall excess_i/OSL_i ÷ Σ r_i (1 − it − the first-token share: decode)",
+        better="lower",
+        compare=SHOW,
+    )
+    median_ttft_share: float | None = figure(
+        FRACTION, "of the requests with r_i ≥ p50 of r_i: Σ TTFT_i/OSL_i ÷ Σ r_i", compare=SHOW
+    )
+    output_tokens_p50: int | float | None = figure(
+        TOKENS, "a request's output tokens (OSL), p50 of the exact counts", compare=SHOW, summary=True
+    )
+    decode_stall_share: float | None = figure(
+        FRACTION,
+        "Σ (stalled event gap − its request's median gap) ÷ Σ decode spans (first → last token); a stall: "
+        "a gap > 3 × that median",
+        better="lower",
+        compare=SHOW,
+        summary=True,
+    )
+    decode_stalls_per_request: float | None = figure(
+        "stalls/request", "decode stalls ÷ streamed requests", better="lower", compare=SHOW
+    )
 
     # --- requests ---------------------------------------------------------------------------------
     requests_completed: int | float | None = figure(
@@ -162,7 +208,9 @@ class Figures(FigureSet):
         FRACTION, "failed / (completed + failed) requests", better="lower", compare=SHOW, summary=True
     )
     errors_by_kind: dict[str, int] | None = figure("", "failed or retried attempts by kind")
-    sessions_started: int | None = figure(COUNT, "sessions that ran to their end or to the model's context")
+    sessions_ended: int | None = figure(
+        COUNT, "sessions that ended: ran all their steps, or stopped at the model's context (sessions_started before)"
+    )
     sessions_completed: int | None = figure(COUNT, "sessions that ran all their steps")
 
     # --- the prefix cache ----------------------------------------------------------------------
@@ -418,6 +466,9 @@ class Figures(FigureSet):
     client_loop_lag_p99_s: float | None = figure(SECONDS, "the load generator's event-loop lag, p99")
     client_saturated: bool | None = figure("", "true when the load generator itself limited the figures")
     client_saturated_reason: str | None = figure("", "why the load generator was saturated, in words")
+    users_lost: int | None = figure(
+        COUNT, "users whose load worker died during the run, summed over the losses (restarted or not)"
+    )
 
     # --- your own traffic: --proxy, --capture ------------------------------------------------------
     proxied_requests: int | None = proxy_figure(COUNT, "model calls the proxy forwarded", summary=True)
@@ -431,7 +482,12 @@ class Figures(FigureSet):
 
     # --- lists ---------------------------------------------------------------------------------------
     endpoints: list[Endpoint] | None = figure("", "the same server figures per endpoint")
-    users_detail: list[User] | None = figure("", "one row per user or real session")
+    users_detail: list[User] | None = figure(
+        "", "one row per user or real session: its counts at the end, its state when the run was stopped"
+    )
+    worker_losses: list[LostWorker] | None = figure(
+        "", "each load worker that died {at_s, worker, how, users_lost, users_left, point, restarted_at_s, …}"
+    )
 
     # --- AgentX validity (docs/sweeps.md, "AgentX validity") -------------------------------------------
     agentx_valid: bool | None = agentx_figure(

@@ -27,7 +27,7 @@ from agentx_tui.snapshot.base import Frozen
 from agentx_tui.snapshot.buckets import histogram_quantile
 from agentx_tui.snapshot.figures import Figures, PointFigures, RunIntervals, TierRead
 from agentx_tui.snapshot.legacy import client_figures_of_older
-from agentx_tui.snapshot.rows import FrontierAxis, RooflineBound, StepRow, UserRow
+from agentx_tui.snapshot.rows import FrontierAxis, RooflineBound, StepRow, UserRow, WorkerLossRow
 
 SCHEMA_VERSION = 1
 # What kind of server an endpoint is: decided by the attach probe, refined by the metric names it serves.
@@ -506,7 +506,10 @@ class RunInfo(Frozen):
     simulated: bool = False
     workload: str = "none"
     output_scale: float = 1.0  # --output-scale: every answer's length × this (1 in older recordings)
-    users: int = 0
+    users: int = 0  # the users driven now: those asked for, less the users of load workers that died
+    # Every load worker that died so far (docs/scale.md): when, how, the users it took with it, and
+    # whether a fresh worker took them again.
+    load_losses: tuple[WorkerLossRow, ...] = ()
     state: RunState = "starting"
     started_at: float = 0.0  # unix time of the run's first tick
     refresh_s: float = 1.0

@@ -1,9 +1,11 @@
 """The rows a set of figures lists (users, steps of the step curve, the retention curve, endpoints,
-task-time bars) and the frontier's axis: small models shared by the tick's Snapshot and the report's figures."""
+task-time bars, lost load workers) and the frontier's axis: small models shared by the tick's Snapshot
+and the report's figures."""
 
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
@@ -68,6 +70,68 @@ class StepRow(Frozen):
     ttft_p90_s: float | None = None
     e2e_p50_s: float | None = None
     e2e_p90_s: float | None = None
+
+
+class WorkerLossRow(Frozen):
+    """A load worker that died during the run (docs/scale.md, "A lost load worker"): when it was seen, how
+    it ended, the users it drove, and whether a fresh worker took them again. The report's `worker_losses`
+    lists them; `at_s` and `restarted_at_s` are run-elapsed seconds, `point` the sweep point (1-based) it
+    was lost in (None in a plain run)."""
+
+    at_s: float
+    worker: int  # 1-based, of `workers`
+    workers: int
+    pid: int | None = None  # None for a Ray actor whose process id is not known
+    how: str  # how it ended, in words: "SIGKILL", "exit code 1", "Ray actor died: …"
+    users: int  # the run's users then
+    users_lost: int  # its share of them
+    users_left: int  # the users the other workers still drove
+    point: int | None = None
+    restarted_at_s: float | None = None  # when a fresh worker took its users again; None: never
+    restart_error: str | None = None  # why a fresh worker could not be started
+
+    @property
+    def words(self) -> str:
+        """The loss in one sentence, as the log and the headless output say it when it happens."""
+        return lost_worker_words(
+            self.worker, self.workers, self.pid, self.how, self.users_lost, self.users_left, self.users
+        )
+
+
+def lost_worker_words(worker: int, workers: int, pid: int | None, how: str, lost: int, left: int, users: int) -> str:
+    """ "load worker 2 of 2 (pid 1234) died (SIGKILL): its 8 users are gone; 8 of 16 remain": one rule for the
+    pool's event and the headless line (`worker` 1-based)."""
+    process = f" (pid {pid})" if pid is not None else ""
+    gone = f"its {lost} user is gone" if lost == 1 else f"its {lost} users are gone"
+    return f"load worker {worker} of {workers}{process} died ({how}): {gone}; {left} of {users} remain"
+
+
+def restarted_worker_words(worker: int, workers: int, pid: int | None, users: int) -> str:
+    """ "load worker 2 of 2 restarted (pid 1240): its 8 users run again": the pool's event and the headless
+    line when a fresh worker takes a lost one's users (`pid`: the fresh worker's, where known)."""
+    process = f" (pid {pid})" if pid is not None else ""
+    back = f"its {users} user runs again" if users == 1 else f"its {users} users run again"
+    return f"load worker {worker} of {workers} restarted{process}: {back}"
+
+
+def lost_users_reason(losses: Sequence[WorkerLossRow]) -> str | None:
+    """Why the run's load was not what it says, in words: the lost workers whose users no fresh worker
+    took again (a plain run never restarts one; a sweep that stopped could not). None when there are none:
+    one rule for the report's `partial` and AgentX's `load_workers` rule."""
+    kept = [loss for loss in losses if loss.restarted_at_s is None]
+    if not kept:
+        return None
+    first = kept[0]
+    if len(kept) == 1:
+        return (
+            f"load worker {first.worker} of {first.workers} died at {first.at_s:.0f} s ({first.how}): "
+            f"{first.users_lost} of {first.users} users were not driven from then on"
+        )
+    lost = sum(loss.users_lost for loss in kept)
+    return (
+        f"{len(kept)} load workers died (the first at {first.at_s:.0f} s, {first.how}): "
+        f"{lost} users were not driven from then on"
+    )
 
 
 # Which ceiling of the roofline binds (docs/metrics.md, "Roofline"): the larger of MFU and MBU.

@@ -26,7 +26,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from agentx_tui.snapshot.figures import Figures
 from agentx_tui.snapshot.model import EndpointTotals
 from agentx_tui.snapshot.stat import ratio
 
@@ -91,13 +90,6 @@ def ttft_outside_server(
     if ttft_mean_s is None or queue_mean_s is None or prefill_mean_s is None:
         return None
     return ttft_mean_s - (queue_mean_s + prefill_mean_s)
-
-
-def client_ttft_mean(client: Figures) -> float | None:
-    """The client's exact TTFT mean over a stretch (Σ TTFT ÷ requests with a first token), as its
-    figures carry it (`ttft_s_mean`); None where they do not."""
-    value = getattr(client, "ttft_s_mean", None)
-    return float(value) if isinstance(value, int | float) else None
 
 
 def acceptance_vs_golden(measured: float | None, golden: float | None) -> float | None:

@@ -14,6 +14,8 @@ and AIPerf's `inferencex-agentx-mvp` scenario, which stamps `submission_valid`),
   DRAM (at most 3 TB per server when the SKU has no standard DRAM) × the GPUs the configuration uses ÷
   the GPUs in the server;
 - the run was not cut short (AIPerf: `run_cancelled`);
+- every user was driven to the end: no load worker died taking its users with it, unless a sweep
+  restarted them and measured the point again;
 - each session keeps its own pacing and answer lengths (AIPerf forbids per-turn delay caps and locks
   `ignore_eos`): no `--max-think`, no `--output-scale`;
 - speculative decoding, when the server does it, accepts as the golden acceptance length of the model at
@@ -30,6 +32,7 @@ once.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -40,6 +43,8 @@ from agentx_tui.snapshot import (
     PointFigures,
     RuleState,
     Snapshot,
+    WorkerLossRow,
+    lost_users_reason,
     totals_server_time,
 )
 from agentx_tui.sweep.axes import DECODE, NORTH_STAR
@@ -88,6 +93,9 @@ class AgentXSetup:
     max_think_s: float | None = None  # --max-think
     offload: KvOffload = field(default_factory=lambda: KvOffload(None, source="the server does not say"))
     memory: ServerMemory = field(default_factory=ServerMemory)
+    # The run sends load of its own (simulated users, a trace, session files). A run that only observes,
+    # or only relays real agents' calls through --proxy, has no point of its own to judge.
+    sends_load: bool = True
 
     @property
     def test_rule(self) -> bool:
@@ -98,8 +106,8 @@ def judge(
     snap: Snapshot, setup: AgentXSetup, *, final: bool = False, partial_reason: str | None = None
 ) -> AgentXVerdict | None:
     """The run's AgentX verdict as of `snap` (`final`: its last tick); None when it sends no load of its
-    own (observing only: there is no point to judge)."""
-    if snap.client is None:
+    own (observing only, or only real agents' calls through --proxy: there is no point of its own to judge)."""
+    if snap.client is None or not setup.sends_load:
         return None
     sweep = snap.sweep
     if sweep is not None:
@@ -114,6 +122,7 @@ def judge(
     rules += [
         _offload(setup, snap.cost.gpus),
         _complete(partial_reason, final=final),
+        _load_workers(snap.run.load_losses, final=final),
         _think_time(setup.max_think_s),
         _answer_length(snap.run.output_scale),
         _golden_acceptance(_acceptances(snap), final=final),
@@ -261,6 +270,22 @@ def _complete(partial_reason: str | None, *, final: bool) -> AgentXRule:
     if final:
         return _rule("complete", "met", "the run ran to its end", "not cut short")
     return _rule("complete", "pending", "the run ran to its end", "still running")
+
+
+def _load_workers(losses: Sequence[WorkerLossRow], *, final: bool) -> AgentXRule:
+    """Every user driven to the end: a load worker that died took its users with it, and a point measured
+    with fewer users than its label is another operating point. A sweep restarts the lost users and
+    measures the point again (docs/sweeps.md); a loss no fresh worker made good breaks the rule."""
+    if (lost := lost_users_reason(losses)) is not None:
+        return _rule("load_workers", "broken", "load workers lost", lost)
+    met = "every user driven to the end"
+    if losses:
+        restarted = "1 lost load worker" if len(losses) == 1 else f"{len(losses)} lost load workers"
+        detail = f"{restarted} restarted, the points they were lost in measured again"
+        return _rule("load_workers", "met" if final else "pending", met, detail)
+    if final:
+        return _rule("load_workers", "met", met, "no load worker lost")
+    return _rule("load_workers", "pending", met, "no load worker lost so far")
 
 
 def _think_time(max_think_s: float | None) -> AgentXRule:

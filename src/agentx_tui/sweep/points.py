@@ -26,7 +26,6 @@ from agentx_tui.snapshot import (
     Snapshot,
     acceptance_vs_golden,
     cache_figures,
-    client_ttft_mean,
     totals_server_time,
     totals_since,
     ttft_outside_server,
@@ -251,7 +250,7 @@ def _server_time(server: EndpointTotals, agg: EndpointFigures | None, client: Fi
         "spec_golden_source": agg.spec_golden_source if agg else None,
         "spec_acceptance_vs_golden": acceptance_vs_golden(figures["spec_acceptance_length"], golden),
         "ttft_outside_server_s_mean": ttft_outside_server(
-            client_ttft_mean(client), figures["server_queue_s_mean"], figures["server_prefill_s_mean"]
+            client.ttft_s_mean, figures["server_queue_s_mean"], figures["server_prefill_s_mean"]
         ),
     }
 

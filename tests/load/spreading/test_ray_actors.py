@@ -12,6 +12,8 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import httpx
 import pytest
@@ -19,6 +21,7 @@ import pytest
 from agentx_tui.engine import free_port
 from agentx_tui.errors import UsageError
 from agentx_tui.load.spreading import ray_actors
+from agentx_tui.load.spreading.protocol import Command
 
 RAY = shutil.which("ray", path=str(Path(sys.executable).parent))
 
@@ -52,6 +55,49 @@ def test_ray_not_installed_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(ray_actors.importlib, "import_module", refuse)
     with pytest.raises(UsageError, match=r"--ray needs Ray, which is not installed.*agentx-tui\[ray\]"):
         ray_actors.import_ray()
+
+
+class _Method:
+    """An actor method: `.remote(...)` is awaited for its result (or its error)."""
+
+    def __init__(self, result: object) -> None:
+        self.result = result
+
+    def remote(self, *args: object) -> Any:
+        async def answer() -> object:
+            if isinstance(self.result, BaseException):
+                raise self.result
+            return self.result
+
+        return answer()
+
+
+class _DyingRay:
+    """`ray` as `RayWorker` uses it, for an actor that starts (in process 4321) and then dies."""
+
+    def __init__(self) -> None:
+        died = RuntimeError("The actor died unexpectedly before finishing this task.\n\tclass_name: LoadActor")
+        self.actor = SimpleNamespace(start=_Method(4321), collect=_Method(died))
+        self.killed: list[object] = []
+
+    def remote(self, **options: object) -> Any:
+        return lambda cls: SimpleNamespace(remote=lambda spec: self.actor)
+
+    def kill(self, actor: object) -> None:
+        self.killed.append(actor)
+
+
+async def test_a_ray_actor_that_dies_is_named_by_its_process_and_rays_words() -> None:
+    ray = _DyingRay()
+    worker = ray_actors.RayWorker(ray, SimpleNamespace(index=1))  # type: ignore[arg-type]
+    await worker.started(5)
+    assert worker.pid == 4321 and worker.alive()
+    with pytest.raises(ConnectionError):
+        await worker.call(Command.COLLECT)
+    assert not worker.alive()
+    assert await worker.ended() == "Ray actor died: The actor died unexpectedly before finishing this task."
+    await worker.close()
+    assert ray.killed == [ray.actor]
 
 
 @pytest.mark.slow

@@ -64,6 +64,11 @@ class LoopContext:
         budget = self.settings.sessions
         return None if budget is not None and session_id >= budget else session_id
 
+    @property
+    def sessions_taken(self) -> int:
+        """How many session ids this driver has handed out (the next is `ids.id(sessions_taken)`)."""
+        return self._session_seq
+
     def stop_rule_hit(self) -> bool:
         """No new session may start: `--sessions` is used up, or the workload's own stop rule holds."""
         if self.next_session_id() is None:

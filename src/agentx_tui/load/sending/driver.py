@@ -180,6 +180,11 @@ class Driver:
         return self._workload
 
     @property
+    def sessions_taken(self) -> int:
+        """Session ids handed out so far, over every workload this driver has run."""
+        return self._ctx.sessions_taken
+
+    @property
     def in_flight(self) -> int:
         return self._ctx.sender.in_flight
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from agentx_tui.load.sending import Driver, HealthProbe
 from agentx_tui.load.spreading.client_health import HealthBook
 from agentx_tui.load.spreading.driven import DriverControls
-from agentx_tui.load.spreading.generator import LoadSample
+from agentx_tui.load.spreading.generator import LoadSample, WorkerLoss
 from agentx_tui.measure import ClientStats
 
 
@@ -28,6 +28,13 @@ class LocalLoad(DriverControls):
     @property
     def users(self) -> int:
         return self.driver.users
+
+    # One process: it cannot lose a worker and go on.
+    users_lost = 0
+    losses: tuple[WorkerLoss, ...] = ()
+
+    def restart_lost(self) -> None:
+        """Nothing to restart: the users run in this process."""
 
     @property
     def paused(self) -> bool:

@@ -12,8 +12,13 @@ in the right seconds). Reports are merged into the run's one `ClientStats` (fini
 requests, ended sessions: figures merged exactly, whatever the number of workers), the users table
 (its first rows by user), the session states and the client's health (`HealthBook`, with this
 process's own). A Ray actor's times are on another node's clock: the pool moves them onto its own.
-Live controls (users, pause, resume, a new workload) go to every worker; a worker that exits is gone
-with its users, and the figures cover the others.
+Live controls (users, pause, resume, a new workload) go to every worker.
+
+A worker that dies (its pipe closes, a Ray call fails: seen at the tick's question, so within a tick)
+is a `WorkerLoss`: which worker, its process, how it ended (the signal, the exit code, Ray's words), the
+users it took with it and those left, said in the log at once. Its users are gone until `restart_lost`
+starts a fresh worker in its place (a sweep does, docs/sweeps.md; a plain run does not): the same index
+and share of the users, its session ids past those its predecessor took, so it replays none of them.
 """
 
 from __future__ import annotations
@@ -30,12 +35,14 @@ from agentx_tui.engine.info import ServerInfo
 from agentx_tui.errors import TargetError
 from agentx_tui.load.sending import Driver, HealthProbe, LoadSettings
 from agentx_tui.load.spreading.client_health import HealthBook
-from agentx_tui.load.spreading.generator import LoadSample
+from agentx_tui.load.spreading.generator import LoadSample, WorkerLoss
 from agentx_tui.load.spreading.process import ProcessWorker
 from agentx_tui.load.spreading.protocol import Command, WorkerHandle, WorkerReport, WorkerSpec
+from agentx_tui.load.spreading.worker import share
 from agentx_tui.load.workload import PreparedWorkload
+from agentx_tui.load.workload.text import TokenModel
 from agentx_tui.measure import ClientStats, Completed
-from agentx_tui.snapshot import USERS_SHOWN
+from agentx_tui.snapshot import USERS_SHOWN, lost_worker_words, restarted_worker_words
 
 _REPLY_TIMEOUT_S = 5.0  # a worker that does not answer a control (drain, stop) within this is stuck
 _STOP_TIMEOUT_S = 10.0
@@ -82,11 +89,28 @@ class WorkerPool:
         self._paused = False
         self._gone: set[int] = set()
         self._offsets: dict[int, float] = {}  # main clock − a remote worker's clock, per worker
+        self._models: dict[str, TokenModel] = {}  # the calibration, for a worker started in place of one lost
+        self._losses: list[WorkerLoss] = []
+        self._down: dict[int, int] = {}  # a worker index whose worker died, not yet replaced → its `_losses` entry
+        self._restarts: dict[int, asyncio.Task[None]] = {}
+        # Per worker index: where in its stride the running worker's ids began (its spec's `resume_at`),
+        # and how far they are taken (that plus the sessions it reported taking): a fresh worker in its
+        # place begins past them.
+        self._resumed: dict[int, int] = {}
+        self._taken: dict[int, int] = {}
 
     # -- LoadGenerator ---------------------------------------------------------------------------
     @property
     def users(self) -> int:
         return self._users
+
+    @property
+    def users_lost(self) -> int:
+        return sum(share(self._users, index, self.workers) for index in self._down)
+
+    @property
+    def losses(self) -> tuple[WorkerLoss, ...]:
+        return tuple(self._losses)
 
     @property
     def paused(self) -> bool:
@@ -101,22 +125,19 @@ class WorkerPool:
         # Calibrate once, here: every worker gets the same token models and sends the same text.
         probe = Driver(self._workload, self._servers, replace(self._settings, users=0))
         await probe.start()
-        models = probe.token_models
+        self._models = probe.token_models
         await probe.stop()
         self._probe.start()
-        settings = replace(self._settings, users=self._users)
-        specs = [
-            WorkerSpec(i, self.workers, self._workload, self._servers, models, settings) for i in range(self.workers)
-        ]
+        specs = [self._spec(i) for i in range(self.workers)]
         spawn = self._spawn or ProcessWorker
         handles: list[WorkerHandle] = []
         try:
             handles.extend(spawn(spec) for spec in specs)
             await asyncio.gather(*(h.started(_START_TIMEOUT_S) for h in handles))
         except BaseException as exc:
-            self._handles = handles
-            await self.stop()  # the workers that did start
-            self._handles = []  # nothing left to ask: the run's drain and stop must not wait on them
+            # The workers that did start are stopped, unseen by the ticks: a worker of a start that failed
+            # is not a worker the run lost.
+            await self._stop_workers(handles)
             if isinstance(exc, OSError):  # no process could be made (a limit on processes or memory)
                 raise TargetError(
                     f"Could not start {self.workers} load worker processes ({exc.strerror or exc}).",
@@ -132,12 +153,29 @@ class WorkerPool:
         if self.on_event is not None:
             self.on_event(line)
 
+    def _spec(self, index: int) -> WorkerSpec:
+        settings = replace(self._settings, users=self._users)
+        resume_at = self._resumed[index] = self._taken.get(index, 0)
+        return WorkerSpec(
+            index, self.workers, self._workload, self._servers, self._models, settings, resume_at=resume_at
+        )
+
     async def stop(self) -> None:
+        for task in self._restarts.values():  # a fresh worker still starting: it closes itself
+            task.cancel()
+        await asyncio.gather(*self._restarts.values(), return_exceptions=True)
+        self._restarts.clear()
         if self._pending:  # reports already asked for: merge them, they hold finished requests
             await self._collect_all(timeout_s=_REPLY_TIMEOUT_S)
         for task in self._pending.values():
             task.cancel()
         self._pending.clear()
+
+        await self._stop_workers(self._handles)
+        await self._probe.stop()
+
+    async def _stop_workers(self, handles: list[WorkerHandle]) -> None:
+        """Stop each of `handles` that runs, merging its final report."""
 
         async def stop_one(handle: WorkerHandle) -> None:
             with contextlib.suppress(ConnectionError, TimeoutError, OSError):
@@ -146,8 +184,7 @@ class WorkerPool:
                     self._merge(final)
             await handle.close()
 
-        await asyncio.gather(*(stop_one(h) for h in self._handles if h.alive()), return_exceptions=True)
-        await self._probe.stop()
+        await asyncio.gather(*(stop_one(h) for h in handles if h.alive()), return_exceptions=True)
 
     async def drain(self, timeout_s: float) -> bool:
         self.pause()
@@ -185,6 +222,52 @@ class WorkerPool:
     def reset_window(self) -> None:
         self.stats.reset_window(time.monotonic())
 
+    def restart_lost(self) -> None:
+        for index in self._down:
+            if index not in self._restarts:
+                self._restarts[index] = asyncio.create_task(self._restart(index), name=f"agentx-restart-{index}")
+
+    async def _restart(self, index: int) -> None:
+        """A fresh worker in place of lost worker `index`: its share of the users (as many as the run has
+        now), its session ids past its predecessor's; said in the log whether it starts or not."""
+        number = index + 1
+        spec = self._spec(index)
+        handle: WorkerHandle | None = None
+        try:
+            handle = (self._spawn or ProcessWorker)(spec)
+            await handle.started(_START_TIMEOUT_S)
+        except asyncio.CancelledError:  # the run is stopping: the worker stops once it has started
+            if handle is not None:
+                handle.tell(Command.STOP)
+                await handle.close()
+            raise
+        except (TargetError, OSError) as exc:
+            if handle is not None:
+                await handle.close()
+            why = str(exc).rstrip(".")
+            self._losses[self._down[index]] = replace(self._losses[self._down[index]], restart_error=why)
+            left = self._users - self.users_lost
+            self._emit(
+                f"load worker {number} of {self.workers} could not be restarted: {why}; "
+                f"{left} of {self._users} users remain"
+            )
+            return
+        finally:
+            self._restarts.pop(index, None)
+        # What changed while it started: the users, a pause, the workload.
+        handle.tell(Command.USERS, self._users)
+        if self._paused:
+            handle.tell(Command.PAUSE)
+        if self._workload is not spec.workload:
+            handle.tell(Command.WORKLOAD, self._workload)
+        self._handles = [handle if h.index == index else h for h in self._handles]
+        self._gone.discard(index)
+        self._offsets.pop(index, None)  # a new process (or node): its clock's offset is measured anew
+        position = self._down.pop(index)
+        self._losses[position] = replace(self._losses[position], restarted_at=time.time())
+        back = restarted_worker_words(number, self.workers, handle.pid, share(self._users, index, self.workers))
+        self._emit(f"{back}; {self._users - self.users_lost} of {self._users} running")
+
     async def sample(self) -> LoadSample:
         await self._collect_all(timeout_s=0.25)
         now = time.monotonic()
@@ -216,10 +299,12 @@ class WorkerPool:
             if not task.done():
                 continue
             del self._pending[index]
+            if task.cancelled():  # asked no more (the pool is stopping): not an answer either way
+                continue
             try:
                 report = task.result()
-            except (ConnectionError, OSError, asyncio.CancelledError):
-                self._worker_gone(index)
+            except (ConnectionError, OSError):  # its pipe closed, its actor is gone: the worker died
+                await self._worker_gone(index)
                 continue
             if isinstance(report, WorkerReport):
                 self._merge(report)
@@ -239,13 +324,31 @@ class WorkerPool:
             self.stats.session_ended(how, tree)
         for event in report.events:
             self._emit(event)
+        self._taken[report.index] = self._resumed.get(report.index, 0) + report.sessions_taken
         self._last[report.index] = report
 
-    def _worker_gone(self, index: int) -> None:
-        if index not in self._gone:
-            self._gone.add(index)
-            self._last.pop(index, None)
-            self._emit(f"load worker {index} exited: its users are gone; the figures cover the others")
+    async def _worker_gone(self, index: int) -> None:
+        """Worker `index` stopped answering: it died. Count its users as lost and say so, at once."""
+        handle = next((h for h in self._handles if h.index == index), None)
+        if handle is None or index in self._gone:
+            return
+        self._gone.add(index)
+        self._last.pop(index, None)
+        lost = share(self._users, index, self.workers)
+        # Each of its users may have taken one more session since it last reported: skip those too.
+        self._taken[index] = self._taken.get(index, 0) + lost
+        position = self._down[index] = len(self._losses)
+        left = self._users - self.users_lost
+        # Counted before it is asked how it ended: a tick cancelled meanwhile (the run stopping) loses nothing.
+        self._losses.append(
+            WorkerLoss(index, self.workers, handle.pid, "it stopped answering", self._users, lost, left, time.time())
+        )
+        try:
+            self._losses[position] = replace(self._losses[position], how=await handle.ended())
+            await handle.close()
+        finally:
+            how = self._losses[position].how
+            self._emit(lost_worker_words(index + 1, self.workers, handle.pid, how, lost, left, self._users))
 
 
 def _shifted(done: Completed, shift: float) -> Completed:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import multiprocessing
+import signal
 import threading
 from multiprocessing.connection import Connection
 from typing import Any
@@ -20,13 +21,24 @@ from agentx_tui.load.spreading.protocol import ANSWERS, Command, WorkerAnswer, W
 from agentx_tui.load.spreading.worker import WorkerCore
 
 _STOP_TIMEOUT_S = 10.0
+_ENDED_WAIT_S = 2.0  # for a worker whose pipe closed to be reaped (it is being torn down)
 _START_HINT = "Check that the servers answer, or run with --workers 1 to load from this process."
+
+
+def exit_words(code: int | None) -> str:
+    """A worker process's end in words: the signal that killed it ("SIGKILL"), or its exit code."""
+    if code is None:
+        return "still running"
+    if code < 0:
+        try:
+            return signal.Signals(-code).name
+        except ValueError:
+            return f"signal {-code}"
+    return f"exit code {code}"
 
 
 def worker_main(conn: Connection, spec: WorkerSpec) -> None:
     """A worker process: run `WorkerCore` and answer the main process's commands until `stop`."""
-    import signal
-
     # Ctrl-C in the terminal reaches the whole process group: the main process decides what stops.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
@@ -93,6 +105,7 @@ class ProcessWorker:
             target=worker_main, args=(child, spec), name=f"agentx-worker-{spec.index}", daemon=True
         )
         self.process.start()
+        self.pid: int | None = self.process.pid
         child.close()
         self._loop = asyncio.get_running_loop()
         self._answers: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
@@ -138,6 +151,15 @@ class ProcessWorker:
 
     def alive(self) -> bool:
         return self.process.is_alive()
+
+    async def ended(self) -> str:
+        # Its pipe closes as the kernel tears the process down, a moment before it can be reaped.
+        await asyncio.to_thread(self.process.join, _ENDED_WAIT_S)
+        if self.process.is_alive():  # its pipe broke, yet it runs: it cannot be told anything any more
+            self.process.kill()
+            await asyncio.to_thread(self.process.join, _ENDED_WAIT_S)
+            return "its pipe broke; killed"
+        return exit_words(self.process.exitcode)
 
     async def close(self) -> None:
         await asyncio.to_thread(self.process.join, _STOP_TIMEOUT_S)

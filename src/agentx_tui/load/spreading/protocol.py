@@ -57,6 +57,9 @@ class WorkerSpec:
     servers: tuple[ServerInfo, ...]
     token_models: dict[str, TokenModel]
     settings: LoadSettings  # the run's: users (the worker takes its share), seed, nonce, key, …
+    # Where its ids begin in its stride: 0, or for a worker restarted in place of one that died, past
+    # the sessions that one took, so it replays none of them again (docs/scale.md).
+    resume_at: int = 0
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,7 @@ class WorkerReport:
     finished: bool
     events: list[str]
     now: float = 0.0  # the worker's `time.monotonic()` when it reported (another node's clock, with Ray)
+    sessions_taken: int = 0  # sessions its driver has taken so far (a restarted worker begins past them)
 
 
 class WorkerHandle(Protocol):
@@ -83,6 +87,7 @@ class WorkerHandle(Protocol):
     index: int
     # Whether the worker's clock is another node's: its times are then moved onto the main clock.
     remote_clock: bool
+    pid: int | None  # its process id, once known (None: a Ray actor not started yet)
 
     async def started(self, timeout_s: float) -> None:
         """Until the worker has started; `TargetError` (one sentence) when it cannot."""
@@ -97,5 +102,10 @@ class WorkerHandle(Protocol):
         ...
 
     def alive(self) -> bool: ...
+
+    async def ended(self) -> str:
+        """How a worker that stopped answering ended, in words ("SIGKILL", "exit code 1", "Ray actor died:
+        …"); one whose process still runs is killed first (it cannot be spoken to any more)."""
+        ...
 
     async def close(self) -> None: ...

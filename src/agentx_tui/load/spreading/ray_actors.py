@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import os
 import sys
 from types import ModuleType
 from typing import Any
@@ -92,10 +93,11 @@ class LoadActor:
         self.spec = spec
         self.core: WorkerCore | None = None
 
-    async def start(self) -> str:
+    async def start(self) -> int:
+        """Start the users; returns the actor's process id (the pool names it if the actor dies)."""
         self.core = WorkerCore(self.spec)
         await self.core.start()
-        return "started"
+        return os.getpid()
 
     def _core(self) -> WorkerCore:
         assert self.core is not None, "start() first"
@@ -136,19 +138,23 @@ class RayWorker:
         remote = ray.remote(num_cpus=1, scheduling_strategy="SPREAD", max_restarts=0)(LoadActor)
         self._actor = remote.remote(spec)
         self._alive = True
+        self.pid: int | None = None
+        self._death = "Ray actor died"  # what Ray said when a call failed
 
     async def started(self, timeout_s: float) -> None:
         try:
-            await asyncio.wait_for(self._actor.start.remote(), timeout_s)
+            pid = await asyncio.wait_for(self._actor.start.remote(), timeout_s)
         except Exception as exc:
             self._alive = False
             raise TargetError(f"Ray load worker {self.index} could not start: {exc}") from exc
+        self.pid = pid if isinstance(pid, int) else None
 
     async def call(self, command: Command, *args: Any) -> Any:
         try:
             return await getattr(self._actor, command.value).remote(*args)
         except Exception as exc:  # RayActorError, a lost node: the pool counts this worker as gone
             self._alive = False
+            self._death = f"Ray actor died: {_first_line(exc)}"
             raise ConnectionError(f"Ray load worker {self.index}: {exc}") from exc
 
     def tell(self, command: Command, *args: Any) -> None:
@@ -158,7 +164,16 @@ class RayWorker:
     def alive(self) -> bool:
         return self._alive
 
+    async def ended(self) -> str:
+        return self._death
+
     async def close(self) -> None:
         with contextlib.suppress(Exception):
             self._ray.kill(self._actor)
         self._alive = False
+
+
+def _first_line(exc: BaseException, limit: int = 160) -> str:
+    """An error's first line, cut to `limit` characters (Ray's run to a page, with the actor's spec)."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -57,7 +57,8 @@ class WorkerCore(DriverControls):
             spec.workload,
             spec.servers,
             replace(spec.settings, users=mine),
-            ids=IdStride(spec.index, spec.count),
+            # Past `resume_at` of its stride: a restarted worker goes on after its predecessor's sessions.
+            ids=IdStride(spec.index + spec.count * spec.resume_at, spec.count),
             sink=self.outbox,
             token_models=spec.token_models,
         )
@@ -87,6 +88,7 @@ class WorkerCore(DriverControls):
             finished=self.driver.finished,
             events=events,
             now=time.monotonic(),
+            sessions_taken=self.driver.sessions_taken,
         )
 
     async def stop(self) -> None:
