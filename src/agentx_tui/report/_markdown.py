@@ -304,7 +304,8 @@ def render_markdown(
     if checks:
         lines += ["## Checks", "", "| check | measured | result |", "|---|---|---|"]
         for c in checks:
-            lines.append(f"| `{_esc(c.expr)}` | {c.shown_value} | {'PASS' if c.passed else 'FAIL'} |")
+            result = "PASS" if c.passed else "FAIL" + (f" — {_esc(c.note)}" if c.note else "")
+            lines.append(f"| `{_esc(c.expr)}` | {c.shown_value} | {result} |")
         lines.append("")
     if images:
         lines += ["## Frontier", "", *(line for image in images for line in (image, ""))]
