@@ -101,6 +101,13 @@ def _points_table(report: dict[str, Any]) -> list[str]:
     methods = [f"- point {i + 1}: {_esc(str(p['ci_method']))}" for i, p in enumerate(points) if p.get("ci_method")]
     if methods:
         lines += ["", "How each point's 95% intervals were computed (`ci_method`):", "", *methods]
+    gaps = [
+        f"- point {i + 1}{' (thin)' if p.get('thin') else ''}: {_esc(str(p['ci_note']))}"
+        for i, p in enumerate(points)
+        if p.get("ci_note")
+    ]
+    if gaps:
+        lines += ["", "Why a point's interval is n/a (`ci_note`):", "", *gaps]
     if report.get("sweep_stop_reason"):
         lines += ["", f"The sweep ended: {_esc(str(report['sweep_stop_reason']).rstrip('.'))}."]
     return [*lines, ""]
