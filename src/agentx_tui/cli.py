@@ -232,9 +232,9 @@ def _sweep_flags(s: argparse._ArgumentGroup) -> None:
     s.add_argument(
         "--warmup",
         type=seconds(0, MAX_SECONDS, lo_open=False),
-        default=20.0,
         metavar="S",
-        help="per point: seconds not measured (default 20)",
+        help="seconds not measured: per sweep point (default 20), or a plain run's first S seconds, whose "
+        "requests its latency, interactivity, hit-rate and rate figures leave out (default 0)",
     )
     s.add_argument(
         "--point-duration",

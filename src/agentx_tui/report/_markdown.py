@@ -203,7 +203,8 @@ def _checks_lines(checks: Sequence[CheckResult]) -> list[str]:
     lines = [head, "", "| check | measured | result |", "|---|---|---|"]
     for c in checks:
         measured = c.shown_value if c.value is not None else "n/a: the figure is unknown, so the check fails"
-        lines.append(f"| `{_esc(c.expr)}` | {_esc(measured)} | {'PASS' if c.passed else 'FAIL'} |")
+        result = "PASS" if c.passed else "FAIL" + (f" — {c.note}" if c.note else "")
+        lines.append(f"| `{_esc(c.expr)}` | {_esc(measured)} | {_esc(result)} |")
     return [*lines, ""]
 
 
@@ -299,6 +300,13 @@ def _points_section(report: Report, data: dict[str, Any]) -> list[str]:
     ]
     if methods:
         lines += ["How each point's 95% intervals were computed (`ci_method`):", "", *methods, ""]
+    gaps = [
+        f"- point {i + 1}{' (thin)' if p.get('thin') else ''}: {_esc(str(p['ci_note']))}"
+        for i, p in enumerate(data.get("points") or [])
+        if p.get("ci_note")
+    ]
+    if gaps:
+        lines += ["Why a point's interval is n/a (`ci_note`):", "", *gaps, ""]
     if report.sweep_stop_reason:
         lines += [f"The sweep ended: {_esc(report.sweep_stop_reason.rstrip('.'))}.", ""]
     return lines

@@ -199,6 +199,24 @@ class Figures(FigureSet):
         "stalls/request", "decode stalls ÷ streamed requests", better="lower", compare=SHOW
     )
 
+    # --- the cold start: the sessions' first calls (docs/metrics.md, "Cold start") -------------------
+    ttft_p90_s_warm: float | None = figure(
+        SECONDS, "time to first token, p90, over the requests that were not their session's first call", better="lower"
+    )
+    cold_start_figures: list[str] | None = figure(
+        "", "the latency figures the sessions' first calls set: over the other requests each is over 20% better"
+    )
+    cold_start_note: str | None = figure("", "which latency figures the sessions' first calls set, in words")
+
+    # --- a plain run's --warmup (docs/metrics.md, "Warm-up") --------------------------------------------
+    warmup_s: float | None = figure(SECONDS, "seconds before the measured window: a plain run's --warmup")
+    window_s: float | None = figure(
+        SECONDS, "a plain run with --warmup: its measured window, warm-up's end to last sample"
+    )
+    window_keys: list[str] | None = figure(
+        "", "a plain run with --warmup: the keys measured over its window (requests started after the warm-up)"
+    )
+
     # --- requests ---------------------------------------------------------------------------------
     requests_completed: int | float | None = figure(
         COUNT, "requests completed (the servers' counter when observing only)", summary=True
@@ -562,8 +580,13 @@ class PointFigures(Figures):
         "USD/1M tokens", "a point: dollars per million total tokens at its throughput", better="lower"
     )
     mean_prompt_tokens: float | None = point_figure(
-        TOKENS, "a point: mean prompt tokens of its requests (did the contexts still grow?)"
+        TOKENS, "a point: mean prompt tokens of the prompts whose first token came inside (did contexts still grow?)"
     )
+    requests: int | None = point_figure(
+        COUNT, "a point: the requests its latency figures are over: started after its warm-up, ended inside"
+    )
+    thin: bool | None = point_figure("", "a point: true when it counted fewer requests than a 95% interval needs (20)")
+    ci_note: str | None = point_figure("", "a point: why a 95% interval is null, in words")
     peak_in_flight: int = point_figure(
         COUNT, "a point: most requests in flight at a tick (sub-agents push it above users)", default=0
     )
