@@ -56,6 +56,51 @@ def test_a_plain_run_says_its_tails_split_in_a_table() -> None:
     assert rows["north_star_stall_share"] == "0.1875"
 
 
+def test_the_servers_phases_cut_the_first_token_and_the_section_says_by_what_rule() -> None:
+    # The same request on a server that queued it 0.1 s and prefilled it 0.3 s (docs/metrics.md).
+    report = built(stream()).updated(
+        north_star_ttft_share=0.4 / 0.96,
+        north_star_stall_share=0.18 / 0.96,
+        server_queue_s_mean=0.1,
+        server_prefill_s_mean=0.3,
+        ttft_outside_server_s_mean=0.0,
+    )
+    section = _section(render_markdown(report))
+    at = section.index("| part | share of the tail's time |")
+    assert section[at + 2 : at + 8] == [
+        "| first token | 41.7% |",
+        "| · queued on the server | 10.4% |",
+        "| · prefill | 31.2% |",
+        "| · outside the server (network, frontend, client) | 0.0% |",
+        "| decode | 39.6% |",
+        "| decode stalls | 18.8% |",
+    ]
+    rule = next(line for line in section if line.startswith("The first token's share is cut"))
+    assert "in the proportions of the means over the same window" in rule and "not the tail's alone" in rule
+    assert not any(line.startswith("**Speculative decoding**") for line in section)  # the server does not
+
+
+def test_a_speculating_server_gets_its_acceptance_line() -> None:
+    report = built(stream()).updated(
+        north_star_ttft_share=0.3,
+        north_star_stall_share=0.0,
+        spec_acceptance_length=2.5,
+        spec_acceptance_rate=0.5,
+        spec_acceptance_by_position=[0.8, 0.5, 0.2],
+        spec_draft_length=3,
+        spec_golden_acceptance_length=2.49,
+        spec_golden_source="golden.yaml: qwen3, k = 3",
+        spec_acceptance_vs_golden=2.5 / 2.49,
+    )
+    line = next(line for line in _section(render_markdown(report)) if line.startswith("**Speculative decoding**"))
+    assert "acceptance length 2.50 tokens per verify step (k = 3 draft tokens; accepted per draft by position " in line
+    assert "0.80, 0.50, 0.20), 50.0% of the draft tokens accepted" in line
+    assert "AgentX's golden length 2.49 (golden.yaml: qwen3, k = 3): measured ÷ golden 1.004" in line
+    unpinned = report.updated(spec_golden_acceptance_length=None, spec_golden_source="no row for the model")
+    line = next(line for line in _section(render_markdown(unpinned)) if line.startswith("**Speculative decoding**"))
+    assert line.endswith("; no golden length to hold it to (no row for the model).")
+
+
 def test_a_run_without_a_split_says_why_and_a_report_of_before_it_says_so() -> None:
     section = _section(render_markdown(built(stream()).updated(north_star_ttft_share=None)))
     assert any(line.startswith("No split: ") for line in section)
@@ -109,6 +154,25 @@ def test_the_picture_has_one_stacked_bar_per_point_in_proportion_to_its_split() 
     assert [t.text for t in ticks] == [str(users) for users, _, _ in SHARES]
     assert [round(float(t.get("x", 0)), 1) for t in ticks] == list(bars)
     assert {"60%", "20%", "85%"} <= set(texts)
+
+
+def test_a_point_whose_servers_export_phases_has_its_first_token_cut_in_the_bar() -> None:
+    report = _sweep(((2, 0.4, 0.1), (8, 0.6, 0.2)))
+    points = [
+        p.updated(server_queue_s_mean=0.1 * (i + 1), server_prefill_s_mean=0.2, ttft_outside_server_s_mean=0.1)
+        for i, p in enumerate(report.points or ())
+        if isinstance(p, PointFigures)
+    ]
+    report = report.updated(points=points)
+    bars = list(_bars(render_time_svg(report)).values())
+    # Point 1: queue 0.1 : prefill 0.2 : outside 0.1 of its 40% first token; point 2: 0.2 : 0.2 : 0.1 of 60%.
+    shares = [(0.1, 0.2, 0.1, 0.5, 0.1), (0.24, 0.24, 0.12, 0.2, 0.2)]
+    order = ["queued on the server", "prefill", "first token, outside the server", "decode", "decode stalls"]
+    for parts, expected in zip(bars, shares, strict=True):
+        assert [colour for colour, _, _ in parts] == [COLOURS[words] for words in order]
+        assert [height for _, _, height in parts] == pytest.approx([s * 280.0 for s in expected], abs=0.2)
+    section = _section(render_markdown(report))
+    assert "| 2 | 8 | 24.0% | 24.0% | 12.0% | 20.0% | 20.0% |" in section
 
 
 def test_a_point_without_a_split_is_n_a_in_the_table_and_the_picture() -> None:

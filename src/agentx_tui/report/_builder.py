@@ -36,6 +36,11 @@ the last tick was measured against; the energy is the GPUs' energy from the firs
 (the first scrape of a DCGM page may come a tick late) to the last, its mean power over the report's
 token rates, and over its tasks. Null (and ``achieved_source``/``peak_source`` say why) where unknown.
 
+A plain run with ``--warmup`` (docs/metrics.md, "Warm-up"): the last snapshot carries its window after the
+warm-up (``measured``), and the report takes its client figures from it (``WARMED_KEYS``: latencies,
+interactivity, hit rates, rates and what follows from them), saying which in ``window_keys``; every
+other figure stays the whole run's.
+
 Throughput (``output_tokens_per_s`` …) is client-side when a load driver ran (tokens the driver
 received), else server-side (the servers' token counters); ``throughput_source`` says which, and the
 ``*_server`` keys always give the server-side figures. ``prefix_cache_hit_rate_server`` is the run
@@ -59,17 +64,22 @@ from agentx_tui.snapshot import (
     EndpointRow,
     EndpointTotals,
     Figures,
+    PointFigures,
     ProxyState,
     RunIntervals,
     Snapshot,
     TaskFigures,
     UserRow,
+    acceptance_vs_golden,
     cache_figures,
     lost_users_reason,
+    totals_server_time,
+    ttft_outside_server,
 )
 from agentx_tui.snapshot.limits import achieved_source, limits_values, totals_roofline
 from agentx_tui.snapshot.rates import rates
 from agentx_tui.snapshot.stat import RunningStat, TickMeans, ratio
+from agentx_tui.sweep import WARMED_KEYS
 
 SERVER_HIT_RATE_SOURCE = "server prefix-cache counters over the run: Δhits / Δqueries (tokens)"
 POWER_SOURCE = "sum of the GPUs' power per tick, mean over the ticks with a reading"
@@ -146,6 +156,7 @@ class ReportBuilder:
                 preemptions=server["preemptions"],
             ),
             _cache_figures(agg, duration),
+            _server_time(agg, last.client.run if last.client else Figures()),
             _client_figures(last, duration, server),
             _cost_figures(last),
             _health_figures(last),
@@ -159,6 +170,9 @@ class ReportBuilder:
         report = merged(*parts)
         report = report.updated(**_per_gpu_figures(report, last).set_values())
         report = report.updated(**_limits_figures(report, last, duration, self._energy_from))
+        if last.measured is not None:  # a plain run's --warmup: its client figures are the window's
+            report = report.updated(**_warmed_figures(last.measured))
+            report = report.updated(**_per_gpu_figures(report, last).set_values())
         if last.sweep is not None:
             report = report.updated(**_sweep_figures(last))
         if last.intervals is not None:
@@ -233,6 +247,7 @@ class ReportBuilder:
                 **cache_figures(e.totals, duration),
                 "kv_offload_cpu": e.kv_offload_cpu,
                 "kv_offload_cpu_bytes": e.kv_offload_cpu_bytes,
+                **_golden_figures(e, totals_server_time(e.totals)),
                 # The counts behind its token figures (the cache's are in its shares and rates above;
                 # the estimated work is the run's roofline, not an endpoint's).
                 **e.totals.model_dump(include=_ROW_COUNTS),
@@ -265,6 +280,33 @@ def _cache_figures(agg: EndpointFigures | None, duration: float) -> Figures:
         kv_cache_metrics_sample=agg.kv_cache_metrics_sample,
         kv_offload_cpu=agg.kv_offload_cpu,
         kv_offload_cpu_bytes=agg.kv_offload_cpu_bytes,
+    )
+
+
+def _golden_figures(e: EndpointFigures, server_time: dict[str, Any]) -> dict[str, Any]:
+    """The run's server-time figures (snapshot/servertime.py) with the golden acceptance length the run
+    found for the endpoint (or the aggregate) and the measured one's ratio to it."""
+    return {
+        **server_time,
+        "spec_golden_acceptance_length": e.spec_golden_acceptance_length,
+        "spec_acceptance_vs_golden": acceptance_vs_golden(
+            server_time["spec_acceptance_length"], e.spec_golden_acceptance_length
+        ),
+    }
+
+
+def _server_time(agg: EndpointFigures | None, client: Figures) -> Figures:
+    """Where a request's time went on the servers over the run, their speculative decoding against the
+    golden acceptance length, and what the client waited for a first token outside the servers."""
+    if agg is None:
+        return Figures()
+    figures = _golden_figures(agg, totals_server_time(agg.totals))
+    return Figures(
+        **figures,
+        spec_golden_source=agg.spec_golden_source,
+        ttft_outside_server_s_mean=ttft_outside_server(
+            client.ttft_s_mean, figures["server_queue_s_mean"], figures["server_prefill_s_mean"]
+        ),
     )
 
 
@@ -453,6 +495,17 @@ def _sweep_figures(last: Snapshot) -> dict[str, Any]:
     }
 
 
+def _warmed_figures(window: PointFigures) -> dict[str, Any]:
+    """A plain run with --warmup (docs/metrics.md, "Warm-up"): the figures its window measured over the
+    requests started after the warm-up (`WARMED_KEYS`), and which keys those are; the rest stay the run's."""
+    return {
+        **{key: getattr(window, key) for key in WARMED_KEYS},
+        "warmup_s": window.warmup_s,
+        "window_s": window.duration_s,
+        "window_keys": list(WARMED_KEYS),
+    }
+
+
 def _carried(value: float | None, span: tuple[float | None, float | None], around: float | None) -> Any:
     """An interval found around `around` (the precision window's own figure) carried over to `value`
     (the report's whole-run figure) by its relative widths; None when anything is unknown."""
@@ -464,6 +517,7 @@ def _carried(value: float | None, span: tuple[float | None, float | None], aroun
 
 def _interval_figures(report: Report, window: RunIntervals) -> Figures:
     """A plain run with --precision (docs/sweeps.md): its figures' intervals and why it ended."""
+    span = "the window after the warm-up" if report.warmup_s else "the run from its first tick"
     intervals = {
         key: carried
         for key, span in window.intervals.items()
@@ -472,7 +526,7 @@ def _interval_figures(report: Report, window: RunIntervals) -> Figures:
     return Figures(
         precision=window.precision,
         intervals=intervals,
-        ci_method=f"{window.ci_method}; over the run from its first tick" if intervals and window.ci_method else None,
+        ci_method=f"{window.ci_method}; over {span}" if intervals and window.ci_method else None,
         stopped_early=window.stopped_early,
         stop_reason=window.stop_reason,
     )

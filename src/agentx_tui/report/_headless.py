@@ -35,7 +35,7 @@ from agentx_tui.snapshot import (
     validity_words,
 )
 from agentx_tui.snapshot.rates import rates
-from agentx_tui.sweep import DECODE, NORTH_STAR, point_x
+from agentx_tui.sweep import DECODE, MIN_REQUESTS, NORTH_STAR, measured, point_x
 from agentx_tui.terminal import wants_color
 from agentx_tui.units import outputs_scaled
 
@@ -241,6 +241,34 @@ def loss_lines(report: Report) -> list[str]:
     return lines
 
 
+def _wrapped(head: str, text: str) -> list[str]:
+    """`head` then `text`, wrapped to 79 columns like the rest of the summary."""
+    return textwrap.wrap(f"{head}{text}", 79, initial_indent="  ", subsequent_indent="    ")
+
+
+def measured_lines(report: Report) -> list[str]:
+    """What the figures are over, and whether a few requests set them (docs/metrics.md, "Warm-up" and
+    "Cold start"; docs/sweeps.md, thin points): a line each, none when there is nothing to say."""
+    lines = []
+    if report.warmup_s:
+        window = NA if report.window_s is None else f"{report.window_s:.3g} s"
+        lines += _wrapped(
+            "measured: ",
+            f"latency, interactivity, hit rates and rates over the {window} after a {report.warmup_s:g} s "
+            "warm-up (the requests sent after it); totals over the whole run (window_keys)",
+        )
+    if report.cold_start_note:
+        lines += _wrapped("cold start: ", report.cold_start_note)
+    points = [p for p in report.points or () if isinstance(p, PointFigures)]
+    unmeasured = [str(p.users) for p in points if not measured(p)]
+    thin = [str(p.users) for p in points if p.thin and measured(p)]
+    if thin:
+        lines += _wrapped("thin points: ", f"{', '.join(thin)} users ({MIN_REQUESTS} requests give an interval)")
+    if unmeasured:
+        lines += _wrapped("not measured: ", f"{', '.join(unmeasured)} users (no request counted in the window)")
+    return lines
+
+
 class HeadlessPrinter:
     def __init__(self, stream: TextIO, *, color: bool | None = None) -> None:
         self.stream = stream
@@ -357,6 +385,8 @@ class HeadlessPrinter:
                 self._write(f"  {'':{width}}  ({said})")
         if report.throughput_source:
             self._write(f"  (tokens/s are {report.throughput_source}-side)")
+        for line in measured_lines(report):  # the warm-up's window, the cold start, thin points
+            self._write(line)
         if report.proxied_requests is not None:  # --proxy: the real agents' part of it
             for key in PROXY_SUMMARY_KEYS:
                 self._write(f"  {key.ljust(width)}  {_shown(key, report)}".rstrip())

@@ -188,7 +188,8 @@ def _checks_lines(checks: Sequence[CheckResult]) -> list[str]:
     lines = [head, "", "| check | measured | result |", "|---|---|---|"]
     for c in checks:
         measured = c.shown_value if c.value is not None else "n/a: the figure is unknown, so the check fails"
-        lines.append(f"| `{_esc(c.expr)}` | {_esc(measured)} | {'PASS' if c.passed else 'FAIL'} |")
+        result = "PASS" if c.passed else "FAIL" + (f" — {c.note}" if c.note else "")
+        lines.append(f"| `{_esc(c.expr)}` | {_esc(measured)} | {_esc(result)} |")
     return [*lines, ""]
 
 
@@ -284,6 +285,13 @@ def _points_section(report: Report, data: dict[str, Any]) -> list[str]:
     ]
     if methods:
         lines += ["How each point's 95% intervals were computed (`ci_method`):", "", *methods, ""]
+    gaps = [
+        f"- point {i + 1}{' (thin)' if p.get('thin') else ''}: {_esc(str(p['ci_note']))}"
+        for i, p in enumerate(data.get("points") or [])
+        if p.get("ci_note")
+    ]
+    if gaps:
+        lines += ["Why a point's interval is n/a (`ci_note`):", "", *gaps, ""]
     if report.sweep_stop_reason:
         lines += [f"The sweep ended: {_esc(report.sweep_stop_reason.rstrip('.'))}.", ""]
     return lines
@@ -357,6 +365,34 @@ def _split_rows(split: TailSplit) -> list[tuple[str, float]]:
     return rows
 
 
+def _speculation(report: Report) -> list[str]:
+    """The servers' speculative decoding over the run, a line when they speculate: the acceptance length
+    (tokens a verify step emits), the draft length and the accepted share by draft position, against
+    AgentX's golden length where one is known (docs/metrics.md, "Where the time went")."""
+    length = report.spec_acceptance_length
+    if length is None:
+        return []
+    k = f"k = {report.spec_draft_length} draft tokens" if report.spec_draft_length is not None else "draft length n/a"
+    positions = ", ".join(f"{rate:.2f}" for rate in report.spec_acceptance_by_position or ())
+    by_position = f"; accepted per draft by position {positions}" if positions else ""
+    rate = report.spec_acceptance_rate
+    text = (
+        f"**Speculative decoding**: acceptance length {length:.2f} tokens per verify step ({k}{by_position}), "
+        f"{percent(rate)} of the draft tokens accepted (`spec_acceptance_length`, `spec_acceptance_rate`)"
+    )
+    golden, source = report.spec_golden_acceptance_length, report.spec_golden_source
+    if golden is None:
+        text += f"; no golden length to hold it to ({_esc(source or 'none known')})"
+    else:
+        ratio = report.spec_acceptance_vs_golden
+        shown_ratio = NA if ratio is None else f"{ratio:.3f}"
+        text += (
+            f"; AgentX's golden length {golden:.2f} ({_esc(source or 'source unknown')}): measured ÷ golden "
+            f"{shown_ratio} (AgentX pins it within 2%)"
+        )
+    return [f"{text}.", ""]
+
+
 def _time_section(report: Report, data: dict[str, Any], images: Sequence[str]) -> list[str]:
     """Where the North Star's time went (docs/metrics.md, "Where the time went"): its p90 tail as shares of
     the first token (queued, prefill, outside the server where the servers export their phases), decode and
@@ -400,6 +436,7 @@ def _time_section(report: Report, data: dict[str, Any], images: Sequence[str]) -
             lines.append("")
     if any(split is not None for split in splits):
         lines += [_PHASES if any(s is not None and s.phased for s in splits) else _NO_PHASES, ""]
+    lines += _speculation(report)
     keys = [fig.key for fig in shown(Figures, TIME_SPLIT)]
     lines += ["| figure | key | value | unit |", "|---|---|---|---|", *_figure_rows(keys, data, report), ""]
     return lines

@@ -50,9 +50,9 @@ def split_of(figures: Figures) -> TailSplit | None:
     return tail_split(
         figures.north_star_ttft_share,
         figures.north_star_stall_share,
-        queue_s=getattr(figures, "server_queue_s_mean", None),
-        prefill_s=getattr(figures, "server_prefill_s_mean", None),
-        outside_s=getattr(figures, "ttft_outside_server_s_mean", None),
+        queue_s=figures.server_queue_s_mean,
+        prefill_s=figures.server_prefill_s_mean,
+        outside_s=figures.ttft_outside_server_s_mean,
     )
 
 

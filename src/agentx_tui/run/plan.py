@@ -109,6 +109,7 @@ class AgentXPlan:
     min_point_s: float = MIN_POINT_S  # shorter only under AGENTX_TEST_MIN_POINT_S, for tests
     server_dram_bytes: float | None = None  # --server-dram-gb: the DRAM of each server behind the target
     server_gpus: int | None = None  # --server-gpus: the GPUs in each server
+    spec_golden: float | None = None  # --spec-golden: the acceptance length the served model is pinned to
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,8 @@ class RunPlan:
     price: PricePlan
     output: OutputPlan
     duration_s: float | None = None  # None: until quit (a sweep ends by itself)
+    # A plain run's --warmup: its first seconds, whose requests the window's figures leave out (0: none).
+    warmup_s: float = 0.0
     sweep: SweepPlan | None = None
     proxy: ProxyPlan | None = None
     # --precision F: a sweep point (or a plain run) ends once both 95% half-widths are within F.
@@ -195,5 +198,6 @@ class RunPlan:
             cost_profile=self.price.cost_profile,
             gpus=self.price.gpus,
             gpu_peak=self.price.gpu_peak,
+            spec_golden=self.agentx.spec_golden,
             interval_s=self.output.interval_s,
         )

@@ -3,6 +3,8 @@
 model        the Snapshot and the figures it carries (JSON-round-trippable: the recording format)
 buckets      a server histogram's quantile (Prometheus `histogram_quantile`)
 cache        the servers' cache figures over a stretch of time, from their totals' increase
+servertime   where a request's time went on the server and how its speculative decoding did, over a
+             stretch of time (one rule for a rate window, the run, an endpoint's row, a sweep point)
 figures      every figure the tool reports, declared once (`Figures`: the report's vocabulary over a
              window; a sweep point's `PointFigures`)
 figureset    how a figure is declared (`figure`, `declared` reads them back) and written (`FigureSet`)
@@ -38,6 +40,8 @@ from agentx_tui.snapshot.figureset import (
     SHOW,
     SUMMARY_TABLE,
     TIME_SPLIT,
+    TOKENS,
+    TOKENS_PER_S_PER_USER,
     USD,
     Figure,
     FigureSet,
@@ -91,6 +95,13 @@ from agentx_tui.snapshot.rows import (
     lost_worker_words,
     restarted_worker_words,
 )
+from agentx_tui.snapshot.servertime import (
+    SERVER_TIME_KEYS,
+    acceptance_vs_golden,
+    server_time_figures,
+    totals_server_time,
+    ttft_outside_server,
+)
 from agentx_tui.snapshot.split import TailSplit, tail_split
 
 __all__ = [
@@ -107,9 +118,12 @@ __all__ = [
     "POINTS_USE",
     "SCHEMA_VERSION",
     "SECONDS",
+    "SERVER_TIME_KEYS",
     "SHOW",
     "SUMMARY_TABLE",
     "TIME_SPLIT",
+    "TOKENS",
+    "TOKENS_PER_S_PER_USER",
     "USD",
     "USERS_SHOWN",
     "AgentXRule",
@@ -155,6 +169,7 @@ __all__ = [
     "UserRow",
     "UserState",
     "WorkerLossRow",
+    "acceptance_vs_golden",
     "cache_figures",
     "declared",
     "figure",
@@ -165,8 +180,11 @@ __all__ = [
     "lost_worker_words",
     "prompt_shares",
     "restarted_worker_words",
+    "server_time_figures",
     "shown",
     "tail_split",
+    "totals_server_time",
     "totals_since",
+    "ttft_outside_server",
     "validity_words",
 ]

@@ -234,13 +234,29 @@ class Figures(FigureSet):
         "stalls/request", "decode stalls ÷ streamed requests", better="lower", compare=SHOW, shown_in=(TIME_SPLIT,)
     )
 
+    # --- the cold start: the sessions' first calls (docs/metrics.md, "Cold start") -------------------
+    ttft_p90_s_warm: float | None = figure(
+        SECONDS, "time to first token, p90, over the requests that were not their session's first call", better="lower"
+    )
+    cold_start_figures: list[str] | None = figure(
+        "", "the latency figures the sessions' first calls set: over the other requests each is over 20% better"
+    )
+    cold_start_note: str | None = figure("", "which latency figures the sessions' first calls set, in words")
+
+    # --- a plain run's --warmup (docs/metrics.md, "Warm-up") --------------------------------------------
+    warmup_s: float | None = figure(SECONDS, "seconds before the measured window: a plain run's --warmup")
+    window_s: float | None = figure(
+        SECONDS, "a plain run with --warmup: its measured window, warm-up's end to last sample"
+    )
+    window_keys: list[str] | None = figure(
+        "", "a plain run with --warmup: the keys measured over its window (requests started after the warm-up)"
+    )
+
     # --- requests ---------------------------------------------------------------------------------
     requests_completed: int | float | None = figure(
         COUNT,
         "requests completed (the servers' counter when observing only)",
         summary=True,
-        shown_in=(POINTS_SPEED, SUMMARY_TABLE),
-        label="requests",
     )
     requests_failed: int | None = figure(COUNT, "requests that failed for good", summary=True)
     error_rate: float | None = figure(
@@ -385,6 +401,83 @@ class Figures(FigureSet):
     gpu_util_mean: float | None = figure(FRACTION, "GPU utilisation, mean over GPUs and samples", summary=True)
     gpu_power_w_mean: float | None = figure("W", "the GPUs' summed power draw, mean over the samples", summary=True)
     gpu_power_w_mean_source: str | None = figure("", "how the power figure was computed, in words")
+
+    # --- where the time went on the servers: request phases, speculative decoding (docs/metrics.md) -----
+    server_queue_s_mean: float | None = figure(
+        SECONDS,
+        "a request's time queued on the server, mean: Δsum ÷ Δcount of request_queue_time_seconds",
+        better="lower",
+        compare=SHOW,
+        shown_in=(TIME_SPLIT,),
+    )
+    server_prefill_s_mean: float | None = figure(
+        SECONDS,
+        "scheduled → first token on the server (preemptions included), mean: request_prefill_time_seconds",
+        better="lower",
+        compare=SHOW,
+        shown_in=(TIME_SPLIT,),
+    )
+    server_decode_s_mean: float | None = figure(
+        SECONDS,
+        "first → last token on the server, mean: request_decode_time_seconds",
+        compare=SHOW,
+        shown_in=(TIME_SPLIT,),
+    )
+    server_step_tokens_mean: float | None = figure(
+        TOKENS,
+        "tokens per engine step (computed prefill + generated), mean: iteration_tokens_total",
+        shown_in=(TIME_SPLIT,),
+    )
+    server_prefill_computed_tokens_mean: float | None = figure(
+        TOKENS,
+        "KV tokens a request's prefill computed (cached ones not), mean: request_prefill_kv_computed_tokens",
+        shown_in=(TIME_SPLIT,),
+    )
+    server_preemptions_per_request: float | None = figure(
+        "preemptions/request",
+        "preemptions per finished request, mean: request_num_preemptions",
+        better="lower",
+        compare=SHOW,
+        shown_in=(TIME_SPLIT,),
+    )
+    ttft_outside_server_s_mean: float | None = figure(
+        SECONDS,
+        "the client's TTFT mean − the server's queue + prefill means: the network, the server's frontend, the client",
+        better="lower",
+        compare=SHOW,
+        shown_in=(TIME_SPLIT,),
+    )
+    spec_acceptance_length: float | None = figure(
+        "tokens/step",
+        "speculative decoding: tokens a verify step of a request emits, 1 + Δaccepted ÷ Δdrafts",
+        better="higher",
+        compare=SHOW,
+        shown_in=(TIME_SPLIT,),
+    )
+    spec_acceptance_rate: float | None = figure(
+        FRACTION,
+        "speculative decoding: Δaccepted ÷ Δdraft tokens",
+        better="higher",
+        compare=SHOW,
+        shown_in=(TIME_SPLIT,),
+    )
+    spec_acceptance_by_position: list[float] | None = figure(
+        "", "accepted per draft at each draft position 0…k−1: Δaccepted_i ÷ Δdrafts", shown_in=(TIME_SPLIT,)
+    )
+    spec_draft_length: int | None = figure(
+        TOKENS, "k: the draft tokens a verify step proposes at most", shown_in=(TIME_SPLIT,)
+    )
+    spec_golden_acceptance_length: float | None = figure(
+        "tokens/step",
+        "AgentX's golden acceptance length for the model at this draft length (or --spec-golden)",
+        shown_in=(TIME_SPLIT,),
+    )
+    spec_golden_source: str | None = figure(
+        "", "where the golden acceptance length came from, or why there is none", shown_in=(TIME_SPLIT,)
+    )
+    spec_acceptance_vs_golden: float | None = figure(
+        "", "measured ÷ golden acceptance length (AgentX pins it: within 2%)", compare=SHOW, shown_in=(TIME_SPLIT,)
+    )
 
     # --- how close to the limit: the roofline and energy (docs/metrics.md, "Roofline", "Energy") -------
     achieved_tflops_per_gpu: float | None = limits_figure(
@@ -625,10 +718,18 @@ class PointFigures(Figures):
     )
     mean_prompt_tokens: float | None = point_figure(
         TOKENS,
-        "a point: mean prompt tokens of its requests (did the contexts still grow?)",
+        "a point: mean prompt tokens of the prompts whose first token came inside (did contexts still grow?)",
         shown_in=(POINTS_USE,),
         label="mean prompt",
     )
+    requests: int | None = point_figure(
+        COUNT,
+        "a point: the requests its latency figures are over: started after its warm-up, ended inside",
+        shown_in=(POINTS_SPEED, SUMMARY_TABLE),
+        label="requests",
+    )
+    thin: bool | None = point_figure("", "a point: true when it counted fewer requests than a 95% interval needs (20)")
+    ci_note: str | None = point_figure("", "a point: why a 95% interval is null, in words")
     peak_in_flight: int = point_figure(
         COUNT,
         "a point: most requests in flight at a tick (sub-agents push it above users)",
