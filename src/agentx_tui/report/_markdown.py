@@ -16,7 +16,7 @@ from agentx_tui.report._format import NA, Format, by_unit, cell, percent, si
 from agentx_tui.report._keys import FIGURES, unit
 from agentx_tui.report._model import Report
 from agentx_tui.report._series import ReportSeries
-from agentx_tui.report._time_charts import parts_of, point_splits, split_of
+from agentx_tui.report._time_charts import columns_of, point_splits, split_of
 from agentx_tui.report._why import NO_TIER_INTERVAL, why
 from agentx_tui.snapshot import (
     AGENTS_GROUP,
@@ -382,7 +382,7 @@ def _speculation(report: Report) -> list[str]:
     )
     golden, source = report.spec_golden_acceptance_length, report.spec_golden_source
     if golden is None:
-        text += f"; no golden length to hold it to ({_esc(source or 'none known')})"
+        text += f"; no golden length to hold it to: {_esc(source or 'none is known')}"
     else:
         ratio = report.spec_acceptance_vs_golden
         shown_ratio = NA if ratio is None else f"{ratio:.3f}"
@@ -411,7 +411,7 @@ def _time_section(report: Report, data: dict[str, Any], images: Sequence[str]) -
     if report.is_sweep:
         rows = point_splits(report)
         splits = [split for _, split in rows]
-        parts = parts_of(splits)
+        parts = columns_of(splits)
         head = ["point", "users", *(part.words for part in parts)]
         cells: list[list[Cell]] = []
         for point, split in rows:

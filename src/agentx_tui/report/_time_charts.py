@@ -62,12 +62,21 @@ def point_splits(report: Report) -> list[tuple[PointFigures, TailSplit | None]]:
 
 
 def parts_of(splits: Sequence[TailSplit | None]) -> list[Part]:
-    """The parts some split has, in the bar's order: a picture or table shows no column nobody has. With no
-    split at all, the client's own parts (the first token whole, decode, stalls): what is n/a."""
+    """The parts some split has, in the bar's order: a picture shows no segment nobody has. With no split
+    at all, the client's own parts (the first token whole, decode, stalls): what is n/a."""
     known = [s for s in splits if s is not None]
     if not known:
         return [part for part in PARTS if part is FIRST_TOKEN or part.words.startswith("decode")]
     return [part for part in PARTS if any(part.share(s) is not None for s in known)]
+
+
+# A table's column of the whole first token, before its phases' (the bar draws those in its place).
+WHOLE_FIRST_TOKEN = Part("first token", lambda s: s.first_token, OTHER_COLOUR)
+
+
+def columns_of(splits: Sequence[TailSplit | None]) -> list[Part]:
+    """A table's columns: the first token whole, then its phases where a split has them, decode, stalls."""
+    return [WHOLE_FIRST_TOKEN, *(part for part in parts_of(splits) if part is not FIRST_TOKEN)]
 
 
 _LEFT, _RIGHT = 96.0, 830.0
@@ -113,7 +122,7 @@ def render_time_svg(report: Report) -> str:
     for part in parts_of([split for _, split in rows]):
         svg.add(f'<rect x="{coord(x)}" y="{coord(box[3] + 64)}" width="14" height="14" fill="{part.colour}"/>')
         svg.text(x + 20, box[3] + 76, part.words)
-        x += 30 + len(part.words) * 7.5
+        x += 34 + len(part.words) * 6.6  # a legend entry: its square, its words (DejaVu Sans at 12 px)
     return svg.render()
 
 
