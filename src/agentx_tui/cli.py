@@ -219,7 +219,15 @@ def _output_flags(o: argparse._ArgumentGroup) -> None:
         metavar="S",
         help="seconds between dashboard redraws (default 0.5)",
     )
-    o.add_argument("--theme", metavar="NAME", help="dashboard theme (default agentx-dark; t cycles)")
+    o.add_argument("--theme", metavar="NAME", type=_theme, help="dashboard theme (default agentx-dark; t cycles)")
+
+
+def _theme(text: str) -> str:
+    """`--theme`: a name a theme file gives, checked in every mode before anything starts (the files are read
+    only when the flag is given: `--help` stays fast)."""
+    from agentx_tui.themefiles import theme_name
+
+    return theme_name(text)
 
 
 def _sweep_flags(s: argparse._ArgumentGroup) -> None:
@@ -369,7 +377,7 @@ def _replay_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--speed", type=number("the speed", 1 / 64, 64), default=1.0, help="playback speed, 1/64 to 64 (default 1)"
     )
-    p.add_argument("--theme", metavar="NAME", help="dashboard theme")
+    p.add_argument("--theme", metavar="NAME", type=_theme, help="dashboard theme")
     return p
 
 

@@ -343,12 +343,8 @@ def _agentx_figures(verdict: AgentXVerdict) -> Figures:
     )
 
 
-_RATE_KEYS = (
-    "output_tokens_per_s",
-    "prompt_tokens_per_s",
-    "cached_prompt_tokens_per_s",
-    "total_tokens_per_s",
-)
+# The token rates the servers' counters give too: each declared again as `<rate>_server` (snapshot/figures.py).
+_RATE_KEYS = tuple(key.removesuffix("_server") for key in FIGURES if key.endswith("_tokens_per_s_server"))
 
 
 def _per_s(value: float | None, duration: float) -> float | None:
