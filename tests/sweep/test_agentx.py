@@ -1,4 +1,5 @@
-"""AgentX validity, rule by rule (sweep/agentx.py): each rule met, broken or not known, with its value."""
+"""AgentX validity, rule by rule (sweep/agentx.py): each rule met, broken, not known or pending, with its
+value; the verdict valid only once every rule is met."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ from agentx_tui.snapshot import (
     ClientFigures,
     ClientTotals,
     CostFigures,
+    Figures,
     FrontierAxis,
     PointFigures,
     RunInfo,
     Snapshot,
+    SweepPhase,
     SweepState,
 )
 from agentx_tui.sweep import DECODE, NORTH_STAR, AgentXSetup, KvOffload, ServerMemory, judge
@@ -28,20 +31,31 @@ def tick(
     sweep: SweepState | None = None,
     gpus: int | None = 8,
     output_scale: float = 1.0,
+    overflow: tuple[int, float | None] = (0, 0.0),
+    coverage: float | None = 1.0,
 ) -> Snapshot:
+    run = Figures(context_overflow_requests=overflow[0], context_overflow_share=overflow[1], output_coverage=coverage)
     return Snapshot(
         seq=1,
         time=1e9 + elapsed_s,
         elapsed_s=elapsed_s,
         run=RunInfo(target="simulated h200/llama-3.1-8b", simulated=True, output_scale=output_scale),
-        client=ClientFigures(totals=ClientTotals(requests_completed=completed, requests_failed=failed)),
+        client=ClientFigures(run=run, totals=ClientTotals(requests_completed=completed, requests_failed=failed)),
         sweep=sweep,
         cost=CostFigures(gpus=gpus),
     )
 
 
 def point(
-    users: int, *, duration_s: float = 900.0, error_rate: float = 0.0, completed: int = 100, early: bool = False
+    users: int,
+    *,
+    duration_s: float = 900.0,
+    error_rate: float = 0.0,
+    completed: int = 100,
+    early: bool = False,
+    warmup: int | None = 10,
+    overflow: tuple[int, float | None] = (0, 0.0),
+    coverage: float | None = 1.0,
 ) -> PointFigures:
     return PointFigures(
         index=0,
@@ -52,11 +66,30 @@ def point(
         requests_completed=completed,
         error_rate=error_rate,
         stopped_early=early,
+        warmup_requests_min=warmup,
+        context_overflow_requests=overflow[0],
+        context_overflow_share=overflow[1],
+        output_coverage=coverage,
     )
 
 
-def sweep(*points: PointFigures, planned_s: float = 900.0, axis: FrontierAxis = NORTH_STAR) -> SweepState:
-    return SweepState(points=points, point_duration_s=planned_s, frontier_axis=axis)
+def sweep(
+    *points: PointFigures,
+    planned_s: float = 900.0,
+    axis: FrontierAxis = NORTH_STAR,
+    at: tuple[int, SweepPhase, float | None] | None = None,
+) -> SweepState:
+    """A sweep with `points` measured; `at`: the point in progress (its users, phase, seconds left)."""
+    users, phase, left = at if at is not None else (None, "done", None)
+    return SweepState(
+        points=points, point_duration_s=planned_s, frontier_axis=axis, current_users=users, phase=phase,
+        phase_left_s=left,
+    )  # fmt: skip
+
+
+def valid_sweep() -> Snapshot:
+    """A sweep of one full point that meets every rule it measures."""
+    return tick(sweep=sweep(point(16)))
 
 
 def verdict(snap: Snapshot, setup: AgentXSetup | None = None, **how: object) -> AgentXVerdict:
@@ -74,11 +107,15 @@ def rule(v: AgentXVerdict, name: str) -> tuple[str, str]:
 # --- a plain run is one point ------------------------------------------------------------------------
 
 
+NO_WARMUP = "fewer than 10 warm-up requests per user: a plain run measures from its first request (a sweep point "
+NO_WARMUP += "measures after its warm-up)"
+
+
 def test_a_20_s_run_is_not_agentx_valid_because_its_point_is_shorter_than_900_s() -> None:
     v = verdict(tick(elapsed_s=20.4), AgentXSetup(run_duration_s=20, offload=NO_OFFLOAD), final=True)
     assert v.valid is False
-    assert v.reasons == ("points shorter than 900 s: the run's one point, --duration 20 s",)
-    assert v.label == "not AgentX-valid: points shorter than 900 s"
+    assert v.reasons == ("points shorter than 900 s: the run's one point, --duration 20 s", NO_WARMUP)
+    assert v.label == "not AgentX-valid: points shorter than 900 s (+1 more)"
 
 
 def test_a_plain_runs_length_is_known_short_from_its_duration_at_once() -> None:
@@ -88,15 +125,19 @@ def test_a_plain_runs_length_is_known_short_from_its_duration_at_once() -> None:
 
 def test_a_run_until_quit_waits_for_its_length_then_judges_it() -> None:
     running = verdict(tick(elapsed_s=300.0))
-    assert rule(running, "point_length") == ("pending", "points of at least 900 s: the run's one point, 300 s so far")
-    assert running.valid is True and running.label == "AgentX-valid so far"
+    assert rule(running, "point_length") == ("pending", "points of at least 900 s: the run's one point, 300 s of 900 s")
     assert rule(verdict(tick(elapsed_s=300.0), final=True), "point_length") == (
         "broken",
         "points shorter than 900 s: the run's one point ended after 300 s",
     )
     long = verdict(tick(elapsed_s=901.0), final=True)
     assert rule(long, "point_length") == ("met", "points of at least 900 s: the run's one point, 901 s")
-    assert long.valid is True and long.label == "AgentX-valid"
+
+
+def test_a_plain_run_has_no_warm_up_so_it_is_never_an_agentx_point() -> None:
+    """Its one window is the whole run: its users' first requests are measured (AgentX: 10 per user first)."""
+    for v in (verdict(tick(elapsed_s=3.0)), verdict(tick(elapsed_s=1800.0), final=True)):
+        assert rule(v, "warmup") == ("broken", NO_WARMUP) and v.valid is False
 
 
 def test_a_run_cut_short_is_not_valid_whatever_its_figures() -> None:
@@ -126,7 +167,7 @@ def test_a_point_that_precision_ended_early_is_short() -> None:
 def test_points_of_the_full_length_meet_it() -> None:
     v = verdict(tick(sweep=sweep(point(16), point(32))), final=True)
     assert rule(v, "point_length") == ("met", "points of at least 900 s: --point-duration 900 s")
-    assert v.valid is True and v.reasons == ()
+    assert v.valid is True and v.reasons == () and v.label == "AgentX-valid"
 
 
 def test_no_point_measured_yet_is_pending_and_none_at_the_end_is_invalid() -> None:
@@ -183,7 +224,7 @@ def test_tiers_read_on_decode_break_the_north_star_rule() -> None:
 
 
 def offload_rule(offload: KvOffload, memory: ServerMemory, gpus: int | None = 2) -> tuple[AgentXVerdict, str, str]:
-    v = verdict(tick(gpus=gpus), AgentXSetup(offload=offload, memory=memory), final=True)
+    v = verdict(tick(gpus=gpus, sweep=sweep(point(16))), AgentXSetup(offload=offload, memory=memory), final=True)
     state, sentence = rule(v, "kv_offload")
     return v, state, sentence
 
@@ -262,7 +303,8 @@ def test_whatever_the_budget_lacks_is_said_never_guessed(
 
 
 def test_capped_think_times_and_rescaled_answers_break_the_replay_rules() -> None:
-    v = verdict(tick(output_scale=0.7), AgentXSetup(max_think_s=5, offload=NO_OFFLOAD), final=True)
+    snap = valid_sweep().model_copy(update={"run": RunInfo(target="x", output_scale=0.7)})
+    v = verdict(snap, AgentXSetup(max_think_s=5, offload=NO_OFFLOAD), final=True)
     assert v.reasons == (
         "think times capped: --max-think 5 s; AgentX keeps each session's own pacing",
         "answers rescaled: --output-scale 0.7; AgentX generates every answer at its recorded length",
@@ -282,15 +324,16 @@ def test_broken_rules_come_before_unknown_ones_and_are_counted() -> None:
     v = verdict(tick(elapsed_s=20.0), AgentXSetup(run_duration_s=20, max_think_s=2, offload=unknown), final=True)
     assert [r.split(":")[0] for r in v.reasons] == [
         "points shorter than 900 s",
+        "fewer than 10 warm-up requests per user",
         "think times capped",
         "KV offload unknown",
     ]
     assert v.labels() == (
-        "not AgentX-valid: points shorter than 900 s (+2 more)",
+        "not AgentX-valid: points shorter than 900 s (+3 more)",
         "not AgentX-valid: points shorter than 900 s",
         "not AgentX-valid",
     )
-    assert [r.rule for r in v.met] == ["error_rate", "complete", "answer_length"]
+    assert [r.rule for r in v.met] == ["error_rate", "context_overflow", "coverage", "complete", "answer_length"]
 
 
 def test_the_test_hook_shortens_the_rule_and_the_verdict_says_so() -> None:
@@ -303,3 +346,103 @@ def test_the_test_hook_shortens_the_rule_and_the_verdict_says_so() -> None:
     assert v.valid is True and v.labels() == ("AgentX-valid (test rule: points ≥ 3 s)", "AgentX-valid")
     real = verdict(tick(sweep=sweep(point(1, duration_s=3.0), planned_s=3.0)), final=True)
     assert rule(real, "point_length")[1] == "points shorter than 900 s: --point-duration is 3 s"
+
+
+# --- warm-up, context overflow, output coverage --------------------------------------------------------
+
+
+@pytest.mark.parametrize(("fewest", "state"), [(10, "met"), (25, "met"), (9, "broken"), (0, "broken")])
+def test_each_user_completes_10_requests_before_a_points_window_opens(fewest: int, state: str) -> None:
+    v = verdict(tick(sweep=sweep(point(8, warmup=40), point(16, warmup=fewest))), final=True)
+    head = "10 warm-up requests per user" if state == "met" else "fewer than 10 warm-up requests per user"
+    assert rule(v, "warmup") == (
+        state,
+        f"{head}: the fewest a user had completed when a window opened: {fewest} (at 16 users)",
+    )
+
+
+def test_the_warm_up_waits_for_a_point_and_is_unknown_from_points_that_do_not_say_it() -> None:
+    assert rule(verdict(tick(sweep=sweep())), "warmup") == (
+        "pending",
+        "10 warm-up requests per user: no point measured yet",
+    )
+    old = verdict(tick(sweep=sweep(point(8, warmup=None))), final=True)  # a recording of before the figure
+    assert (
+        rule(old, "warmup") == ("unknown", "warm-up per user unknown: the points do not say it") and old.valid is None
+    )
+
+
+@pytest.mark.parametrize(("share", "state"), [(0.0, "met"), (0.01, "met"), (0.0100001, "broken"), (0.2, "broken")])
+def test_a_points_context_overflow_may_be_1_percent_exactly(share: float, state: str) -> None:
+    v = verdict(tick(sweep=sweep(point(8), point(16, overflow=(12, share)))), final=True)
+    found = rule(v, "context_overflow")
+    assert found[0] == state
+    if state == "broken":
+        assert (
+            found[1]
+            == f"context overflow above 1%: {share:.1%} of the requests (12 over the model's context) at 16 users"
+        )
+        assert v.valid is False
+
+
+def test_a_plain_runs_context_overflow_is_over_its_requests_so_far() -> None:
+    running = verdict(tick(overflow=(3, 0.03)))
+    assert rule(running, "context_overflow") == (
+        "broken",
+        "context overflow above 1%: 3.0% of the requests (3 over the model's context) so far",
+    )
+    assert rule(verdict(tick(overflow=(1, 0.005)), final=True), "context_overflow") == (
+        "met",
+        "context overflow at most 1%: 0.5% of the requests (1 over the model's context)",
+    )
+    assert rule(verdict(tick(overflow=(0, None))), "context_overflow")[0] == "pending"
+    assert rule(verdict(tick(overflow=(0, None)), final=True), "context_overflow")[0] == "unknown"
+
+
+@pytest.mark.parametrize(("coverage", "state"), [(1.0, "met"), (0.95, "met"), (0.9499, "broken"), (0.0, "broken")])
+def test_output_must_arrive_through_95_percent_of_each_window(coverage: float, state: str) -> None:
+    v = verdict(tick(sweep=sweep(point(8), point(16, coverage=coverage))), final=True)
+    found = rule(v, "coverage")
+    assert found[0] == state
+    if state == "broken":
+        assert found[1] == f"output through less than 95% of a window: {coverage:.1%} of the window at 16 users"
+
+
+def test_a_plain_runs_coverage_is_pending_until_it_ends() -> None:
+    """Output may come again while the run goes on: only its end judges its coverage."""
+    assert rule(verdict(tick(coverage=0.4)), "coverage") == (
+        "pending",
+        "output through at least 95% of each window: 40.0% of the run so far",
+    )
+    assert rule(verdict(tick(coverage=0.4), final=True), "coverage")[0] == "broken"
+    assert rule(verdict(tick(coverage=0.97), final=True), "coverage") == (
+        "met",
+        "output through at least 95% of each window: 97.0% of the run",
+    )
+
+
+# --- pending is not valid -------------------------------------------------------------------------------
+
+
+def test_a_run_still_measured_is_pending_never_valid() -> None:
+    """Nothing broken yet, but a rule waits: "AgentX pending" and what it waits for, not "AgentX-valid"."""
+    first = verdict(tick(elapsed_s=23.0, sweep=sweep(at=(32, "measure", 877.0), planned_s=900.0)))
+    assert first.valid is True and first.waiting and first.label != "AgentX-valid"
+    assert first.labels() == (
+        "AgentX pending: the point at 32 users, 23 s of 900 s (no point measured yet)",
+        "AgentX pending",
+    )
+    warming = verdict(tick(sweep=sweep(at=(32, "warmup", 12.0))))
+    assert (
+        warming.labels()[0] == "AgentX pending: the point at 32 users, warming up (12 s left) (no point measured yet)"
+    )
+    later = verdict(tick(sweep=sweep(point(32), at=(64, "measure", 600.0))))
+    assert [r.rule for r in later.pending] == ["complete"]
+    assert later.labels()[0] == "AgentX pending: still running: the point at 64 users, 300 s of 900 s"
+    done = verdict(tick(sweep=sweep(point(32), point(64))), final=True)
+    assert not done.waiting and done.labels() == ("AgentX-valid",)
+
+
+def test_a_broken_rule_is_said_at_once_even_while_others_wait() -> None:
+    v = verdict(tick(sweep=sweep(point(32, overflow=(40, 0.04)), at=(64, "measure", 600.0))))
+    assert not v.waiting and v.labels()[0] == "not AgentX-valid: context overflow above 1%"

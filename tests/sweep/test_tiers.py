@@ -42,7 +42,7 @@ def test_tiers_read_on_the_frontier_with_cost() -> None:
     points = sweep_points()
     front = pareto_front([(p.interactivity_p90_tokens_per_s, p.total_tokens_per_s_per_gpu) for p in points])
     assert front == (3, 2, 1, 0)
-    below, on_knot, between, above = read_tiers(points, front, [5, 10, 15, 60], usd_per_gpu_hour=2.0)
+    below, on_knot, between, above = read_tiers(points, front, [5, 10, 15, 60], usd_per_gpu_hour=2.0, gpus=1)
 
     assert on_knot.total_tokens_per_s_per_gpu == 1000.0
     assert on_knot.note is None
@@ -67,7 +67,7 @@ def test_tiers_read_on_the_frontier_with_cost() -> None:
 
 def test_without_a_price_the_throughput_is_read_but_not_the_cost() -> None:
     points = sweep_points()
-    (read,) = read_tiers(points, (3, 2, 1, 0), [15], usd_per_gpu_hour=None)
+    (read,) = read_tiers(points, (3, 2, 1, 0), [15], usd_per_gpu_hour=None, gpus=1)
     assert read.total_tokens_per_s_per_gpu == pytest.approx(906.25)
     assert read.tokens_per_dollar_total is None
     assert read.usd_per_million_total_tokens is None
@@ -75,13 +75,13 @@ def test_without_a_price_the_throughput_is_read_but_not_the_cost() -> None:
 
 
 def test_no_measured_point_reads_nothing() -> None:
-    (read,) = read_tiers([point(0, 1, None, 500.0)], (), [100], usd_per_gpu_hour=2.0)
+    (read,) = read_tiers([point(0, 1, None, 500.0)], (), [100], usd_per_gpu_hour=2.0, gpus=1)
     assert read == TierRead(tier=100.0, note="no measured point")
 
 
 def test_a_single_point_is_read_only_exactly_on_its_tier() -> None:
     points = [point(0, 8, 100.0, 5000.0)]
-    on, off = read_tiers(points, (0,), [100, 50], usd_per_gpu_hour=3.6)
+    on, off = read_tiers(points, (0,), [100, 50], usd_per_gpu_hour=3.6, gpus=1)
     assert on.total_tokens_per_s_per_gpu == 5000.0
     # 3.6·10⁶/(5000·3600) = 0.2 USD per million; 5·10⁶ tokens per dollar.
     assert on.usd_per_million_total_tokens == pytest.approx(0.2)
@@ -91,5 +91,5 @@ def test_a_single_point_is_read_only_exactly_on_its_tier() -> None:
 
 def test_two_frontier_points_read_linearly() -> None:
     points = [point(0, 4, 30.0, 100.0), point(1, 2, 10.0, 300.0)]
-    (read,) = read_tiers(points, (1, 0), [15], usd_per_gpu_hour=1.0)
+    (read,) = read_tiers(points, (1, 0), [15], usd_per_gpu_hour=1.0, gpus=1)
     assert read.total_tokens_per_s_per_gpu == pytest.approx(250.0)

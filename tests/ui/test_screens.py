@@ -82,6 +82,34 @@ def test_dashboard_not_agentx_valid_80x24(snap_compare: SnapCompare) -> None:
     assert snap_compare(app, terminal_size=(80, 24), run_before=settle)
 
 
+# A sweep 23 s into its first point: nothing is broken, but nothing is measured either.
+AGENTX_PENDING = AgentXVerdict(
+    rules=(
+        AgentXRule(
+            rule="point_length",
+            state="pending",
+            head="points of at least 900 s",
+            detail="the point at 32 users, 23 s of 1800 s (no point measured yet)",
+        ),
+        AgentXRule(
+            rule="complete",
+            state="pending",
+            head="the run ran to its end",
+            detail="still running: the point at 32 users, 23 s of 1800 s",
+        ),
+    )
+)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+def test_dashboard_agentx_pending(snap_compare: SnapCompare, size: tuple[int, int]) -> None:
+    """Pending is not valid: the header says "AgentX pending" (with what it waits for where it fits),
+    never "AgentX ✓" or "AgentX-valid", at every width."""
+    snaps = [make_snapshot(seq).model_copy(update={"agentx": AGENTX_PENDING}) for seq in range(1, LAST + 1)]
+    app = AgentXApp(FakeSource(snaps), FakeLiveControls(), refresh_s=0.25)
+    assert snap_compare(app, terminal_size=size, run_before=settle)
+
+
 def test_dashboard_without_gpu_or_price(snap_compare: SnapCompare) -> None:
     app = live_app(gpus=0, price=False, cached_reported=False)
     assert snap_compare(app, terminal_size=(160, 48), run_before=settle)

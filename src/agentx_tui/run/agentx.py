@@ -148,4 +148,4 @@ class AgentXWatch:
         if said == self._said:
             return
         self._said = said
-        self._say(validity_words(verdict.valid, "; ".join(verdict.reasons), so_far=verdict.so_far))
+        self._say(validity_words(verdict.valid, "; ".join(verdict.reasons), pending=verdict.waiting))

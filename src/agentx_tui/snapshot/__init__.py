@@ -10,6 +10,7 @@ rows         the rows a set of figures lists (users, steps, endpoints, task-time
 legacy       recordings of earlier versions, read as this one
 rates        which rates a tick shows: the client's when it sends load, else the servers'
 stat         running means and maxima over ticks (the report's and a sweep point's `_mean`/`_max`)
+price        the one price rule: USD per hour, tokens per dollar, USD per 1M tokens and per task
 bottleneck   whether the simulated engine, not the modelled GPU, limited a tick's figures
 agentx       whether the run meets AgentX's rules, rule by rule, and the verdict in words
 limits       how close to the limit: the roofline (MFU, MBU, the bound) and energy (J/token, agents per MW)
@@ -63,6 +64,7 @@ from agentx_tui.snapshot.model import (
     SweepState,
     TaskFigures,
 )
+from agentx_tui.snapshot.price import NO_GPUS, NO_PRICE, Pricing, pricing, usd_per_task
 from agentx_tui.snapshot.rows import (
     IDLE_BUCKETS_S,
     EndpointRow,
@@ -84,6 +86,8 @@ __all__ = [
     "FRACTION",
     "GATE",
     "IDLE_BUCKETS_S",
+    "NO_GPUS",
+    "NO_PRICE",
     "SCHEMA_VERSION",
     "SECONDS",
     "SHOW",
@@ -112,6 +116,7 @@ __all__ = [
     "LimitsFigures",
     "Percentiles",
     "PointFigures",
+    "Pricing",
     "ProxyState",
     "RetentionRow",
     "RooflineBound",
@@ -135,7 +140,9 @@ __all__ = [
     "histogram_quantile",
     "idle_bucket",
     "idle_place",
+    "pricing",
     "prompt_shares",
     "totals_since",
+    "usd_per_task",
     "validity_words",
 ]
