@@ -84,7 +84,8 @@ def test_the_server_dram_is_this_machines_for_a_launched_or_simulated_server_onl
 
 def test_the_plans_flags_reach_the_rules() -> None:
     setup = agentx_setup(plan("--duration", "20", "--max-think", "5"), simulated=True, dram_bytes=lambda: None)
-    assert (setup.run_duration_s, setup.max_think_s, setup.min_point_s) == (20.0, 5.0, 900.0)
+    assert (setup.run_duration_s, setup.max_think_s, setup.min_point_s, setup.idle_cap_s) == (20.0, 5.0, 900.0, None)
+    assert agentx_setup(plan("--agentx"), simulated=True, dram_bytes=lambda: None).idle_cap_s == 10.0
 
 
 def test_meminfo_is_read_in_bytes_and_unknown_without_it(tmp_path: Path) -> None:

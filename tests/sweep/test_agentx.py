@@ -312,6 +312,18 @@ def test_capped_think_times_and_rescaled_answers_break_the_replay_rules() -> Non
     assert v.label == "not AgentX-valid: think times capped (+1 more)"
 
 
+def test_the_idle_cap_is_not_a_think_time_cap() -> None:
+    """--agentx's whole-system idle cap moves waiting think times alike while nothing is in flight: the
+    sessions keep their pacing, and the rule says the cap is there."""
+    v = verdict(valid_sweep(), AgentXSetup(idle_cap_s=10.0, offload=NO_OFFLOAD), final=True)
+    assert rule(v, "think_time") == (
+        "met",
+        "think times as the sessions have them: no --max-think; whole-system idle gaps capped at 10 s, as the "
+        "harness does",
+    )
+    assert v.valid is True
+
+
 # --- the verdict -------------------------------------------------------------------------------------
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agentx_tui.snapshot import PointFigures, TierRead
+from agentx_tui.snapshot import NO_GPUS, PointFigures, TierRead
 from agentx_tui.sweep.pareto import pareto_front
 from agentx_tui.sweep.tiers import read_tiers
 
@@ -72,6 +72,21 @@ def test_without_a_price_the_throughput_is_read_but_not_the_cost() -> None:
     assert read.tokens_per_dollar_total is None
     assert read.usd_per_million_total_tokens is None
     assert read.note is not None and "no price" in read.note
+
+
+def test_without_a_gpu_count_no_cost_is_read_and_the_note_says_so() -> None:
+    """The one price rule: the throughput per GPU is read, but a price per GPU-hour prices nothing without
+    the GPUs it is for (as the meter and a point: none is assumed)."""
+    (read,) = read_tiers(sweep_points(), (3, 2, 1, 0), [15], usd_per_gpu_hour=2.0, gpus=None)
+    assert read.total_tokens_per_s_per_gpu == pytest.approx(906.25)
+    assert (read.tokens_per_dollar_total, read.usd_per_million_total_tokens) == (None, None)
+    assert read.note == NO_GPUS
+
+
+def test_the_cost_of_a_read_does_not_depend_on_how_many_gpus_share_it() -> None:
+    one, eight = (read_tiers(sweep_points(), (3, 2, 1, 0), [15], usd_per_gpu_hour=2.0, gpus=n)[0] for n in (1, 8))
+    assert eight.tokens_per_dollar_total == pytest.approx(one.tokens_per_dollar_total)
+    assert eight.usd_per_million_total_tokens == pytest.approx(one.usd_per_million_total_tokens)
 
 
 def test_no_measured_point_reads_nothing() -> None:

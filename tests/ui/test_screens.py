@@ -12,7 +12,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from agentx_tui.snapshot import AgentXRule, AgentXVerdict
+from agentx_tui.snapshot import NO_GPUS, AgentXRule, AgentXVerdict, CostFigures
 from agentx_tui.ui import AgentXApp
 from tests.ui._helpers import shown
 from tests.ui.fakes import SECRET, FakeLiveControls, FakeSource, make_snapshot
@@ -146,3 +146,15 @@ async def test_no_gpu_status_and_missing_figures_show_n_a() -> None:
         assert "--gpu-price" in cost and "press c" in cost
         # No large "n/a" meters: the pane says how to set a price instead.
         assert not any(meter.display for meter in app.query("#pane-cost .meter"))
+
+
+async def test_a_price_without_a_gpu_count_says_once_that_every_dollar_figure_is_n_a() -> None:
+    """The one price rule on screen: the price is shown, its source says why nothing is priced."""
+    unpriced = CostFigures(usd_per_gpu_hour=2.9, price_source=f"--gpu-price; {NO_GPUS}", mode="rental")
+    snaps = [make_snapshot(seq).model_copy(update={"cost": unpriced}) for seq in range(1, LAST + 1)]
+    app = AgentXApp(FakeSource(snaps), FakeLiveControls(), refresh_s=0.25)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        cost = str(app.query_one("#cost-figures", Static).render())
+        assert cost.count("GPU count unknown: every $ figure is n/a (pass --gpus N)") == 1
+        assert "$2.90/GPU-h × n/a" in cost and "spent n/a" in cost

@@ -101,6 +101,7 @@ def agentx_setup(
         min_point_s=plan.agentx.min_point_s,
         run_duration_s=plan.duration_s,
         max_think_s=plan.load.settings.max_think_s,
+        idle_cap_s=plan.load.settings.idle_cap_s,
         offload=offload,
         memory=memory,
     )

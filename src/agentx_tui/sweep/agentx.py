@@ -92,6 +92,7 @@ class AgentXSetup:
     min_point_s: float = MIN_POINT_S  # shorter only under AGENTX_TEST_MIN_POINT_S
     run_duration_s: float | None = None  # a plain run's --duration; None: until it is stopped
     max_think_s: float | None = None  # --max-think
+    idle_cap_s: float | None = None  # --agentx's whole-system idle cap (not a cap on any think time)
     offload: KvOffload = field(default_factory=lambda: KvOffload(None, source="the server does not say"))
     memory: ServerMemory = field(default_factory=ServerMemory)
 
@@ -131,7 +132,7 @@ def judge(
     rules += [
         _offload(setup, snap.cost.gpus),
         _complete(partial_reason, progress, final=final),
-        _think_time(setup.max_think_s),
+        _think_time(setup.max_think_s, setup.idle_cap_s),
         _answer_length(snap.run.output_scale),
     ]
     return AgentXVerdict(
@@ -403,12 +404,17 @@ def _complete(partial_reason: str | None, progress: str, *, final: bool) -> Agen
     return _rule("complete", "pending", "the run ran to its end", f"still running: {progress}")
 
 
-def _think_time(max_think_s: float | None) -> AgentXRule:
-    """No cap on the time between a session's calls: AIPerf's AgentX scenario forbids per-turn caps."""
+def _think_time(max_think_s: float | None, idle_cap_s: float | None) -> AgentXRule:
+    """No cap on the time between a session's calls: AIPerf's AgentX scenario forbids per-turn caps. Its
+    whole-system idle cap (`--agentx`'s too) is another thing: it cuts only time in which nothing is in
+    flight, moving every waiting think time alike, and breaks nothing."""
     if max_think_s is not None:
         detail = f"--max-think {_seconds(max_think_s)}; AgentX keeps each session's own pacing"
         return _rule("think_time", "broken", "think times capped", detail)
-    return _rule("think_time", "met", "think times as the sessions have them", "no --max-think")
+    detail = "no --max-think"
+    if idle_cap_s is not None:
+        detail += f"; whole-system idle gaps capped at {_seconds(idle_cap_s)}, as the harness does"
+    return _rule("think_time", "met", "think times as the sessions have them", detail)
 
 
 def _answer_length(output_scale: float) -> AgentXRule:
