@@ -439,7 +439,7 @@ def test_a_plain_runs_coverage_is_pending_until_it_ends() -> None:
 def test_a_run_still_measured_is_pending_never_valid() -> None:
     """Nothing broken yet, but a rule waits: "AgentX pending" and what it waits for, not "AgentX-valid"."""
     first = verdict(tick(elapsed_s=23.0, sweep=sweep(at=(32, "measure", 877.0), planned_s=900.0)))
-    assert first.valid is True and first.waiting and first.label != "AgentX-valid"
+    assert first.valid is None and first.waiting and first.label != "AgentX-valid"  # pending is not valid
     assert first.labels() == (
         "AgentX pending: the point at 32 users, 23 s of 900 s (no point measured yet)",
         "AgentX pending",

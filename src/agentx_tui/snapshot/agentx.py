@@ -78,17 +78,17 @@ class AgentXVerdict(Frozen):
 
     @property
     def valid(self) -> bool | None:
-        """False when a rule is broken; None when none is but one cannot be checked; else True, which is
-        not yet a valid run while a rule is `waiting` for its measure."""
+        """False when a rule is broken; None when none is but one cannot be checked, or while the verdict
+        is `waiting` (pending is not valid); True once the run has ended with every rule met."""
         if self.broken:
             return False
-        return None if self.unknown else True
+        return None if self.unknown or self.waiting else True
 
     @property
     def waiting(self) -> bool:
         """Nothing broken or unknown, but a rule still waits for its measure (a point, the run's end):
         the run is not AgentX-valid yet, and the verdict says what it waits for."""
-        return self.valid is True and (bool(self.pending) or not self.final)
+        return not self.broken and not self.unknown and (bool(self.pending) or not self.final)
 
     @property
     def reasons(self) -> tuple[str, ...]:
@@ -107,7 +107,7 @@ class AgentXVerdict(Frozen):
         """The verdict in words, longest first, for the room there is: with the first reason and the count
         of the others, the first reason alone, the verdict alone; while it waits, what it waits for."""
         if self.waiting:
-            return (validity_words(True, self.waiting_for, pending=True), validity_words(True, pending=True))
+            return (validity_words(None, self.waiting_for, pending=True), validity_words(None, pending=True))
         first = (*self.broken, *self.unknown)
         if not first:
             valid = validity_words(True)

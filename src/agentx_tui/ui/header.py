@@ -96,7 +96,7 @@ class RunHeader(Static):
         plain = pack(parts, width, gap)
         if verdict is None:
             return plain
-        state: bool | str | None = "pending" if verdict.waiting else verdict.valid
+        state: bool | str | None = "pending" if verdict.waiting else verdict.valid  # pending: valid is None
         words = (*verdict.labels(), _AGENTX_BADGE[state])
         forms = [Content.styled(label, _AGENTX_STYLE[state]) for label in words]
         for form in forms:
