@@ -48,8 +48,7 @@ def test_a_20_s_run_is_not_agentx_valid_points_shorter_than_900_s(tmp_path: Path
     first, second, *others = data["agentx_invalid_reasons"]
     assert first == "points shorter than 900 s: the run's one point, --duration 20 s"
     assert second == (
-        "fewer than 10 warm-up requests per user: a plain run without --warmup measures from its users' first "
-        "requests"
+        "fewer than 10 warm-up requests per user: a plain run without --warmup measures from its users' first requests"
     )
     # Two users with think times may leave the run's last seconds without output: said, if so.
     assert all(reason.startswith("output through less than 95% of a window: ") for reason in others)
