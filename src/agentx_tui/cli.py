@@ -219,7 +219,15 @@ def _output_flags(o: argparse._ArgumentGroup) -> None:
         metavar="S",
         help="seconds between dashboard redraws (default 0.5)",
     )
-    o.add_argument("--theme", metavar="NAME", help="dashboard theme (default agentx-dark; t cycles)")
+    o.add_argument("--theme", metavar="NAME", type=_theme, help="dashboard theme (default agentx-dark; t cycles)")
+
+
+def _theme(text: str) -> str:
+    """`--theme`: a name a theme file gives, checked in every mode before anything starts (the files are read
+    only when the flag is given: `--help` stays fast)."""
+    from agentx_tui.themefiles import theme_name
+
+    return theme_name(text)
 
 
 def _sweep_flags(s: argparse._ArgumentGroup) -> None:
@@ -240,7 +248,7 @@ def _sweep_flags(s: argparse._ArgumentGroup) -> None:
         "--point-duration",
         type=seconds(),
         metavar="S",
-        help="per point: seconds measured (default 60; 900 with --agentx)",
+        help="per point: seconds measured (default 60; 1800 with --agentx)",
     )
     s.add_argument(
         "--tiers",
@@ -281,9 +289,10 @@ def _agentx_flags(a: argparse._ArgumentGroup) -> None:
     a.add_argument(
         "--agentx",
         action="store_true",
-        help="the defaults AgentX's rules need: --point-duration 900, --frontier-axis e2e (the North Star), "
+        help="the defaults AgentX's rules need: --point-duration 1800, --frontier-axis e2e (the North Star), "
         "--tiers 30,50,75,100 and, without --sweep or --duration, --sweep auto; a flag you give wins (the "
-        "run is then labelled by the rule it breaks). Every run is judged by the rules, with or without it",
+        "run is then labelled by the rule it breaks); and the harness's replay: whole-system idle gaps "
+        "capped at 10 s. Every run is judged by the rules, with or without it",
     )
     a.add_argument(
         "--server-dram-gb",
@@ -369,7 +378,7 @@ def _replay_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--speed", type=number("the speed", 1 / 64, 64), default=1.0, help="playback speed, 1/64 to 64 (default 1)"
     )
-    p.add_argument("--theme", metavar="NAME", help="dashboard theme")
+    p.add_argument("--theme", metavar="NAME", type=_theme, help="dashboard theme")
     return p
 
 

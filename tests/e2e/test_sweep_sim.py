@@ -78,7 +78,7 @@ def test_a_points_cached_share_and_hit_rates_are_one_set_and_thin_points_are_mar
     run = subprocess.run(
         [
             sys.executable, "-m", "agentx_tui", "--sweep", "users=4,16", "--max-think", "2", "--warmup", "3",
-            "--point-duration", "8", "--headless", "--report", str(report),
+            "--point-duration", "12", "--headless", "--report", str(report),
         ],
         capture_output=True, text=True, timeout=240,
     )  # fmt: skip
@@ -93,6 +93,6 @@ def test_a_points_cached_share_and_hit_rates_are_one_set_and_thin_points_are_mar
         assert p["thin"] is (p["requests"] < 20)
         if p["thin"]:
             assert p["ci_note"] == f"{p['requests']} requests: an interval needs 20" and p["ci_method"] is None
-    # ~400-token answers at 30–100 tok/s: an 8-s window counts a handful of requests a user at most.
+    # ~400-token answers at 30–100 tok/s: a 12-s window counts a handful of requests a user at most.
     thin = [str(p["users"]) for p in points if p["thin"]]
     assert thin and f"thin points: {', '.join(thin)} users" in run.stdout

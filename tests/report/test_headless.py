@@ -262,20 +262,22 @@ def test_summary_of_a_sweep_prints_its_points_and_its_tier_reads() -> None:
     HeadlessPrinter(out).summary(report, [])
     lines = out.getvalue().splitlines()
     at = lines.index("  points (p90 interactivity in tok/s/user):")
-    assert lines[at + 1].split() == ["users", "tok/s/GPU", "North", "Star", "p90", "decode", "p90", "frontier"]
+    head = ["users", "total", "tok/s/GPU", "North", "Star", "p90", "decode", "p90", "requests", "frontier"]
+    assert lines[at + 1].split() == head
     assert len([line for line in lines[at + 2 :] if line.startswith("    ") and line.split()[0].isdigit()]) >= 5
     tiers = lines.index("  tiers (where the frontier crosses p90 interactivity T tok/s/user):")
-    assert lines[tiers + 1].split()[:4] == ["tier", "read", "on", "tok/s/GPU"]
+    assert lines[tiers + 1].split()[:5] == ["tier", "read", "on", "total", "tok/s/GPU"]
     assert any("n/a: " in line for line in lines[tiers:])  # a tier outside the frontier says why
-    # A point that carries its requests (a newer sweep) gets the column.
-    with_requests = report.model_copy(
+    # The requests each point's latency figures are over (`requests`), each in its row.
+    counted = report.model_copy(
         update={"points": [p.model_dump() | {"requests": 40 + i} for i, p in enumerate(report.points or ())]}
     )
     out = io.StringIO()
-    HeadlessPrinter(out).summary(with_requests, [])
+    HeadlessPrinter(out).summary(counted, [])
     text = out.getvalue().splitlines()
-    head = text[text.index("  points (p90 interactivity in tok/s/user):") + 1]
-    assert head.split()[:2] == ["users", "requests"]
+    at = text.index("  points (p90 interactivity in tok/s/user):")
+    rows = [line.split() for line in text[at + 2 : at + 2 + len(report.points or ())]]
+    assert [row[-2] if row[-1] == "yes" else row[-1] for row in rows] == [str(40 + i) for i in range(len(rows))]
 
 
 def test_summary_says_what_duration_covers_and_why_a_figure_is_na() -> None:

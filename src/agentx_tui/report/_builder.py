@@ -343,12 +343,8 @@ def _agentx_figures(verdict: AgentXVerdict) -> Figures:
     )
 
 
-_RATE_KEYS = (
-    "output_tokens_per_s",
-    "prompt_tokens_per_s",
-    "cached_prompt_tokens_per_s",
-    "total_tokens_per_s",
-)
+# The token rates the servers' counters give too: each declared again as `<rate>_server` (snapshot/figures.py).
+_RATE_KEYS = tuple(key.removesuffix("_server") for key in FIGURES if key.endswith("_tokens_per_s_server"))
 
 
 def _per_s(value: float | None, duration: float) -> float | None:
@@ -410,7 +406,7 @@ def _cost_figures(last: Snapshot) -> Figures:
     c = last.cost
     return Figures(
         usd_per_gpu_hour=c.usd_per_gpu_hour,
-        gpus=c.gpus if c.gpus is not None else (len(last.gpu.gpus) or None),
+        gpus=c.gpus,  # the per-GPU figures' divisor (never the local machine's count for a remote target)
         usd_spent=c.usd_spent,
         tokens_per_dollar_total=c.tokens_per_dollar_total,
         tokens_per_dollar_output=c.tokens_per_dollar_output,

@@ -13,9 +13,11 @@ rows         the rows a set of figures lists (users, steps, endpoints, task-time
 legacy       recordings of earlier versions, read as this one
 rates        which rates a tick shows: the client's when it sends load, else the servers'
 stat         running means and maxima over ticks (the report's and a sweep point's `_mean`/`_max`)
+price        the one price rule: USD per hour, tokens per dollar, USD per 1M tokens and per task
 bottleneck   whether the simulated engine, not the modelled GPU, limited a tick's figures
 agentx       whether the run meets AgentX's rules, rule by rule, and the verdict in words
 limits       how close to the limit: the roofline (MFU, MBU, the bound) and energy (J/token, agents per MW)
+split        where the North Star's time went, as one bar: first token (queue, prefill, outside), decode, stalls
 
 Everything that produces figures (telemetry, load, cost, sweep) and everything that consumes them
 (ui, report, recording) imports this package; it imports nothing of theirs.
@@ -26,20 +28,29 @@ from agentx_tui.snapshot.buckets import histogram_quantile
 from agentx_tui.snapshot.cache import cache_figures, prompt_shares, totals_since
 from agentx_tui.snapshot.figures import Figures, PointFigures, RunIntervals, TierRead
 from agentx_tui.snapshot.figureset import (
+    AGENTS_GROUP,
+    CACHE_CLIENT,
+    CACHE_SERVERS,
     CI_SUFFIXES,
     COUNT,
     FRACTION,
     GATE,
+    POINTS_SPEED,
+    POINTS_USE,
     SECONDS,
     SHOW,
+    SUMMARY_TABLE,
+    TIME_SPLIT,
     TOKENS,
     TOKENS_PER_S_PER_USER,
     USD,
     Figure,
     FigureSet,
+    Place,
     Span,
     declared,
     figure,
+    shown,
 )
 from agentx_tui.snapshot.model import (
     CHILD_ID_BASE,
@@ -68,6 +79,7 @@ from agentx_tui.snapshot.model import (
     SweepState,
     TaskFigures,
 )
+from agentx_tui.snapshot.price import NO_GPUS, NO_PRICE, Pricing, pricing, usd_per_task
 from agentx_tui.snapshot.rows import (
     IDLE_BUCKETS_S,
     EndpointRow,
@@ -92,18 +104,28 @@ from agentx_tui.snapshot.servertime import (
     totals_server_time,
     ttft_outside_server,
 )
+from agentx_tui.snapshot.split import TailSplit, tail_split
 
 __all__ = [
+    "AGENTS_GROUP",
+    "CACHE_CLIENT",
+    "CACHE_SERVERS",
     "CHILD_ID_BASE",
     "CI_SUFFIXES",
     "COUNT",
     "FRACTION",
     "GATE",
     "IDLE_BUCKETS_S",
+    "NO_GPUS",
+    "NO_PRICE",
+    "POINTS_SPEED",
+    "POINTS_USE",
     "SCHEMA_VERSION",
     "SECONDS",
     "SERVER_TIME_KEYS",
     "SHOW",
+    "SUMMARY_TABLE",
+    "TIME_SPLIT",
     "TOKENS",
     "TOKENS_PER_S_PER_USER",
     "USD",
@@ -130,7 +152,9 @@ __all__ = [
     "GpuState",
     "LimitsFigures",
     "Percentiles",
+    "Place",
     "PointFigures",
+    "Pricing",
     "ProxyState",
     "RetentionRow",
     "RooflineBound",
@@ -143,6 +167,7 @@ __all__ = [
     "StepRow",
     "SweepPhase",
     "SweepState",
+    "TailSplit",
     "TaskFigures",
     "TaskTimeBar",
     "TierRead",
@@ -158,11 +183,15 @@ __all__ = [
     "idle_place",
     "lost_users_reason",
     "lost_worker_words",
+    "pricing",
     "prompt_shares",
     "restarted_worker_words",
     "server_time_figures",
+    "shown",
+    "tail_split",
     "totals_server_time",
     "totals_since",
     "ttft_outside_server",
+    "usd_per_task",
     "validity_words",
 ]
