@@ -52,7 +52,7 @@ def run(
 def reads(planner: TierPlanner) -> dict[float, float | None]:
     points = [f for _, f in planner.points]
     front = pareto_front([(p.e2e_interactivity_p90_tokens_per_s, p.total_tokens_per_s_per_gpu) for p in points])
-    found = read_tiers(points, front, TIERS, usd_per_gpu_hour=None, axis=NORTH_STAR)
+    found = read_tiers(points, front, TIERS, usd_per_gpu_hour=None, gpus=1, axis=NORTH_STAR)
     return {r.tier: r.total_tokens_per_s_per_gpu for r in found}
 
 
