@@ -193,3 +193,20 @@ def test_errors_stop_the_bracketing() -> None:
 def test_a_tight_bracket_is_within_the_ratio() -> None:
     assert TierPlanner.tight(4, 5) and TierPlanner.tight(40, 60) and not TierPlanner.tight(40, 61)
     assert BISECT_RATIO == 1.5
+
+
+def test_a_point_on_the_wrong_side_gets_one_more_and_saturation_gets_none() -> None:
+    # The probe at 3 users read 98 tok/s/user, the point there 60 (a short look at a noisy p90): every full
+    # point of tier 75 then reads below it, so one more point at fewer users (2, probed at 88).
+    probe = {1: 94.0, 2: 88.0, 3: 98.0, 4: 70.0, 6: 56.0, 8: 41.0, 11: 39.0, 16: 26.0}
+    point = {2: 84.0, 3: 60.0, 5: 67.0, 10: 35.0, 18: 24.0, 40: 19.0}
+
+    def throughput(users: int) -> float:  # flat past 10 users: the throughput's top
+        return 5000.0 * min(users, 10)
+
+    planner = TierPlanner((30.0, 50.0, 75.0, 100.0), start_users=2, axis=NORTH_STAR)
+    _, points = run(planner, lambda u: point.get(u, 480.0 / u), throughput, probe_x=lambda u: probe.get(u))
+    again = [s for s in points if "again" in s.purpose]
+    assert [(s.users, s.purpose) for s in again] == [(2, "tier 75 (above), again")]
+    # Tier 30: 18 users read 24 but carry no more throughput than 10 (read 35): no point past it would.
+    assert all(s.users <= 18 for s in points)

@@ -21,9 +21,9 @@ p90 interactivity falls as users are added, so where it crosses each tier can be
    fewest users probed, so the frontier has its span. Measured from the most users down: retired users'
    survivors keep their sessions, contexts at every stage as before, while users added start theirs.
 4. **Fix-ups.** Probes are short, so a full point can land on the other side of its tier. Once the
-   planned points are measured, a tier bracketed by the probes but outside the full points' frontier
-   gets one more full point on the missing side (the nearest probe on that side, else `BISECT_RATIO`²
-   beyond the last point), once per side.
+   planned points are measured, a tier bracketed by the probes but with every full point on one side of
+   it gets one more full point on the other (the nearest probe there, else `FIX_STEP` beyond the last
+   point), once per side.
 
 Pure: told what each probe and point measured (`PointFigures`), it says the next step. No clock, no I/O.
 """
@@ -38,11 +38,11 @@ from itertools import pairwise
 from agentx_tui.snapshot import FrontierAxis, PointFigures
 from agentx_tui.sweep.auto import AUTO_MAX_POINTS, auto_stop_reason, peak_auto_users, stopped_growing
 from agentx_tui.sweep.axes import NORTH_STAR, finite, measured, point_x
-from agentx_tui.sweep.pareto import pareto_front
 from agentx_tui.sweep.tiers import tier_suffix
 
 BISECT_RATIO = 1.5  # a bracket is tight once hi ≤ 1.5 × lo (or hi − lo ≤ 1): one bisection of a doubling
 MARGIN = 1.25  # a full point beside one crossing only: at least 1.25× (in users) from it, never inside its bracket
+FIX_STEP = MARGIN**2  # a fix-up with no probe on its side: 1.5625× beyond the last point
 SHARE_GAP = 4.0  # two tiers' brackets this close (the lower tier's lo ≤ 4 × the upper tier's hi) share a point
 MAX_PROBES = 2 * AUTO_MAX_POINTS  # the most probes a tier sweep takes, bracketing and bisection together
 
@@ -297,31 +297,29 @@ class TierPlanner:
         return best[1] if best else None
 
     def _fix_up(self) -> Step | None:
-        """One more full point for a tier the probes bracket but the full points' frontier does not reach."""
-        xs = [finite(point_x(f, self.axis)) if measured(f) else None for _, f in self.points]
-        ys = [_throughput(f) if measured(f) else None for _, f in self.points]
-        front = pareto_front(list(zip(xs, ys, strict=True)))
-        reach = [xs[i] for i in front if xs[i] is not None]
-        if not reach:
+        """One more full point for a tier the probes bracket but no full point stands on one side of: every
+        point read at or above it, or every one below it. (A point below it that more throughput elsewhere
+        dominates is not missing: past the throughput's top more users add none, so the tier is not read.)"""
+        xs = [x for _, f in self.points if measured(f) and (x := finite(point_x(f, self.axis))) is not None]
+        if not xs:
             return None
-        slowest, fastest = min(x for x in reach if x is not None), max(x for x in reach if x is not None)
         done = {step.users for step, _ in self.points}
         probe_x = self._probe_x()
         for tier in reversed(self.tiers):
             if self.bracket(tier) is None:
                 continue
-            if tier > fastest and (tier, "above") not in self._fixed:
+            if not any(x >= tier for x in xs) and (tier, "above") not in self._fixed:
                 self._fixed.add((tier, "above"))
                 fewest = min(done)
                 near = [u for u, x in probe_x.items() if x >= tier and u < fewest and u not in done]
-                users = max(near) if near else max(1, round(fewest / BISECT_RATIO**2))
+                users = max(near) if near else max(1, math.floor(fewest / FIX_STEP))
                 if users not in done:
                     return Step(users, False, f"{tiers_words((tier,))} (above), again", (tier,))
-            if tier < slowest and (tier, "below") not in self._fixed:
+            if not any(x < tier for x in xs) and (tier, "below") not in self._fixed:
                 self._fixed.add((tier, "below"))
                 most = max(done)
                 near = [u for u, x in probe_x.items() if x < tier and u > most and u not in done]
-                users = min(near) if near else min(self.max_users, round(most * BISECT_RATIO**2))
+                users = min(near) if near else min(self.max_users, math.ceil(most * FIX_STEP))
                 if users not in done:
                     return Step(users, False, f"{tiers_words((tier,))} (below), again", (tier,))
         return None
