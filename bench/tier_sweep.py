@@ -1,7 +1,7 @@
 """A tier sweep against a dense fixed grid: the same tier reads in a fraction of the GPU time (docs/sweeps.md).
 
-    .venv/bin/python bench/tier_sweep.py [--dense 2,3,4,…] [--start 2] [--tiers 30,50,75,100]
-                                         [--point-duration 90] [--warmup 40] [--probe-duration 10]
+    .venv/bin/python bench/tier_sweep.py [--dense 1,2,3,…] [--start 2] [--tiers 30,50,75,100]
+                                         [--point-duration 60] [--warmup 40] [--probe-duration 10]
                                          [--sim h200] [-w coding-agent] [--max-think 1] [--seed 0]
                                          [--sequential] [--dir DIR] [--svg PATH]
 
@@ -11,7 +11,9 @@ By default they run at the same time, each with its own simulated GPU (so the be
 small machine; each sweep's GPU time is its own wall time × its GPUs either way); `--sequential` runs one
 after the other. Printed: each sweep's points (users, warm-up, steady), the tier sweep's probes, per tier
 both reads with their 95% intervals, how far apart they are and whether each lies inside the other's
-interval, and the two sweeps' GPU time (`sweep_gpu_seconds`) and its ratio. An SVG (`--svg`) draws both
+interval, and the two sweeps' GPU time (`sweep_gpu_seconds`) and its ratio; then the same two plans at
+AgentX's lengths (1800-s points, 180-s probes, the warm-ups measured here), a projection from the
+measured plans, not a measurement. An SVG (`--svg`) draws both
 frontiers, the tier sweep's probes and the tiers. Reports are kept in `--dir` (default
 /tmp/agentx-tier-sweep) and reused. Prints figures, asserts nothing.
 """
@@ -35,7 +37,7 @@ from agentx_tui.snapshot import PointFigures, ProbeRow
 from agentx_tui.sweep import NORTH_STAR, SweepChart, axis_title
 
 SRC = Path(__file__).resolve().parents[1] / "src"
-DENSE = "2,3,4,5,6,7,8,10,12,14,16,19,22,26,30,35,40,46,53,60"
+DENSE = "1,2,3,4,5,6,8,10,12,14,17,20"
 DENSE_COLOUR = "#868e96"
 TIERED_COLOUR = "#1f5fa8"
 
@@ -128,6 +130,20 @@ def compare(dense: dict[str, Any], tiered: dict[str, Any], tiers: Sequence[str])
             f"{tiered_s:,.0f} GPU·s ({len(tiered['points'])} points, {len(tiered.get('probes') or ())} probes): "
             f"{tiered_s / dense_s:.2f} of it"
         )
+    # The same plans at AgentX's lengths: every point 1800 s, every probe 180 s (a tenth), each warm-up as
+    # measured here. A projection from the measured plans, not a measurement.
+    agentx = [projected(report, 1800.0, 180.0) for report in (dense, tiered)]
+    print(
+        f"the same plans at AgentX's lengths (1800-s points, 180-s probes, these warm-ups): dense grid "
+        f"{agentx[0]:,.0f} GPU·s, tier sweep {agentx[1]:,.0f} GPU·s: {agentx[1] / agentx[0]:.2f} of it (a projection)"
+    )
+
+
+def projected(report: dict[str, Any], point_s: float, probe_s: float) -> float:
+    """GPU-seconds of the sweep's plan with points and probes of these lengths, its warm-ups as measured."""
+    gpus = report.get("gpus") or 1
+    steps = [(p, point_s) for p in report["points"]] + [(p, probe_s) for p in report.get("probes") or ()]
+    return gpus * sum(step["warmup_s"] + length for step, length in steps)
 
 
 def picture(dense: dict[str, Any], tiered: dict[str, Any], path: Path) -> None:
@@ -144,10 +160,12 @@ def picture(dense: dict[str, Any], tiered: dict[str, Any], path: Path) -> None:
     xs = [p.interactivity_p90 for p in placed if p.interactivity_p90 is not None]
     ys = [p.throughput for p in placed if p.throughput is not None]
     box = (96.0, 78.0, 830.0, 446.0)
-    title = "A tier sweep against a dense grid: total tokens/s per GPU against the North Star"
+    title = "A tier sweep against a dense grid, on the North Star"
     svg = Svg(860, 600, title)
     gpu = [data.get("sweep_gpu_seconds") or math.nan for data in (dense, tiered)]
-    svg.heading(box[0], title, f"{data_words(dense)} · GPU time: dense {gpu[0]:,.0f} s, tier sweep {gpu[1]:,.0f} s")
+    svg.heading(
+        box[0], title, f"{data_words(dense)} · GPU time: dense grid {gpu[0]:,.0f} GPU·s, tier sweep {gpu[1]:,.0f}"
+    )
     x_ticks = nice_ticks(xs, 8, room=0.03, also=[t.tier for t in tier.tiers])
     y_ticks = nice_ticks(ys, 6)
     sx, sy = Linear(x_ticks[0], x_ticks[-1], box[0], box[2]), Linear(y_ticks[0], y_ticks[-1], box[3], box[1])
@@ -196,7 +214,9 @@ def _sampled(curve: Any, steps: int) -> list[tuple[float, float | None]]:
 
 
 def data_words(report: dict[str, Any]) -> str:
-    return " · ".join(str(part) for part in (report.get("model"), report.get("workload"), "simulated H200") if part)
+    """'coding-agent, simulated Llama-3.1-8B-Instruct'."""
+    model = str(report.get("model") or "").rsplit("/", 1)[-1]
+    return f"{report.get('workload')}, simulated {model or 'engine'}"
 
 
 def main() -> None:
@@ -204,7 +224,7 @@ def main() -> None:
     p.add_argument("--dense", default=DENSE, help="the dense grid's user counts")
     p.add_argument("--start", type=int, default=2, help="the tier sweep's first probe (-u)")
     p.add_argument("--tiers", default="30,50,75,100")
-    p.add_argument("--point-duration", type=float, default=90)
+    p.add_argument("--point-duration", type=float, default=60)
     p.add_argument("--warmup", type=float, default=40)
     p.add_argument("--probe-duration", type=float, default=10)
     p.add_argument("--sim", default="h200")

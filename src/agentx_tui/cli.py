@@ -301,8 +301,8 @@ def _agentx_flags(a: argparse._ArgumentGroup) -> None:
         "--agentx",
         action="store_true",
         help="the defaults AgentX's rules need: --point-duration 1800, --warmup 900, --frontier-axis e2e (the "
-        "North Star), --tiers 30,50,75,100 and, without --sweep or --duration, --sweep tiers; a flag you give wins (the "
-        "run is then labelled by the rule it breaks); and the harness's replay: whole-system idle gaps "
+        "North Star), --tiers 30,50,75,100 and, without --sweep or --duration, --sweep tiers; a flag you give "
+        "wins (the run is then labelled by the rule it breaks); and the harness's replay: whole-system idle gaps "
         "capped at 10 s. Every run is judged by the rules, with or without it",
     )
     a.add_argument(

@@ -292,15 +292,7 @@ def _points_section(report: Report, data: dict[str, Any]) -> list[str]:
     ]
     if gaps:
         lines += ["Why a point's interval is n/a (`ci_note`):", "", *gaps, ""]
-    opened = [
-        f"- point {i + 1} ({p.get('users')} users), after {cell(p.get('warmup_s'))} s: "
-        f"{'' if p['steady'] else 'not steady: '}{_esc(str(p.get('steady_reason') or ''))}"
-        for i, p in enumerate(data.get("points") or [])
-        if p.get("steady") is not None
-    ]
-    if opened:
-        lines += ["How each point's window opened (`steady`, `steady_reason`; docs/sweeps.md, the steady rule):", ""]
-        lines += [*opened, ""]
+    lines += _warm_ups(data.get("points") or [])
     if report.sweep_stop_reason:
         lines += [f"The sweep ended: {_esc(report.sweep_stop_reason.rstrip('.'))}.", ""]
     lines += _probes_table(data)
@@ -309,6 +301,30 @@ def _points_section(report: Report, data: dict[str, Any]) -> list[str]:
         took = NA + " (no GPU count)" if gpu_s is None else f"{gpu_s:,.0f} GPU·s ({gpu_s / 3600:.2f} GPU·h)"
         what = "its wall time × GPUs, probes and warm-ups included"
         lines += [f"The sweep's GPU time (`sweep_gpu_seconds`, {what}): {took}.", ""]
+    return lines
+
+
+def _warm_ups(points: Sequence[dict[str, Any]]) -> list[str]:
+    """How long the points warmed up, and each one whose load had not settled when its window opened."""
+    judged = [p for p in points if p.get("steady") is not None]
+    if not judged:
+        return []
+    waits = [p.get("warmup_s") or 0.0 for p in judged]
+    span = cell(min(waits)) if cell(min(waits)) == cell(max(waits)) else f"{cell(min(waits))}–{cell(max(waits))}"
+    lines = [
+        f"Each point's window opened once its load was steady (MSER-5) and every user had 10 requests done, "
+        f'or at `--warmup` (`steady`, `steady_reason`; docs/sweeps.md, "Warm-up by the data"): after {span} s '
+        "of warm-up.",
+        "",
+    ]
+    unsteady = [
+        f"- point {i + 1} ({p.get('users')} user{'s' if p.get('users') != 1 else ''}), after "
+        f"{cell(p.get('warmup_s'))} s: {_esc(str(p.get('steady_reason') or ''))}"
+        for i, p in enumerate(points)
+        if p.get("steady") is False
+    ]
+    if unsteady:
+        lines += ["Not steady when its window opened:", "", *unsteady, ""]
     return lines
 
 

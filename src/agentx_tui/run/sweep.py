@@ -121,6 +121,8 @@ class SweepPhases:
         self._watch: WindowFigures | None = None
         self._verdict: Steadiness | None = None
         self._judged = -1  # whole batches the verdict is over
+        self._warm = 0  # the fewest requests any of the step's users had completed, as last counted …
+        self._warm_judged = -1  # … at that many whole batches
         self._stop_reason: str | None = None
         self._losses_seen = 0  # the run's lost load workers already acted on
         self._lost_in: dict[int, int] = {}  # a step's number → how often load workers were lost in it
@@ -187,6 +189,7 @@ class SweepPhases:
             stats.close_window(self._watch)
         self._watch = stats.open_window(now)
         self._verdict, self._judged = None, -1
+        self._warm, self._warm_judged = 0, -1
 
     def _steadiness(self, now: float) -> Steadiness:
         """MSER-5 on the step's series since its users were set, judged again whenever a batch ends."""
@@ -206,12 +209,18 @@ class SweepPhases:
         assert self._step is not None and self._watch is not None
         now = self._clock()
         verdict = self._steadiness(now)
-        warm = fewest_requests(stats.user_requests.values(), self._step.users)
         # On the statistics' clock, from the users' setting (or their restart): the warm-up the point records.
         waited = now - self._watch.start
+        capped = waited >= self.warmup_s
+        # The users' warm-up requests: O(users log users), so counted once a batch, and only when it can
+        # decide (the load steady, or the most a step waits reached).
+        if (verdict.steady and self._warm_judged != self._judged) or capped:
+            self._warm_judged = self._judged
+            self._warm = fewest_requests(stats.user_requests.values(), self._step.users)
+        warm = self._warm
         if verdict.steady and warm >= WARMUP_REQUESTS:
             reason = f"steady after {waited:.0f} s: {verdict.words()}; every user had {WARMUP_REQUESTS}+ requests"
-        elif waited >= self.warmup_s:
+        elif capped:
             fewest = f"; a user had {warm} of {WARMUP_REQUESTS} requests" if warm < WARMUP_REQUESTS else ""
             held = "the load steady" if verdict.steady else verdict.words()
             reason = f"--warmup {self.warmup_s:g} s reached, {held}{fewest}"

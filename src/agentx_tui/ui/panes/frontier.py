@@ -401,24 +401,18 @@ def progress(sweep: SweepState) -> str:
         count = sum(1 for p in sweep.points if measured(p))  # one that counted no request is not
         after = f" after {probes} probe{'s' if probes != 1 else ''}" if sweep.mode == "tiers" else ""
         return " · ".join(filter(None, ("done", f"{count} point{'s' if count != 1 else ''} measured{after}", gpu_time)))
-    number = sweep.current + 1
-    users = sweep.current_users
+    number, planned = sweep.current + 1, len(sweep.planned_users)
+    users = "" if sweep.current_users is None else f"{sweep.current_users} users"
     purpose = sweep.step_for or ""
-    if sweep.mode == "tiers" and sweep.probing:
+    if sweep.probing:  # a tier sweep's probe
         joined = ", " if purpose.startswith("bracketing") else " for "
-        parts = [f"probing {users} users{joined + purpose if purpose else ''}", f"probe {probes + 1}"]
-    elif sweep.mode == "tiers":
-        planned = len(sweep.planned_users)
-        parts = [f"point {number} of {planned}" if planned else f"point {number}"]
-        parts.append(f"{users} users" + (f" for {purpose}" if purpose else ""))
-    else:
-        if sweep.mode == "auto":
-            where = f"point {number} · auto"
-        else:
-            where = f"point {number} of {len(sweep.planned_users)}" if sweep.planned_users else f"point {number}"
-        parts = [where]
-        if users is not None:
-            parts.append(f"{users} users")
+        parts = [f"probing {users}{joined + purpose if purpose else ''}", f"probe {probes + 1}"]
+    elif sweep.mode == "auto":
+        parts = [f"point {number} · auto", users]
+    else:  # a list's points, or a tier sweep's (what each is for said beside its users)
+        parts = [f"point {number} of {planned}" if planned else f"point {number}", users]
+        if purpose and users:
+            parts[-1] += f" for {purpose}"
     phase = _PHASE.get(sweep.phase, sweep.phase)
     if sweep.phase_left_s is not None:
         # A warm-up ends once the load is steady: its time left is the most it may take.
