@@ -38,7 +38,7 @@ MUTED = "$text-muted"
 
 class CachePane(GaugePane):
     KEY = 3
-    TITLE = "Cache"
+    TITLE = "Prefix cache"
 
     def __init__(self, history: History, *, id: str | None = None) -> None:
         super().__init__(history, id=id)
