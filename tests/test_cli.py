@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -116,6 +117,21 @@ def test_main_returns_exit_code_in_process() -> None:
     assert main(["--users", "x"]) == 2
 
 
+def test_every_report_given_is_planned_and_one_file_named_twice_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    json_path, md_path = tmp_path / "r.json", tmp_path / "r.md"
+    plan = _plan("--report", str(json_path), "--report", str(md_path), "--report", str(tmp_path / "r.csv"))
+    assert plan.output.reports == (json_path, md_path, tmp_path / "r.csv")
+    assert _plan().output.reports == ()
+    (tmp_path / "sub").mkdir()
+    assert main(["--report", str(json_path), "--report", str(tmp_path / "sub" / ".." / "r.json")]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.endswith("are the same file. Give each report a file of its own.") and "\n" not in error
+    assert main(["--report", str(md_path), "--report", str(md_path)]) == 2
+    assert f"--report {md_path} is given twice." in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     ("value", "needle"),
     [
@@ -195,3 +211,25 @@ def test_gpu_peak_goes_into_the_plan_and_its_recorded_settings() -> None:
     assert plan.price.gpu_peak == (989.4, 3.35)
     assert plan.recorded_settings().gpu_peak == (989.4, 3.35)
     assert _plan("-w", "chat").price.gpu_peak is None
+
+
+def test_keys_lists_every_report_key_with_its_unit_and_a_bad_check_points_there(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An error said "`--help` lists the report keys" while `--help` did not (error_rate was absent)."""
+    from agentx_tui.report import FIGURES, NUMERIC_KEYS
+
+    assert main(["keys"]) == 0
+    listing = capsys.readouterr().out
+    lines = listing.splitlines()
+    for key, fig in FIGURES.items():
+        line = next(line for line in lines if line[2:].split(" ", 1)[0] == key)
+        assert line.startswith("* " if key in NUMERIC_KEYS else "  ") and fig.meaning in line, key
+    assert any(line.split()[:3] == ["*", "error_rate", "fraction"] for line in lines)
+    assert "* total_tokens_per_s_per_gpu_at_T_ci_low, _ci_high" in listing and "agents_per_gpu_at_T" in listing
+    assert "sessions_started: the earlier name of sessions_ended" in listing
+    assert main(["--check", "error_rat < 0.1"]) == 2
+    error = capsys.readouterr().err
+    assert "Did you mean error_rate?" in error and "`agentx-tui keys` lists the report keys." in error
+    assert "--help" not in error
+    assert "agentx-tui keys" in _cli("--help").stdout

@@ -4,6 +4,7 @@ agentx-tui [TARGET] [WORKLOAD] [COST] [OUTPUT] [SWEEP] [SCALE]   the dashboard (
 agentx-tui replay PATH                            play a recording back
 agentx-tui compare A.json B.json                  two reports side by side
 agentx-tui workloads                              list workload presets
+agentx-tui keys                                   list the report keys, their units and meanings
 agentx-tui sim [--profile GPU/MODEL] …            the simulated engine alone (docs/sim.md)
 agentx-tui sessions pull NAME|URL [--to DIR]      a public AgentX session corpus into the local cache
 agentx-tui --web [HOST:]PORT …                    the same dashboard served to browsers (docs/web.md)
@@ -25,11 +26,11 @@ from agentx_tui.args import DEFAULT_USERS, MAX_SECONDS, MAX_USERS, Parser, gpu_p
 from agentx_tui.errors import AgentXError, LaunchError, UsageError
 from agentx_tui.redaction import redact
 from agentx_tui.sim import DEFAULT_PROFILE as DEFAULT_SIM_PROFILE
-from agentx_tui.sim import add_cpu_tier_options
+from agentx_tui.sim import add_cpu_tier_options, add_step_options
 from agentx_tui.terminal import wants_color
 from agentx_tui.web.address import parse_web_address
 
-SUBCOMMANDS = ("replay", "compare", "workloads", "sim", "sessions")
+SUBCOMMANDS = ("replay", "compare", "workloads", "keys", "sim", "sessions")
 
 
 def _port(text: str) -> int:
@@ -41,7 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="agentx-tui",
         description="Live dashboard for agent-serving on vLLM: GPU, KV cache, prefix cache, tokens/s, "
         "tokens per dollar. Other commands: `agentx-tui replay PATH`, `agentx-tui compare A.json B.json`, "
-        "`agentx-tui workloads`, `agentx-tui sim`, `agentx-tui sessions pull NAME`.",
+        "`agentx-tui workloads`, `agentx-tui keys` (the report keys --check names), `agentx-tui sim`, "
+        "`agentx-tui sessions pull NAME`.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"agentx-tui {__version__}")
@@ -112,7 +114,8 @@ def _target_flags(t: argparse._ArgumentGroup) -> None:
         const=DEFAULT_SIM_PROFILE,
         help=f"the built-in simulated engine, GPU/MODEL profile (default {DEFAULT_SIM_PROFILE})",
     )
-    add_cpu_tier_options(t, prefix="sim-")  # the embedded simulator's, as `agentx-tui sim` has them
+    add_step_options(t, prefix="sim-")  # the embedded simulator's, as `agentx-tui sim` has them
+    add_cpu_tier_options(t, prefix="sim-")
     t.add_argument("--port", type=_port, metavar="P", help="port for a launched or simulated server (default: free)")
     t.add_argument(
         "--vllm-cmd",
@@ -176,7 +179,14 @@ def _workload_flags(w: argparse._ArgumentGroup) -> None:
 
 def _output_flags(o: argparse._ArgumentGroup) -> None:
     o.add_argument("--headless", action="store_true", help="no TUI: print a compact line per interval, then a summary")
-    o.add_argument("--report", type=Path, metavar="PATH", help="write the final report (.json, .md or .csv)")
+    o.add_argument(
+        "--report",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="write the final report (.json, .md or .csv, by the extension); repeatable: one file each",
+    )
     o.add_argument("--record", type=Path, metavar="PATH", help="append every snapshot as one JSON line")
     o.add_argument(
         "--check",
@@ -411,6 +421,15 @@ def _run_subcommand(name: str, argv: Sequence[str]) -> int:
         width = max(len(n) for n, _ in presets)
         for preset, description in presets:
             print(f"{preset:<{width}}  {description}")
+        return 0
+    if name == "keys":
+        from agentx_tui.report import keys_listing
+
+        Parser(
+            prog="agentx-tui keys",
+            description="List the report's keys with their units and meanings: the figures a --check may name.",
+        ).parse_args(argv)
+        print(keys_listing())
         return 0
     if name == "sim":
         from agentx_tui.sim import sim_command

@@ -54,7 +54,7 @@ def test_argv_asks_for_kv_residency_unless_told_otherwise(given: list[str], samp
     assert kv_cache_metrics_sample(argv) == sample
 
 
-async def test_the_simulators_cpu_kv_tier_reaches_its_command_line(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_the_simulators_options_reach_its_command_line(monkeypatch: pytest.MonkeyPatch) -> None:
     started: list[list[str]] = []
 
     async def fake_start(argv: list[str], *args: object) -> LaunchedServer:
@@ -67,6 +67,9 @@ async def test_the_simulators_cpu_kv_tier_reaches_its_command_line(monkeypatch: 
     assert server.kv_cache_metrics_sample == 1.0  # the simulator records every block
     await start_sim("h100", port=9)  # off by default: no tier on its command line
     assert "--cpu-kv-gb" not in started[1]
+    await start_sim("h100", port=9, max_num_batched_tokens=2048, spec="3:2.5")
+    assert started[2][-4:] == ["--max-num-batched-tokens", "2048", "--spec", "3:2.5"]
+    assert "--spec" not in started[1] and "--max-num-batched-tokens" not in started[1]
 
 
 async def test_missing_model_path_is_a_clear_launch_error() -> None:

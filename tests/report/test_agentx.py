@@ -51,13 +51,15 @@ def test_the_report_says_whether_the_run_is_agentx_valid_why_not_and_what_holds(
     assert {FIGURES[k].group for k in keys[-3:]} == {"agentx"}
 
 
-def test_a_run_not_judged_has_null_keys_and_says_nothing() -> None:
+def test_a_run_not_judged_has_null_keys_and_its_report_says_it_was_not_judged() -> None:
     report = built(None)
     assert (report.agentx_valid, report.agentx_invalid_reasons, report.agentx_rules_met) == (None, None, None)
     out = io.StringIO()
     HeadlessPrinter(out).summary(report, [])
     assert "AgentX" not in out.getvalue()
-    assert "AgentX" not in render_markdown(report).split("## Figures")[0]
+    verdict = render_markdown(report).split("## Verdict")[1].split("\n## ")[0]
+    assert "AgentX: not judged (the run sent no load of its own)." in verdict
+    assert "valid" not in verdict
 
 
 def test_the_headless_summary_gives_the_verdict_then_every_reason_and_rule_met() -> None:
@@ -75,7 +77,7 @@ def test_the_headless_summary_gives_the_verdict_then_every_reason_and_rule_met()
 
 
 def test_the_markdown_report_says_it_under_its_title() -> None:
-    head = render_markdown(built(INVALID)).split("## Figures")[0]
+    head = render_markdown(built(INVALID)).split("## Headline figures")[0]
     assert "**not AgentX-valid** by the AgentX rules a client can check:" in head
     assert "- points shorter than 900 s: the run's one point, --duration 20 s" in head
     assert "- meets: error rate at most 10%: the highest was 0.0%" in head

@@ -204,6 +204,48 @@ def test_users_detail_is_one_row_per_session_of_the_last_tick() -> None:
     assert rows[1]["decode_tokens_per_s"] == 41.0 and rows[0]["output_tokens"] == 300
 
 
+def stopped(
+    snaps: list[Snapshot], *, drain_s: float, held: tuple[int, ...], paused_by_user: bool = False
+) -> list[Snapshot]:
+    """`snaps` with one more tick `drain_s` after the last, taken after the stop (run state "stopping"), in
+    which the users `held` wait at the drain's pause gate ("paused")."""
+    last = snaps[-1]
+    if paused_by_user:
+        rows = tuple(row.model_copy(update={"state": "paused"}) for row in last.sessions)
+        last = last.model_copy(update={"run": last.run.model_copy(update={"state": "paused"}), "sessions": rows})
+        snaps = [*snaps[:-1], last]
+    rows = tuple(
+        row.model_copy(update={"state": "paused" if row.user in held else "tool", "requests": row.requests + 1})
+        for row in last.sessions
+    )
+    final = last.model_copy(
+        update={
+            "seq": last.seq + 1,
+            "time": last.time + drain_s,
+            "elapsed_s": last.elapsed_s + drain_s,
+            "run": last.run.model_copy(update={"state": "stopping"}),
+            "sessions": rows,
+        }
+    )
+    return [*snaps, final]
+
+
+def test_the_users_states_are_theirs_when_the_run_stopped_and_their_counts_the_final_ones() -> None:
+    """The drain holds every user at the pause gate before its next call: a user never paused must not
+    read "paused" in the report (it did: every row of a plain run said so)."""
+    rows = build(stopped(stream(), drain_s=3.5, held=(0,)))["users_detail"]
+    assert [(row["state"], row["requests"]) for row in rows] == [("decoding", 5), ("tool", 5)]
+    paused = build(stopped(stream(), drain_s=3.5, held=(0, 1), paused_by_user=True))["users_detail"]
+    assert [row["state"] for row in paused] == ["paused", "paused"]  # paused by its user before the stop
+
+
+def test_duration_covers_the_drain_and_drain_s_says_how_much_of_it() -> None:
+    r = build(stopped(stream(), drain_s=3.5, held=()))
+    assert r["duration_s"] == pytest.approx(8.0 + 3.5)  # first sample to last, the drain included
+    assert r["drain_s"] == pytest.approx(3.5)
+    assert build(stream())["drain_s"] is None  # not stopped: a report of the stream so far
+
+
 def test_unknown_figures_stay_null_never_zero() -> None:
     r = build(stream(with_gpus=False, with_price=False, cached_reported=False))
     for key in (

@@ -85,7 +85,7 @@ def test_each_sweep_point_shows_its_evicted_share_in_the_markdown_points_table(t
     path = tmp_path / "sweep.md"
     write_report(path, built(snaps))
     lines = path.read_text().splitlines()
-    at = next(i for i, line in enumerate(lines) if line.startswith("| point |"))
+    at = next(i for i, line in enumerate(lines) if line.startswith("| point | users | client hit |"))
     head, _, first, second = (line.split(" | ") for line in lines[at : at + 4])
     column = head.index("evicted")
     assert head[column - 1] == "client hit"

@@ -120,3 +120,8 @@ def test_interval_ends_can_be_checked_too() -> None:
         parse_check("tokens_per_dollar_total_at_100_ci_low >= 1")  # only throughput reads carry intervals
     with pytest.raises(UsageError):
         parse_check("ci_method == 1")  # words, not a figure
+
+
+def test_a_renamed_key_is_checked_under_its_earlier_name_too() -> None:
+    check = parse_check("sessions_started >= 1")
+    assert check.key == "sessions_ended" and check.expr == "sessions_started >= 1"

@@ -74,8 +74,9 @@ def test_a_ten_percent_throughput_drop_fails_at_the_default_tolerance(
     worse = {**RUN, "total_tokens_per_s": 10800.0}
     assert run(tmp_path, RUN, worse) == 1
     out = capsys.readouterr().out
-    assert "0.900  -10.0% REGRESSED" in out
+    assert "0.900  -10.0% REGRESSED (no interval: noise unknown)" in out
     assert "B regressed beyond the 5% tolerance on 1 figure: total_tokens_per_s (-10.0%)." in out
+    assert "It lacks a 95% interval in one report or both, so whether it is noise is unknown" in out
     assert run(tmp_path, RUN, worse, "--tolerance", "0.2") == 0
     assert "No regression: B is within 20% of A" in capsys.readouterr().out
 
@@ -126,8 +127,10 @@ def test_sweeps_are_compared_tier_by_tier(tmp_path: Path, capsys: pytest.Capture
     assert "total_tokens_per_s_per_gpu_at_100 (-10.0%)" in out
     assert "tokens_per_dollar_total_at_100 (-10.0%)" in out
     assert "usd_per_million_total_tokens_at_100 (+11.1%)" in out
-    assert "total_tokens_per_s_per_gpu_at_200" in out  # shown, n/a
-    assert "Not gated, null on one side or both (n/a): every figure at tier 200." in out
+    assert "All 3 lack a 95% interval in one report or both" in out
+    assert "total_tokens_per_s_per_gpu_at_200" not in out.split("Higher is better")[0]  # no row of n/a only
+    assert "Read in neither report (outside both frontiers' range): tier 200." in out
+    assert "Not gated, null on one side or both" not in out
     assert run(tmp_path, a, b, "--tolerance", "0.2") == 0
 
 
@@ -311,3 +314,63 @@ def test_a_client_bound_report_is_said_before_the_figures(tmp_path: Path, capsys
     assert lines[2].startswith("B's load generator was saturated (client_saturated): its figures measure the client")
     run(tmp_path, RUN, RUN)
     assert "saturated" not in capsys.readouterr().out
+
+
+# --- two sweeps of one configuration, no interval (measured: 12-s against 9-s points) ---------------------
+
+
+def test_a_regression_without_intervals_says_its_noise_is_unknown_and_lists_only_real_nulls(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two short sweeps of one configuration: -48.8% at tier 75 while the agents per GPU there rose 20%.
+    The tolerance alone judges it (exit 1), each row says its noise is unknown, the agents (known on both
+    sides) are not called null, and the closing lines are sentences."""
+    a = {**sweep(at_75=10_000.0), "frontier_axis": "e2e_interactivity", "agents_per_gpu_at_75": 10.42}
+    b = {**sweep(at_75=5_120.0), "frontier_axis": "e2e_interactivity", "agents_per_gpu_at_75": 12.54}
+    assert run(tmp_path, a, b) == 1
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("total_tokens_per_s_per_gpu_at_75 "))
+    assert row.endswith("-48.8% REGRESSED (no interval: noise unknown)")
+    agents = next(line for line in out.splitlines() if line.startswith("agents_per_gpu_at_75 "))
+    assert "10.42" in agents and "12.54" in agents and agents.endswith("+20.3%, not gated (no interval: noise unknown)")
+    assert "null on one side or both" not in out
+    assert "decode in two sweeps of before the frontier axis" not in out
+    assert (
+        "A …_at_T figure is read where the frontier crosses T tok/s/user of p90 interactivity: on the North Star "
+        "(E2E-normalized interactivity), or, with _decode after T, on decode interactivity." in out
+    )
+    assert "one without an interval on both sides (no interval: noise unknown) is judged by the 5% tolerance" in out
+    assert "No gated figure here carries an interval on both sides." in out
+
+
+def test_the_null_list_names_a_figure_null_on_one_side_and_not_one_known_on_both(tmp_path: Path) -> None:
+    a = {**sweep(at_75=10_000.0, at_100=8_000.0), "frontier_axis": "e2e_interactivity", "agents_per_gpu_at_75": 10.0}
+    b = {**sweep(at_75=10_000.0, at_100=None), "frontier_axis": "e2e_interactivity", "agents_per_gpu_at_75": 10.0}
+    comparison = compare_reports(Report.model_validate(a), Report.model_validate(b))
+    assert {r.key for r in comparison.not_gated_na} == {
+        "total_tokens_per_s_per_gpu_at_100",
+        "tokens_per_dollar_total_at_100",
+        "usd_per_million_total_tokens_at_100",
+        "agents_per_gpu_at_100",  # A's read at 100 has no agents figure: null on both sides
+    }
+    text = render_comparison(comparison, a_name="a", b_name="b")
+    assert "Not gated, null on one side or both (n/a): every figure at tier 100." in text
+
+
+def test_figures_zero_on_both_sides_are_unchanged_not_na(tmp_path: Path) -> None:
+    a = {**RUN, "tasks_completed": 0, "tasks_per_hour_per_gpu": 0.0}
+    comparison = compare_reports(Report.model_validate(a), Report.model_validate(a))
+    row = next(r for r in comparison.tasks if r.key == "tasks_per_hour_per_gpu")
+    assert row.worse_by == 0.0 and row.gated and row not in comparison.not_gated_na
+
+
+def test_among_regressions_those_without_intervals_are_named_as_such(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = with_ci(sweep(at_50=10_000.0, at_100=6_000.0), 0.03, 50)
+    b = with_ci(sweep(at_50=8_000.0, at_100=5_000.0), 0.03, 50)  # both regress; only tier 50 has intervals
+    assert run(tmp_path, a, b) == 1
+    out = capsys.readouterr().out
+    assert "total_tokens_per_s_per_gpu_at_50 (-20.0%: A 10,000 [9,700.0–10,300], B 8,000.0" in out
+    assert "total_tokens_per_s_per_gpu_at_100 (-16.7%, no interval: noise unknown)" in out
+    assert "3 of them lack a 95% interval in one report or both, so whether they are noise is unknown" in out

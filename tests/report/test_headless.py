@@ -10,7 +10,8 @@ import pytest
 from agentx_tui.report import HeadlessPrinter, Report, ReportBuilder, evaluate_checks, parse_check
 from agentx_tui.report._headless import limits_lines
 from agentx_tui.snapshot import WorkerLossRow
-from tests.report._snaps import snap, stream
+from tests.report._snaps import built, snap, stream
+from tests.ui.fakes import make_sweep_snapshot, make_sweep_state
 
 CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")  # anything but the newline
 
@@ -249,3 +250,38 @@ def test_summary_lists_the_lost_load_workers() -> None:
     out = io.StringIO()
     HeadlessPrinter(out).summary(Report(worker_losses=[], users_lost=0), [])
     assert "load workers lost" not in out.getvalue()
+
+
+def test_summary_of_a_sweep_prints_its_points_and_its_tier_reads() -> None:
+    """The summary of a sweep said nothing of its points or tiers: a CI log had to open the report."""
+    builder = ReportBuilder()
+    builder.add(make_sweep_snapshot(1, sweep=make_sweep_state(4)))
+    builder.add(make_sweep_snapshot(2, sweep=make_sweep_state(5, phase="done", stop_reason="every point measured")))
+    report = builder.build()
+    out = io.StringIO()
+    HeadlessPrinter(out).summary(report, [])
+    lines = out.getvalue().splitlines()
+    at = lines.index("  points (p90 interactivity in tok/s/user):")
+    assert lines[at + 1].split() == ["users", "tok/s/GPU", "North", "Star", "p90", "decode", "p90", "frontier"]
+    assert len([line for line in lines[at + 2 :] if line.startswith("    ") and line.split()[0].isdigit()]) >= 5
+    tiers = lines.index("  tiers (where the frontier crosses p90 interactivity T tok/s/user):")
+    assert lines[tiers + 1].split()[:4] == ["tier", "read", "on", "tok/s/GPU"]
+    assert any("n/a: " in line for line in lines[tiers:])  # a tier outside the frontier says why
+    # A point that carries its requests (a newer sweep) gets the column.
+    with_requests = report.model_copy(
+        update={"points": [p.model_dump() | {"requests": 40 + i} for i, p in enumerate(report.points or ())]}
+    )
+    out = io.StringIO()
+    HeadlessPrinter(out).summary(with_requests, [])
+    text = out.getvalue().splitlines()
+    head = text[text.index("  points (p90 interactivity in tok/s/user):") + 1]
+    assert head.split()[:2] == ["users", "requests"]
+
+
+def test_summary_says_what_duration_covers_and_why_a_figure_is_na() -> None:
+    report = built(stream(with_gpus=False)).updated(drain_s=3.4)
+    out = io.StringIO()
+    HeadlessPrinter(out).summary(report, [])
+    text = out.getvalue()
+    assert "(first sample to last: the last 3.4 s finished the requests in flight when the run was stopped" in text
+    assert re.search(r"gpu_util_mean +n/a \(no GPU reading", text)

@@ -39,7 +39,7 @@ def written(tmp_path: Path, report: Report, *checks: str) -> str:
 
 
 def test_the_fields_are_the_declared_figures_then_the_sweeps_then_what_the_run_adds() -> None:
-    fields = [k for k in Report.model_fields if k != "intervals"]
+    fields = [k for k in Report.model_fields if k not in ("intervals", "read_as")]
     assert fields == [*FIGURES, *SWEEP_KEYS, "server_exit_code", "server_log_tail", "checks"]
 
 
@@ -159,3 +159,13 @@ def test_a_dead_servers_exit_and_the_checks_come_after_the_tiers(tmp_path: Path)
     assert keys[-3:] == ["server_exit_code", "server_log_tail", "checks"]
     assert keys[:-3] == list(data)
     assert json.dumps(Report.read(json.loads(text)).model_dump(), indent=2, ensure_ascii=False) + "\n" == text
+
+
+def test_a_renamed_key_reads_under_its_new_name_and_is_written_back_under_its_own() -> None:
+    """`sessions_started` counted the sessions that ended: it is `sessions_ended` now, and a report of
+    before reads as such (compare, --check) while its file is written back as it was."""
+    old = {"agentx_version": "0.0.9", "duration_s": 60, "sessions_started": 6, "sessions_completed": 6}
+    report = Report.read(old)
+    assert report.sessions_ended == 6 and report.figure("sessions_ended") == 6
+    assert report.model_dump() == old
+    assert "sessions_ended" in Report.read({**old, "sessions_ended": 7}).model_dump()  # both: the new one wins

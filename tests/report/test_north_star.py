@@ -246,7 +246,7 @@ def test_compare_reads_the_north_star_both_axes_and_the_agents() -> None:
     assert not agents.gated and agents.ratio is not None and abs(agents.ratio - 0.8) < 1e-9
     assert c.regressions == ()
     text = render_comparison(c, a_name="a.json", b_name="b.json")
-    assert "…_at_T_decode: on decode interactivity" in text
+    assert "or, with _decode after T, on decode interactivity" in text
 
 
 def test_an_older_sweep_compares_its_decode_tiers_with_the_decode_reads() -> None:

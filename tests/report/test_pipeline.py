@@ -18,7 +18,7 @@ pytestmark = pytest.mark.timeout(120)
 
 
 def test_headless_sim_run_report_and_replay_agree(tmp_path: Path) -> None:
-    report, record = tmp_path / "r.json", tmp_path / "rec.jsonl"
+    report, record, markdown = tmp_path / "r.json", tmp_path / "rec.jsonl", tmp_path / "r.md"
     proc = subprocess.run(
         [
             sys.executable,
@@ -33,6 +33,8 @@ def test_headless_sim_run_report_and_replay_agree(tmp_path: Path) -> None:
             "chat",
             "--report",
             str(report),
+            "--report",
+            str(markdown),
             "--record",
             str(record),
             "--check",
@@ -54,6 +56,13 @@ def test_headless_sim_run_report_and_replay_agree(tmp_path: Path) -> None:
 
     data = json.loads(report.read_text())
     assert all(k in data for k in REPORT_KEYS)
+    # Both reports written (the last --report alone was, silently), the Markdown verdict first.
+    head = "\n".join(markdown.read_text().splitlines()[:40])
+    assert "**Checks: 1 of 2 passed** (1 FAILED: the run exits 1)" in head
+    assert "| `duration_s > 1000` |" in head and "not AgentX-valid" in head
+    # Nobody paused the run: no user says so (the drain held them at the pause gate).
+    assert data["users_detail"] and all(row["state"] != "paused" for row in data["users_detail"])
+    assert 0 <= data["drain_s"] < data["duration_s"]
     assert data["partial"] is False and data["simulated"] is True
     assert data["duration_s"] >= 2.5 and data["samples"] >= 4
     assert data["gpu_util_mean"] is not None  # the simulator reports a GPU

@@ -349,5 +349,5 @@ def test_the_markdown_points_table_has_each_points_tasks(tmp_path: Path) -> None
     snaps[-1] = snaps[-1].model_copy(update={"sweep": SweepState(points=(point,), frontier=(0,))})
     path = tmp_path / "sweep.md"
     write_report(path, built(snaps))
-    table = next(line for line in path.read_text().splitlines() if line.startswith("| point |"))
-    assert table.endswith("| tasks | USD/task | MFU | MBU | J/token | frontier | window ended |")
+    table = next(line for line in path.read_text().splitlines() if line.startswith("| point | users | client hit |"))
+    assert table.endswith("| tasks | USD/task | MFU | MBU | J/token |")

@@ -21,6 +21,7 @@ from agentx_tui.report import (
     write_report,
 )
 from agentx_tui.report._format import cell
+from agentx_tui.report._keys import unit
 from tests.report._snaps import stream
 
 LISTS = ("endpoints", "users_detail", "step_curve", "task_s_histogram")  # tables of their own
@@ -93,18 +94,61 @@ def test_markdown_has_every_figure_with_its_unit_the_checks_and_charts(
     text = path.read_text()
     assert text.startswith("# agentx-tui report (partial)")
     assert "stopped by SIGTERM" in text
+    every = text.split("## All figures", 1)[1]
     for key in REPORT_KEYS:
-        if key in LISTS:
+        if key in LISTS or report[key] is None or unit(key) == "unix time, s":
             continue
-        assert f"| {key} | {cell(report[key])} |" in text, key
+        assert f"| {key} | {cell(report[key])} |" in every, key
+    assert "| started_at | 1970-01-01 00:16:39 UTC | UTC |" in every  # a time of day, not a bare number
     assert "| output_tokens_per_s | 75 | tokens/s |" in text
     assert "| kv_cache_usage_mean | 0.25 | fraction 0–1 |" in text
-    assert "| gpu_util_mean | n/a |" in text
+    assert "| gpu_util_mean | n/a (no GPU reading: NVML sees none here" in text
     assert "| `output_tokens_per_s >= 50` | 75 | PASS |" in text
-    assert "| `gpu_util_mean > 0` | n/a | FAIL |" in text
+    assert "| `gpu_util_mean > 0` | n/a: the figure is unknown, so the check fails | FAIL |" in text
     assert "KV-cache usage (peak 35.0%)" in text
     assert any(ch in text for ch in "▁▂▃▄▅▆▇█")
     assert "## Endpoints" in text and "http://10.0.0.2:8000" in text
+
+
+def test_markdown_opens_with_its_verdict_and_ends_with_every_figure(
+    tmp_path: Path, built: tuple[Report, ReportBuilder]
+) -> None:
+    """The checks and the AgentX verdict within the first 40 lines, the headline figures next, the figure
+    table last (it used to open with ~150 rows, the checks after them)."""
+    model, builder = built
+    judged = model.updated(agentx_valid=False, agentx_invalid_reasons=["points shorter than 900 s"])
+    results = evaluate_checks([parse_check("output_tokens_per_s >= 50"), parse_check("ttft_p90_s <= 0.1")], judged)
+    path = tmp_path / "r.md"
+    write_report(path, judged, series=builder.series(), checks=results)
+    lines = path.read_text().splitlines()
+    head = "\n".join(lines[:40])
+    assert "**Checks: 1 of 2 passed** (1 FAILED: the run exits 1)" in head
+    assert "| `ttft_p90_s <= 0.1` | 0.2 | FAIL |" in head
+    assert "**not AgentX-valid** by the AgentX rules a client can check:" in head
+    assert "- points shorter than 900 s" in head
+    sections = [line for line in lines if line.startswith("## ")]
+    assert sections[:2] == ["## Verdict", "## Headline figures"] and sections[-1] == "## All figures"
+    assert "started 1970-01-01 00:16:39 UTC, ended 1970-01-01 00:16:48 UTC" in lines[2]
+
+
+def test_every_na_in_the_markdown_says_why(tmp_path: Path, built: tuple[Report, ReportBuilder]) -> None:
+    """In a list of figures an n/a carries its reason; in a table, a line under it gives it; a figure n/a
+    for every endpoint is a line of its own."""
+    model, builder = built
+    path = tmp_path / "r.md"
+    write_report(path, model, series=builder.series())
+    lines = path.read_text().splitlines()
+    for n, line in enumerate(lines):
+        if "n/a" not in line or not line.startswith("|") or line.startswith("|---"):
+            continue
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if any(c.startswith("n/a (") for c in cells):
+            continue  # said beside it
+        table_end = next(i for i in range(n, len(lines)) if not lines[i].startswith("|"))
+        notes = lines[table_end + 1 : table_end + 12]
+        assert any(note.startswith("- *") and " n/a" in note for note in notes), line
+    assert "n/a for every endpoint:" in lines
+    assert not any("not measured in this run" in line for line in lines)
 
 
 def test_sparkline_scales_to_the_peak_and_shows_gaps() -> None:
@@ -196,3 +240,24 @@ def test_cells_keep_large_figures_whole_and_round_the_rest() -> None:
     assert cell(0.123456789) == "0.123457"
     assert cell(75.0) == "75"
     assert (cell(None), cell(True), cell(float("nan")), cell({"a": 1})) == ("n/a", "true", "n/a", '{"a": 1}')
+
+
+def test_markdown_lists_the_lost_load_workers_and_says_why_a_cell_is_na(
+    tmp_path: Path, built: tuple[Report, ReportBuilder]
+) -> None:
+    """A run that lost a load worker has a table of the losses; a run that lost none has no such section."""
+    model, builder = built
+    path = tmp_path / "r.md"
+    write_report(path, model, series=builder.series())
+    assert "## Load workers lost" not in path.read_text()
+    loss = {"at_s": 15.3, "worker": 2, "workers": 2, "pid": 1234, "how": "SIGKILL", "users": 16, "users_lost": 8}
+    lost = model.updated(worker_losses=[{**loss, "users_left": 8}], users_lost=8)
+    write_report(path, lost, series=builder.series())
+    lines = path.read_text().splitlines()
+    at = lines.index("## Load workers lost")
+    assert lines[at + 2].split("|")[1:-1] == [
+        " at s ", " worker ", " pid ", " how ", " users lost ", " users left ", " sweep point ", " restarted at s ",
+        " restart error ",
+    ]  # fmt: skip
+    assert "| 15.3 | 2 | 1234 | SIGKILL | 8 | 8 | n/a | n/a |  |" in lines[at + 4]
+    assert "- *sweep point* n/a: not a sweep." in lines[at + 5 : at + 9]

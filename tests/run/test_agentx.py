@@ -75,6 +75,14 @@ def test_the_server_dram_is_this_machines_for_a_launched_or_simulated_server_onl
 def test_the_plans_flags_reach_the_rules() -> None:
     setup = agentx_setup(plan("--duration", "20", "--max-think", "5"), simulated=True, dram_bytes=lambda: None)
     assert (setup.run_duration_s, setup.max_think_s, setup.min_point_s) == (20.0, 5.0, 900.0)
+    assert setup.sends_load
+
+
+def test_a_proxy_only_plan_sends_no_load_of_its_own() -> None:
+    proxy_only = agentx_setup(plan("-w", "none", "--proxy", "0"), simulated=True, dram_bytes=lambda: None)
+    assert not proxy_only.sends_load
+    beside = agentx_setup(plan("--proxy", "0"), simulated=True, dram_bytes=lambda: None)
+    assert beside.sends_load  # simulated users beside the real agents: judged
 
 
 def test_meminfo_is_read_in_bytes_and_unknown_without_it(tmp_path: Path) -> None:

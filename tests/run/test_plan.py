@@ -31,6 +31,31 @@ def test_the_simulators_cpu_kv_tier_goes_to_the_plan() -> None:
     assert (plan().target.sim_cpu_kv_gb, plan().target.sim_cpu_kv_gbps) == (None, None)  # off by default
 
 
+def test_the_simulators_step_options_go_to_the_plan() -> None:
+    p = plan("--sim-spec", "3:2.5", "--sim-max-num-batched-tokens", "2048")
+    assert p.target.sim_max_num_batched_tokens == 2048
+    assert p.target.sim_spec is not None and str(p.target.sim_spec) == "3:2.5"
+    assert p.target.sim_spec.rates == (1.0, 0.5, 0.0)
+    assert (plan().target.sim_spec, plan().target.sim_max_num_batched_tokens) == (None, None)  # the profile's
+
+
+@pytest.mark.parametrize(
+    ("value", "needle"),
+    [
+        ("0:1", "K, the draft tokens per step, must be from 1 to 64"),
+        ("3:0.5", "the acceptance length must be at least 1 and at most K \\+ 1 = 4"),
+        ("3:4.5", "at most K \\+ 1 = 4"),
+        ("3", "is not K:AL"),
+        ("three:2", "is not K:AL"),
+        ("3:nan", "is not K:AL"),
+    ],
+)
+def test_a_bad_sim_spec_is_one_sentence(value: str, needle: str) -> None:
+    with pytest.raises(UsageError, match=f"^--sim-spec: '.*' .*{needle}") as err:
+        plan("--sim-spec", value)
+    assert err.value.exit_code == 2
+
+
 def test_checks_are_parsed_once_into_the_plan() -> None:
     p = plan("--check", "ttft_p90_s <= 2", "--check", "error_rate == 0")
     assert [(c.key, c.op, c.threshold) for c in p.output.checks] == [
@@ -110,6 +135,9 @@ def test_prometheus_credentials_stay_out_of_repr_and_recordings(monkeypatch: pyt
         (["--precision", "0.05", "-w", "none"], "--precision needs load"),
         (["--attach", "http://x:8000", "--sim-cpu-kv-gb", "500"], "only apply to the simulated engine"),
         (["--serve", "tiny", "--sim-cpu-kv-gbps", "50"], "only apply to the simulated engine"),
+        (["--attach", "http://x:8000", "--sim-spec", "3:2.5"], "only apply to the simulated engine"),
+        (["--serve", "tiny", "--sim-max-num-batched-tokens", "2048"], "only apply to the simulated engine"),
+        (["--sim-max-num-batched-tokens", "0"], "tokens must be at least 1"),
     ],
 )
 def test_bad_combinations_are_one_sentence(argv: list[str], needle: str) -> None:

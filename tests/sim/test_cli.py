@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from agentx_tui import cli
-from agentx_tui.sim import DEFAULT_PROFILE, server
+from agentx_tui.sim import DEFAULT_PROFILE, SpecDecoding, server
 from agentx_tui.sim import cli as sim_cli
 
 
@@ -29,7 +29,8 @@ def test_every_option_but_the_listing_is_a_keyword_of_serve() -> None:
 def test_agentx_tui_sim_hands_every_option_to_serve(served: list[dict[str, Any]]) -> None:
     argv = ["--port", "0", "--num-gpu-blocks-override", "48", "--max-num-seqs", "16", "--time-scale", "2.5"]
     tier = ["--cpu-kv-gb", "500", "--cpu-kv-gbps", "450"]
-    assert cli.main(["sim", *argv, "--max-num-batched-tokens", "512", *tier, "--ready-fd", "9"]) == 0
+    step = ["--max-num-batched-tokens", "512", "--spec", "3:2.5"]
+    assert cli.main(["sim", *argv, *step, *tier, "--ready-fd", "9"]) == 0
     assert served == [
         {
             "host": "127.0.0.1",
@@ -38,6 +39,7 @@ def test_agentx_tui_sim_hands_every_option_to_serve(served: list[dict[str, Any]]
             "num_gpu_blocks": 48,
             "max_num_seqs": 16,
             "max_num_batched_tokens": 512,
+            "spec": SpecDecoding(3, 2.5),
             "cpu_kv_gb": 500.0,
             "cpu_kv_gbps": 450.0,
             "time_scale": 2.5,
@@ -68,6 +70,11 @@ def test_the_launchers_descriptor_is_not_in_the_help(capsys: pytest.CaptureFixtu
         (["--time-scale", "inf"], "--time-scale: 'inf' is not a finite number."),
         (["--cpu-kv-gb", "-1"], "--cpu-kv-gb: '-1' is out of range"),
         (["--cpu-kv-gbps", "0"], "--cpu-kv-gbps: '0' is out of range"),
+        (["--max-num-batched-tokens", "0"], "--max-num-batched-tokens: '0' is out of range"),
+        (["--spec", "0:1"], "--spec: '0:1' is out of range: K, the draft tokens per step, must be from 1 to 64."),
+        (["--spec", "2:3.5"], "--spec: '2:3.5' is out of range: the acceptance length must be at least 1 and at most"),
+        (["--spec", "3:0.9"], "--spec: '3:0.9' is out of range"),
+        (["--spec", "3-2.5"], "--spec: '3-2.5' is not K:AL"),
         (["--port", "x"], "--port: 'x' is not a whole number."),
         (["--no-such-flag"], "Unrecognized arguments: --no-such-flag."),
     ],

@@ -185,8 +185,6 @@ NOT_SIMULATED = {
     "vllm:mm_cache_hits": "text only: no multimodal cache",
     "vllm:admission_rejections": "the sim admits every valid request",
     "vllm:request_params_n": "the sim serves n=1 only",
-    "vllm:request_num_preemptions": "preemptions are counted in vllm:num_preemptions only",
-    "vllm:request_prefill_kv_computed_tokens": "not copied",
 }
 
 # Other known differences (checked where they can be).
@@ -221,6 +219,10 @@ def test_sim_metrics_are_a_subset_of_real_vllm(sim_url: str, vllm_url: str) -> N
         "vllm:inter_token_latency_seconds",
         "vllm:e2e_request_latency_seconds",
         "vllm:request_queue_time_seconds",
+        "vllm:request_prefill_time_seconds",
+        "vllm:request_decode_time_seconds",
+        "vllm:request_inference_time_seconds",
+        "vllm:request_num_preemptions",
         "vllm:iteration_tokens_total",
         "vllm:kv_block_idle_before_evict_seconds",  # the session's vLLM runs with --kv-cache-metrics
         "vllm:kv_block_reuse_gap_seconds",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from importlib import resources
 
 import pytest
 from hypothesis import given, settings
@@ -10,6 +11,7 @@ from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry, Histogram, generate_latest
 
 from agentx_tui.errors import UsageError
+from agentx_tui.hardware import peak_rows
 from agentx_tui.sim import list_profiles, load_profile
 from agentx_tui.sim.calibration import calibration_rows
 from agentx_tui.sim.gpu import GpuTelemetry
@@ -26,6 +28,18 @@ def test_every_profile_loads_and_fits() -> None:
         assert p.gpus == 1 and p.block_size == 16
         assert p.max_model_len <= (p.num_gpu_blocks - 1) * p.block_size
         assert p.gpu_name in {"H100", "H200", "B200"}
+
+
+def test_the_simulated_gpus_peaks_are_the_tools_one_table() -> None:
+    # Each GPU's dense BF16 peak and HBM bandwidth come from hardware/peaks.yaml, the table MFU and MBU are
+    # measured against: written once, so the two cannot drift apart.
+    rows = peak_rows()
+    for gpu in ("h100", "h200", "b200"):
+        spec = load_profile(gpu).gpu
+        assert spec.peaks == gpu
+        assert (spec.bf16_tflops, spec.hbm_tb_s) == (rows[gpu]["bf16_tflops"], rows[gpu]["hbm_tb_s"])
+    written = (resources.files("agentx_tui.sim") / "profiles.yaml").read_text(encoding="utf-8")
+    assert not re.search(r"^\s*(bf16_tflops|hbm_tb_s):", written, re.MULTILINE)
 
 
 def test_unknown_profile_lists_the_known_ones() -> None:

@@ -319,6 +319,15 @@ def test_a_run_without_load_of_its_own_is_not_judged() -> None:
     assert judge(tick().model_copy(update={"client": None}), AgentXSetup()) is None
 
 
+def test_a_proxy_only_run_is_not_judged_though_it_measures_client_figures() -> None:
+    """`--proxy` with `-w none`: the real agents' calls fill the client figures, but the run sends no load
+    of its own, so there is no point of its own to judge (docs/usage.md)."""
+    proxied = tick(elapsed_s=20.0)
+    assert proxied.client is not None
+    assert judge(proxied, AgentXSetup(sends_load=False, offload=NO_OFFLOAD), final=True) is None
+    assert judge(proxied, AgentXSetup(sends_load=True, offload=NO_OFFLOAD), final=True) is not None
+
+
 def test_broken_rules_come_before_unknown_ones_and_are_counted() -> None:
     unknown = KvOffload(None, None, "the simulated engine does not say whether it offloads KV to CPU memory")
     v = verdict(tick(elapsed_s=20.0), AgentXSetup(run_duration_s=20, max_think_s=2, offload=unknown), final=True)

@@ -1,6 +1,7 @@
-"""The ceilings of the roofline (docs/metrics.md, "Roofline"): the GPU peaks file (`peaks.yaml`: dense
-TFLOP/s per dtype and HBM bandwidth per GPU model, each row citing its datasheet) with the user's
-override, the dtype a served model computes in, and which peak a run measures against.
+"""The ceilings of the roofline (docs/metrics.md, "Roofline"): the GPU peaks table (`hardware/peaks.yaml`:
+dense TFLOP/s per dtype and HBM bandwidth per GPU model, each row citing its datasheet; the simulator's
+profiles read it too) with the user's override, the dtype a served model computes in, and which peak a
+run measures against.
 
 Beside the cost presets because it is read the same way: a built-in file, a user's file overlaid key by
 key, and rows found by the GPU's NVML or DCGM name, whole word (`_presets.best_match`).
@@ -11,15 +12,14 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentx_tui.cost._presets import best_match, read_mapping, user_path, validated
 from agentx_tui.errors import UsageError
+from agentx_tui.hardware import peak_rows, peaks_path
 from agentx_tui.snapshot import GpuPeak
 
 Dtype = Literal["bf16", "fp8", "fp4"]
@@ -62,18 +62,13 @@ class PeakTable(BaseModel):
         return best_match({key: row.match for key, row in self.gpus.items()}, gpu_name)
 
 
-def builtin_peaks_path() -> str:
-    return str(resources.files("agentx_tui.cost") / "peaks.yaml")
-
-
 def load_peaks(path: Path | None = None) -> PeakTable:
     """The built-in rows, overlaid with ``path`` (default: the user's file, when it exists) key by key. A
     bad file raises `UsageError` naming the file and the field."""
-    builtin = yaml.safe_load((resources.files("agentx_tui.cost") / "peaks.yaml").read_text(encoding="utf-8"))
-    files = [builtin_peaks_path()]
+    files = [peaks_path()]
     override = path if path is not None else user_path(USER_FILE)
-    rows = dict(builtin["gpus"])
-    where: Path | str = builtin_peaks_path()
+    rows: dict[str, object] = dict(peak_rows())
+    where: Path | str = peaks_path()
     if path is not None or override.is_file():
         data = read_mapping(override, _WHAT, "gpus: one row per GPU model")
         user_rows = data.pop("gpus", {})

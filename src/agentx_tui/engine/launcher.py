@@ -174,9 +174,12 @@ async def start_sim(
     time_scale: float = 1.0,
     cpu_kv_gb: float | None = None,
     cpu_kv_gbps: float | None = None,
+    max_num_batched_tokens: int | None = None,
+    spec: str | None = None,
 ) -> LaunchedServer:
     """The simulator (docs/sim.md) on `port`; with `cpu_kv_gb`, its CPU KV tier of that size (GB), its
-    link `cpu_kv_gbps` (GB/s per direction, default the profile's)."""
+    link `cpu_kv_gbps` (GB/s per direction, default the profile's); with `max_num_batched_tokens`, that
+    token budget per step; with `spec` ("K:AL"), speculative decoding."""
     port = port or free_port(host)
     argv = [sys.executable, "-m", "agentx_tui.sim", "--host", host, "--port", str(port), "--profile", profile]
     if time_scale != 1.0:  # a faster simulated GPU, for benchmarks (bench/soak.py)
@@ -185,6 +188,10 @@ async def start_sim(
         argv += ["--cpu-kv-gb", str(cpu_kv_gb)]
     if cpu_kv_gbps is not None:
         argv += ["--cpu-kv-gbps", str(cpu_kv_gbps)]
+    if max_num_batched_tokens is not None:
+        argv += ["--max-num-batched-tokens", str(max_num_batched_tokens)]
+    if spec is not None:
+        argv += ["--spec", spec]
     server = await _start(argv, dict(os.environ), f"http://{host}:{port}", f"sim {profile}", timeout_s, None, [])
     server.stop_timeout_s = SIM_STOP_TIMEOUT_S
     server.kv_cache_metrics_sample = 1.0  # the simulator records every block

@@ -2,7 +2,13 @@
 
 Whole-run figures come from the *last* snapshot's run totals (server `totals`, the client's totals
 and run percentiles, the cost meter's run-wide figures), divided by ``duration_s`` = last.time −
-first.time. Only what the snapshots cannot carry is accumulated here, in O(1) memory per tick:
+first.time. The first snapshot is taken just before the load starts; the last once the run has been
+stopped and the requests then in flight have finished (the drain), so every request the figures count
+lies inside the window. ``drain_s`` is that last stretch: the time from the tick before the last
+snapshot (the one that stopped a timed run) to the last. The users (``users_detail``) are the last
+snapshot's rows (their counts include the drain's requests) with the state each had before the stop:
+the drain holds every user at the pause gate before its next call, which is not a pause of theirs.
+Only what the snapshots cannot carry is accumulated here, in O(1) memory per tick:
 
 - ``kv_cache_usage_mean/max``: over the ticks where the aggregate endpoint reported KV usage (the
   aggregate is the mean over the endpoints that are up);
@@ -57,6 +63,7 @@ from agentx_tui.snapshot import (
     RunIntervals,
     Snapshot,
     TaskFigures,
+    UserRow,
     cache_figures,
     lost_users_reason,
 )
@@ -76,6 +83,7 @@ class ReportBuilder:
     def __init__(self, *, max_series_points: int = 500) -> None:
         self._first: Snapshot | None = None
         self._last: Snapshot | None = None
+        self._previous: Snapshot | None = None  # the tick before the last: the run as it was stopped
         self._samples = 0
         self._users_max = 0
         self._hardware = TickMeans()
@@ -86,7 +94,7 @@ class ReportBuilder:
     def add(self, snap: Snapshot) -> None:
         if self._first is None:
             self._first = snap
-        self._last = snap
+        self._previous, self._last = self._last, snap
         self._samples += 1
         self._users_max = max(self._users_max, snap.run.users)
         self._hardware.add(snap)
@@ -169,6 +177,7 @@ class ReportBuilder:
             started_at=first.run.started_at or first.time,
             ended_at=last.time,
             duration_s=duration,
+            drain_s=self._drain_s(last),
             model=_joined(e.model for e in last.endpoints),
             engine_version=_joined(e.engine_version for e in last.endpoints),
             kv_cache_usage_mean=self._hardware.kv.mean,
@@ -176,8 +185,33 @@ class ReportBuilder:
             gpu_util_mean=self._hardware.gpu_util.mean,
             gpu_power_w_mean=self._hardware.gpu_power.mean,
             endpoints=[self._endpoint(e, duration) for e in last.endpoints],
-            users_detail=list(last.sessions),
+            users_detail=self._users(last),
         )
+
+    def _stopped(self, last: Snapshot) -> Snapshot | None:
+        """The tick before `last` when `last` was taken after the run was stopped (the drain); else None."""
+        previous = self._previous
+        return previous if previous is not None and last.run.state == "stopping" else None
+
+    def _drain_s(self, last: Snapshot) -> float | None:
+        """From the tick that stopped the run to the last sample; None for a run that was not stopped (a
+        report built mid-run) or of one tick."""
+        stopped = self._stopped(last)
+        return max(0.0, last.time - stopped.time) if stopped is not None else None
+
+    def _users(self, last: Snapshot) -> list[UserRow]:
+        """The last rows, each user held by the drain ("paused") with the state it had when the run was
+        stopped (module docstring)."""
+        stopped = self._stopped(last)
+        if stopped is None or stopped.run.state == "paused":  # paused by its user: its rows say so truly
+            return list(last.sessions)
+        before = {_row_id(row): row.state for row in stopped.sessions}
+        return [
+            row.model_copy(update={"state": before[_row_id(row)]})
+            if row.state == "paused" and before.get(_row_id(row), "paused") != "paused"
+            else row
+            for row in last.sessions
+        ]
 
     def _endpoint(self, e: EndpointFigures, duration: float) -> EndpointRow:
         kv = self._endpoint_kv.get(e.url, RunningStat())
@@ -204,6 +238,11 @@ class ReportBuilder:
                 **e.totals.model_dump(include=_ROW_COUNTS),
             }
         )
+
+
+def _row_id(row: UserRow) -> tuple[int, int | None, bool, str]:
+    """A users-table row across ticks: its user (or sub-agent of a parent, or real session)."""
+    return row.user, row.parent, row.real, row.label
 
 
 # An endpoint row's raw counts (`EndpointRow`): the token and prefix-cache counters over the run.
@@ -321,7 +360,7 @@ def _client_figures(last: Snapshot, duration: float, server: dict[str, Any]) -> 
         error_rate=t.requests_failed / done if done else None,
         sessions_completed=t.sessions_completed,
         errors_by_kind=dict(t.errors_by_kind),
-        sessions_started=t.sessions_completed + t.sessions_ended_by_context,
+        sessions_ended=t.sessions_completed + t.sessions_ended_by_context,
     )
 
 

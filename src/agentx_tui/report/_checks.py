@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from agentx_tui.errors import UsageError
-from agentx_tui.report._keys import NUMERIC_KEYS, REPORT_KEYS, is_tier_key
+from agentx_tui.report._keys import NUMERIC_KEYS, RENAMED_KEYS, REPORT_KEYS, is_tier_key
 from agentx_tui.report._model import CheckRow, Report
 
 
@@ -61,9 +61,10 @@ def parse_check(expr: str) -> Check:
             f"--check {expr!r} is not KEY OP NUMBER with OP one of >=, <=, >, <, ==.", f"Write it {_EXAMPLE}."
         )
     key, op, num = m["key"], m["op"], m["num"]
+    key = RENAMED_KEYS.get(key, key)  # a key's earlier name checks the same figure (a CI job of before)
     if key not in NUMERIC_KEYS and not is_tier_key(key):
         why = "is not a numeric report figure" if key in REPORT_KEYS else "is not a report key"
-        raise UsageError(f"--check {expr!r}: {key!r} {why}.{_close(key)}", "`--help` lists the report keys.")
+        raise UsageError(f"--check {expr!r}: {key!r} {why}.{_close(key)}", "`agentx-tui keys` lists the report keys.")
     try:
         threshold = float(num)
     except ValueError:

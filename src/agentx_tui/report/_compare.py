@@ -31,8 +31,10 @@ reports regresses only when B is worse by more than the tolerance *and* the two 
 overlap; overlapping intervals are "within noise", whatever the change. A figure that is the
 throughput times a price (tokens per dollar, USD per million tokens, at a tier or over the run) or
 total rather than per GPU carries the throughput's interval, scaled to its own value. A figure with
-an interval on one side only, or on neither (reports from before the trust work), keeps the plain
-tolerance rule: nothing tells its noise on the other side.
+an interval on one side only, or on neither (a plain run without --precision, sweep points too short
+for one, reports from before the trust work), keeps the plain tolerance rule and says so on its row
+("no interval: noise unknown"): nothing tells its noise, so a change beyond the tolerance regresses
+whatever its cause, and the closing lines say which regressions were judged that way.
 """
 
 from __future__ import annotations
@@ -128,11 +130,21 @@ class Row:
         return None if self.a is None or self.b is None or self.a == 0 else self.b / self.a
 
     @property
+    def noise_known(self) -> bool:
+        """Both sides carry a 95% interval: whether a difference is noise can be told."""
+        return self.a_ci is not None and self.b_ci is not None
+
+    @property
     def noise(self) -> bool:
         """Both sides carry an interval and the two overlap: the difference is within the noise."""
         if self.a_ci is None or self.b_ci is None:
             return False
         return self.a_ci[0] <= self.b_ci[1] and self.b_ci[0] <= self.a_ci[1]
+
+    @property
+    def known(self) -> bool:
+        """A value on both sides: B/A can be read."""
+        return self.a is not None and self.b is not None
 
     def regressed(self, tolerance: float) -> bool:
         return self.gated and (self.worse_by or 0.0) > tolerance + _SLACK and not self.noise
@@ -152,6 +164,8 @@ class Comparison:
     # decode interactivity, are compared as `…_at_T_decode`.
     decode_only: tuple[bool, bool] = (False, False)
     words: tuple[tuple[str, Any, Any], ...] = ()  # (key, A's value, B's value) of the figures shown in words
+    # Two sweeps of before the frontier axis: their tier keys without a suffix were read on decode interactivity.
+    tiers_on_decode: bool = False
 
     @property
     def rows(self) -> tuple[Row, ...]:
@@ -167,9 +181,15 @@ class Comparison:
 
     @property
     def not_gated_na(self) -> tuple[Row, ...]:
-        """Figures of the gated section that gate nothing because a side has no value."""
+        """Figures of the gated section that gate nothing because a side has no value (a figure shown
+        beside the gated ones, known on both sides, is not one of them)."""
         gated_section = self.headline + self.tasks if self.gate == "headline" else self.tiers
-        return tuple(r for r in gated_section if r.better is not None and not r.gated)
+        return tuple(r for r in gated_section if r.better is not None and not r.known)
+
+    @property
+    def regressed_noise_unknown(self) -> tuple[Row, ...]:
+        """The regressions judged by the tolerance alone: no 95% interval on both sides tells their noise."""
+        return tuple(r for r in self.regressions if not r.noise_known)
 
 
 def _tiers(report: Report) -> set[tuple[str, float]]:
@@ -226,9 +246,12 @@ def _interval(report: Report, key: str) -> Span | None:
 def _row(a: Report, b: Report, key: str, better: Better, kind: Kind, gating: bool) -> Row:
     va, vb = a.figure(key), b.figure(key)
     worse_by = None
-    if va is not None and vb is not None and va != 0 and better is not None:
-        change = (vb - va) / abs(va)
-        worse_by = -change if better == "higher" else change
+    if va is not None and vb is not None and better is not None:
+        if va != 0:
+            change = (vb - va) / abs(va)
+            worse_by = -change if better == "higher" else change
+        elif vb == 0:  # nothing on both sides (no task completed in either): no change, not n/a
+            worse_by = 0.0
     gated = gating and better is not None and worse_by is not None
     return Row(key, kind, better, va, vb, gated, worse_by, _interval(a, key), _interval(b, key))
 
@@ -277,6 +300,7 @@ def compare_reports(a: Report, b: Report, *, tolerance: float = DEFAULT_TOLERANC
         headline_rows(TASKS, gate == "headline"),
         decode_only,
         tuple((key, getattr(a, key), getattr(b, key)) for key in WORDS if a.has(key) or b.has(key)),
+        all(sweeps) and not a.has("frontier_axis") and not b.has("frontier_axis"),
     )
 
 

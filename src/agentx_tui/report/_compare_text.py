@@ -40,6 +40,11 @@ def _change(better: Better, worse_by: float) -> str:
     return f"{-worse_by if better == 'higher' else worse_by:+.1%}"
 
 
+# Said on a row whose change no 95% interval on both sides can tell from noise (module docstring of
+# _compare.py: the tolerance alone judges it).
+NOISE_UNKNOWN = "no interval: noise unknown"
+
+
 def _verdict(row: Row, tolerance: float) -> str:
     if row.better is None:
         return ""
@@ -47,10 +52,12 @@ def _verdict(row: Row, tolerance: float) -> str:
         return "n/a, not gated"
     change = _change(row.better, row.worse_by)
     if not row.gated:
-        return f"{change}, not gated"
-    if row.noise:
+        verdict = f"{change}, not gated"
+    elif row.noise:
         return f"{change} within noise"
-    return f"{change} {'REGRESSED' if row.regressed(tolerance) else 'ok'}"
+    else:
+        verdict = f"{change} {'REGRESSED' if row.regressed(tolerance) else 'ok'}"
+    return verdict if row.noise_known else f"{verdict} ({NOISE_UNKNOWN})"
 
 
 def _with_span(value: float | None, span: Span | None, kind: Kind) -> str:
@@ -71,7 +78,7 @@ def _table(rows: Sequence[Row], tolerance: float, colour: bool) -> list[str]:
     lines = []
     for c in cells:
         line = f"{c[0]:<{widths[0]}}  {c[1]:>{widths[1]}}  {c[2]:>{widths[2]}}  {c[3]:>{widths[3]}}  {c[4]}".rstrip()
-        if colour and c[4].endswith("REGRESSED"):
+        if colour and "REGRESSED" in c[4]:
             line = f"\x1b[31m{line}\x1b[0m"
         lines.append(line)
     return lines
@@ -125,6 +132,7 @@ def render_comparison(comparison: Comparison, *, a_name: str, b_name: str, colou
     if c.sweeps[0] != c.sweeps[1]:
         single = "A" if not c.sweeps[0] else "B"
         lines += [f"{single} is a single run and the other a sweep: the tiers are compared only between sweeps.", ""]
+    unread = _unread_tiers(c.tiers)
     head = "Whole run" if any(c.sweeps) else "Figures"
     if c.gate == "tiers":
         head += " (shown, not gated: a sweep's whole-run figures mix every point's load)"
@@ -141,7 +149,12 @@ def render_comparison(comparison: Comparison, *, a_name: str, b_name: str, colou
         tiers_head = "Tiers (read on the frontier at p90 interactivity T tok/s/user)"
         if c.gate == "headline" and all(c.sweeps):
             tiers_head += ": no tier is known on both sides, so the whole-run figures gate"
-        lines += ["", tiers_head, *_table(c.tiers, c.tolerance, colour)]
+        shown = [r for r in c.tiers if r.a is not None or r.b is not None]
+        table = _table(shown, c.tolerance, colour) if shown else ["(no tier read in either report)"]
+        lines += ["", tiers_head, *table]
+        if unread:
+            tiers = f"tier{'s' if len(unread) > 1 else ''} {', '.join(unread)}"
+            lines.append(f"Read in neither report (outside both frontiers' range): {tiers}.")
     per_task = " (per task: higher for tasks per hour per GPU, lower for task time and USD per task)" if c.tasks else ""
     lines += [
         "",
@@ -149,25 +162,25 @@ def render_comparison(comparison: Comparison, *, a_name: str, b_name: str, colou
         f"tokens and joules per token{per_task}; B may be up to {tol} worse. The other figures are shown, not "
         "gated.",
     ]
-    if c.tiers:
-        lines.append(
-            "…_at_T: read on the North Star (E2E-normalized interactivity; decode in two sweeps of before the "
-            "frontier axis); …_at_T_decode: on decode interactivity; agents_per_gpu_at_T and agents_per_mw_at_T "
-            "(higher is better): on each report's frontier axis."
-        )
-    if any(r.a_ci or r.b_ci for r in c.rows):
-        lines.append(
-            "[low–high]: 95% interval. A figure with one in both reports regresses only when the two do not "
-            "overlap; overlapping ones are within noise."
-        )
-    if c.not_gated_na:
-        section = c.headline if c.gate == "headline" else c.tiers
-        lines.append(f"Not gated, null on one side or both (n/a): {_na_listing(c.not_gated_na, section)}.")
+    if any(r.known for r in c.tiers):
+        lines.append(_tier_words(c))
+    lines.append(_noise_rule(c, tol))
+    na = [r for r in c.not_gated_na if parse_tier_key(r.key) is None or _tier_of_key(r.key) not in unread]
+    if na:
+        section = c.headline + c.tasks if c.gate == "headline" else c.tiers
+        lines.append(f"Not gated, null on one side or both (n/a): {_na_listing(na, section)}.")
     noise = len(c.within_noise)
     if c.regressions:
-        listed = ", ".join(_regression(r) for r in c.regressions)
-        n = len(c.regressions)
+        n, unknown = len(c.regressions), len(c.regressed_noise_unknown)
+        listed = ", ".join(_regression(r, tag=0 < unknown < n) for r in c.regressions)
         lines.append(f"B regressed beyond the {tol} tolerance on {n} figure{'s' if n > 1 else ''}: {listed}.")
+        if unknown:
+            which = "It lacks" if n == 1 else f"All {n} lack" if unknown == n else f"{unknown} of them lack"
+            lines.append(
+                f"{which} a 95% interval in one report or both, so whether {'it is' if n == 1 else 'they are'} "
+                "noise is unknown: longer points (or --precision) give each figure an interval that tells a change "
+                "from noise."
+            )
         if noise:
             lines.append(f"{noise} other figure{'s' if noise > 1 else ''} differed within noise.")
     else:
@@ -184,10 +197,49 @@ def render_comparison(comparison: Comparison, *, a_name: str, b_name: str, colou
     return "\n".join(lines)
 
 
-def _regression(r: Row) -> str:
-    """A regressed figure in words: its change, and both intervals when it has them."""
+def _tier_words(c: Comparison) -> str:
+    """What the tier keys are read on, as sentences (docs/sweeps.md, "compare as a CI gate")."""
+    if c.tiers_on_decode:
+        return (
+            "Both are sweeps of before the frontier axis: their …_at_T figures were read on decode interactivity "
+            "(1 / p90 ITL). agents_per_gpu_at_T and agents_per_mw_at_T (higher is better) are shown, never gated."
+        )
+    return (
+        "A …_at_T figure is read where the frontier crosses T tok/s/user of p90 interactivity: on the North Star "
+        "(E2E-normalized interactivity), or, with _decode after T, on decode interactivity. agents_per_gpu_at_T "
+        "and agents_per_mw_at_T (higher is better) are read on each report's own frontier axis, shown and never "
+        "gated."
+    )
+
+
+def _noise_rule(c: Comparison, tol: str) -> str:
+    """The verdict rule for noise, as this comparison applies it."""
+    rule = (
+        f"A gated figure with a 95% interval ([low–high]) in both reports regresses only when B is more than {tol} "
+        "worse and the two intervals do not overlap (overlapping: within noise); one without an interval on both "
+        f"sides ({NOISE_UNKNOWN}) is judged by the {tol} tolerance alone."
+    )
+    if not any(r.noise_known for r in c.rows if r.gated):
+        rule += " No gated figure here carries an interval on both sides."
+    return rule
+
+
+def _unread_tiers(rows: Sequence[Row]) -> list[str]:
+    """The tiers, as their keys name them (`100`, `100_decode`), at which neither report has any figure."""
+    seen: dict[str, bool] = {}
+    for r in rows:
+        if parse_tier_key(r.key) is None:
+            continue
+        tier = _tier_of_key(r.key)
+        seen[tier] = seen.get(tier, True) and r.a is None and r.b is None
+    return [t for t, none in seen.items() if none]
+
+
+def _regression(r: Row, *, tag: bool) -> str:
+    """A regressed figure in words: its change, and both intervals when it has them (`tag`: say so when it
+    has none, as some of the others do)."""
     change = _change(r.better, r.worse_by or 0.0)
     if r.a_ci is None and r.b_ci is None:
-        return f"{r.key} ({change})"
+        return f"{r.key} ({change}, {NOISE_UNKNOWN})" if tag else f"{r.key} ({change})"
     a, b = _with_span(r.a, r.a_ci, r.kind), _with_span(r.b, r.b_ci, r.kind)
     return f"{r.key} ({change}: A {a}, B {b})"

@@ -21,7 +21,15 @@ from agentx_tui.report._checks import CheckResult
 from agentx_tui.report._format import NA, cell, elapsed, percent, si
 from agentx_tui.report._keys import FIGURES, unit
 from agentx_tui.report._model import Report
-from agentx_tui.snapshot import RetentionRow, Snapshot, WorkerLossRow, restarted_worker_words, validity_words
+from agentx_tui.report._why import why
+from agentx_tui.snapshot import (
+    PointFigures,
+    RetentionRow,
+    Snapshot,
+    WorkerLossRow,
+    restarted_worker_words,
+    validity_words,
+)
 from agentx_tui.snapshot.rates import rates
 from agentx_tui.sweep import DECODE, NORTH_STAR, point_x
 from agentx_tui.terminal import wants_color
@@ -48,6 +56,89 @@ _BOLD, _RED, _GREEN, _RESET = "\x1b[1m", "\x1b[31m", "\x1b[32m", "\x1b[0m"
 
 def _seconds(value: float | None) -> str:
     return NA if value is None else f"{value:.3g}s"
+
+
+def _shown(key: str, report: Report) -> str:
+    """A summary figure with its unit, or n/a and why (report/_why.py)."""
+    value = getattr(report, key)
+    if value is None:
+        return f"n/a ({why(key, report)})"
+    return f"{cell(value)} {unit(key)}"
+
+
+def duration_words(report: Report) -> str | None:
+    """What `duration_s` covers (docs/metrics.md, "Report keys"): first sample to last, the drain included."""
+    if report.duration_s is None:
+        return None
+    if report.drain_s is None:
+        return "first sample to last"
+    return (
+        f"first sample to last: the last {report.drain_s:.1f} s finished the requests in flight when the run "
+        "was stopped (drain_s)"
+    )
+
+
+# A sweep's points and tier reads in the summary: what a reader compares, in 79 columns.
+_POINT_HEAD = ("users", "requests", "tok/s/GPU", "North Star p90", "decode p90", "frontier")
+_TIER_HEAD = ("tier", "read on", "tok/s/GPU", "95% interval", "tokens/$", "agents/GPU")
+
+
+def sweep_lines(report: Report) -> list[str]:
+    """A sweep's points (users, requests when the points carry them, throughput per GPU, the North Star and
+    decode p90 interactivity, whether on the frontier) and its tier reads (throughput per GPU and its 95%
+    interval, tokens per dollar, agents per GPU; or why not read); none for a plain run."""
+    if not report.is_sweep:
+        return []
+    points = [p.model_dump() if isinstance(p, PointFigures) else p for p in report.points or ()]
+    frontier = set(report.frontier or ())
+    with_requests = any("requests" in p for p in points)
+    head = [h for h in _POINT_HEAD if h != "requests" or with_requests]
+    rows = []
+    for i, p in enumerate(points):
+        row = [
+            cell(p.get("users")),
+            *([cell(p.get("requests"))] if with_requests else []),
+            si(p.get("total_tokens_per_s_per_gpu")),
+            si(p.get("e2e_interactivity_p90_tokens_per_s")),
+            si(p.get("interactivity_p90_tokens_per_s")),
+            "yes" if i in frontier else "",
+        ]
+        rows.append(row)
+    lines = ["  points (p90 interactivity in tok/s/user):", *_columns(head, rows)]
+    tiers = []
+    primary = report.frontier_axis
+    for t in report.tiers or ():
+        on_frontier = t.axis == primary if primary is not None else t.axis is None
+        d = t.model_dump()
+        if t.total_tokens_per_s_per_gpu is None:
+            read = [f"n/a: {t.note or 'not read'}"]
+        else:
+            low, high = d.get("total_tokens_per_s_per_gpu_ci_low"), d.get("total_tokens_per_s_per_gpu_ci_high")
+            interval = f"{si(low)}-{si(high)}" if low is not None and high is not None else "n/a"
+            agents = si(t.agents_per_gpu) if on_frontier and primary is not None else ""
+            read = [si(t.total_tokens_per_s_per_gpu), interval, si(t.tokens_per_dollar_total), agents]
+        axis = "North Star" if t.axis == NORTH_STAR else "decode"
+        tiers.append([cell(t.tier), axis, *read])
+    if tiers:
+        lines += ["  tiers (where the frontier crosses p90 interactivity T tok/s/user):", *_columns(_TIER_HEAD, tiers)]
+        if not any(p.get("total_tokens_per_s_per_gpu_ci_low") is not None for p in points):
+            lines.append("    (no point carries a 95% interval: too few requests in each)")
+    return lines
+
+
+def _columns(head: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """Rows under their heads, right-aligned, indented 4; a last cell wider than its column (a tier's reason
+    for n/a) runs on."""
+    widths = [len(h) for h in head]
+    for row in rows:
+        for i, text in enumerate(row[: len(head)]):
+            if not text.startswith("n/a:"):
+                widths[i] = max(widths[i], len(text))
+    out = ["    " + "  ".join(h.rjust(w) for h, w in zip(head, widths, strict=True))]
+    for row in rows:
+        cells = [text if text.startswith("n/a:") else text.rjust(widths[i]) for i, text in enumerate(row)]
+        out.append(("    " + "  ".join(cells)).rstrip())
+    return out
 
 
 def task_lines(report: Report) -> list[str]:
@@ -252,13 +343,16 @@ class HeadlessPrinter:
         self._write(self._style(title, _BOLD))
         width = max(len(k) for k in SUMMARY_KEYS)
         for key in SUMMARY_KEYS:
-            value = cell(getattr(report, key))
-            self._write(f"  {key.ljust(width)}  {value} {unit(key)}".rstrip())
+            self._write(f"  {key.ljust(width)}  {_shown(key, report)}".rstrip())
+            if key == "duration_s" and (said := duration_words(report)):
+                self._write(f"  {'':{width}}  ({said})")
         if report.throughput_source:
             self._write(f"  (tokens/s are {report.throughput_source}-side)")
         if report.proxied_requests is not None:  # --proxy: the real agents' part of it
             for key in PROXY_SUMMARY_KEYS:
-                self._write(f"  {key.ljust(width)}  {cell(getattr(report, key))} {unit(key)}".rstrip())
+                self._write(f"  {key.ljust(width)}  {_shown(key, report)}".rstrip())
+        for line in sweep_lines(report):  # a sweep: its points and where the frontier crossed each tier
+            self._write(line)
         for line in limits_lines(report):
             self._write(line)
         for line in retention_lines(report):  # where the cache stopped holding idle agents' contexts

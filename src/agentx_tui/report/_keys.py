@@ -17,6 +17,10 @@ from agentx_tui.snapshot import CI_SUFFIXES, Figure, Figures, FrontierAxis, Poin
 from agentx_tui.sweep import DECODE, NORTH_STAR, tier_suffix
 
 FIGURES: dict[str, Figure] = declared(Figures)
+# Keys renamed since a release, old name → new (`sessions_started` always counted the sessions that
+# ended). A report of before is read under the new name and written back under its own (report/_model.py);
+# `--check` and `unit` know the old name too.
+RENAMED_KEYS = {"sessions_started": "sessions_ended"}
 
 
 def _with_intervals(figures: dict[str, Figure], *, numeric_only: bool = False) -> tuple[str, ...]:
@@ -130,6 +134,7 @@ def _without_ci(name: str) -> str:
 def unit(key: str) -> str:
     """The unit of a report key, as its declaration gives it ("" for a word, a flag or a list)."""
     tier = parse_tier_key(key)
+    key = RENAMED_KEYS.get(key, key)
     fig = _TIER_FIGURES.get(_without_ci(tier.figure)) if tier else FIGURES.get(key) or _INTERVAL_OF.get(key)
     return fig.unit if fig is not None else ""
 
@@ -180,5 +185,51 @@ def key_table() -> str:
             "",
             *head,
             *_rows(tiers, name="`{key}_at_T`"),
+        ]
+    )
+
+
+def keys_listing() -> str:
+    """`agentx-tui keys`: every report key with its unit and meaning, from the declarations, the figures a
+    `--check` may name marked; then a sweep's point figures and its tier keys (T the tier)."""
+
+    def rows(figures: dict[str, Figure], *, name: str = "{key}", checkable: bool = True) -> list[tuple[str, str, str]]:
+        out = []
+        for key, fig in figures.items():
+            mark = "* " if checkable and fig.numeric else "  "
+            out.append((mark + name.format(key=key), fig.unit or "—", fig.meaning))
+            # A tier carries the interval of its throughput read only (`parse_tier_key`).
+            if fig.interval or (figures is _TIER_FIGURES and f"{key}_at_" == TIER_KEY_PREFIXES[0]):
+                low = name.format(key=key) + CI_SUFFIXES[0]
+                out.append((mark + f"{low}, {CI_SUFFIXES[1]}", fig.unit or "—", f"the 95% interval of {key}"))
+        return out
+
+    def table(found: list[tuple[str, str, str]]) -> list[str]:
+        width = max(len(k) for k, _, _ in found)
+        units = max(len(u) for _, u, _ in found)
+        return [f"{k.ljust(width)}  {u.ljust(units)}  {m}" for k, u, m in found]
+
+    point = {k: f for k, f in declared(PointFigures).items() if k not in FIGURES}
+    renamed = [f"  {old}: the earlier name of {new} (still read, and checked)" for old, new in RENAMED_KEYS.items()]
+    return "\n".join(
+        [
+            "The report's keys (--report NAME.json; docs/metrics.md gives each one's formula). *: a number a",
+            "--check may name, e.g. --check 'ttft_p90_s <= 2'. A figure that cannot be known is null, and fails",
+            "a check.",
+            "",
+            *table(rows(FIGURES)),
+            "",
+            "Renamed keys:",
+            *renamed,
+            "",
+            "A sweep's points (`points`) have the figures above over their window, and:",
+            "",
+            *table(rows(point, checkable=False)),
+            "",
+            "A sweep's tier T (flat keys, e.g. total_tokens_per_s_per_gpu_at_100; _decode after T for a read on",
+            "decode interactivity, e.g. total_tokens_per_s_per_gpu_at_100_decode; the agents' on the frontier's",
+            "own axis only, no _decode):",
+            "",
+            *table(rows(_TIER_FIGURES, name="{key}_at_T")),
         ]
     )

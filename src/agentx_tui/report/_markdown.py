@@ -1,9 +1,14 @@
-"""The Markdown report: a header, every figure with its unit, the checks, the tasks, and inline text charts."""
+"""The Markdown report, verdict first: what was measured and when, the checks and the AgentX verdict, the
+headline figures; then the frontier (a sweep), the cache, the tasks, the figures over time, the endpoints
+(a table per kind of figure, so that none is wider than a page), the users; every figure last, as the
+JSON has them. Every `n/a` says why (report/_why.py: the reasons the dashboard gives too): beside it in
+a list of figures, under its table in a table."""
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from agentx_tui.report._cache_charts import SERVER_CACHE_KEYS
@@ -12,7 +17,18 @@ from agentx_tui.report._format import NA, cell, percent, si
 from agentx_tui.report._keys import FIGURES, unit
 from agentx_tui.report._model import Report
 from agentx_tui.report._series import ReportSeries
-from agentx_tui.snapshot import validity_words
+from agentx_tui.report._why import NO_TIER_INTERVAL, why
+from agentx_tui.snapshot import (
+    FRACTION,
+    SECONDS,
+    EndpointRow,
+    Figures,
+    PointFigures,
+    UserRow,
+    WorkerLossRow,
+    validity_words,
+)
+from agentx_tui.snapshot.unknown import why_unknown
 from agentx_tui.sweep import DECODE, NORTH_STAR, axis_title
 from agentx_tui.units import outputs_scaled
 
@@ -26,13 +42,23 @@ _CHARTS = (
 )
 # The tier reads' axis, in the tiers table (a read without one is of before the axis was chosen: decode).
 _AXIS_WORDS = {NORTH_STAR: "North Star (E2E)", DECODE: "decode"}
-# A sweep's points as a table: the figures a reader compares from point to point.
-_POINT_COLUMNS = (
+# A time of day is a figure whose unit says so (`started_at`, `ended_at`): the JSON keeps the number.
+_UNIX_TIME = "unix time, s"
+
+Format = Callable[[Any], str]
+# A sweep's points in two tables a reader compares from point to point: how fast each was (a figure with
+# a 95% interval has it in the next column), then what it cost and how it used the servers. A column no
+# point has (a report of before it) is left out.
+_POINT_SPEED: tuple[tuple[str, str, Format], ...] = (
     ("users", "users", cell),
+    ("requests", "requests", cell),
     ("total_tokens_per_s_per_gpu", "total tok/s/GPU", si),
     ("e2e_interactivity_p90_tokens_per_s", "North Star p90 tok/s/user", si),
     ("interactivity_p90_tokens_per_s", "decode p90 tok/s/user", si),
     ("ttft_p90_s", "TTFT p90 s", cell),
+)
+_POINT_USE: tuple[tuple[str, str, Format], ...] = (
+    ("users", "users", cell),
     ("prefix_cache_hit_rate_client", "client hit", percent),
     ("prefix_evicted_share", "evicted", percent),  # of the reused prompt tokens (docs/metrics.md, "Cache")
     ("tokens_per_dollar_total", "tokens/$", si),
@@ -45,6 +71,9 @@ _POINT_COLUMNS = (
     ("mbu", "MBU", percent),
     ("joules_per_token", "J/token", cell),
 )
+# The headline figures: those declared for the summary (snapshot/figures.py), the run's, the proxy's when it ran.
+_HEADLINE = tuple(k for k, f in FIGURES.items() if f.summary and f.group == "run")
+_PROXY_HEADLINE = tuple(k for k, f in FIGURES.items() if f.summary and f.group == "proxy")
 
 
 def sparkline(values: Sequence[float | None], width: int = CHART_WIDTH) -> str:
@@ -77,38 +106,253 @@ def span(data: dict[str, Any], key: str) -> str:
     return NA if low is None or high is None else f"{si(low)}–{si(high)}"
 
 
-def _points_table(report: dict[str, Any]) -> list[str]:
-    points = report.get("points") or []
-    frontier = set(report.get("frontier") or [])
-    # A point's intervals beside their figures, and how its window ended.
-    intervals = (  # (where the column goes, once the ones before it are in; title; figure)
-        (3, "tok/s/GPU 95%", "total_tokens_per_s_per_gpu"),
-        (5, "North Star p90 95%", "e2e_interactivity_p90_tokens_per_s"),
-        (7, "decode p90 95%", "interactivity_p90_tokens_per_s"),
-    )
-    head = ["point", *(title for _, title, _ in _POINT_COLUMNS), "frontier"]
-    for at, title, _ in intervals:
-        head.insert(at, title)
-    head.append("window ended")
+# --- tables whose n/a cells say why -----------------------------------------------------------------------
+
+Cell = tuple[str, str | None]  # the text, and why it is n/a (None: it is not)
+
+
+def _esc(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _grid(head: Sequence[str], rows: Sequence[Sequence[Cell]], row_name: str = "row") -> list[str]:
+    """A Markdown table, then one line per column and reason for its n/a cells: which rows, and why."""
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for i, point in enumerate(points):
-        cells = [str(i + 1), *(_esc(fmt(point.get(key))) for key, _, fmt in _POINT_COLUMNS)]
-        for at, _, key in intervals:
-            cells.insert(at, span(point, key))
-        ended = ("early: " if point.get("stopped_early") else "") + str(point.get("stop_reason") or "")
-        lines.append("| " + " | ".join([*cells, "yes" if i in frontier else "", _esc(ended)]) + " |")
-    lines += ["", *_tiers_table(report)]
-    methods = [f"- point {i + 1}: {_esc(str(p['ci_method']))}" for i, p in enumerate(points) if p.get("ci_method")]
-    if methods:
-        lines += ["", "How each point's 95% intervals were computed (`ci_method`):", "", *methods]
-    if report.get("sweep_stop_reason"):
-        lines += ["", f"The sweep ended: {_esc(str(report['sweep_stop_reason']).rstrip('.'))}."]
+    reasons: dict[tuple[int, str], list[int]] = {}
+    for n, row in enumerate(rows, 1):
+        lines.append("| " + " | ".join(_esc(text) for text, _ in row) + " |")
+        for col, (_, reason) in enumerate(row):
+            if reason is not None:
+                reasons.setdefault((col, reason), []).append(n)
+    if reasons:
+        lines.append("")
+        for (col, reason), at in sorted(reasons.items()):
+            which = "" if len(at) == len(rows) else f" ({row_name} {', '.join(map(str, at))})"
+            lines.append(f"- *{head[col]}* n/a{which}: {_esc(reason)}.")
     return [*lines, ""]
 
 
+def _cell(value: Any, fmt: Format, reason: str | Callable[[], str]) -> Cell:
+    """A value as a table cell; n/a with its reason (a function is asked only when the value is n/a)."""
+    text = fmt(value)
+    if value is not None and text != NA:
+        return text, None
+    return text, reason if isinstance(reason, str) else reason()
+
+
+def _figure_value(key: str, value: Any, report: Report) -> str:
+    """A figure as a list of figures shows it: its value (a time of day in UTC), or n/a and why."""
+    if value is None or (isinstance(value, float) and cell(value) == NA):
+        return f"n/a ({why(key, report)})"
+    if unit(key) == _UNIX_TIME:
+        return _when(value)
+    return cell(value)
+
+
+def _figure_rows(keys: Sequence[str], data: dict[str, Any], report: Report, *, meaning: bool = True) -> list[str]:
+    """Figures as table rows: (what it is,) its key, its value (n/a with why), its unit."""
+    rows = []
+    for key in keys:
+        shown = _esc(_figure_value(key, data.get(key), report))
+        words = f"{_esc(FIGURES[key].meaning)} | " if meaning and key in FIGURES else ""
+        rows.append(f"| {words}{key} | {shown} | {_unit(key)} |")
+    return rows
+
+
+def _unit(key: str) -> str:
+    """A key's unit as the Markdown shows it: a time of day is in UTC here, a number in the JSON."""
+    return "UTC" if unit(key) == _UNIX_TIME else unit(key)
+
+
+# --- the verdict ---------------------------------------------------------------------------------------
+
+
+def _when(ts: Any) -> str:
+    if not isinstance(ts, int | float) or isinstance(ts, bool):
+        return NA
+    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _outputs(report: Report) -> str:
+    """`--output-scale`: said beside the workload, so the report is not taken for a plain run."""
+    outputs = outputs_scaled(report.output_scale)
+    return f" (**{outputs}**)" if outputs else ""
+
+
+def _duration(report: Report) -> str:
+    """How long the run measured, and (when it was stopped) how much of that was the drain."""
+    duration = report.duration_s
+    if duration is None:
+        return "no sample taken"
+    text = f"{duration:.1f} s"
+    if report.drain_s is not None:
+        text += (
+            f" from the first sample to the last, the last {report.drain_s:.1f} s finishing the requests in "
+            "flight when the run was stopped (`duration_s`, `drain_s`)"
+        )
+    return text
+
+
+def _checks_lines(checks: Sequence[CheckResult]) -> list[str]:
+    if not checks:
+        return ["No `--check` was given: nothing gated this run's exit code.", ""]
+    failed = sum(1 for c in checks if not c.passed)
+    head = f"**Checks: {len(checks) - failed} of {len(checks)} passed**" + (
+        f" ({failed} FAILED: the run exits 1)" if failed else ""
+    )
+    lines = [head, "", "| check | measured | result |", "|---|---|---|"]
+    for c in checks:
+        measured = c.shown_value if c.value is not None else "n/a: the figure is unknown, so the check fails"
+        lines.append(f"| `{_esc(c.expr)}` | {_esc(measured)} | {'PASS' if c.passed else 'FAIL'} |")
+    return [*lines, ""]
+
+
+def _agentx_lines(report: Report) -> list[str]:
+    """AgentX validity (docs/sweeps.md, "AgentX validity"): the verdict, each reason, each rule met."""
+    if report.agentx_invalid_reasons is None:  # observing only, no sample, or a report of before the rules
+        if not report.has("agentx_invalid_reasons"):
+            why_not = "a report of before the AgentX rules"
+        elif report.samples == 0:
+            why_not = "the run ended before its first sample"
+        else:
+            why_not = "the run sent no load of its own"
+        return [f"AgentX: not judged ({why_not}).", ""]
+    lines = [f"**{validity_words(report.agentx_valid)}** by the AgentX rules a client can check:", ""]
+    lines += [f"- {_esc(reason)}" for reason in report.agentx_invalid_reasons]
+    lines += [f"- meets: {_esc(rule)}" for rule in report.agentx_rules_met or []]
+    return [*lines, ""]
+
+
+def _verdict(report: Report, checks: Sequence[CheckResult]) -> list[str]:
+    lines = ["## Verdict", "", *_checks_lines(checks), *_agentx_lines(report)]
+    if report.client_saturated:
+        why_bound = report.client_saturated_reason or "see the log"
+        lines += [
+            f"**Client-bound** ({_esc(why_bound)}): the figures measure the load generator as much as the servers.",
+            "",
+        ]
+    return lines
+
+
+def _headline(report: Report, data: dict[str, Any]) -> list[str]:
+    keys = [*_HEADLINE, *(_PROXY_HEADLINE if report.proxied_requests is not None else ())]
+    lines = ["## Headline figures", "", "| key | value | unit |", "|---|---|---|"]
+    lines += _figure_rows(keys, data, report, meaning=False)
+    if report.throughput_source:
+        lines += ["", f"Tokens per second are {report.throughput_source}-side (`throughput_source`)."]
+    return [*lines, ""]
+
+
+# --- a sweep ---------------------------------------------------------------------------------------------
+
+
+def _point_table(
+    points: Sequence[PointFigures | dict[str, Any]],
+    columns: Sequence[tuple[str, str, Format]],
+    *,
+    intervals: bool,
+    frontier: set[int],
+) -> list[str]:
+    """One table of the points: `columns` that some point has, each interval after its figure (`intervals`)."""
+    dumped = [p.model_dump() if isinstance(p, PointFigures) else p for p in points]
+    # A column this version's points have (set or not), or that a point of the file has.
+    kept = [c for c in columns if c[0] in PointFigures.model_fields or any(c[0] in d for d in dumped)]
+    head = ["point"]
+    for key, title, _ in kept:
+        head.append(title)
+        if intervals and FIGURES.get(key) is not None and FIGURES[key].interval:
+            head.append(f"{title.removesuffix(' tok/s/user').removesuffix(' tok/s/GPU')} 95%")
+    if intervals:
+        head += ["frontier", "window ended"]
+    rows: list[list[Cell]] = []
+    for i, (point, d) in enumerate(zip(points, dumped, strict=True)):
+        figures = point if isinstance(point, PointFigures) else None
+        row: list[Cell] = [(str(i + 1), None)]
+        for key, _, fmt in kept:
+            row.append(_cell(d.get(key), fmt, partial(_point_why, key, figures)))
+            if intervals and FIGURES.get(key) is not None and FIGURES[key].interval:
+                text = span(d, key)
+                row.append((text, _point_why(f"{key}_ci_low", figures) if text == NA else None))
+        if intervals:
+            ended = ("early: " if d.get("stopped_early") else "") + str(d.get("stop_reason") or "")
+            row += [("yes" if i in frontier else "", None), (ended, None)]
+        rows.append(row)
+    return _grid(head, rows, "point")
+
+
+def _point_why(key: str, point: Figures | None) -> str:
+    return why_unknown(key, point) if point is not None else "the point, of another version, does not have it"
+
+
+def _points_section(report: Report, data: dict[str, Any]) -> list[str]:
+    points = report.points or []
+    frontier = set(report.frontier or [])
+    lines = ["How fast each point was:", ""]
+    lines += _point_table(points, _POINT_SPEED, intervals=True, frontier=frontier)
+    lines += ["What each point cost and how it used the servers:", ""]
+    lines += _point_table(points, _POINT_USE, intervals=False, frontier=frontier)
+    lines += _tiers_table(report)
+    methods = [
+        f"- point {i + 1}: {_esc(str(p['ci_method']))}"
+        for i, p in enumerate(data.get("points") or [])
+        if p.get("ci_method")
+    ]
+    if methods:
+        lines += ["How each point's 95% intervals were computed (`ci_method`):", "", *methods, ""]
+    if report.sweep_stop_reason:
+        lines += [f"The sweep ended: {_esc(report.sweep_stop_reason.rstrip('.'))}.", ""]
+    return lines
+
+
+def _tiers_table(report: Report) -> list[str]:
+    """The tier reads on both axes (docs/sweeps.md): the frontier's own axis first, with the agents per
+    GPU and per MW read there, then the other. A read of before the axis was chosen is on decode interactivity."""
+    primary = report.frontier_axis
+    head = [
+        "tier (tok/s/user, p90)",
+        "read on",
+        "total tok/s/GPU",
+        "95% interval",
+        "tokens/$",
+        "$/M tokens",
+        "agents/GPU",
+        "agents/MW",
+        "note (why a read is n/a)",
+    ]
+    rows: list[list[Cell]] = []
+    for tier in report.tiers or []:
+        d = tier.model_dump()
+        axis = tier.axis
+        on_frontier = axis == primary if primary is not None else axis is None
+        note = tier.note or ""
+
+        def known(value: Any, fmt: Format, note: str = note) -> Cell:
+            """A read's figure; its n/a is said by the row's note when it has one."""
+            text, reason = _cell(value, fmt, "not read at this tier")
+            return text, None if note else reason
+
+        interval = span(d, "total_tokens_per_s_per_gpu")
+        unread = tier.total_tokens_per_s_per_gpu is None
+        row: list[Cell] = [
+            (cell(tier.tier), None),
+            (_AXIS_WORDS.get(axis, "decode") if axis is not None else "decode", None),
+            known(tier.total_tokens_per_s_per_gpu, si),
+            known(None, cell) if unread else (interval, NO_TIER_INTERVAL if interval == NA else None),
+            known(tier.tokens_per_dollar_total, si),
+            known(tier.usd_per_million_total_tokens, cell),
+            known(tier.agents_per_gpu, si) if on_frontier and primary is not None else ("", None),
+            known(tier.agents_per_mw, si) if on_frontier and primary is not None else ("", None),
+            (note, None),
+        ]
+        rows.append(row)
+    return _grid(head, rows, "tier row")
+
+
+# --- the cache and the tasks ---------------------------------------------------------------------------
+
 # The Tasks section (docs/metrics.md, "Tasks"): each figure in words (its declared meaning), then its key.
-_TASK_ROWS = tuple((f.meaning, k) for k, f in FIGURES.items() if f.group == "tasks" and f.numeric)
-_STEP_COLUMNS = (
+_TASK_KEYS = tuple(k for k, f in FIGURES.items() if f.group == "tasks" and f.numeric)
+_STEP_COLUMNS: tuple[tuple[str, str, Format], ...] = (
     ("requests", "requests", cell),
     ("context_tokens_mean", "mean context tokens", si),
     ("ttft_p50_s", "TTFT p50 s", cell),
@@ -118,7 +362,7 @@ _STEP_COLUMNS = (
 )
 
 
-def _tasks_section(data: dict[str, Any], images: Sequence[str]) -> list[str]:
+def _tasks_section(report: Report, data: dict[str, Any], images: Sequence[str]) -> list[str]:
     """What one agent's piece of work took: the figures, the pictures, the step curve as a table; in
     words when there is nothing to show."""
     lines = ["## Tasks", ""]
@@ -134,22 +378,23 @@ def _tasks_section(data: dict[str, Any], images: Sequence[str]) -> list[str]:
             "",
         ]
     lines += ["A task is one session tree, first call sent → last call ended.", ""]
-    lines += ["| figure | key | value | unit |", "|---|---|---|---|"]
-    for words, key in _TASK_ROWS:
-        lines.append(f"| {words} | {key} | {_esc(cell(data.get(key)))} | {unit(key)} |")
-    lines.append("")
+    lines += ["| figure | key | value | unit |", "|---|---|---|---|", *_figure_rows(_TASK_KEYS, data, report), ""]
     lines += [line for image in images for line in (image, "")]
     rows = data.get("step_curve") or []
     if rows:
         head = ["step", *(title for _, title, _ in _STEP_COLUMNS)]
         lines += ["Step curve (`step_curve`): the completed calls at each step of their agent's loop.", ""]
-        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        cells: list[list[Cell]] = []
         for row in rows:
             first, last = row.get("step"), row.get("step_last")
             step = cell(first) if last in (None, first) else f"{cell(first)}–{cell(last)}"
-            cells = [step, *(_esc(fmt(row.get(key))) for key, _, fmt in _STEP_COLUMNS)]
-            lines.append("| " + " | ".join(cells) + " |")
-        lines.append("")
+            cells.append(
+                [
+                    (step, None),
+                    *(_cell(row.get(key), fmt, "no call of this step measured it") for key, _, fmt in _STEP_COLUMNS),
+                ]
+            )
+        lines += _grid(head, cells, "step row")
     return lines
 
 
@@ -162,20 +407,19 @@ _CLIENT_CACHE_KEYS = (
     "think_s_p50",
     "think_s_p90",
 )
-_RETENTION_COLUMNS = (
+_RETENTION_COLUMNS: tuple[tuple[str, str, Format], ...] = (
     ("requests", "calls", cell),
     ("reused_tokens", "reused tokens", si),
     ("hit_share", "hit share", percent),
 )
 
 
-def _cache_section(data: dict[str, Any], images: Sequence[str]) -> list[str]:
+def _cache_section(report: Report, data: dict[str, Any], images: Sequence[str]) -> list[str]:
     """The cache as the servers and the client saw it: where the servers' prompt tokens came from, their
     offload tier and KV residency; each prompt's split by the client and the retention curve; the
-    pictures; in words when a figure cannot be known."""
+    pictures; each n/a with its reason."""
     lines = ["## Cache", "", "| figure | key | value | unit |", "|---|---|---|---|"]
-    for key in (*SERVER_CACHE_KEYS, *_CLIENT_CACHE_KEYS):
-        lines.append(f"| {_esc(FIGURES[key].meaning)} | {key} | {_esc(cell(data.get(key)))} | {unit(key)} |")
+    lines += _figure_rows((*SERVER_CACHE_KEYS, *_CLIENT_CACHE_KEYS), data, report)
     lines.append("")
     if data.get("prompt_share_computed") is None:
         lines += ["Where the servers' prompt tokens came from is unknown: they do not export it.", ""]
@@ -199,72 +443,180 @@ def _cache_section(data: dict[str, Any], images: Sequence[str]) -> list[str]:
     if rows:
         head = ["idle s", *(title for _, title, _ in _RETENTION_COLUMNS)]
         lines += ["Retention curve (`retention_curve`): the calls by their session's idle time before them.", ""]
-        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        cells: list[list[Cell]] = []
         for row in rows:
             low, high = row.get("idle_s_low"), row.get("idle_s_high")
             idle = f"{cell(low)}–{cell(high)}" if high is not None else f"> {cell(low)}"
-            cells = [idle, *(_esc(fmt(row.get(key))) for key, _, fmt in _RETENTION_COLUMNS)]
-            lines.append("| " + " | ".join(cells) + " |")
+            cells.append(
+                [
+                    (idle, None),
+                    *(
+                        _cell(row.get(key), fmt, "no reused tokens after such an idle time")
+                        for key, _, fmt in _RETENTION_COLUMNS
+                    ),
+                ]
+            )
+        lines += _grid(head, cells, "idle-time row")
+    return lines
+
+
+# --- the endpoints and the users -------------------------------------------------------------------------
+
+# An endpoint's figures in one table per kind (their declarations' units): who it is, its rates, its shares,
+# its residency times, its counts. Every table begins with the endpoint's URL.
+_ENDPOINT_TABLES: tuple[tuple[str, Callable[[str], bool]], ...] = (
+    ("Rates", lambda u: u.endswith("/s")),
+    ("Shares of 0–1", lambda u: u == FRACTION),
+    ("Times (s)", lambda u: u == SECONDS),
+    ("Counts and sizes", lambda u: True),
+)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _endpoint_why(key: str, report: Report) -> str:
+    """Why an endpoint's figure is n/a: a report figure's reason, or (its block size, its GPU blocks, its
+    finished requests: read off its page) that its server does not export it."""
+    return why(key, report) if key in FIGURES else "the server does not export it"
+
+
+def _endpoint_tables(report: Report, data: dict[str, Any]) -> list[str]:
+    """The endpoints' rows as narrow tables, one per kind of figure; a figure n/a for every endpoint is not
+    a column but a line saying why."""
+    rows = [r.model_dump() if isinstance(r, EndpointRow) else r for r in data.get("endpoints") or []]
+    lines = ["## Endpoints", ""]
+    if not rows:
+        return [*lines, "(none)", ""]
+    columns = list(dict.fromkeys(k for row in rows for k in row if k != "url"))
+    unknown = [k for k in columns if all(row.get(k) is None for row in rows)]
+    known = [k for k in columns if k not in unknown]
+    numeric = [k for k in known if (k in FIGURES and FIGURES[k].numeric) or any(_is_number(r.get(k)) for r in rows)]
+    tables: list[tuple[str, list[str]]] = [("Who", [k for k in known if k not in numeric])]
+    for title, fits in _ENDPOINT_TABLES:
+        taken = [k for k in numeric if fits(unit(k)) and all(k not in keys for _, keys in tables)]
+        tables.append((title, taken))
+    lines += ["Each endpoint's figures over the run (`endpoints` in the JSON), a table per kind.", ""]
+    for title, keys in tables:
+        if not keys:
+            continue
+        cells = [
+            [
+                (str(row.get("url") or NA), None),
+                *(_cell(row.get(k), cell, partial(_endpoint_why, k, report)) for k in keys),
+            ]
+            for row in rows
+        ]
+        lines += [f"{title}:", "", *_grid(["url", *keys], cells, "endpoint")]
+    if unknown:
+        by_reason: dict[str, list[str]] = {}
+        for k in unknown:
+            by_reason.setdefault(_endpoint_why(k, report), []).append(k)
+        lines += ["n/a for every endpoint:", ""]
+        lines += [f"- {', '.join(keys)}: {_esc(reason)}." for reason, keys in by_reason.items()]
         lines.append("")
     return lines
 
 
-def _tiers_table(report: dict[str, Any]) -> list[str]:
-    """The tier reads on both axes (docs/sweeps.md): the frontier's own axis first, with the agents per
-    GPU and per MW read there, then the other. A read of before the axis was chosen is on decode interactivity."""
-    primary = report.get("frontier_axis")
-    lines = [
-        "| tier (tok/s/user, p90) | read on | total tok/s/GPU | 95% interval | tokens/$ | $/M tokens "
-        "| agents/GPU | agents/MW | note |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for tier in report.get("tiers") or []:
-        axis = tier.get("axis")
-        on_frontier = axis == primary if primary is not None else axis is None
-        agents = si(tier.get("agents_per_gpu")) if on_frontier and primary is not None else ""
-        per_mw = si(tier.get("agents_per_mw")) if on_frontier and primary is not None else ""
-        lines.append(
-            f"| {cell(tier.get('tier'))} | {_AXIS_WORDS.get(axis, 'decode')} | "
-            f"{si(tier.get('total_tokens_per_s_per_gpu'))} | {span(tier, 'total_tokens_per_s_per_gpu')} | "
-            f"{si(tier.get('tokens_per_dollar_total'))} | {cell(tier.get('usd_per_million_total_tokens'))} | "
-            f"{agents} | {per_mw} | {_esc(tier.get('note') or '')} |"
-        )
-    return lines
+# The users table: a row per user (or sub-agent, or real session) with what it did; the columns that say
+# nothing for any row (no label, no parent, no real session) are left out.
+_USER_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("user", "user", ""),
+    ("session", "session", ""),
+    ("state", "state at the stop", ""),
+    ("step", "step", ""),
+    ("context_tokens", "context tokens", ""),
+    ("last_ttft_s", "last TTFT s", "no call of its session completed yet"),
+    ("decode_tokens_per_s", "decode tok/s", "no call of its session streamed two tokens yet"),
+    ("e2e_interactivity_tokens_per_s", "North Star tok/s", "no call of its session completed yet"),
+    ("interactivity_tokens_per_s", "decode interactivity tok/s", "no call of its session streamed two tokens yet"),
+    ("prefix_hit_share", "hit share", "nothing sent again yet, or no cached_tokens from the server"),
+    ("output_tokens", "output tokens", ""),
+    ("requests", "requests", ""),
+    ("errors", "errors", ""),
+    ("endpoint", "endpoint", ""),
+    ("label", "label", ""),
+    ("parent", "sub-agent of", ""),
+    ("real", "real agent", ""),
+)
 
 
-def _esc(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def _table(rows: Sequence[dict[str, Any]]) -> list[str]:
+def _users_table(data: dict[str, Any]) -> list[str]:
+    rows = [r.model_dump() if isinstance(r, UserRow) else r for r in data.get("users_detail") or []]
+    lines = ["## Users", ""]
     if not rows:
-        return ["(none)", ""]
-    cols = list(dict.fromkeys(k for row in rows for k in row))
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(_esc(cell(row.get(c))) for c in cols) + " |" for row in rows]
-    return [*lines, ""]
+        return [*lines, "(none)", ""]
+    lines += ["Each user's counts at the end of the run, and what it was doing when the run was stopped.", ""]
+    endpoints = {row.get("endpoint") for row in rows}
+    shown = [
+        c
+        for c in _USER_COLUMNS
+        if any(c[0] in row for row in rows)
+        and not (c[0] == "endpoint" and len(endpoints) <= 1)
+        and not (c[0] in ("label", "parent", "real") and not any(row.get(c[0]) for row in rows))
+    ]
+    head = [title for _, title, _ in shown]
+    cells: list[list[Cell]] = []
+    for row in rows:
+        out: list[Cell] = []
+        for key, _, reason in shown:
+            value = row.get(key)
+            if key == "step" and row.get("steps_total"):
+                out.append((f"{cell(value)}/{cell(row.get('steps_total'))}", None))
+            elif key in ("label", "parent", "real") and not value:
+                out.append(("", None))
+            else:
+                out.append(_cell(value, cell, reason or "not recorded"))
+        cells.append(out)
+    return [*lines, *_grid(head, cells, "user row")]
 
 
-def _when(ts: Any) -> str:
-    if not isinstance(ts, int | float):
-        return NA
-    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+_LOSS_COLUMNS = (
+    ("at_s", "at s"),
+    ("worker", "worker"),
+    ("pid", "pid"),
+    ("how", "how"),
+    ("users_lost", "users lost"),
+    ("users_left", "users left"),
+    ("point", "sweep point"),
+    ("restarted_at_s", "restarted at s"),
+    ("restart_error", "restart error"),
+)
 
 
-def _outputs(report: Report) -> str:
-    """`--output-scale`: said beside the workload, so the report is not taken for a plain run."""
-    outputs = outputs_scaled(report.output_scale)
-    return f" (**{outputs}**)" if outputs else ""
-
-
-def _agentx_lines(report: Report) -> list[str]:
-    """AgentX validity (docs/sweeps.md, "AgentX validity"): the verdict, each reason, each rule met."""
-    if report.agentx_invalid_reasons is None:  # observing only, or a report of before the rules
+def _losses_table(data: dict[str, Any]) -> list[str]:
+    """The load workers that died (docs/scale.md): none in most runs, and then no section."""
+    rows = [r.model_dump() if isinstance(r, WorkerLossRow) else r for r in data.get("worker_losses") or []]
+    if not rows:
         return []
-    lines = ["", f"**{validity_words(report.agentx_valid)}** by the AgentX rules a client can check:", ""]
-    lines += [f"- {_esc(reason)}" for reason in report.agentx_invalid_reasons]
-    lines += [f"- meets: {_esc(rule)}" for rule in report.agentx_rules_met or []]
-    return lines
+    reasons = {"pid": "a Ray actor's process is not known", "point": "not a sweep", "restarted_at_s": "not restarted"}
+    cells = [
+        [
+            ("", None)
+            if key == "restart_error" and not row.get(key)
+            else _cell(row.get(key), cell, reasons.get(key, ""))
+            for key, _ in _LOSS_COLUMNS
+        ]
+        for row in rows
+    ]
+    return ["## Load workers lost", "", *_grid([title for _, title in _LOSS_COLUMNS], cells, "loss")]
+
+
+# --- the report -------------------------------------------------------------------------------------------
+
+
+def _over_time(series: ReportSeries) -> list[str]:
+    span_s = f"{series.elapsed_s[0]:.1f}–{series.elapsed_s[-1]:.1f} s"
+    lines = ["## Over time", "", f"Each column averages the run's ticks; {span_s}, scaled from 0 to the peak.", ""]
+    lines.append("```text")
+    for name, label, fmt in _CHARTS:
+        vals = series.values.get(name, ())
+        known = [v for v in vals if v is not None]
+        peak = fmt(max(known)) if known else NA
+        lines += [f"{label} (peak {peak})", sparkline(vals) or "(no data)", ""]
+    lines[-1] = "```"
+    return [*lines, ""]
 
 
 def render_markdown(
@@ -282,54 +634,36 @@ def render_markdown(
     lines = [f"# {title}", ""]
     lines.append(
         f"Target **{_esc(cell(report.target))}**, model **{_esc(cell(report.model))}**, "
-        f"workload **{_esc(cell(report.workload))}**{_outputs(report)}, started {_when(report.started_at)}, "
-        f"{cell(report.duration_s)} s."
+        f"workload **{_esc(cell(report.workload))}**{_outputs(report)}; started {_when(report.started_at)}, "
+        f"ended {_when(report.ended_at)}: {_duration(report)}."
     )
     if report.simulated:
-        lines += [
-            "",
-            "**Simulated engine**: the figures come from the built-in simulator, not real hardware.",
-        ]
+        lines += ["", "**Simulated engine**: the figures come from the built-in simulator, not real hardware."]
     if report.partial:
         lines += ["", f"**Partial run**: {_esc(cell(report.partial_reason))}."]
-    lines += _agentx_lines(report)
-    lines += ["", "## Figures", "", "| key | value | unit |", "|---|---|---|"]
-    # The figures as the JSON has them: every key, a sweep's tier keys too, in the file's order; lists
-    # (endpoints, users, points, tiers, the step curve) have tables of their own below.
-    data = report.model_dump()
-    keys = [k for k in data if k != "checks" and not isinstance(data[k], list)]
-    for key in keys:
-        lines.append(f"| {key} | {_esc(cell(data.get(key)))} | {unit(key)} |")
     lines.append("")
-    if checks:
-        lines += ["## Checks", "", "| check | measured | result |", "|---|---|---|"]
-        for c in checks:
-            lines.append(f"| `{_esc(c.expr)}` | {c.shown_value} | {'PASS' if c.passed else 'FAIL'} |")
-        lines.append("")
-    if images:
+    data = report.model_dump()
+    lines += _verdict(report, checks)
+    lines += _headline(report, data)
+    if report.is_sweep:
         lines += ["## Frontier", "", *(line for image in images for line in (image, ""))]
         lines += [f"Drawn on the frontier's axis: {axis_title(report.frontier_axis)}.", ""]
-        lines += _points_table(data)
-    lines += _cache_section(data, cache_images)
-    lines += _tasks_section(data, task_images)
+        lines += _points_section(report, data)
+    lines += _cache_section(report, data, cache_images)
+    lines += _tasks_section(report, data, task_images)
     if series is not None and len(series):
-        span = f"{series.elapsed_s[0]:.1f}–{series.elapsed_s[-1]:.1f} s"
-        lines += [
-            "## Over time",
-            "",
-            f"Each column averages the run's ticks; {span}, scaled from 0 to the peak.",
-            "",
-        ]
-        lines.append("```text")
-        for name, label, fmt in _CHARTS:
-            vals = series.values.get(name, ())
-            known = [v for v in vals if v is not None]
-            peak = fmt(max(known)) if known else NA
-            lines += [f"{label} (peak {peak})", sparkline(vals) or "(no data)", ""]
-        lines[-1] = "```"
-        lines.append("")
-    lines += ["## Endpoints", "", *_table(data.get("endpoints") or [])]
-    if losses := data.get("worker_losses"):  # load workers that died (docs/scale.md): none in most runs
-        lines += ["## Load workers lost", "", *_table(losses)]
-    lines += ["## Users", "", *_table(data.get("users_detail") or [])]
+        lines += _over_time(series)
+    lines += _endpoint_tables(report, data)
+    lines += _losses_table(data)
+    lines += _users_table(data)
+    # Every figure as the JSON has it: every key, a sweep's tier keys too, in the file's order; the lists
+    # (endpoints, users, points, tiers, the step curve) are the tables above.
+    keys = [k for k in data if k != "checks" and not isinstance(data[k], list)]
+    lines += [
+        "## All figures",
+        "",
+        "Every key of the JSON report, in its order (`docs/metrics.md` gives each one's formula).",
+        "",
+    ]
+    lines += ["| key | value | unit |", "|---|---|---|", *_figure_rows(keys, data, report, meaning=False), ""]
     return "\n".join(lines)

@@ -25,7 +25,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentx_tui.report._keys import AGENTS_FIGURES, parse_tier_key, tier_report_keys
+from agentx_tui.report._keys import AGENTS_FIGURES, RENAMED_KEYS, parse_tier_key, tier_report_keys
 from agentx_tui.snapshot import Figures, FrontierAxis, PointFigures, TierRead
 from agentx_tui.sweep import DECODE, NORTH_STAR
 
@@ -75,20 +75,31 @@ class Report(Figures):
     server_exit_code: int | None = None
     server_log_tail: list[str] | None = None
     checks: list[CheckRow] | None = None
+    # A file's keys of an earlier name (`RENAMED_KEYS`), new name → the name it was read under.
+    read_as: dict[str, str] = Field(default_factory=dict, exclude=True)
 
     @classmethod
     def _absorb(cls, data: dict[str, Any], *, lenient: bool) -> dict[str, Any]:
-        """The tiers' flat keys taken out of the input; they make the tiers where the list is missing."""
+        """The tiers' flat keys taken out of the input; they make the tiers where the list is missing. In a
+        file's read, a key of an earlier name is read under its new one."""
         flat = {k: data.pop(k) for k in list(data) if parse_tier_key(k)}
         if flat and data.get("tiers") is None:
             data["tiers"] = _tiers_of(flat, data.get("frontier_axis"), has_axis="frontier_axis" in data)
+        if lenient:
+            renamed = {new: old for old, new in RENAMED_KEYS.items() if old in data and new not in data}
+            if renamed:
+                data = {next((n for n, o in renamed.items() if o == k), k): v for k, v in data.items()}
+                data["read_as"] = renamed
         return super()._absorb(data, lenient=lenient)
 
     def _flat_extra(self, out: dict[str, Any]) -> dict[str, Any]:
-        """The tiers written flat after `sweep_stop_reason` too, before the keys added at the end."""
+        """The tiers written flat after `sweep_stop_reason` too, before the keys added at the end; a key
+        read under an earlier name written back under it."""
         last = {k: out.pop(k) for k in _LAST_KEYS if k in out}
         if self.tiers is not None:
             out.update(tier_report_keys(self.tiers, agents_axis=self.frontier_axis))
+        if self.read_as:
+            out = {self.read_as.get(k, k): v for k, v in out.items()}
         return {**out, **last}
 
     @property
@@ -102,7 +113,7 @@ class Report(Figures):
     def figure(self, key: str) -> float | None:
         """The number under `key` in the report's JSON (a tier's flat key too); None when it is null,
         missing, not a number (true/false, text) or not finite."""
-        value = self.model_dump().get(key)
+        value = self.model_dump().get(self.read_as.get(key, key))  # as written: under a key's earlier name
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
             return None
         return float(value)

@@ -33,6 +33,24 @@ from agentx_tui.report._task_charts import task_markdown_images, write_task_char
 REPORT_EXTENSIONS = (".json", ".md", ".csv")
 
 
+def check_report_paths(paths: Sequence[Path]) -> tuple[Path, ...]:
+    """Every `--report` path vetted before the run (`check_report_path`), each file named once: the run
+    writes them all at its end, each in the format its extension names."""
+    seen: dict[Path, Path] = {}
+    for path in paths:
+        check_report_path(path)
+        same = seen.get(path.resolve())
+        if same is not None:
+            said = (
+                f"--report {path} is given twice"
+                if str(same) == str(path)
+                else (f"--report {same} and --report {path} are the same file")
+            )
+            raise UsageError(f"{said}.", "Give each report a file of its own.")
+        seen[path.resolve()] = path
+    return tuple(paths)
+
+
 def check_report_path(path: Path) -> None:
     """Refuse, before the run, a report path that could not be written at its end."""
     suffix = path.suffix.lower()
@@ -181,3 +199,22 @@ def write_report(
         write_text_atomic(path, text)
     except OSError as exc:
         raise UsageError(f"--report {path} could not be written: {exc.strerror or exc}.") from exc
+
+
+def write_reports(
+    paths: Sequence[Path],
+    report: Report,
+    *,
+    series: ReportSeries | None = None,
+    checks: Sequence[CheckResult] = (),
+) -> None:
+    """`write_report` to each of `paths` (`--report`, repeatable): one that cannot be written does not
+    keep the others from being written; the first failure is raised once all were tried."""
+    failed: UsageError | None = None
+    for path in paths:
+        try:
+            write_report(path, report, series=series, checks=checks)
+        except UsageError as exc:
+            failed = failed or exc
+    if failed is not None:
+        raise failed

@@ -103,6 +103,7 @@ def agentx_setup(
         max_think_s=plan.load.settings.max_think_s,
         offload=offload,
         memory=memory,
+        sends_load=plan.load.sends_load,
     )
 
 

@@ -35,7 +35,7 @@ from agentx_tui.net import is_loopback_host
 from agentx_tui.proxy import LiveProxy
 from agentx_tui.recording import RecordedEndpoint, Recorder, RecordingHeader, ReplayPlayer, read_recording
 from agentx_tui.redaction import redact_value
-from agentx_tui.report import HeadlessPrinter, Report, ReportBuilder, evaluate_checks, write_report
+from agentx_tui.report import HeadlessPrinter, Report, ReportBuilder, evaluate_checks, write_reports
 from agentx_tui.run.agentx import AgentXWatch, agentx_setup
 from agentx_tui.run.collect import EventLog
 from agentx_tui.run.live import LiveRun, Outcome
@@ -269,8 +269,7 @@ def _finish(
         data["server_exit_code"], data["server_log_tail"] = outcome.server_exit
     report = Report.model_validate(redact_value(data, plan.secrets))  # before it is printed, checked or written
     results = evaluate_checks(plan.output.checks, report)
-    if plan.output.report is not None:
-        write_report(plan.output.report, report, series=builder.series(), checks=results)
+    write_reports(plan.output.reports, report, series=builder.series(), checks=results)
     _safe_print(HeadlessPrinter(sys.stdout).summary, report, results)
     if outcome.server_exit is not None:
         # The run measured a server that died under it: a CI job must not go green on that.

@@ -15,6 +15,7 @@ from agentx_tui.load import LoadSettings, PreparedWorkload
 from agentx_tui.proxy import DEFAULT_SESSION_HEADER, DEFAULT_SESSION_IDLE_S
 from agentx_tui.recording import RecordedProxy, RecordedSettings, RecordedSweep
 from agentx_tui.report import Check
+from agentx_tui.sim import SpecDecoding
 from agentx_tui.snapshot import FrontierAxis
 from agentx_tui.sweep import MIN_POINT_S
 
@@ -41,6 +42,8 @@ class TargetPlan:
     sim_profile: str = ""
     sim_cpu_kv_gb: float | None = None  # the simulated engine's CPU KV tier (docs/sim.md); None: none
     sim_cpu_kv_gbps: float | None = None  # its link per direction; None: the profile's
+    sim_max_num_batched_tokens: int | None = None  # its chunked-prefill budget; None: the profile's
+    sim_spec: SpecDecoding | None = None  # its speculative decoding (docs/sim.md); None: none
     port: int | None = None
     vllm_cmd: str | None = None
     startup_timeout_s: float = 900.0
@@ -119,7 +122,7 @@ class PricePlan:
 @dataclass(frozen=True)
 class OutputPlan:
     headless: bool = False
-    report: Path | None = None
+    reports: tuple[Path, ...] = ()  # --report, each written at the end (its format by its extension)
     record: Path | None = None
     checks: tuple[Check, ...] = ()
     interval_s: float = 1.0

@@ -36,7 +36,7 @@ from agentx_tui.proxy import (
     parse_listen_address,
     prepare_capture_folder,
 )
-from agentx_tui.report import check_report_path, parse_check
+from agentx_tui.report import check_report_paths, parse_check
 from agentx_tui.run.plan import (
     API_KEY_ENV,
     AgentXPlan,
@@ -88,8 +88,7 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
     if sweep is not None and args.duration is not None:
         raise UsageError("--duration and --sweep cannot be used together.", "A sweep ends when its points are done.")
     checks = tuple(parse_check(expr) for expr in args.check)
-    if args.report is not None:
-        check_report_path(args.report)
+    reports = check_report_paths(args.report)
     if args.record is not None:
         _check_output_path(args.record, "--record")
     workload = "none" if target.kind == "prometheus" and not target.attach else args.workload
@@ -111,7 +110,10 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
     if target.kind == "sim":
         # An unknown profile or tier is a usage error, not a failed start.
         load_profile(target.sim_profile).with_overrides(
-            cpu_kv_gb=target.sim_cpu_kv_gb, cpu_kv_gbps=target.sim_cpu_kv_gbps
+            cpu_kv_gb=target.sim_cpu_kv_gb,
+            cpu_kv_gbps=target.sim_cpu_kv_gbps,
+            max_num_batched_tokens=target.sim_max_num_batched_tokens,
+            spec=target.sim_spec,
         )
     if args.gpu_price is not None and args.cost_profile is not None:
         raise UsageError("--gpu-price and --cost-profile cannot be used together.", "Give a price or a preset.")
@@ -137,7 +139,7 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
     )
     output = OutputPlan(
         headless=args.headless,
-        report=args.report,
+        reports=reports,
         record=args.record,
         checks=checks,
         interval_s=args.interval,
@@ -273,6 +275,11 @@ def _target(args: argparse.Namespace) -> TargetPlan:
             "--sim-cpu-kv-gb and --sim-cpu-kv-gbps only apply to the simulated engine.",
             "A real vLLM offloads KV with --vllm-arg=--kv-offloading-size=GIB (docs/vllm.md).",
         )
+    if (args.sim_max_num_batched_tokens is not None or args.sim_spec is not None) and kind != "sim":
+        raise UsageError(
+            "--sim-max-num-batched-tokens and --sim-spec only apply to the simulated engine.",
+            "A real vLLM takes --vllm-arg=--max-num-batched-tokens=N and --vllm-arg=--speculative-config=JSON.",
+        )
     if (args.selector or args.prometheus_header) and not args.prometheus:
         raise UsageError("--selector and --prometheus-header only apply with --prometheus URL.")
     for url in args.attach:
@@ -303,6 +310,8 @@ def _target(args: argparse.Namespace) -> TargetPlan:
         sim_profile=args.sim or DEFAULT_PROFILE,
         sim_cpu_kv_gb=args.sim_cpu_kv_gb,
         sim_cpu_kv_gbps=args.sim_cpu_kv_gbps,
+        sim_max_num_batched_tokens=args.sim_max_num_batched_tokens,
+        sim_spec=args.sim_spec,
         port=args.port,
         vllm_cmd=args.vllm_cmd,
         startup_timeout_s=args.startup_timeout,

@@ -125,7 +125,12 @@ async def open_serving(plan: TargetPlan, *, api_key: str | None, interval_s: flo
         progress.done(time.monotonic() - started)
     else:
         launched = await start_sim(
-            plan.sim_profile, port=plan.port, cpu_kv_gb=plan.sim_cpu_kv_gb, cpu_kv_gbps=plan.sim_cpu_kv_gbps
+            plan.sim_profile,
+            port=plan.port,
+            cpu_kv_gb=plan.sim_cpu_kv_gb,
+            cpu_kv_gbps=plan.sim_cpu_kv_gbps,
+            max_num_batched_tokens=plan.sim_max_num_batched_tokens,
+            spec=None if plan.sim_spec is None else str(plan.sim_spec),
         )
     try:
         info = await probe_server(launched.url, api_key=api_key)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from agentx_tui.args import Parser, number, whole
 from agentx_tui.errors import AgentXError
 from agentx_tui.sim.defaults import DEFAULT_HOST, DEFAULT_PORT, DEFAULT_PROFILE
+from agentx_tui.sim.spec import parse_spec
 
 PROG = "agentx-tui sim"
 MODULE_PROG = "python -m agentx_tui.sim"
@@ -63,18 +64,33 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         metavar="N",
         help="requests scheduled at once",
     )
-    engine.add_argument(
-        "--max-num-batched-tokens",
-        type=whole("tokens", 1, 100_000_000),
-        metavar="N",
-        help="tokens per engine step",
-    )
+    add_step_options(engine)
     add_cpu_tier_options(
         p.add_argument_group("the CPU KV tier (docs/sim.md: vLLM's KV offloading to CPU memory; default: none)")
     )
     # A launcher's: the port is written to this inherited descriptor once the server listens.
     p.add_argument("--ready-fd", type=whole("file descriptors", 0, 1 << 20), metavar="FD", help=argparse.SUPPRESS)
     return p
+
+
+def add_step_options(group: argparse._ArgumentGroup, *, prefix: str = "") -> None:
+    """What one engine step carries: `--max-num-batched-tokens` (the chunked-prefill budget) and `--spec`
+    (speculative decoding) here; with `prefix` "sim-", the main command line's for its embedded
+    simulator (the same checks, one place)."""
+    group.add_argument(
+        f"--{prefix}max-num-batched-tokens",
+        type=whole("tokens", 1, 100_000_000),
+        metavar="N",
+        help="tokens per engine step: decodes first, prefill chunks in what is left "
+        "(default: the profile's, vLLM's 8192 on H100/H200, 16384 on B200)",
+    )
+    group.add_argument(
+        f"--{prefix}spec",
+        type=parse_spec,
+        metavar="K:AL",
+        help="speculative decoding: each decode step verifies K draft tokens and emits the accepted ones + 1, "
+        "at mean acceptance length AL (1 to K + 1; vLLM's synthetic acceptance), e.g. 3:2.5; default: none",
+    )
 
 
 def add_cpu_tier_options(group: argparse._ArgumentGroup, *, prefix: str = "") -> None:

@@ -149,6 +149,7 @@ class SimEngine:
             max_num_seqs=profile.max_num_seqs,
             max_num_batched_tokens=profile.max_num_batched_tokens,
             max_model_len=profile.max_model_len,
+            spec=profile.spec,
         )
         self.time_model = TimeModel(profile)
         # Each instance is its own GPU(s): DCGM UUIDs drawn at start, stable for the instance's life, so
@@ -275,12 +276,17 @@ class SimEngine:
             self.gpu.record(t, cost.kernel_s / self.time_scale, cost.memory_s, cost.compute_s)
             gpus = self.profile.gpus  # each GPU of the engine does its share of the step
             m.step_work(cost.flops / gpus, (cost.bytes - cost.write_bytes) / gpus, cost.write_bytes / gpus)
-            sampled, finished = sched.complete(result, self._sample)
-            m.iteration_tokens.observe(cost.tokens)
-            m.generation_tokens.inc(len(sampled))
+            sampled, finished, generated = sched.complete(result, self._sample)
+            m.generation_tokens.inc(generated)
+            stats = sched.stats
+            if stats.drafts:  # the step's verified drafts (speculative decoding), onto /metrics
+                m.count_drafts(stats.drafts, stats.draft_tokens, stats.accepted, stats.accepted_per_pos)
+                stats.drafts = stats.draft_tokens = stats.accepted = 0
+                stats.accepted_per_pos[:] = [0] * len(stats.accepted_per_pos)
             first_token = False
+            prefilled = 0  # the computed prompt tokens of the prefills that ended in this step
             # Every sequence that decoded in the previous step has the same inter-token latency (this
-            # step's duration): one histogram update for all of them instead of one per token.
+            # step's duration, however many tokens it emitted): one histogram update for all of them.
             steady = 0
             for req in sampled:
                 last = req.last_token
@@ -288,7 +294,7 @@ class SimEngine:
                     first_token = True
                     req.first_token = t
                     m.ttft.observe(t - req.arrival)
-                    m.prompt_counted(req)
+                    prefilled += m.prompt_counted(req)
                 elif last == prev:
                     steady += 1
                 else:
@@ -296,6 +302,10 @@ class SimEngine:
                 req.last_token = t
             if steady:
                 m.itl.observe_n(t - prev, steady)
+            if sampled:
+                # As vLLM counts a step's tokens (one observation per step with output): the tokens it
+                # generated, and a prompt's computed tokens once, in the step of its first token.
+                m.iteration_tokens.observe(prefilled + generated)
             touched.update(sampled)
             for req in finished:
                 req.finished_at = t

@@ -44,6 +44,7 @@ ITL_BUCKETS = (
 )
 # fmt: on
 ITERATION_TOKENS_BUCKETS = (1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
+REQUEST_NUM_PREEMPTIONS_BUCKETS = (1, 2, 3, 4, 5, 10, 20)  # v1/metrics/buckets.py
 # vLLM's `KV_CACHE_RESIDENCY_BUCKETS` (v1/metrics/buckets.py) and the offloading connector's
 # `TRANSFER_SIZE_BUCKETS` (distributed/kv_transfer/kv_connector/v1/offloading/metrics.py).
 # fmt: off
@@ -214,6 +215,33 @@ class VllmMetrics:
             "Histogram of time spent in DECODE phase for request.",
             REQUEST_LATENCY_BUCKETS,
         )
+        self.req_preemptions = histogram(
+            "vllm:request_num_preemptions",
+            "Histogram of the number of times a request was preempted.",
+            REQUEST_NUM_PREEMPTIONS_BUCKETS,
+        )
+        self.req_prefill_computed = histogram(
+            "vllm:request_prefill_kv_computed_tokens",
+            "Histogram of new KV tokens computed during prefill (excluding cached tokens).",
+            token_buckets,
+        )
+        # Speculative decoding (v1/spec_decode/metrics.py): only when the engine speculates, as in vLLM.
+        self._spec_counters: tuple[Counter, Counter, Counter] | None = None
+        self._accepted_per_pos: list[Counter] = []
+        if profile.spec is not None:
+            self._spec_counters = (
+                counter("vllm:spec_decode_num_drafts", "Number of spec decoding drafts."),
+                counter("vllm:spec_decode_num_draft_tokens", "Number of draft tokens."),
+                counter("vllm:spec_decode_num_accepted_tokens", "Number of accepted tokens."),
+            )
+            per_pos = Counter(
+                "vllm:spec_decode_num_accepted_tokens_per_pos",
+                "Accepted tokens per draft position.",
+                [*labels, "position"],
+                registry=registry,
+            )
+            positions = range(profile.spec.num_speculative_tokens)
+            self._accepted_per_pos = [per_pos.labels(*values, str(pos)) for pos in positions]
         # With --kv-cache-metrics (the simulator records every block: its sample rate is 1).
         self.kv_block_lifetime = self._residency(
             "vllm:kv_block_lifetime_seconds", "Histogram of KV cache block lifetime from allocation to eviction."
@@ -272,9 +300,22 @@ class VllmMetrics:
             for gap in event.reuse_gaps_s:
                 self.kv_block_reuse_gap.observe(gap)
 
-    def prompt_counted(self, req: SimRequest) -> None:
+    def count_drafts(self, drafts: int, draft_tokens: int, accepted: int, accepted_per_pos: Sequence[int]) -> None:
+        """Verified drafts (speculative decoding): requests' verify steps, their draft tokens, those
+        accepted, and those accepted at each position."""
+        assert self._spec_counters is not None, "drafts counted by an engine that does not speculate"
+        num_drafts, num_draft_tokens, num_accepted = self._spec_counters
+        num_drafts.inc(drafts)
+        num_draft_tokens.inc(draft_tokens)
+        num_accepted.inc(accepted)
+        for counter, count in zip(self._accepted_per_pos, accepted_per_pos, strict=True):
+            if count:
+                counter.inc(count)
+
+    def prompt_counted(self, req: SimRequest) -> int:
         """A request's prompt tokens once its prefill is done (its first token), by where their KV came
-        from: computed, the GPU cache ("local"), the CPU tier (a KV connector's: "external")."""
+        from: computed, the GPU cache ("local"), the CPU tier (a KV connector's: "external"). Returns
+        the computed ones."""
         cached = req.num_cached_prompt or 0
         external = req.num_offloaded_prompt
         self.prompt_tokens.inc(req.num_prompt)
@@ -284,12 +325,18 @@ class VllmMetrics:
         self.prompt_external.inc(external)
         self.cached_device.inc(cached - external)
         self.cached_host.inc(external)
+        return req.num_prompt - cached
 
     def request_finished(self, req: SimRequest) -> None:
+        """A request's end, onto the per-request histograms, by vLLM's phases (v1/metrics/stats.py):
+        queued = arrival → first scheduled (a preempted request's later schedulings do not count),
+        prefill = first scheduled → first token, decode = first → last token, inference = first
+        scheduled → last token; so TTFT = queued + prefill and inference = prefill + decode, exactly."""
         reason = req.finish_reason or "error"
         self.success[reason].inc()
         if req.first_token is None or req.finished_at is None:
             return
+        last = req.last_token if req.last_token is not None else req.finished_at
         self.e2e.observe(req.finished_at - req.arrival)
         self.req_prompt.observe(req.num_prompt)
         self.req_generation.observe(req.num_output)
@@ -297,11 +344,13 @@ class VllmMetrics:
         self.req_max_generation.observe(req.max_tokens)
         if req.first_scheduled is not None:
             self.queue_time.observe(req.first_scheduled - req.arrival)
-            self.inference_time.observe(req.finished_at - req.first_scheduled)
+            self.inference_time.observe(last - req.first_scheduled)
             self.prefill_time.observe(req.first_token - req.first_scheduled)
-        self.decode_time.observe(req.finished_at - req.first_token)
+        self.decode_time.observe(last - req.first_token)
+        self.req_preemptions.observe(req.num_preemptions)
+        self.req_prefill_computed.observe(req.num_prompt - (req.num_cached_prompt or 0))
         if req.num_output > 1:
-            self.tpot.observe((req.finished_at - req.first_token) / (req.num_output - 1))
+            self.tpot.observe((last - req.first_token) / (req.num_output - 1))
 
 
 class FastHistogram(Collector):

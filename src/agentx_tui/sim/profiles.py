@@ -1,8 +1,9 @@
 """GPU × model profiles of the simulated engine, read from ``profiles.yaml`` in this package.
 
-A profile fixes everything the engine model needs: the roofline figures of the GPU, the architecture
-of the model, and the derived KV-cache geometry (how many 16-token blocks fit in the memory left after
-the weights, exactly as vLLM sizes its cache at start-up).
+A profile fixes everything the engine model needs: the roofline figures of the GPU (its dense BF16
+peak and HBM bandwidth from the tool's one table of GPU peaks, `hardware`), the architecture of the
+model, and the derived KV-cache geometry (how many 16-token blocks fit in the memory left after the
+weights, exactly as vLLM sizes its cache at start-up).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agentx_tui.errors import UsageError
+from agentx_tui.hardware import peak_rows, peaks_path
+from agentx_tui.sim.spec import SpecDecoding
 
 _GIB = 1024**3
 _MIB = 1024**2
@@ -40,6 +43,7 @@ class SchedulerDefaults(_Spec):
 class GpuSpec(_Spec):
     name: str
     short_name: str
+    peaks: str  # its row of the GPU peaks table (hardware/peaks.yaml), which gives the next two
     bf16_tflops: float
     hbm_tb_s: float
     memory_mib: int
@@ -121,6 +125,8 @@ class SimProfile(_Spec):
     # default, as vLLM without `--kv-offloading-size`), and its link to each GPU, per direction.
     cpu_kv_bytes: int = 0
     cpu_kv_gb_per_s: float = 50.0
+    # Speculative decoding (docs/sim.md): K drafts per decode step at an acceptance length; None: off.
+    spec: SpecDecoding | None = None
 
     @property
     def block_bytes(self) -> int:
@@ -140,10 +146,14 @@ class SimProfile(_Spec):
         max_model_len: int | None = None,
         cpu_kv_gb: float | None = None,
         cpu_kv_gbps: float | None = None,
+        spec: SpecDecoding | None = None,
     ) -> SimProfile:
-        """The same profile with vLLM's ``--num-gpu-blocks-override`` etc. applied, and the CPU KV
-        tier's size (GB, 1e9 bytes) and link bandwidth (GB/s per direction and GPU) when given."""
+        """The same profile with vLLM's ``--num-gpu-blocks-override`` etc. applied, the CPU KV tier's
+        size (GB, 1e9 bytes) and link bandwidth (GB/s per direction and GPU), and speculative decoding,
+        when given."""
         update: dict[str, Any] = {}
+        if spec is not None:
+            update["spec"] = spec
         tier: dict[str, Any] = {}
         if cpu_kv_gb is not None:
             if not cpu_kv_gb >= 0:
@@ -167,7 +177,7 @@ class SimProfile(_Spec):
         if num_gpu_blocks is not None and num_gpu_blocks < 2:
             raise UsageError(f"num_gpu_blocks must be at least 2, not {num_gpu_blocks}.")
         for key, value in update.items():
-            if isinstance(value, int) and value < 1:
+            if isinstance(value, int) and not isinstance(value, bool) and value < 1:
                 raise UsageError(f"{key} must be at least 1, not {value}.")
         return self.model_copy(update={**update, **tier})
 
@@ -176,8 +186,15 @@ class SimProfile(_Spec):
 def _profile_file() -> _ProfileFile:
     text = resources.files("agentx_tui.sim").joinpath("profiles.yaml").read_text(encoding="utf-8")
     try:
-        return _ProfileFile.model_validate(yaml.safe_load(text))
-    except (yaml.YAMLError, ValidationError) as exc:  # a broken package file, not a user error
+        data = yaml.safe_load(text)
+        peaks = peak_rows()
+        for key, gpu in data["gpus"].items():
+            row = peaks.get(gpu.get("peaks"))
+            if row is None:
+                raise RuntimeError(f"GPU {key!r} of agentx_tui/sim/profiles.yaml names no row of {peaks_path()}")
+            gpu.update(bf16_tflops=row["bf16_tflops"], hbm_tb_s=row["hbm_tb_s"])
+        return _ProfileFile.model_validate(data)
+    except (yaml.YAMLError, ValidationError, KeyError, TypeError) as exc:  # a broken package file, not a user error
         raise RuntimeError(f"agentx_tui/sim/profiles.yaml is invalid: {exc}") from exc
 
 

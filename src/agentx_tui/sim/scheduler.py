@@ -1,10 +1,13 @@
 """Continuous-batching scheduler after vLLM V1's ``Scheduler`` (FCFS policy, chunked prefill on).
 
 Each step has a token budget (``max_num_batched_tokens``). Running requests are served first, in
-order: a decoding request needs 1 token, a request still prefilling takes what is left of its prompt
-up to the budget. When the KV cache cannot supply a running request's next block, the *last* running
-request is preempted by recompute: its blocks are freed, its progress reset, and it goes back to the
-head of the waiting queue (its blocks stay in the prefix cache until evicted, so a resumed request
+order (the order they were admitted in, so decodes come before the prefill admitted after them): a
+decoding request needs 1 token (1 + K with K draft tokens to verify: speculative decoding, sim/spec.py),
+a request still prefilling takes what is left of its prompt up to the budget, so a long prompt is
+computed in chunks over several steps, each step carrying the decodes with it (and each decode waiting
+for it). When the KV cache cannot supply a running request's next block, the *last* running request is
+preempted by recompute: its blocks are freed, its progress reset, and it goes back to the head of the
+waiting queue (its blocks stay in the prefix cache until evicted, so a resumed request
 often hits its own old blocks). Waiting requests are admitted only in a step with no preemption, while
 fewer than ``max_num_seqs`` run and budget and blocks remain; on admission the prefix cache is
 consulted and only the uncached remainder is computed.
@@ -19,11 +22,13 @@ cache's as "local".
 from __future__ import annotations
 
 import enum
+import random
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from agentx_tui.sim.kvcache import KVCacheManager, KVSeq, PromptBlocks
+from agentx_tui.sim.spec import SpecDecoding
 
 
 class Status(enum.Enum):
@@ -59,6 +64,7 @@ class SimRequest:
     first_token: float | None = None
     last_token: float | None = None
     finished_at: float | None = None
+    drafts_rng: random.Random | None = None  # its acceptance draws (speculative decoding), seeded by `seed`
 
     def __post_init__(self) -> None:
         if self.prompt_blocks is not None:
@@ -76,11 +82,13 @@ class SimRequest:
 
 @dataclass(slots=True)
 class ScheduledWork:
-    """One request's share of a step: ``num_new`` tokens computed on top of ``context`` tokens."""
+    """One request's share of a step: ``num_new`` tokens computed on top of ``context`` tokens; of them,
+    ``drafts`` are draft tokens to verify (speculative decoding), after the one token it decodes."""
 
     request: SimRequest
     num_new: int
     context: int
+    drafts: int = 0
 
 
 @dataclass(slots=True)
@@ -97,19 +105,31 @@ class StepStats:
     external_queries: int = 0  # tokens asked of the CPU tier: those the GPU cache did not have
     external_hits: int = 0
     preemptions: int = 0
+    # Speculative decoding, as vLLM counts it: a draft is one request's verify step with ≥ 1 draft token.
+    drafts: int = 0
+    draft_tokens: int = 0
+    accepted: int = 0
+    accepted_per_pos: list[int] = field(default_factory=list)
 
 
 class Scheduler:
     def __init__(
-        self, kv: KVCacheManager, *, max_num_seqs: int, max_num_batched_tokens: int, max_model_len: int
+        self,
+        kv: KVCacheManager,
+        *,
+        max_num_seqs: int,
+        max_num_batched_tokens: int,
+        max_model_len: int,
+        spec: SpecDecoding | None = None,
     ) -> None:
         self.kv = kv
         self.max_num_seqs = max_num_seqs
         self.max_num_batched_tokens = max_num_batched_tokens
         self.max_model_len = max_model_len
+        self.spec = spec
         self.running: list[SimRequest] = []
         self.waiting: deque[SimRequest] = deque()
-        self.stats = StepStats()
+        self.stats = StepStats(accepted_per_pos=[0] * (spec.num_speculative_tokens if spec else 0))
 
     def add(self, request: SimRequest) -> None:
         self.waiting.append(request)
@@ -153,6 +173,7 @@ class Scheduler:
         admitted: list[SimRequest] = []
         bs = self.kv.block_size
         self.kv.now = now
+        spec_k = self.spec.num_speculative_tokens if self.spec is not None else 0
         i = 0
         while i < len(self.running) and budget > 0:
             req = self.running[i]
@@ -161,6 +182,12 @@ class Scheduler:
                 continue
             seq = req.kv
             n = min(seq.offset + len(seq.tokens) - req.num_computed, budget)
+            drafts = 0
+            if spec_k and n == 1 and req.num_output:
+                # A decode verifies K drafts too, as far as the budget and the context allow (vLLM
+                # trims the drafts to both); their KV slots are taken now, the rejected ones reused.
+                n = max(1, min(1 + spec_k, budget, self.max_model_len - 1 - req.num_computed))
+                drafts = n - 1
             # Fast path: most decode steps fit in the request's last, partly filled block.
             fits = req.num_computed + n <= len(seq.blocks) * bs
             while not fits and not self.kv.allocate(seq, req.num_computed, n):
@@ -169,7 +196,7 @@ class Scheduler:
                 if victim is req:
                     break
             else:
-                work.append(ScheduledWork(req, n, req.num_computed))
+                work.append(ScheduledWork(req, n, req.num_computed, drafts))
                 budget -= n
                 i += 1
         if not preempted:
@@ -217,27 +244,42 @@ class Scheduler:
 
     def complete(
         self, result: StepResult, sample: Callable[[SimRequest], int]
-    ) -> tuple[list[SimRequest], list[SimRequest]]:
-        """Apply a finished step: advance progress, sample one token for every request whose context
-        is now fully computed, finish requests that hit a stop condition.
-        Returns (requests that got a token, requests that finished)."""
+    ) -> tuple[list[SimRequest], list[SimRequest], int]:
+        """Apply a finished step: advance progress, sample a token for every request whose context is
+        now fully computed (with speculative decoding, its accepted drafts and one more), finish
+        requests that hit a stop condition.
+        Returns (requests that got tokens, requests that finished, tokens generated)."""
         sampled: list[SimRequest] = []
         finished: list[SimRequest] = []
+        more = 0  # tokens beyond one per sampled request: speculative steps' accepted drafts
         kv, bs = self.kv, self.kv.block_size
         for item in result.work:
             req = item.request
             seq = req.kv
-            req.num_computed = computed = req.num_computed + item.num_new
-            if computed < seq.offset + len(seq.tokens):
-                if computed // bs > seq.num_cached_blocks:  # (most steps fill no block: skip the call)
-                    kv.cache_full_blocks(seq, computed)
-                continue
+            if item.drafts:
+                accepted = self._verify(req, item.drafts)
+                computed = req.num_computed + 1 + accepted  # the decoded token's KV and the accepted drafts'
+            else:
+                accepted = 0
+                computed = req.num_computed + item.num_new
+                if computed < seq.offset + len(seq.tokens):
+                    req.num_computed = computed
+                    if computed // bs > seq.num_cached_blocks:  # (most steps fill no block: skip the call)
+                        kv.cache_full_blocks(seq, computed)
+                    continue
             seq.tokens.append(sample(req))
             req.num_output += 1
+            reason = self._stop_reason(req)
+            if accepted:
+                before = req.num_output
+                reason = self._emit(req, accepted, sample, reason)
+                more += req.num_output - before
+                # A request that stopped early holds fewer tokens than were verified: none past its end count.
+                computed = min(computed, seq.offset + len(seq.tokens))
+            req.num_computed = computed
             sampled.append(req)
             if computed // bs > seq.num_cached_blocks:
                 kv.cache_full_blocks(seq, computed)
-            reason = self._stop_reason(req)
             if reason is not None:
                 req.finish_reason = reason
                 req.status = Status.FINISHED
@@ -245,7 +287,37 @@ class Scheduler:
                 finished.append(req)
         if finished:
             self.running = [r for r in self.running if r.status is Status.RUNNING]
-        return sampled, finished
+        return sampled, finished, len(sampled) + more
+
+    def _emit(self, req: SimRequest, count: int, sample: Callable[[SimRequest], int], reason: str | None) -> str | None:
+        """A speculative step's `count` accepted drafts after its first token (whose stop reason is
+        `reason`), up to a stop condition: the tokens past it are dropped, as vLLM drops them. Returns
+        the request's stop reason then."""
+        for _ in range(count):
+            if reason is not None:
+                break
+            req.kv.tokens.append(sample(req))
+            req.num_output += 1
+            reason = self._stop_reason(req)
+        return reason
+
+    def _verify(self, req: SimRequest, drafts: int) -> int:
+        """How many of the request's `drafts` draft tokens this step accepts (one seeded draw: sim/spec.py),
+        counted as vLLM counts them."""
+        spec = self.spec
+        assert spec is not None
+        rng = req.drafts_rng
+        if rng is None:
+            rng = req.drafts_rng = random.Random(req.seed)
+        accepted = spec.accepted(rng.random(), drafts)
+        stats = self.stats
+        stats.drafts += 1
+        stats.draft_tokens += drafts
+        stats.accepted += accepted
+        per_pos = stats.accepted_per_pos
+        for pos in range(accepted):
+            per_pos[pos] += 1
+        return accepted
 
     def _stop_reason(self, req: SimRequest) -> str | None:
         if req.num_output >= req.max_tokens or req.num_tokens >= self.max_model_len:

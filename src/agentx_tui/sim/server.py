@@ -18,6 +18,7 @@ from agentx_tui.sim.api import create_app
 from agentx_tui.sim.defaults import DEFAULT_HOST, DEFAULT_PORT, DEFAULT_PROFILE
 from agentx_tui.sim.engine import DEFAULT_STREAM_INTERVAL_S, SimEngine
 from agentx_tui.sim.profiles import SimProfile, load_profile
+from agentx_tui.sim.spec import SpecDecoding
 
 # Open streams get this long to finish when the server stops.
 SHUTDOWN_GRACE_S = 1  # a simulator has nothing to save: stopping fast matters more (a Ctrl-C)
@@ -131,6 +132,7 @@ def serve(
     max_num_batched_tokens: int | None = None,
     cpu_kv_gb: float | None = None,
     cpu_kv_gbps: float | None = None,
+    spec: SpecDecoding | None = None,
     time_scale: float = 1.0,
     stream_interval_s: float = DEFAULT_STREAM_INTERVAL_S,
 ) -> None:
@@ -140,7 +142,8 @@ def serve(
     written to that file descriptor as ASCII digits and a newline, and the descriptor is closed.
     ``num_gpu_blocks``/``max_num_seqs``/``max_num_batched_tokens`` override the profile like vLLM's
     ``--num-gpu-blocks-override`` etc. (small values create KV pressure on demand). ``cpu_kv_gb`` (GB)
-    and ``cpu_kv_gbps`` (GB/s per direction and GPU) give the engine a CPU KV tier (docs/sim.md).
+    and ``cpu_kv_gbps`` (GB/s per direction and GPU) give the engine a CPU KV tier, ``spec`` speculative
+    decoding (docs/sim.md).
     """
     prof = load_profile(profile).with_overrides(
         num_gpu_blocks=num_gpu_blocks,
@@ -148,6 +151,7 @@ def serve(
         max_num_batched_tokens=max_num_batched_tokens,
         cpu_kv_gb=cpu_kv_gb,
         cpu_kv_gbps=cpu_kv_gbps,
+        spec=spec,
     )
     server = SimServer(prof, host, port, time_scale=time_scale, stream_interval_s=stream_interval_s)
     try:

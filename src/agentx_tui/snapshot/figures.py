@@ -93,7 +93,17 @@ class Figures(FigureSet):
     output_scale: float | None = figure("", "--output-scale: every answer's length was this times its own (1: as is)")
     started_at: float | None = figure("unix time, s", "when the run's first sample was taken")
     ended_at: float | None = figure("unix time, s", "when its last sample was taken")
-    duration_s: float | None = figure(SECONDS, "first sample to last sample", summary=True)
+    duration_s: float | None = figure(
+        SECONDS,
+        "first sample (taken as the load starts) to last (taken once the requests in flight at the stop have "
+        "finished): the window every rate and total of the report is over",
+        summary=True,
+    )
+    drain_s: float | None = figure(
+        SECONDS,
+        "the end of duration_s after the run was stopped: the tick that stopped it to the last sample, while the "
+        "requests then in flight finished (they are counted)",
+    )
     samples: int | None = figure(COUNT, "ticks (snapshots) the report is built from")
     partial: bool | None = figure(
         "", "true when the run was cut short (a signal, a server that died) or lost users (a load worker died)"
@@ -198,7 +208,9 @@ class Figures(FigureSet):
         FRACTION, "failed / (completed + failed) requests", better="lower", compare=SHOW, summary=True
     )
     errors_by_kind: dict[str, int] | None = figure("", "failed or retried attempts by kind")
-    sessions_started: int | None = figure(COUNT, "sessions that ran to their end or to the model's context")
+    sessions_ended: int | None = figure(
+        COUNT, "sessions that ended: ran all their steps, or stopped at the model's context (sessions_started before)"
+    )
     sessions_completed: int | None = figure(COUNT, "sessions that ran all their steps")
 
     # --- the prefix cache ----------------------------------------------------------------------
@@ -415,7 +427,9 @@ class Figures(FigureSet):
 
     # --- lists ---------------------------------------------------------------------------------------
     endpoints: list[Endpoint] | None = figure("", "the same server figures per endpoint")
-    users_detail: list[User] | None = figure("", "one row per user or real session")
+    users_detail: list[User] | None = figure(
+        "", "one row per user or real session: its counts at the end, its state when the run was stopped"
+    )
     worker_losses: list[LostWorker] | None = figure(
         "", "each load worker that died {at_s, worker, how, users_lost, users_left, point, restarted_at_s, …}"
     )

@@ -85,6 +85,9 @@ class AgentXSetup:
     max_think_s: float | None = None  # --max-think
     offload: KvOffload = field(default_factory=lambda: KvOffload(None, source="the server does not say"))
     memory: ServerMemory = field(default_factory=ServerMemory)
+    # The run sends load of its own (simulated users, a trace, session files). A run that only observes,
+    # or only relays real agents' calls through --proxy, has no point of its own to judge.
+    sends_load: bool = True
 
     @property
     def test_rule(self) -> bool:
@@ -95,8 +98,8 @@ def judge(
     snap: Snapshot, setup: AgentXSetup, *, final: bool = False, partial_reason: str | None = None
 ) -> AgentXVerdict | None:
     """The run's AgentX verdict as of `snap` (`final`: its last tick); None when it sends no load of its
-    own (observing only: there is no point to judge)."""
-    if snap.client is None:
+    own (observing only, or only real agents' calls through --proxy: there is no point of its own to judge)."""
+    if snap.client is None or not setup.sends_load:
         return None
     sweep = snap.sweep
     if sweep is not None:
