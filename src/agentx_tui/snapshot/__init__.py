@@ -14,6 +14,7 @@ stat         running means and maxima over ticks (the report's and a sweep point
 bottleneck   whether the simulated engine, not the modelled GPU, limited a tick's figures
 agentx       whether the run meets AgentX's rules, rule by rule, and the verdict in words
 limits       how close to the limit: the roofline (MFU, MBU, the bound) and energy (J/token, agents per MW)
+tailbar      where the North-Star-setting requests' time went, as one bar of shares
 
 Everything that produces figures (telemetry, load, cost, sweep) and everything that consumes them
 (ui, report, recording) imports this package; it imports nothing of theirs.
@@ -81,6 +82,7 @@ from agentx_tui.snapshot.rows import (
     lost_worker_words,
     restarted_worker_words,
 )
+from agentx_tui.snapshot.tailbar import SEGMENTS, Segment, TailBar, tail_bar
 
 __all__ = [
     "CHILD_ID_BASE",
@@ -90,6 +92,7 @@ __all__ = [
     "GATE",
     "IDLE_BUCKETS_S",
     "SCHEMA_VERSION",
+    "SEGMENTS",
     "SECONDS",
     "SHOW",
     "USD",
@@ -121,6 +124,7 @@ __all__ = [
     "RetentionRow",
     "RooflineBound",
     "RuleState",
+    "Segment",
     "RunInfo",
     "RunIntervals",
     "RunState",
@@ -131,6 +135,7 @@ __all__ = [
     "SweepState",
     "TaskFigures",
     "TaskTimeBar",
+    "TailBar",
     "TierRead",
     "UserRow",
     "UserState",
@@ -146,5 +151,6 @@ __all__ = [
     "prompt_shares",
     "restarted_worker_words",
     "totals_since",
+    "tail_bar",
     "validity_words",
 ]
