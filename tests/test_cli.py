@@ -206,6 +206,43 @@ def test_a_bad_gpu_peak_is_one_sentence_exit_2(value: str, needle: str, capsys: 
     assert len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    ("value", "needle"),
+    [
+        (
+            "0.9",
+            "--spec-golden: '0.9' is out of range: the golden acceptance length must be at least 1 and at most 100.",
+        ),
+        ("inf", "--spec-golden: 'inf' is not a finite number."),
+        ("two", "--spec-golden: 'two' is not a number."),
+    ],
+)
+def test_a_bad_spec_golden_is_one_sentence_exit_2(value: str, needle: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--spec-golden", value, "--headless", "--duration", "1"]) == 2  # before anything starts
+    err = capsys.readouterr().err
+    assert needle in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_a_bad_golden_lengths_file_is_said_before_anything_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    user = tmp_path / "agentx-tui" / "golden-acceptance.yaml"
+    user.parent.mkdir()
+    user.write_text("thinking: sometimes\n")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    assert main(["--headless", "--duration", "1"]) == 2
+    err = capsys.readouterr().err
+    assert f"The golden acceptance lengths file {user} has a bad field `thinking`" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_spec_golden_goes_into_the_plan_and_its_recorded_settings() -> None:
+    plan = _plan("--spec-golden", "2.49", "-w", "chat")
+    assert plan.agentx.spec_golden == 2.49 and plan.recorded_settings().spec_golden == 2.49
+    assert _plan("-w", "chat").agentx.spec_golden is None
+
+
 def test_gpu_peak_goes_into_the_plan_and_its_recorded_settings() -> None:
     plan = _plan("--gpu-peak", "989.4, 3.35", "-w", "chat")
     assert plan.price.gpu_peak == (989.4, 3.35)

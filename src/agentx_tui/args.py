@@ -75,6 +75,9 @@ def seconds(lo: float = 0.0, hi: float = MAX_SECONDS, *, lo_open: bool = True) -
     return number("seconds", lo, hi, lo_open=lo_open)
 
 
+# --spec-golden AL: an acceptance length is at most k + 1; no server drafts a hundred tokens a step.
+MAX_ACCEPTANCE_LENGTH = 100.0
+
 # --gpu-peak TFLOPS,TBPS: a GPU's dense TFLOP/s and HBM TB/s; a typo of a thousand times is refused.
 MAX_PEAK_TFLOPS = 1_000_000.0
 MAX_PEAK_TB_S = 1_000.0

@@ -22,7 +22,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agentx_tui import __version__
-from agentx_tui.args import DEFAULT_USERS, MAX_SECONDS, MAX_USERS, Parser, gpu_peak, number, seconds, whole
+from agentx_tui.args import (
+    DEFAULT_USERS,
+    MAX_ACCEPTANCE_LENGTH,
+    MAX_SECONDS,
+    MAX_USERS,
+    Parser,
+    gpu_peak,
+    number,
+    seconds,
+    whole,
+)
 from agentx_tui.errors import AgentXError, LaunchError, UsageError
 from agentx_tui.redaction import redact
 from agentx_tui.sim import DEFAULT_PROFILE as DEFAULT_SIM_PROFILE
@@ -288,6 +298,13 @@ def _agentx_flags(a: argparse._ArgumentGroup) -> None:
         metavar="N",
         help="the GPUs in each server behind the target, for AgentX's KV offload budget "
         "(default: the GPUs NVML sees for --serve; unknown otherwise)",
+    )
+    a.add_argument(
+        "--spec-golden",
+        type=number("the golden acceptance length", 1, MAX_ACCEPTANCE_LENGTH),
+        metavar="AL",
+        help="the acceptance length AgentX pins the served model's speculative decoding to (1 + accepted "
+        "÷ drafts), for any model (default: the golden table's, for the model and its draft length)",
     )
 
 

@@ -9,7 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from agentx_tui.report import REPORT_KEYS
 from tests.helpers.workloads import write_small_agent_workload
@@ -75,3 +77,37 @@ def test_headless_attach_report_and_checks(tmp_path: Path, vllm_url: str) -> Non
     assert endpoint["url"] == vllm_url
     assert "PASS" in out
     assert record.read_text().count("\n") >= 10
+
+
+def _spec_counters(url: str) -> tuple[float, float]:
+    """(drafts, accepted tokens) as the engine's /metrics says now."""
+    text = httpx.get(url + "/metrics", timeout=10).text
+    found = {s.name: s.value for family in text_string_to_metric_families(text) for s in family.samples}
+    return found["vllm:spec_decode_num_drafts_total"], found["vllm:spec_decode_num_accepted_tokens_total"]
+
+
+def test_a_speculating_engine_s_acceptance_is_reported_and_judged_against_spec_golden(
+    tmp_path: Path, spec_vllm_url: str
+) -> None:
+    """The run's acceptance length is its engine's own 1 + Δaccepted ÷ Δdrafts over the run (the run's
+    first sample comes before its load, its last after the drain), and `--spec-golden` pins it: an
+    acceptance far from 1.5 breaks AgentX's rule, said with both lengths."""
+    workload = write_small_agent_workload(tmp_path, steps=3)
+    report = tmp_path / "r.json"
+    drafts_before, accepted_before = _spec_counters(spec_vllm_url)
+    proc = _cli(
+        "--attach", spec_vllm_url, "-w", str(workload), "-u", "4", "--headless", "--duration", "10",
+        "--spec-golden", "1.5", "--report", str(report), "--check", "spec_acceptance_length > 1",
+    )  # fmt: skip
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err[-3000:]
+    drafts_after, accepted_after = _spec_counters(spec_vllm_url)
+    data = json.loads(report.read_text())
+    drafts, accepted = drafts_after - drafts_before, accepted_after - accepted_before
+    assert drafts > 0 and data["spec_acceptance_length"] == pytest.approx(1 + accepted / drafts)
+    assert data["spec_draft_length"] == 3 and len(data["spec_acceptance_by_position"]) == 3
+    assert (data["spec_golden_acceptance_length"], data["spec_golden_source"]) == (1.5, "--spec-golden")
+    assert data["server_queue_s_mean"] is not None and data["server_prefill_s_mean"] is not None
+    (reason,) = [r for r in data["agentx_invalid_reasons"] if r.startswith("acceptance not pinned")]
+    assert f"{data['spec_acceptance_length']:.2f} over the run against the golden 1.5 at k = 3" in reason
+    assert data["agentx_valid"] is False and "PASS" in out

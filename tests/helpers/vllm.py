@@ -17,6 +17,12 @@ from agentx_tui.engine import LaunchedServer, start_vllm
 # The session's engine and the fresh one: a small, fixed KV space keeps memory low; prefix caching is on
 # by default in vLLM V1.
 TINY_VLLM_ARGS = ["--max-num-seqs", "32"]
+# The speculating one: ngram drafts of up to 3 tokens, which on greedy requests the tiny random model's
+# repetitions accept, so that its `spec_decode` counters and acceptance length are real (docs/vllm.md).
+# An engine of its own: the session's must keep the metric families the simulator's contract compares
+# (tests/sim/test_contract.py) and one streamed chunk per token.
+NGRAM_SPECULATION = '{"method":"ngram","num_speculative_tokens":3,"prompt_lookup_max":4,"prompt_lookup_min":2}'
+SPEC_VLLM_ARGS = [*TINY_VLLM_ARGS, "--speculative-config", NGRAM_SPECULATION]
 # The small-KV one: 48 blocks of 128 tokens (6,144 tokens of KV, docs/vllm.md's KV-pressure recipe);
 # --kv-cache-metrics is added by the launcher, every block sampled so that a few dozen evictions give its
 # histograms their observations.

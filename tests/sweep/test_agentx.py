@@ -9,6 +9,8 @@ from agentx_tui.snapshot import (
     ClientFigures,
     ClientTotals,
     CostFigures,
+    EndpointFigures,
+    EndpointTotals,
     FrontierAxis,
     PointFigures,
     RunInfo,
@@ -341,7 +343,7 @@ def test_broken_rules_come_before_unknown_ones_and_are_counted() -> None:
         "not AgentX-valid: points shorter than 900 s",
         "not AgentX-valid",
     )
-    assert [r.rule for r in v.met] == ["error_rate", "complete", "load_workers", "answer_length"]
+    assert [r.rule for r in v.met] == ["error_rate", "complete", "load_workers", "answer_length", "spec_acceptance"]
 
 
 def test_the_test_hook_shortens_the_rule_and_the_verdict_says_so() -> None:
@@ -354,3 +356,88 @@ def test_the_test_hook_shortens_the_rule_and_the_verdict_says_so() -> None:
     assert v.valid is True and v.labels() == ("AgentX-valid (test rule: points ≥ 3 s)", "AgentX-valid")
     real = verdict(tick(sweep=sweep(point(1, duration_s=3.0), planned_s=3.0)), final=True)
     assert rule(real, "point_length")[1] == "points shorter than 900 s: --point-duration is 3 s"
+
+
+# --- speculative decoding at the golden acceptance length ------------------------------------------
+
+
+def speculating(snap: Snapshot, *, drafts: float, accepted: float, golden: float | None, k: int = 3) -> Snapshot:
+    """`snap` whose servers speculate at draft length `k`, with these run totals and golden length."""
+    aggregate = EndpointFigures(
+        url="aggregate",
+        up=True,
+        spec_draft_length=k,
+        spec_golden_acceptance_length=golden,
+        spec_golden_source="DeepSeek V4 Pro MTP, thinking on, k = 3: InferenceX dsv4_mtp.yaml" if golden else "none",
+        totals=EndpointTotals(spec_drafts=drafts, spec_accepted_tokens=accepted, spec_draft_tokens=k * drafts),
+    )
+    return snap.model_copy(update={"aggregate": aggregate})
+
+
+def spec_point(users: int, length: float | None, golden: float | None, k: int | None = 3) -> PointFigures:
+    return point(users).model_copy(
+        update={
+            "spec_acceptance_length": length,
+            "spec_golden_acceptance_length": golden,
+            "spec_golden_source": "--spec-golden" if golden else "no golden acceptance length for 'm'",
+            "spec_draft_length": k,
+        }
+    )
+
+
+def test_a_server_that_does_not_speculate_is_not_judged_on_the_golden_length_and_says_so() -> None:
+    v = verdict(tick(), final=True)
+    assert rule(v, "spec_acceptance") == (
+        "met",
+        "no speculative decoding: the servers export no speculative-decoding counters: the golden length does "
+        "not apply",
+    )
+    assert v.valid is True
+
+
+def test_a_run_within_2_percent_of_the_golden_length_meets_the_rule() -> None:
+    v = verdict(speculating(tick(), drafts=1000, accepted=1500, golden=2.49), final=True)  # AL 2.5: +0.4%
+    assert rule(v, "spec_acceptance") == (
+        "met",
+        "acceptance pinned to the golden length: 2.50 over the run against the golden 2.49 at k = 3 (+0.4%)",
+    )
+    assert v.valid is True
+
+
+def test_a_run_off_the_golden_length_by_more_than_2_percent_is_not_agentx_valid() -> None:
+    v = verdict(speculating(tick(), drafts=1000, accepted=2720, golden=2.49), final=True)  # AL 3.72
+    assert v.valid is False
+    assert v.reasons == (
+        "acceptance not pinned to the golden length: 3.72 over the run against the golden 2.49 at k = 3 (+49.4%)",
+    )
+    below = verdict(speculating(tick(), drafts=1000, accepted=1430, golden=2.49), final=True)  # AL 2.43: −2.4%
+    assert rule(below, "spec_acceptance")[0] == "broken"
+
+
+def test_speculation_without_a_golden_length_or_without_a_draft_is_unknown() -> None:
+    no_golden = verdict(speculating(tick(), drafts=1000, accepted=2720, golden=None), final=True)
+    assert no_golden.valid is None
+    assert no_golden.reasons == ("golden acceptance length unknown: none; measured 3.72 over the run",)
+    # Speculation configured, nothing drafted (ngram under sampling): pending while the run goes on.
+    idle = speculating(tick(), drafts=0, accepted=0, golden=2.49)
+    pending = ("pending", "acceptance pinned to the golden length: no draft verified yet")
+    assert rule(verdict(idle), "spec_acceptance") == pending
+    final = verdict(idle, final=True)
+    assert final.valid is None and final.reasons == (
+        "acceptance length unknown: no draft was verified: the acceptance length could not be measured",
+    )
+
+
+def test_a_sweep_is_judged_by_its_worst_point() -> None:
+    points = (spec_point(8, 2.5, 2.49), spec_point(16, 2.6, 2.49), spec_point(32, None, 2.49))
+    v = verdict(tick(sweep=sweep(*points)), final=True)
+    assert rule(v, "spec_acceptance") == (
+        "broken",
+        "acceptance not pinned to the golden length: 2.60 at 16 users against the golden 2.49 at k = 3 (+4.4%)",
+    )
+    fine = verdict(tick(sweep=sweep(spec_point(8, 2.5, 2.49), spec_point(16, 2.47, 2.49))), final=True)
+    assert rule(fine, "spec_acceptance")[0] == "met" and fine.valid is True
+    unknown = verdict(tick(sweep=sweep(spec_point(8, 2.5, None))), final=True)
+    assert rule(unknown, "spec_acceptance")[0] == "unknown"
+    plain = verdict(tick(sweep=sweep(spec_point(8, None, None, k=None))), final=True)
+    assert rule(plain, "spec_acceptance")[0] == "met"  # no point's servers speculated

@@ -119,6 +119,10 @@ def estimated_work(engines: dict[str, tuple[float, float, float]], *, gen: float
     return "\n".join(lines) + "\n"
 
 
+# The tiny engine with ngram speculation (k = 3, prompt_lookup 2–4), before and after six concurrent greedy
+# requests of 40 tokens (also with --kv-cache-metrics, as the launcher starts it).
+REAL_SPEC_BEFORE = DATA / "vllm-0.32.0-cpu-tiny.spec-ngram.before.metrics.txt"
+REAL_SPEC_AFTER = DATA / "vllm-0.32.0-cpu-tiny.spec-ngram.after.metrics.txt"
 REAL_KV_METRICS_BEFORE = DATA / "vllm-0.32.0-cpu-tiny.kv-cache-metrics.before.metrics.txt"
 REAL_KV_METRICS_AFTER = DATA / "vllm-0.32.0-cpu-tiny.kv-cache-metrics.after.metrics.txt"
 
@@ -167,4 +171,87 @@ def offload_page(
                 f"# TYPE vllm:kv_offload_{way}_time counter",
                 f'vllm:kv_offload_{way}_time_total{{engine="0",model_name="m"}} {seconds}',
             ]
+    return "\n".join(lines) + "\n"
+
+
+# Per request: queued, prefill (scheduled → first token) and decode (first → last token) seconds, the KV
+# tokens its prefill computed, its preemptions; per engine step, tokens; per draft, tokens accepted at
+# each position 0…k−1 (k = 3: acceptance length 1 + 1.5 = 2.5, rate 1.5 ÷ 3 = 0.5).
+QUEUE_S, PREFILL_S, DECODE_S = 0.1, 0.3, 0.56
+PREFILL_COMPUTED, PREEMPTIONS = 900.0, 0.2
+STEP_TOKENS = 48.0
+ACCEPTED_AT = (0.8, 0.5, 0.2)
+DRAFT_TOKENS_PER_DRAFT = 3.0
+
+
+def phases_and_spec(
+    *,
+    requests: float,
+    steps: float,
+    drafts: float | None,
+    engines: int = 1,
+    draft_share: tuple[float, ...] = (),
+    accepted_at: tuple[tuple[float, ...], ...] = (ACCEPTED_AT,),
+    with_phases: bool = True,
+) -> str:
+    """A vLLM 0.32 page with the request-phase histograms (`_sum`/`_count` and the `+Inf` bucket, as vLLM
+    writes them) and the speculative-decoding counters of a server that has finished `requests`, run
+    `steps` engine steps and verified `drafts` drafts of 3 tokens each, at the shape above. `engines`
+    data-parallel engines split them evenly, or the drafts by `draft_share`; engine e accepts at each
+    position as `accepted_at[e]` says (the last one given for the rest). `drafts` None: no speculative
+    decoding; `with_phases` False: a server older than the phase histograms."""
+    lines: list[str] = []
+
+    def histogram(name: str, per_one: float, count: float, engine: int) -> None:
+        labels = f'engine="{engine}",model_name="m"'
+        lines.extend(
+            [
+                f'{name}_bucket{{{labels},le="+Inf"}} {count}',
+                f"{name}_count{{{labels}}} {count}",
+                f"{name}_sum{{{labels}}} {per_one * count}",
+            ]
+        )
+
+    if with_phases:
+        for name, per_request in (
+            ("vllm:request_queue_time_seconds", QUEUE_S),
+            ("vllm:request_prefill_time_seconds", PREFILL_S),
+            ("vllm:request_decode_time_seconds", DECODE_S),
+            ("vllm:request_inference_time_seconds", PREFILL_S + DECODE_S),
+            ("vllm:request_prefill_kv_computed_tokens", PREFILL_COMPUTED),
+            ("vllm:request_num_preemptions", PREEMPTIONS),
+        ):
+            lines.append(f"# TYPE {name} histogram")
+            for e in range(engines):
+                histogram(name, per_request, requests / engines, e)
+        lines.append("# TYPE vllm:iteration_tokens_total histogram")
+        for e in range(engines):
+            histogram("vllm:iteration_tokens_total", STEP_TOKENS, steps / engines, e)
+    lines.append("# TYPE vllm:request_success_total counter")
+    lines += [
+        f'vllm:request_success_total{{engine="{e}",finished_reason="length",model_name="m"}} {requests / engines}'
+        for e in range(engines)
+    ]
+    if drafts is None:
+        return "\n".join(lines) + "\n"
+    shares = draft_share or (1 / engines,) * engines
+    per_engine = [(drafts * share, accepted_at[min(e, len(accepted_at) - 1)]) for e, share in enumerate(shares)]
+    counters = {
+        "num_drafts": lambda d, _at: d,
+        "num_draft_tokens": lambda d, _at: d * DRAFT_TOKENS_PER_DRAFT,
+        "num_accepted_tokens": lambda d, at: d * sum(at),
+    }
+    for name, of in counters.items():
+        lines.append(f"# TYPE vllm:spec_decode_{name}_total counter")
+        lines += [
+            f'vllm:spec_decode_{name}_total{{engine="{e}",model_name="m"}} {of(d, at)}'
+            for e, (d, at) in enumerate(per_engine)
+        ]
+    lines.append("# TYPE vllm:spec_decode_num_accepted_tokens_per_pos_total counter")
+    for e, (d, at) in enumerate(per_engine):
+        lines += [
+            f'vllm:spec_decode_num_accepted_tokens_per_pos_total{{engine="{e}",model_name="m",position="{i}"}} '
+            f"{d * rate}"
+            for i, rate in enumerate(at)
+        ]
     return "\n".join(lines) + "\n"

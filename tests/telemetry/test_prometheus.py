@@ -13,9 +13,10 @@ from urllib.parse import parse_qs
 
 import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from agentx_tui.errors import TargetError, UsageError
-from agentx_tui.telemetry import _names, _promql, aggregate_endpoints
+from agentx_tui.telemetry import MetricsReader, _names, _promql, aggregate_endpoints
 from agentx_tui.telemetry import _promapi as promapi
 from agentx_tui.telemetry import _promfigures as promfigures
 from agentx_tui.telemetry import _promgpus as promgpus
@@ -23,6 +24,8 @@ from agentx_tui.telemetry import _promstart as promstart
 from agentx_tui.telemetry import prometheus as prometheus_module
 from agentx_tui.telemetry._promstart import parse_duration
 from agentx_tui.telemetry.prometheus import PrometheusSource, parse_prometheus_header
+
+from . import pages
 
 Item = dict[str, Any]
 A = {"instance": "10.0.0.1:8000", "job": "vllm"}
@@ -185,7 +188,18 @@ def test_query_strings() -> None:
     combined = _promql.window_counters(sel, 10.0)
     assert combined.count("label_replace(") == len(_names.COUNTERS)
     assert "label_replace(sum by (namespace, pod, instance, engine, dp_rank) (rate(vllm:prompt_tokens_total" in combined
-    assert combined.endswith(', "agentx_figure", "offload_allocation_failures", "", "")')
+    assert combined.endswith(', "agentx_figure", "request_preemptions_count", "", "")')
+    # A histogram's Σ and count are read as counters by their own sample names (no `_total`) ...
+    assert _promql.counter_window("request_queue_s_sum", sel, 10.0) == (
+        "sum by (namespace, pod, instance, engine, dp_rank) ("
+        'rate(vllm:request_queue_time_seconds_sum{namespace="llm"}[10000ms]) or '
+        'rate(sglang:queue_time_seconds_sum{namespace="llm"}[10000ms]))'
+    )
+    # ... and the accepted tokens per draft position keep their position apart.
+    assert _promql.counter_window("spec_accepted_at", sel, 10.0) == (
+        "sum by (namespace, pod, instance, engine, dp_rank, position) ("
+        'rate(vllm:spec_decode_num_accepted_tokens_per_pos_total{namespace="llm"}[10000ms]))'
+    )
     # A figure of one label value picks it; a deprecated name's label is summed away, so that `or`
     # keeps its successor's series where a server has both (vLLM 0.32 writes both).
     assert _promql.counter_window("prompt_offload", sel, 10.0) == (
@@ -923,3 +937,62 @@ async def test_a_replica_with_block_counting_names_appearing_mid_run() -> None:
         fake.vectors["instant"] = vllm_series(A) + old(30)
         fig = (await src.sample(0.0)).endpoints[1]
     assert fig.totals.prefix_cache_queries == 30 * 16  # first seen mid-run: all of its value counts
+
+
+def page_series(text: str, target: dict[str, str]) -> list[Item]:
+    """A /metrics page's samples as an instant read returns them: every series with the target's labels."""
+    return [
+        item(sample.name, sample.value, **target, **sample.labels)
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    ]
+
+
+async def test_request_phases_and_speculative_decoding_through_prometheus() -> None:
+    """The known shape (pages.phases_and_spec, tests/telemetry/test_server_time.py) read from Prometheus:
+    the window's rates of each histogram's Σ and count and of the speculative counters, the accepted
+    tokens by their `position`; the run totals from two instant reads of the same pages as the direct
+    reader's, and equal to its."""
+    engines = {"engines": 2, "draft_share": (0.25, 0.75), "accepted_at": (pages.ACCEPTED_AT, (0.4, 0.2, 0.0))}
+    before = pages.phases_and_spec(requests=0, steps=0, drafts=0, **engines)
+    after = pages.phases_and_spec(requests=10, steps=40, drafts=400, **engines)
+    fake = FakeProm()
+    fake.vectors["instant"] = page_series(before, A)
+    per_s = {  # each engine's rates over a 10-s window: 5 requests and 20 steps each; 25 and 75 drafts
+        "request_queue_s_sum": 0.05,
+        "request_queue_s_count": 0.5,
+        "request_prefill_s_sum": 0.15,
+        "request_prefill_s_count": 0.5,
+        "request_decode_s_sum": 0.28,
+        "request_decode_s_count": 0.5,
+        "iteration_tokens_sum": 96.0,
+        "iteration_tokens_count": 2.0,
+        "request_prefill_computed_tokens_sum": 450.0,
+        "request_prefill_computed_tokens_count": 0.5,
+        "request_preemptions_sum": 0.1,
+        "request_preemptions_count": 0.5,
+    }
+    counters = fake.vectors.setdefault("counters", [])
+    for engine, drafts, at in (("0", 10.0, pages.ACCEPTED_AT), ("1", 30.0, (0.4, 0.2, 0.0))):
+        tags = {**A, "engine": engine}
+        spec = {"spec_drafts": drafts, "spec_draft_tokens": 3 * drafts, "spec_accepted_tokens": drafts * sum(at)}
+        for name, value in {**per_s, **spec}.items():
+            counters.append(item(None, value, **tags, **{_promql.FIGURE_LABEL: name}))
+        for position, rate in enumerate(at):
+            figure = {_promql.FIGURE_LABEL: "spec_accepted_at", "position": str(position)}
+            counters.append(item(None, drafts * rate, **tags, **figure))
+    async with source(fake) as src:
+        await src.start()
+        fake.vectors["instant"] = page_series(after, A)
+        fig = (await src.sample(0.0)).endpoints[0]
+    assert fig.server_queue_s_mean == pytest.approx(0.1) and fig.server_prefill_s_mean == pytest.approx(0.3)
+    assert fig.server_decode_s_mean == pytest.approx(0.56) and fig.server_step_tokens_mean == pytest.approx(48)
+    assert fig.server_preemptions_per_request == pytest.approx(0.2)
+    assert fig.spec_acceptance_length == pytest.approx(1 + 0.25 * 1.5 + 0.75 * 0.6)
+    assert fig.spec_acceptance_by_position == pytest.approx((0.5, 0.275, 0.05)) and fig.spec_draft_length == 3
+    e0, e1 = fig.engines
+    assert (e0.spec_acceptance_length, e1.spec_acceptance_length) == pytest.approx((2.5, 1.6))
+    direct = MetricsReader("direct")
+    direct.read(before, 0.0)
+    assert fig.totals == direct.read(after, 10.0).totals
+    assert fig.totals.spec_accepted_tokens_by_position == pytest.approx((80 + 120, 50 + 60, 20))

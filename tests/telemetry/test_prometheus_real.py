@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from types import TracebackType
+from typing import Any
 
 import httpx
 import pytest
@@ -34,6 +35,13 @@ from .prometheus_server import PrometheusServer, prometheus_server  # noqa: F401
 SIM_PROFILES = ("h200/llama-3.1-8b", "h100/llama-3.1-8b")  # two GPU UUIDs: the sim derives it from the profile
 SIMS = '{agentx_group="sims"}'
 RECORDED = '{agentx_group="recorded"}'
+# The request phases and speculative decoding of two data-parallel engines, at the known shape
+# (tests/telemetry/test_server_time.py): a quarter of the drafts accepted at it, the rest at less.
+SPEC_ENGINES: dict[str, Any] = {
+    "engines": 2,
+    "draft_share": (0.25, 0.75),
+    "accepted_at": (pages.ACCEPTED_AT, (0.4, 0.2, 0.0)),
+}
 BOTH_SPEC = ReplicaSpec(
     gen_per_s=120, prompt_per_s=3000, hit_rate=0.8, requests_per_s=4, running=6, waiting=2, kv_usage=0.3, naming="both"
 )
@@ -66,6 +74,8 @@ class Recorded:
             return vllm_page(BOTH_SPEC, t, self.t0)
         if kind == "sglang":
             return pages.sglang(prompt=1000 * e, gen=50 * e, cached=700 * e)
+        if kind == "spec":
+            return pages.phases_and_spec(requests=10 * e, steps=40 * e, drafts=400 * e, **SPEC_ENGINES)
         return (pages.REAL_AFTER if self.real_after else pages.REAL_BEFORE).read_text()
 
 
@@ -94,7 +104,7 @@ def base(prometheus_server: PrometheusServer) -> Iterator[Base]:  # noqa: F811
         server.start()
         stack.callback(server.stop)
         recorded = Recorded(server, time.time())
-        for kind in ("old", "dp", "both", "sglang", "real"):
+        for kind in ("old", "dp", "both", "sglang", "real", "spec"):
             recorded.targets[kind] = server.serve(functools.partial(recorded.page, kind))
         groups: list[dict[str, object]] = [
             {"targets": [s.url.removeprefix("http://") for s in sims], "labels": {"agentx_group": "sims"}}
@@ -401,14 +411,14 @@ async def test_sim_gpus_through_prometheus(base: Base) -> None:
     assert "2 GPUs (distinct UUIDs)" in sample.gpu.status and "by scrape target" in sample.gpu.status
 
 
-async def test_recorded_pages_old_names_both_names_dp_and_sglang(base: Base) -> None:
+async def test_recorded_pages_old_names_both_names_dp_sglang_and_spec(base: Base) -> None:
     rec = base.recorded
     # 6 scrapes: more than the 4-s window, so rate() has the whole window (already there when the
     # agreement test ran first).
     base.prom.wait_scraped(RECORDED, len(rec.targets), samples=6)
     async with PrometheusSource(base.prom.url, selector=RECORDED, window_s=4) as source:
         discovery = await source.start()
-        assert len(discovery.replicas) == 5 and discovery.window_s == 4
+        assert len(discovery.replicas) == 6 and discovery.window_s == 4
         # the real vLLM page's counters move once, from the "before" to the "after" capture
         rec.real_after = True
         await asyncio.sleep(1.5)
@@ -446,6 +456,21 @@ async def test_recorded_pages_old_names_both_names_dp_and_sglang(base: Base) -> 
     sglang = by_kind["sglang"]
     assert (sglang.flavor, sglang.running, sglang.kv_cache_usage) == ("sglang", 7, 0.42)
     assert sglang.prefix_hit_rate_window == pytest.approx(0.7, abs=0.005)
+
+    # The request phases and speculative decoding: every figure a ratio of two rates over one window, so
+    # the shape exactly (the counters grow in step), as the direct reader gives it.
+    spec = by_kind["spec"]
+    assert (spec.server_queue_s_mean, spec.server_prefill_s_mean, spec.server_decode_s_mean) == pytest.approx(
+        (0.1, 0.3, 0.56)
+    )
+    assert spec.server_step_tokens_mean == pytest.approx(48)
+    assert spec.server_preemptions_per_request == pytest.approx(0.2)
+    assert spec.spec_acceptance_length == pytest.approx(1 + 0.25 * 1.5 + 0.75 * 0.6)
+    assert spec.spec_acceptance_rate == pytest.approx((0.25 * 1.5 + 0.75 * 0.6) / 3)
+    assert spec.spec_acceptance_by_position == pytest.approx((0.5, 0.275, 0.05)) and spec.spec_draft_length == 3
+    e0, e1 = spec.engines
+    assert (e0.spec_acceptance_length, e1.spec_acceptance_length) == pytest.approx((2.5, 1.6))
+    assert (e0.server_queue_s_mean, e1.server_queue_s_mean) == pytest.approx((0.1, 0.1))
 
     # The real vLLM 0.32 page: run totals through Prometheus = the direct reader's over the same pages.
     reader = MetricsReader("direct")

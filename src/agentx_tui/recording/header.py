@@ -74,6 +74,7 @@ class RecordedSettings(_Recorded):
     cost_profile: str | None
     gpus: int | None
     gpu_peak: tuple[float, float] | None = None  # --gpu-peak (TFLOP/s, TB/s); absent before it existed
+    spec_golden: float | None = None  # --spec-golden; absent before it existed
     interval_s: float
 
 

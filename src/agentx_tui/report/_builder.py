@@ -64,8 +64,11 @@ from agentx_tui.snapshot import (
     Snapshot,
     TaskFigures,
     UserRow,
+    acceptance_vs_golden,
     cache_figures,
     lost_users_reason,
+    totals_server_time,
+    ttft_outside_server,
 )
 from agentx_tui.snapshot.limits import achieved_source, limits_values, totals_roofline
 from agentx_tui.snapshot.rates import rates
@@ -146,6 +149,7 @@ class ReportBuilder:
                 preemptions=server["preemptions"],
             ),
             _cache_figures(agg, duration),
+            _server_time(agg, last.client.run if last.client else Figures()),
             _client_figures(last, duration, server),
             _cost_figures(last),
             _health_figures(last),
@@ -233,6 +237,7 @@ class ReportBuilder:
                 **cache_figures(e.totals, duration),
                 "kv_offload_cpu": e.kv_offload_cpu,
                 "kv_offload_cpu_bytes": e.kv_offload_cpu_bytes,
+                **_golden_figures(e, totals_server_time(e.totals)),
                 # The counts behind its token figures (the cache's are in its shares and rates above;
                 # the estimated work is the run's roofline, not an endpoint's).
                 **e.totals.model_dump(include=_ROW_COUNTS),
@@ -265,6 +270,33 @@ def _cache_figures(agg: EndpointFigures | None, duration: float) -> Figures:
         kv_cache_metrics_sample=agg.kv_cache_metrics_sample,
         kv_offload_cpu=agg.kv_offload_cpu,
         kv_offload_cpu_bytes=agg.kv_offload_cpu_bytes,
+    )
+
+
+def _golden_figures(e: EndpointFigures, server_time: dict[str, Any]) -> dict[str, Any]:
+    """The run's server-time figures (snapshot/servertime.py) with the golden acceptance length the run
+    found for the endpoint (or the aggregate) and the measured one's ratio to it."""
+    return {
+        **server_time,
+        "spec_golden_acceptance_length": e.spec_golden_acceptance_length,
+        "spec_acceptance_vs_golden": acceptance_vs_golden(
+            server_time["spec_acceptance_length"], e.spec_golden_acceptance_length
+        ),
+    }
+
+
+def _server_time(agg: EndpointFigures | None, client: Figures) -> Figures:
+    """Where a request's time went on the servers over the run, their speculative decoding against the
+    golden acceptance length, and what the client waited for a first token outside the servers."""
+    if agg is None:
+        return Figures()
+    figures = _golden_figures(agg, totals_server_time(agg.totals))
+    return Figures(
+        **figures,
+        spec_golden_source=agg.spec_golden_source,
+        ttft_outside_server_s_mean=ttft_outside_server(
+            client.ttft_s_mean, figures["server_queue_s_mean"], figures["server_prefill_s_mean"]
+        ),
     )
 
 

@@ -11,7 +11,10 @@ Where the facts come from, never guessed:
   (`--kv-offloading-size` GiB with the native backend, an `OffloadingConnector`'s `cpu_bytes_to_use` in
   `--kv-transfer-config`; none of them: it does not offload); else what the servers' pages say each
   tick (vLLM's `cache_config_info`, the simulator's CPU tier: `EndpointFigures.kv_offload_cpu`); else
-  unknown.
+  unknown;
+- the golden acceptance length a speculating server is pinned to: `--spec-golden`, else the golden
+  table's for the served model at the draft length its counters show (run/golden.py), carried by each
+  tick's endpoints and aggregate; else unknown.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ import httpx
 from agentx_tui.cost import CostMeter, PriceChoice, compute_dtype, load_peaks, resolve_peak, resolve_price
 from agentx_tui.load import LoadSample
 from agentx_tui.redaction import redact
+from agentx_tui.run.golden import GoldenLengths
 from agentx_tui.run.plan import RunPlan
 from agentx_tui.run.serving import Serving
 from agentx_tui.run.traffic import Traffic
@@ -111,6 +112,7 @@ class Collectors:
         sims = [e.sim for e in serving.endpoints if e.sim]
         self._sim_peak = _sim_peak(sims[0]) if sims else None
         self._peak: tuple[tuple[str, ...], GpuPeak] | None = None  # by the GPU names it was found for
+        self._golden = GoldenLengths(plan.agentx.spec_golden)
         self._energy = EnergyWindow()
         self._down: set[str] = set()
         self._slow: set[str] = set()
@@ -149,6 +151,7 @@ class Collectors:
             )
             endpoints = list(scraped)
             self._note_up_down(endpoints)
+        endpoints = [self._golden.of(e) for e in endpoints]
         aggregate = aggregate_endpoints(endpoints)
         gpus, gpus_source = self._gpu_count(gpu)
         if not self._user_price and self._meter.price is None:

@@ -109,6 +109,7 @@ class AgentXPlan:
     min_point_s: float = MIN_POINT_S  # shorter only under AGENTX_TEST_MIN_POINT_S, for tests
     server_dram_bytes: float | None = None  # --server-dram-gb: the DRAM of each server behind the target
     server_gpus: int | None = None  # --server-gpus: the GPUs in each server
+    spec_golden: float | None = None  # --spec-golden: the acceptance length the served model is pinned to
 
 
 @dataclass(frozen=True)
@@ -195,5 +196,6 @@ class RunPlan:
             cost_profile=self.price.cost_profile,
             gpus=self.price.gpus,
             gpu_peak=self.price.gpu_peak,
+            spec_golden=self.agentx.spec_golden,
             interval_s=self.output.interval_s,
         )

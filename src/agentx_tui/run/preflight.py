@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from agentx_tui.args import MAX_USERS, number
 from agentx_tui.corpus import PulledCorpus, is_hub_workload, parse_corpus_name, pull_corpus
-from agentx_tui.cost import load_peaks, load_presets, resolve_price
+from agentx_tui.cost import load_golden, load_peaks, load_presets, resolve_price
 from agentx_tui.errors import UsageError
 from agentx_tui.load import (
     DEFAULT_USERS,
@@ -122,6 +122,7 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
     else:  # the user's presets file is read at the first tick: a broken one is said up front too
         load_presets()
     load_peaks()  # likewise the user's GPU peaks file
+    load_golden()  # and the user's golden acceptance lengths
     api_key = args.api_key or api_key_from_env()
     settings = LoadSettings(
         users=users, seed=args.seed, sessions=args.sessions, max_think_s=args.max_think, api_key=api_key
@@ -171,6 +172,7 @@ def _agentx(args: argparse.Namespace) -> AgentXPlan:
         min_point_s=_test_min_point_s(),
         server_dram_bytes=dram_gb * 1e9 if dram_gb is not None else None,
         server_gpus=args.server_gpus,
+        spec_golden=args.spec_golden,
     )
 
 

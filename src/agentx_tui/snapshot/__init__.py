@@ -3,6 +3,8 @@
 model        the Snapshot and the figures it carries (JSON-round-trippable: the recording format)
 buckets      a server histogram's quantile (Prometheus `histogram_quantile`)
 cache        the servers' cache figures over a stretch of time, from their totals' increase
+servertime   where a request's time went on the server and how its speculative decoding did, over a
+             stretch of time (one rule for a rate window, the run, an endpoint's row, a sweep point)
 figures      every figure the tool reports, declared once (`Figures`: the report's vocabulary over a
              window; a sweep point's `PointFigures`)
 figureset    how a figure is declared (`figure`, `declared` reads them back) and written (`FigureSet`)
@@ -82,6 +84,13 @@ from agentx_tui.snapshot.rows import (
     lost_worker_words,
     restarted_worker_words,
 )
+from agentx_tui.snapshot.servertime import (
+    SERVER_TIME_KEYS,
+    acceptance_vs_golden,
+    server_time_figures,
+    totals_server_time,
+    ttft_outside_server,
+)
 from agentx_tui.snapshot.tailbar import SEGMENTS, Segment, TailBar, tail_bar
 
 __all__ = [
@@ -94,6 +103,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "SEGMENTS",
     "SECONDS",
+    "SERVER_TIME_KEYS",
     "SHOW",
     "USD",
     "USERS_SHOWN",
@@ -140,6 +150,7 @@ __all__ = [
     "UserRow",
     "UserState",
     "WorkerLossRow",
+    "acceptance_vs_golden",
     "cache_figures",
     "declared",
     "figure",
@@ -150,7 +161,10 @@ __all__ = [
     "lost_worker_words",
     "prompt_shares",
     "restarted_worker_words",
+    "server_time_figures",
+    "totals_server_time",
     "totals_since",
     "tail_bar",
+    "ttft_outside_server",
     "validity_words",
 ]

@@ -62,12 +62,16 @@ def cache_figures(totals: EndpointTotals, duration_s: float | None) -> dict[str,
 
 def totals_since(end: EndpointTotals, start: EndpointTotals) -> EndpointTotals:
     """What the servers counted between two ticks' run totals (a sweep point's window): each counter's
-    and each histogram's increase; None where either tick lacks it."""
+    and each histogram's increase (a family of counters by position: each one's, where both ticks have
+    the same positions); None where either tick lacks it."""
     values: dict[str, object] = {}
     for name in EndpointTotals.model_fields:
         after, before = getattr(end, name), getattr(start, name)
         if isinstance(after, BucketCounts):
             values[name] = after.since(before) if isinstance(before, BucketCounts) else None
+        elif isinstance(after, tuple):
+            paired = isinstance(before, tuple) and len(before) == len(after)
+            values[name] = tuple(max(a - b, 0.0) for a, b in zip(after, before, strict=True)) if paired else None
         elif after is None or before is None:
             values[name] = None
         else:

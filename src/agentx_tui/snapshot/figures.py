@@ -307,6 +307,61 @@ class Figures(FigureSet):
     gpu_power_w_mean: float | None = figure("W", "the GPUs' summed power draw, mean over the samples", summary=True)
     gpu_power_w_mean_source: str | None = figure("", "how the power figure was computed, in words")
 
+    # --- where the time went on the servers: request phases, speculative decoding (docs/metrics.md) -----
+    server_queue_s_mean: float | None = figure(
+        SECONDS,
+        "a request's time queued on the server, mean: Δsum ÷ Δcount of request_queue_time_seconds",
+        better="lower",
+        compare=SHOW,
+    )
+    server_prefill_s_mean: float | None = figure(
+        SECONDS,
+        "scheduled → first token on the server (preemptions included), mean: request_prefill_time_seconds",
+        better="lower",
+        compare=SHOW,
+    )
+    server_decode_s_mean: float | None = figure(
+        SECONDS, "first → last token on the server, mean: request_decode_time_seconds", compare=SHOW
+    )
+    server_step_tokens_mean: float | None = figure(
+        TOKENS, "tokens per engine step (computed prefill + generated), mean: iteration_tokens_total"
+    )
+    server_prefill_computed_tokens_mean: float | None = figure(
+        TOKENS, "KV tokens a request's prefill computed (cached ones not), mean: request_prefill_kv_computed_tokens"
+    )
+    server_preemptions_per_request: float | None = figure(
+        "preemptions/request",
+        "preemptions per finished request, mean: request_num_preemptions",
+        better="lower",
+        compare=SHOW,
+    )
+    ttft_outside_server_s_mean: float | None = figure(
+        SECONDS,
+        "the client's TTFT mean − the server's queue + prefill means: the network, the server's frontend, the client",
+        better="lower",
+        compare=SHOW,
+    )
+    spec_acceptance_length: float | None = figure(
+        "tokens/step",
+        "speculative decoding: tokens a verify step of a request emits, 1 + Δaccepted ÷ Δdrafts",
+        better="higher",
+        compare=SHOW,
+    )
+    spec_acceptance_rate: float | None = figure(
+        FRACTION, "speculative decoding: Δaccepted ÷ Δdraft tokens", better="higher", compare=SHOW
+    )
+    spec_acceptance_by_position: list[float] | None = figure(
+        "", "accepted per draft at each draft position 0…k−1: Δaccepted_i ÷ Δdrafts"
+    )
+    spec_draft_length: int | None = figure(TOKENS, "k: the draft tokens a verify step proposes at most")
+    spec_golden_acceptance_length: float | None = figure(
+        "tokens/step", "AgentX's golden acceptance length for the model at this draft length (or --spec-golden)"
+    )
+    spec_golden_source: str | None = figure("", "where the golden acceptance length came from, or why there is none")
+    spec_acceptance_vs_golden: float | None = figure(
+        "", "measured ÷ golden acceptance length (AgentX pins it: within 2%)", compare=SHOW
+    )
+
     # --- how close to the limit: the roofline and energy (docs/metrics.md, "Roofline", "Energy") -------
     achieved_tflops_per_gpu: float | None = limits_figure(
         "TFLOP/s", "FLOPs one GPU did per second, as the servers estimate their work"

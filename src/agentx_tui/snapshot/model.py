@@ -127,6 +127,27 @@ class EndpointTotals(Frozen):
     kv_block_idle_before_evict: BucketCounts | None = None
     kv_block_reuse_gap: BucketCounts | None = None
     kv_block_lifetime: BucketCounts | None = None
+    # vLLM's request phases and engine steps (snapshot/phases.py): each histogram's Σ of observations and
+    # their count over the run. The request-level ones: queue, prefill and decode seconds, KV tokens
+    # computed at prefill, preemptions; `iteration_tokens`: tokens per engine step.
+    request_queue_s_sum: float | None = None
+    request_queue_s_count: float | None = None
+    request_prefill_s_sum: float | None = None
+    request_prefill_s_count: float | None = None
+    request_decode_s_sum: float | None = None
+    request_decode_s_count: float | None = None
+    iteration_tokens_sum: float | None = None
+    iteration_tokens_count: float | None = None
+    request_prefill_computed_tokens_sum: float | None = None
+    request_prefill_computed_tokens_count: float | None = None
+    request_preemptions_sum: float | None = None
+    request_preemptions_count: float | None = None
+    # Speculative decoding: verify steps with a draft, draft tokens proposed, accepted, and accepted by draft
+    # position 0…k−1 (k = its length).
+    spec_drafts: float | None = None
+    spec_draft_tokens: float | None = None
+    spec_accepted_tokens: float | None = None
+    spec_accepted_tokens_by_position: tuple[float, ...] | None = None
 
 
 class EngineFigures(Frozen):
@@ -138,6 +159,8 @@ class EngineFigures(Frozen):
     kv_cache_usage: float | None = None
     prefix_hit_rate_window: float | None = None
     generation_tokens_per_s: float | None = None
+    server_queue_s_mean: float | None = None
+    spec_acceptance_length: float | None = None
 
 
 class EndpointFigures(Frozen):
@@ -219,6 +242,33 @@ class EndpointFigures(Frozen):
     # limits the figures.
     sim_lag_s: float | None = None
     sim_lost_s: float | None = None
+    # Where a request's time went on the server over the window, and its speculative decoding
+    # (snapshot/phases.py, docs/metrics.md "Where the time went"): mean seconds queued, in prefill
+    # (scheduled → first token) and in decode (first → last token) per finished request; tokens per
+    # engine step; KV tokens computed per prefill; preemptions per finished request. None where the
+    # server does not export them or no request finished in the window.
+    server_queue_s_mean: float | None = None
+    server_prefill_s_mean: float | None = None
+    server_decode_s_mean: float | None = None
+    server_step_tokens_mean: float | None = None
+    server_prefill_computed_tokens_mean: float | None = None
+    server_preemptions_per_request: float | None = None
+    engine_steps_per_s: float | None = None
+    # Speculative decoding over the window: acceptance length (1 + accepted per draft), acceptance rate
+    # (accepted ÷ draft tokens), accepted per draft at each position, the draft length k (the positions
+    # exported), drafts and draft tokens per second. None without a draft in the window (k: without the
+    # counters).
+    spec_acceptance_length: float | None = None
+    spec_acceptance_rate: float | None = None
+    spec_acceptance_by_position: tuple[float, ...] | None = None
+    spec_draft_length: int | None = None
+    spec_drafts_per_s: float | None = None
+    spec_draft_tokens_per_s: float | None = None
+    # AgentX's golden acceptance length for this model at this draft length (the run adds it: the golden
+    # table, `--spec-golden`), where it came from (or why there is none), and measured ÷ golden.
+    spec_golden_acceptance_length: float | None = None
+    spec_golden_source: str | None = None
+    spec_acceptance_vs_golden: float | None = None
 
 
 EnergyFrom = Literal["counter", "power"]  # a GPU's energy: its energy counter's steps, or its power × time

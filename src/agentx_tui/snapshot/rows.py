@@ -218,6 +218,19 @@ class EndpointRow(Frozen):
     kv_block_reuse_gap_p90_s: float | None = None
     kv_offload_cpu: bool | None = None
     kv_offload_cpu_bytes: float | None = None
+    # Where a request's time went on it, and its speculative decoding, over the run (snapshot/servertime.py).
+    server_queue_s_mean: float | None = None
+    server_prefill_s_mean: float | None = None
+    server_decode_s_mean: float | None = None
+    server_step_tokens_mean: float | None = None
+    server_prefill_computed_tokens_mean: float | None = None
+    server_preemptions_per_request: float | None = None
+    spec_acceptance_length: float | None = None
+    spec_acceptance_rate: float | None = None
+    spec_acceptance_by_position: list[float] | None = None
+    spec_draft_length: int | None = None
+    spec_golden_acceptance_length: float | None = None
+    spec_acceptance_vs_golden: float | None = None
 
 
 class TaskTimeBar(Frozen):

@@ -17,7 +17,11 @@ and AIPerf's `inferencex-agentx-mvp` scenario, which stamps `submission_valid`),
 - every user was driven to the end: no load worker died taking its users with it, unless a sweep
   restarted them and measured the point again;
 - each session keeps its own pacing and answer lengths (AIPerf forbids per-turn delay caps and locks
-  `ignore_eos`): no `--max-think`, no `--output-scale`.
+  `ignore_eos`): no `--max-think`, no `--output-scale`;
+- speculative decoding, when the server does it, accepts as the golden acceptance length of the model at
+  its draft length says (InferenceX golden_al_distribution/README.md, "Fairness Guidelines for AgentX"):
+  the measured length within 2% of it. A server that exports no speculative-decoding counters is not
+  judged on it.
 
 A plain run (no sweep) is one point: its window is the run. Nothing unknown is taken for a pass or a
 failure: a rule that cannot be checked (the server's DRAM, whether it offloads) is said to be so, and
@@ -41,6 +45,7 @@ from agentx_tui.snapshot import (
     Snapshot,
     WorkerLossRow,
     lost_users_reason,
+    totals_server_time,
 )
 from agentx_tui.sweep.axes import DECODE, NORTH_STAR
 from agentx_tui.units import percent
@@ -51,6 +56,9 @@ MAX_ERROR_RATE: Final = 0.10
 DRAM_CAP_BYTES: Final = 3e12
 # `--agentx`'s tiers (tok/s/user, p90 on the North Star).
 AGENTX_TIERS: Final = (30.0, 50.0, 75.0, 100.0)
+# How far a measured acceptance length may be from the golden one, relative to it: vLLM's synthetic
+# acceptance at the golden length measures within a few tenths of a percent of it over a point.
+GOLDEN_TOLERANCE: Final = 0.02
 # For tests only: a shorter point length the rule is judged by (and `--agentx` measures), so a test need
 # not run 15 minutes a point. The verdict then says so; a real run never sets it.
 TEST_MIN_POINT_ENV: Final = "AGENTX_TEST_MIN_POINT_S"
@@ -117,6 +125,7 @@ def judge(
         _load_workers(snap.run.load_losses, final=final),
         _think_time(setup.max_think_s),
         _answer_length(snap.run.output_scale),
+        _golden_acceptance(_acceptances(snap), final=final),
     ]
     return AgentXVerdict(
         rules=tuple(rules), final=final, test_min_point_s=setup.min_point_s if setup.test_rule else None
@@ -293,3 +302,84 @@ def _answer_length(output_scale: float) -> AgentXRule:
         detail = f"--output-scale {output_scale:g}; AgentX generates every answer at its recorded length"
         return _rule("answer_length", "broken", "answers rescaled", detail)
     return _rule("answer_length", "met", "answers at their own length", "no --output-scale")
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    """A stretch's measured speculative decoding against its golden length: the run's, or a point's."""
+
+    where: str  # "the run", "at 64 users"
+    length: float | None  # measured acceptance length; None: no draft in the stretch
+    golden: float | None
+    golden_source: str | None
+    draft_length: int | None
+
+
+def _acceptances(snap: Snapshot) -> list[Acceptance] | None:
+    """The stretches the golden-length rule judges: each measured point of a sweep, else the run so far;
+    None when the servers export no speculative-decoding counters (nothing to judge)."""
+    agg = snap.aggregate
+    if snap.sweep is not None:
+        speculating = [p for p in snap.sweep.points if p.spec_draft_length is not None]
+        if not speculating:
+            return [] if agg is not None and agg.spec_draft_length is not None else None
+        return [
+            Acceptance(
+                f"at {_users(p.users)}",
+                p.spec_acceptance_length,
+                p.spec_golden_acceptance_length,
+                p.spec_golden_source,
+                p.spec_draft_length,
+            )
+            for p in speculating
+        ]
+    if agg is None or agg.spec_draft_length is None:
+        return None
+    run = totals_server_time(agg.totals)
+    return [
+        Acceptance(
+            "over the run",
+            run["spec_acceptance_length"],
+            agg.spec_golden_acceptance_length,
+            agg.spec_golden_source,
+            agg.spec_draft_length,
+        )
+    ]
+
+
+_PINNED = "acceptance pinned to the golden length"
+_NOT_PINNED = "acceptance not pinned to the golden length"
+
+
+def _golden_acceptance(stretches: list[Acceptance] | None, *, final: bool) -> AgentXRule:
+    """Speculative decoding at the model's golden acceptance length: every measured stretch within 2% of
+    it. Not judged when the servers do not speculate; unknown where no golden length is known, or no
+    draft was verified by the end; pending while none was yet."""
+    if stretches is None:
+        detail = "the servers export no speculative-decoding counters: the golden length does not apply"
+        return _rule("spec_acceptance", "met", "no speculative decoding", detail)
+    no_golden = [a for a in stretches if a.golden is None]
+    if no_golden:
+        a = no_golden[0]
+        measured = f"; measured {a.length:.2f} {a.where}" if a.length is not None else ""
+        return _rule("spec_acceptance", "unknown", "golden acceptance length unknown", f"{a.golden_source}{measured}")
+    known = [a for a in stretches if a.length is not None]
+    if not known:
+        if final:
+            detail = "no draft was verified: the acceptance length could not be measured"
+            return _rule("spec_acceptance", "unknown", "acceptance length unknown", detail)
+        return _rule("spec_acceptance", "pending", _PINNED, "no draft verified yet")
+    worst = max(known, key=lambda a: abs(_deviation(a)))
+    detail = (
+        f"{worst.length:.2f} {worst.where} against the golden {worst.golden:.3g} at k = {worst.draft_length} "
+        f"({_deviation(worst):+.1%})"
+    )
+    if abs(_deviation(worst)) > GOLDEN_TOLERANCE:
+        return _rule("spec_acceptance", "broken", _NOT_PINNED, detail)
+    return _rule("spec_acceptance", "met", _PINNED, detail)
+
+
+def _deviation(a: Acceptance) -> float:
+    """measured ÷ golden − 1, of a stretch where both are known."""
+    assert a.length is not None and a.golden is not None
+    return a.length / a.golden - 1

@@ -17,7 +17,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from agentx_tui.measure import WindowFigures, tally_figures
-from agentx_tui.snapshot import EndpointTotals, FrontierAxis, PointFigures, Snapshot, cache_figures, totals_since
+from agentx_tui.snapshot import (
+    EndpointFigures,
+    EndpointTotals,
+    Figures,
+    FrontierAxis,
+    PointFigures,
+    Snapshot,
+    acceptance_vs_golden,
+    cache_figures,
+    totals_server_time,
+    totals_since,
+    ttft_outside_server,
+)
 from agentx_tui.snapshot.limits import achieved_source, limits_values, span_energy, totals_roofline
 from agentx_tui.snapshot.stat import RunningStat, TickMeans, ratio
 from agentx_tui.sweep.axes import NORTH_STAR
@@ -153,6 +165,7 @@ class PointWindow:
             output_tokens_per_s_per_gpu=ratio(output_rate, gpus),
             prefix_cache_hit_rate_server=ratio(server.prefix_cache_hits, server.prefix_cache_queries),
             **cache_figures(server, server_span),
+            **_server_time(server, end.aggregate, client),
             kv_cache_usage_mean=self.hardware.kv.mean,
             kv_cache_usage_max=self.hardware.kv.max,
             preemptions=server.preemptions,
@@ -223,6 +236,23 @@ def _per_gpu(interval: Interval | None, gpus: int | None) -> Interval | None:
 def _around(interval: Interval | None, value: float | None) -> Interval | None:
     """The interval around the reported value (low ≤ value ≤ high); None when either is unknown."""
     return interval.around(value) if interval is not None and value is not None else None
+
+
+def _server_time(server: EndpointTotals, agg: EndpointFigures | None, client: Figures) -> dict[str, object]:
+    """Where the point's requests' time went on the servers and their speculative decoding over its window
+    (snapshot/servertime.py), against the golden acceptance length the last tick found, and the client's
+    wait for a first token outside the servers."""
+    figures = totals_server_time(server)
+    golden = agg.spec_golden_acceptance_length if agg else None
+    return {
+        **figures,
+        "spec_golden_acceptance_length": golden,
+        "spec_golden_source": agg.spec_golden_source if agg else None,
+        "spec_acceptance_vs_golden": acceptance_vs_golden(figures["spec_acceptance_length"], golden),
+        "ttft_outside_server_s_mean": ttft_outside_server(
+            client.ttft_s_mean, figures["server_queue_s_mean"], figures["server_prefill_s_mean"]
+        ),
+    }
 
 
 def _server_deltas(start: EndpointTotals | None, end: EndpointTotals | None) -> EndpointTotals:

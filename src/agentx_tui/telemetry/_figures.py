@@ -2,12 +2,29 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from agentx_tui.snapshot import BucketCounts, EndpointFigures, EndpointTotals, EngineFigures, Percentiles, prompt_shares
+from agentx_tui.snapshot import (
+    BucketCounts,
+    EndpointFigures,
+    EndpointTotals,
+    EngineFigures,
+    Percentiles,
+    prompt_shares,
+    server_time_figures,
+)
 from agentx_tui.snapshot.stat import ratio
-from agentx_tui.telemetry._names import ESTIMATED_WORK, HISTOGRAM_TOTAL_FIELDS, PREFIX_COUNTERS, TOTAL_FIELDS
+from agentx_tui.telemetry._names import (
+    ACCEPTED_AT,
+    ESTIMATED_WORK,
+    HISTOGRAM_TOTAL_FIELDS,
+    PER_VALUE_TOTAL_FIELDS,
+    PREFIX_COUNTERS,
+    TOTAL_FIELDS,
+    positions,
+)
 from agentx_tui.telemetry._parse import MetricsPage
 from agentx_tui.telemetry._window import WindowState
 
@@ -58,7 +75,16 @@ def totals(page: MetricsPage, state: WindowState) -> EndpointTotals:
     for field_name, internal in HISTOGRAM_TOTAL_FIELDS.items():
         buckets = state.hist_total(internal)
         values[field_name] = BucketCounts.of(buckets.items()) if buckets is not None else None
+    names = [key[0] for key in page.counters]
+    for field_name, internal in PER_VALUE_TOTAL_FIELDS.items():
+        values[field_name] = per_value_totals([state.total(name) for name in positions(names, internal)])
     return EndpointTotals(**values)
+
+
+def per_value_totals(values: Sequence[float | None]) -> tuple[float, ...] | None:
+    """A per-value family's run totals in value order; None without the family or with one unknown."""
+    known = tuple(value for value in values if value is not None)
+    return known if known and len(known) == len(values) else None
 
 
 def estimating_engines(page: MetricsPage) -> int | None:
@@ -89,6 +115,19 @@ def cache_window(rate: Callable[[str], float | None]) -> dict[str, float | None]
     return out
 
 
+def server_time_window(rate: Callable[[str], float | None], accepted_at: Sequence[str]) -> dict[str, Any]:
+    """The window's request phases and speculative decoding (snapshot/servertime.py) from its counters'
+    rates (`rate`: internal name → per second over the window, None without the counter), for a scraped
+    page and a Prometheus replica alike; `accepted_at`: the per-position counters exported, in order.
+    With the rates of steps, drafts and draft tokens, which weigh each endpoint's means in an aggregate."""
+    return {
+        **server_time_figures(lambda field: rate(TOTAL_FIELDS[field]), [rate(name) for name in accepted_at] or None),
+        "engine_steps_per_s": rate("iteration_tokens_count"),
+        "spec_drafts_per_s": rate("spec_drafts"),
+        "spec_draft_tokens_per_s": rate("spec_draft_tokens"),
+    }
+
+
 def offload_capacity(page: MetricsPage, state: WindowState) -> dict[str, bool | float | None]:
     """Whether the server offloads KV to CPU memory, and how many bytes of it it may use (docs/vllm.md):
     vLLM's native offloading says both in `cache_config_info`; a page without an offloading size but
@@ -110,17 +149,28 @@ def engine_rows(page: MetricsPage, state: WindowState) -> tuple[EngineFigures, .
     engines = page.engines
     if len(engines) < 2:
         return ()
-    return tuple(
-        EngineFigures(
-            engine=engine,
-            running=_gauge(page, "running", engine, mean=False),
-            waiting=_gauge(page, "waiting", engine, mean=False),
-            kv_cache_usage=_gauge(page, "kv_usage", engine, mean=True),
-            prefix_hit_rate_window=hit_rate_window(page, state, engine),
-            generation_tokens_per_s=state.rate("generation_tokens", engine),
+    accepted_at = accepted_positions(page)
+    rows = []
+    for engine in engines:
+        phases = server_time_window(functools.partial(state.rate, engine=engine), accepted_at)
+        rows.append(
+            EngineFigures(
+                engine=engine,
+                running=_gauge(page, "running", engine, mean=False),
+                waiting=_gauge(page, "waiting", engine, mean=False),
+                kv_cache_usage=_gauge(page, "kv_usage", engine, mean=True),
+                prefix_hit_rate_window=hit_rate_window(page, state, engine),
+                generation_tokens_per_s=state.rate("generation_tokens", engine),
+                server_queue_s_mean=phases["server_queue_s_mean"],
+                spec_acceptance_length=phases["spec_acceptance_length"],
+            )
         )
-        for engine in engines
-    )
+    return tuple(rows)
+
+
+def accepted_positions(page: MetricsPage) -> tuple[str, ...]:
+    """The page's accepted-tokens-per-position counters, in position order (none: no speculation)."""
+    return positions((key[0] for key in page.counters), ACCEPTED_AT)
 
 
 def page_figures(page: MetricsPage, state: WindowState, identity: EndpointFigures) -> EndpointFigures:
@@ -154,6 +204,7 @@ def page_figures(page: MetricsPage, state: WindowState, identity: EndpointFigure
             "waiting_capacity": _gauge(page, "waiting_capacity", None, mean=False),
             "waiting_deferred": _gauge(page, "waiting_deferred", None, mean=False),
             **cache_window(state.rate),
+            **server_time_window(state.rate, accepted_positions(page)),
             **offload_capacity(page, state),
             "totals": totals(page, state),
             "engines": engine_rows(page, state),

@@ -13,6 +13,7 @@ token, so its prompt and cached token counters double as prefix queries and hits
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Final, Literal
 
 PageFlavor = Literal["vllm", "sglang"]  # which naming a /metrics page uses
@@ -43,7 +44,39 @@ COUNTERS: Final[dict[str, tuple[str, ...]]] = {
     "offload_store_bytes": ("vllm:kv_offload_store_bytes", "vllm:kv_offload_total_bytes{transfer_type=GPU_to_CPU}"),
     "offload_store_s": ("vllm:kv_offload_store_time", "vllm:kv_offload_total_time{transfer_type=GPU_to_CPU}"),
     "offload_allocation_failures": ("vllm:kv_offload_allocation_failure",),
+    # Speculative decoding (docs/vllm.md): a draft is one verify step of one request with at least one
+    # proposed token; the accepted tokens by draft position 0…k−1 are a family of their own (`PER_VALUE`).
+    "spec_drafts": ("vllm:spec_decode_num_drafts",),
+    "spec_draft_tokens": ("vllm:spec_decode_num_draft_tokens",),
+    "spec_accepted_tokens": ("vllm:spec_decode_num_accepted_tokens",),
+    "spec_accepted_at": ("vllm:spec_decode_num_accepted_tokens_per_pos",),
 }
+
+# vLLM's request phases and engine steps: histograms of which only the `_sum` and `_count` samples are
+# read, as counters (a mean over a stretch is Δsum ÷ Δcount). Internal stem → its histogram families;
+# the counters are `<stem>_sum` and `<stem>_count` (`HISTOGRAM_SUMS`). The request-level ones are
+# observed once per finished request; `iteration_tokens` once per engine step (computed prefill +
+# generated tokens). `request_inference_time_seconds` is not read: it is prefill + decode.
+HISTOGRAM_MEANS: Final[dict[str, tuple[str, ...]]] = {
+    "request_queue_s": ("vllm:request_queue_time_seconds", "sglang:queue_time_seconds"),
+    "request_prefill_s": ("vllm:request_prefill_time_seconds",),
+    "request_decode_s": ("vllm:request_decode_time_seconds",),
+    "iteration_tokens": ("vllm:iteration_tokens_total",),
+    "request_prefill_computed_tokens": ("vllm:request_prefill_kv_computed_tokens",),
+    "request_preemptions": ("vllm:request_num_preemptions",),
+}
+HISTOGRAM_SUMS: Final[dict[str, tuple[str, ...]]] = {
+    f"{stem}_{part}": tuple(f"{name}_{part}" for name in families)
+    for stem, families in HISTOGRAM_MEANS.items()
+    for part in ("sum", "count")
+}
+COUNTERS.update(HISTOGRAM_SUMS)
+
+# Counters with one series per value of a label whose values are not known in advance (vLLM's accepted
+# tokens per draft position, 0…k−1): each value is a counter of its own, named `<internal>:<value>`
+# (`per_value_name`), so that it is not summed with the others.
+ACCEPTED_AT: Final = "spec_accepted_at"
+PER_VALUE: Final[dict[str, str]] = {ACCEPTED_AT: "position"}
 
 # The estimated-work counters: each engine's series is already per GPU (vLLM divides by its parallelism),
 # so an endpoint's per-GPU figure is their sum over engines ÷ the engines that export them.
@@ -89,6 +122,34 @@ ENGINE_LABELS: Final[tuple[str, ...]] = ("engine", "dp_rank")
 # vLLM's block-counting prefix counters were replaced by token-counting ones in mid-2025 (0.9);
 # used only when a page carries no HELP text saying which unit it counts.
 FIRST_TOKEN_COUNTING_VERSION: Final[tuple[int, int]] = (0, 9)
+
+
+def counter_suffix(internal: str) -> str:
+    """What a counter's sample name adds to its name in the table: ``_total`` for a counter (vLLM and
+    SGLang write it through prometheus_client), nothing for a histogram's ``_sum``/``_count``."""
+    return "" if internal in HISTOGRAM_SUMS else "_total"
+
+
+def per_value_name(internal: str, labels: Mapping[str, str]) -> str | None:
+    """The name a sample of `internal` is counted under: `internal` itself, or for a `PER_VALUE` family
+    ``internal:value`` of its label (None for a sample without that label)."""
+    label = PER_VALUE.get(internal)
+    if label is None:
+        return internal
+    value = labels.get(label)
+    return None if value is None else f"{internal}:{value}"
+
+
+def positions(names: Iterable[str], internal: str) -> tuple[str, ...]:
+    """The per-value counters of `internal` among `names`, by their value in number order: vLLM's draft
+    positions 0…k−1 (k = how many there are)."""
+    prefix = internal + ":"
+    found = {name for name in names if name.startswith(prefix)}
+    return tuple(sorted(found, key=lambda name: _value_order(name[len(prefix) :])))
+
+
+def _value_order(value: str) -> tuple[int, str]:
+    return (int(value), "") if value.isascii() and value.isdigit() else (1 << 30, value)
 
 
 def split_source(candidate: str) -> tuple[str, str | None, str | None]:
@@ -154,8 +215,9 @@ def counts_blocks(source_name: str, help_text: str, engine_version: str | None) 
 
 def _wanted_names() -> frozenset[str]:
     names = {CACHE_CONFIG_INFO}
-    for candidates in COUNTERS.values():
-        names.update(name for base in map(family, candidates) for name in (base, base + "_total"))
+    for internal, candidates in COUNTERS.items():
+        suffix = counter_suffix(internal)
+        names.update(name for base in map(family, candidates) for name in {base, base + suffix})
     for candidates in GAUGES.values():
         names.update(map(family, candidates))
     for candidates in HISTOGRAMS.values():
@@ -194,7 +256,13 @@ TOTAL_FIELDS: Final[dict[str, str]] = {
     "kv_offload_store_bytes": "offload_store_bytes",
     "kv_offload_store_s": "offload_store_s",
     "kv_offload_allocation_failures": "offload_allocation_failures",
+    "spec_drafts": "spec_drafts",
+    "spec_draft_tokens": "spec_draft_tokens",
+    "spec_accepted_tokens": "spec_accepted_tokens",
+    **{name: name for name in HISTOGRAM_SUMS},
 }
+# EndpointTotals field → the per-value family whose counters it holds, in value order (`positions`).
+PER_VALUE_TOTAL_FIELDS: Final[dict[str, str]] = {"spec_accepted_tokens_by_position": ACCEPTED_AT}
 # EndpointTotals field → the internal histogram whose observations over the run it holds.
 HISTOGRAM_TOTAL_FIELDS: Final[dict[str, str]] = {
     "kv_block_idle_before_evict": "kv_block_idle_before_evict",

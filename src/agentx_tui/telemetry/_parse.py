@@ -155,18 +155,23 @@ def _first_present(raw: _Raw, candidates: tuple[str, ...], suffixes: tuple[str, 
 
 def _parse_counters(raw: _Raw, page: MetricsPage, engine_version: str | None) -> None:
     for internal, candidates in _names.COUNTERS.items():
-        # A typed counter's samples carry `_total`; an untyped page may spell the bare name.
-        present = _first_present(raw, candidates, ("_total", ""))
+        # A typed counter's samples carry `_total`; an untyped page may spell the bare name. A
+        # histogram's `_sum` and `_count` are read by their own sample names.
+        present = _first_present(raw, candidates, tuple(dict.fromkeys((_names.counter_suffix(internal), ""))))
         if present is None:
             continue
         source, samples = present
         help_text = raw.help.get(source) or raw.help.get(source + "_total", "")
         if internal in _names.PREFIX_COUNTERS and _names.counts_blocks(source, help_text, engine_version):
             page.block_counted.add(internal)
-        picked = _names.picked_label(source)
+        # The label a candidate picks names its figure, as a per-value family's label names each counter.
+        dropped = tuple(label for label in (_names.picked_label(source), _names.PER_VALUE.get(internal)) if label)
         for labels, value in samples:
-            engine, rest = _split(labels, drop=(picked,) if picked else ())
-            key = (internal, engine, rest)
+            name = _names.per_value_name(internal, labels)
+            if name is None:
+                continue
+            engine, rest = _split(labels, drop=dropped)
+            key = (name, engine, rest)
             page.counters[key] = page.counters.get(key, 0.0) + value
 
 

@@ -9,7 +9,7 @@ percentiles. A replica is identified by its ``namespace``/``pod``/``instance`` l
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from agentx_tui.snapshot import (
@@ -22,7 +22,7 @@ from agentx_tui.snapshot import (
 )
 from agentx_tui.snapshot.stat import ratio
 from agentx_tui.telemetry import _names
-from agentx_tui.telemetry._figures import cache_window
+from agentx_tui.telemetry._figures import cache_window, per_value_totals, server_time_window
 from agentx_tui.telemetry._names import TOTAL_FIELDS
 from agentx_tui.telemetry._promapi import Vector
 from agentx_tui.telemetry._promql import ENGINE_LABELS, FIGURE_LABEL, QUANTILE_LABEL, REPLICA_LABELS
@@ -46,18 +46,21 @@ _RATE_FIELDS = {
 }
 
 
-def _sources(table: Mapping[str, tuple[str, ...]], suffix: str) -> dict[str, list[tuple[str, int, str]]]:
+def _sources(
+    table: Mapping[str, tuple[str, ...]], suffix: Callable[[str], str]
+) -> dict[str, list[tuple[str, int, str]]]:
     """series name → [(internal name, preference, the candidate)]; lower preference wins when a series
-    has both. A candidate that picks one label value (`_names.split_source`) takes only its series."""
+    has both. A candidate that picks one label value (`_names.split_source`) takes only its series.
+    `suffix`: what an internal name's series add to their names in the table (`_total`…)."""
     out: dict[str, list[tuple[str, int, str]]] = defaultdict(list)
     for internal, candidates in table.items():
         for rank, name in enumerate(candidates):
-            out[_names.family(name) + suffix].append((internal, rank, name))
+            out[_names.family(name) + suffix(internal)].append((internal, rank, name))
     return dict(out)
 
 
-_COUNTER_SOURCES = _sources(_names.COUNTERS, "_total")
-_GAUGE_SOURCES = _sources(_names.GAUGES, "")
+_COUNTER_SOURCES = _sources(_names.COUNTERS, _names.counter_suffix)
+_GAUGE_SOURCES = _sources(_names.GAUGES, lambda _internal: "")
 _BUCKET_SOURCES = {
     _names.family(name) + "_bucket": internal
     for internal in _names.HISTOGRAM_TOTAL_FIELDS.values()
@@ -123,6 +126,11 @@ class ReplicaRead:
         """Engines exporting vLLM's estimated-work counters (None: none does), as the scraper counts them."""
         engines = {engine for (name, engine, _) in self.counters if name in _names.ESTIMATED_WORK}
         return len(engines) or None
+
+    @property
+    def accepted_positions(self) -> tuple[str, ...]:
+        """Its accepted-tokens-per-position counters, in position order (none: no speculation)."""
+        return _names.positions((key[0] for key in self.counters), _names.ACCEPTED_AT)
 
     def lifetime(self, internal: str) -> float | None:
         values = [v for (name, _, _), v in self.counters.items() if name == internal]
@@ -194,8 +202,12 @@ def read_instant(vector: Vector) -> dict[ReplicaKey, ReplicaRead]:
         if kind == "gauge":
             read.gauges.setdefault(internal, {}).setdefault(engine, []).append(value)
             continue
-        rest = tuple((k, v) for k, v in unnamed if k not in _IDENTITY)
-        read.counters[(internal, engine, rest)] = value
+        counted = _names.per_value_name(internal, labels)  # a per-value family: one counter per value
+        if counted is None:
+            continue
+        per_value = _names.PER_VALUE.get(internal)
+        rest = tuple((k, v) for k, v in unnamed if k not in _IDENTITY and k != per_value)
+        read.counters[(counted, engine, rest)] = value
         if internal in _names.PREFIX_COUNTERS and name.removesuffix("_total") in _names.BLOCK_COUNTING_CANDIDATES:
             read.old_prefix_names = True
     for key, labels_list in infos.items():
@@ -246,6 +258,10 @@ class RunTotals:
     def of(self, replica: ReplicaKey, internal: str) -> float | None:
         return self._added.get(replica, {}).get(internal)
 
+    def per_value(self, replica: ReplicaKey, internal: str) -> tuple[str, ...]:
+        """The counters of a per-value family this replica has had, in value order (`_names.positions`)."""
+        return _names.positions(self._added.get(replica, {}), internal)
+
     def buckets_of(self, replica: ReplicaKey, internal: str) -> BucketCounts | None:
         buckets = self._added_buckets.get(replica, {}).get(internal)
         return BucketCounts.of(buckets.items()) if buckets else None
@@ -274,11 +290,15 @@ class WindowAnswers:
 
 
 def _index(vector: Vector | None) -> dict[tuple[str, ReplicaKey], Vector] | None:
+    """By figure (a per-value family's answers by `internal:value`, as the instant read names them) and
+    replica."""
     if vector is None:
         return None
     out: dict[tuple[str, ReplicaKey], Vector] = defaultdict(list)
     for labels, value in vector:
-        out[(labels.get(FIGURE_LABEL, ""), replica_key(labels))].append((labels, value))
+        figure = _names.per_value_name(labels.get(FIGURE_LABEL, ""), labels)
+        if figure is not None:
+            out[(figure, replica_key(labels))].append((labels, value))
     return dict(out)
 
 
@@ -297,7 +317,11 @@ def totals_of(replica: ReplicaKey, totals: RunTotals, block_size: int | None, *,
             value = value * block_size if block_size else None
         values[field_name] = value
     residency = {name: totals.buckets_of(replica, internal) for name, internal in _names.HISTOGRAM_TOTAL_FIELDS.items()}
-    return EndpointTotals(**values, **residency)
+    by_value = {
+        name: per_value_totals([totals.of(replica, counter) for counter in totals.per_value(replica, internal)])
+        for name, internal in _names.PER_VALUE_TOTAL_FIELDS.items()
+    }
+    return EndpointTotals(**values, **residency, **by_value)
 
 
 def replica_figures(
@@ -305,19 +329,10 @@ def replica_figures(
 ) -> EndpointFigures:
     model = next(iter(read.models)) if len(read.models) == 1 else None
     engines = read.engines
+    accepted_at = read.accepted_positions
     rows: tuple[EngineFigures, ...] = ()
     if len(engines) >= 2:
-        rows = tuple(
-            EngineFigures(
-                engine=engine,
-                running=read.gauge("running", engine),
-                waiting=read.gauge("waiting", engine),
-                kv_cache_usage=read.gauge("kv_usage", engine),
-                prefix_hit_rate_window=_hit_rate(read, answers, replica, engine),
-                generation_tokens_per_s=answers.counter("generation_tokens", replica, engine),
-            )
-            for engine in engines
-        )
+        rows = tuple(_engine_row(read, answers, replica, engine, accepted_at) for engine in engines)
     update: dict[str, object] = {name: answers.counter(internal, replica) for name, internal in _RATE_FIELDS.items()}
     update.update(
         running=read.gauge("running"),
@@ -339,8 +354,25 @@ def replica_figures(
         waiting_capacity=read.gauge("waiting_capacity"),
         waiting_deferred=read.gauge("waiting_deferred"),
         **cache_window(lambda name: answers.counter(name, replica)),
+        **server_time_window(lambda name: answers.counter(name, replica), accepted_at),
         totals=totals,
         engines=rows,
     )
     identity = EndpointFigures(url=replica_url(replica), up=True, status="up", flavor=read.flavor, model=model)
     return identity.model_copy(update=update)
+
+
+def _engine_row(
+    read: ReplicaRead, answers: WindowAnswers, replica: ReplicaKey, engine: str, accepted_at: tuple[str, ...]
+) -> EngineFigures:
+    phases = server_time_window(lambda name: answers.counter(name, replica, engine), accepted_at)
+    return EngineFigures(
+        engine=engine,
+        running=read.gauge("running", engine),
+        waiting=read.gauge("waiting", engine),
+        kv_cache_usage=read.gauge("kv_usage", engine),
+        prefix_hit_rate_window=_hit_rate(read, answers, replica, engine),
+        generation_tokens_per_s=answers.counter("generation_tokens", replica, engine),
+        server_queue_s_mean=phases["server_queue_s_mean"],
+        spec_acceptance_length=phases["spec_acceptance_length"],
+    )

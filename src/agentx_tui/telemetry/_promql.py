@@ -132,11 +132,14 @@ def _with_suffix(candidate: str, suffix: str) -> str:
 
 
 def counter_series_names(internal: str) -> tuple[str, ...]:
-    return tuple(_with_suffix(name, "_total") for name in _names.COUNTERS[internal])
+    """The sample names Prometheus stores a counter of the table under (a histogram's `_sum`/`_count` as
+    they are, a counter with its `_total`)."""
+    return tuple(_with_suffix(name, _names.counter_suffix(internal)) for name in _names.COUNTERS[internal])
 
 
 def counter_window(internal: str, sel: Selector, window_s: float) -> str:
-    """Per replica and engine: the window rate of a counter, or its increase for the prefix counters."""
+    """Per replica and engine (and per value of a per-value family's label): the window rate of a
+    counter, or its increase for the prefix counters."""
     function = "increase" if internal in DELTA_COUNTERS else "rate"
     parts = []
     for name in counter_series_names(internal):
@@ -144,7 +147,9 @@ def counter_window(internal: str, sel: Selector, window_s: float) -> str:
         picked = _names.picked_label(name)
         # Without the label it picks, a deprecated name's series matches its successor's in the `or`.
         parts.append(f"sum without ({picked}) ({part})" if picked else part)
-    return f"sum {GROUP_BY_ENGINE} ({' or '.join(parts)})"
+    per_value = _names.PER_VALUE.get(internal)
+    group = _by(REPLICA_LABELS + ENGINE_LABELS + (per_value,)) if per_value else GROUP_BY_ENGINE
+    return f"sum {group} ({' or '.join(parts)})"
 
 
 def histogram_quantiles(internal: str, sel: Selector, window_s: float) -> str:

@@ -10,13 +10,26 @@ percentiles, so the window's (latency, KV residency) are kept only for a single 
 residency histograms' run totals are merged bucket by bucket where the endpoints' buckets agree
 (none where they do not). An endpoint offloads KV to CPU memory: the aggregate does when all that
 say do (their capacities add up), does not when none does.
+
+The request phases' means (snapshot/servertime.py) are weighted by requests finished per second (vLLM
+observes each phase once per finished request, as it counts them), tokens per step by engine steps per
+second, the acceptance length and the per-position rates by drafts per second, the acceptance rate by
+draft tokens per second: Σ increase ÷ Σ count over the endpoints. The draft length and the golden
+acceptance length are the endpoints' one value (none where they differ).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agentx_tui.snapshot import BucketCounts, EndpointFigures, EndpointTotals, Percentiles, prompt_shares
+from agentx_tui.snapshot import (
+    BucketCounts,
+    EndpointFigures,
+    EndpointTotals,
+    Percentiles,
+    acceptance_vs_golden,
+    prompt_shares,
+)
 
 _SUMMED = (
     "running",
@@ -39,7 +52,21 @@ _SUMMED = (
     "kv_offload_allocation_failures_per_s",
     "waiting_capacity",
     "waiting_deferred",
+    "engine_steps_per_s",
+    "spec_drafts_per_s",
+    "spec_draft_tokens_per_s",
 )
+# A mean over the window → the rate of what it is a mean over (its weight in the aggregate).
+_WEIGHTED_BY = {
+    "server_queue_s_mean": "requests_per_s",
+    "server_prefill_s_mean": "requests_per_s",
+    "server_decode_s_mean": "requests_per_s",
+    "server_prefill_computed_tokens_mean": "requests_per_s",
+    "server_preemptions_per_request": "requests_per_s",
+    "server_step_tokens_mean": "engine_steps_per_s",
+    "spec_acceptance_length": "spec_drafts_per_s",
+    "spec_acceptance_rate": "spec_draft_tokens_per_s",
+}
 _PERCENTILES = (
     "ttft",
     "itl",
@@ -80,14 +107,47 @@ def _merged(histograms: Sequence[BucketCounts | None]) -> BucketCounts | None:
     return merged
 
 
+def _summed_positions(families: Sequence[tuple[float, ...] | None]) -> tuple[float, ...] | None:
+    """Counters by position added up position by position; None where none has them or their draft
+    lengths differ."""
+    known = [family for family in families if family is not None]
+    if not known or len({len(family) for family in known}) != 1:
+        return None
+    return tuple(sum(values) for values in zip(*known, strict=True))
+
+
 def _totals(figs: Sequence[EndpointFigures]) -> EndpointTotals:
     values: dict[str, object] = {}
     for name in EndpointTotals.model_fields:
         if name in _HISTOGRAM_TOTALS:
             values[name] = _merged([getattr(f.totals, name) for f in figs])
+        elif name == "spec_accepted_tokens_by_position":
+            values[name] = _summed_positions([f.totals.spec_accepted_tokens_by_position for f in figs])
         else:
             values[name] = _sum([getattr(f.totals, name) for f in figs])
     return EndpointTotals.model_validate(values)
+
+
+def _by_position(up: Sequence[EndpointFigures]) -> tuple[float, ...] | None:
+    """Accepted per draft at each position, weighted by drafts per second; None unless every endpoint
+    that says has the same draft length."""
+    said = [f for f in up if f.spec_acceptance_by_position is not None]
+    if not said or len({f.spec_draft_length for f in said}) != 1:
+        return None
+    columns = zip(*(f.spec_acceptance_by_position or () for f in said), strict=True)
+    weighted = [_weighted([(v, f.spec_drafts_per_s) for v, f in zip(column, said, strict=True)]) for column in columns]
+    known = tuple(v for v in weighted if v is not None)
+    return known if len(known) == len(weighted) else None
+
+
+def _golden(up: Sequence[EndpointFigures]) -> dict[str, object]:
+    """The endpoints' one golden acceptance length, and where it came from (that of those that have one:
+    an endpoint that does not speculate has none, and says so)."""
+    known = [f for f in up if f.spec_golden_acceptance_length is not None]
+    return {
+        "spec_golden_acceptance_length": _one([f.spec_golden_acceptance_length for f in known]),
+        "spec_golden_source": _str_or_none(_one([f.spec_golden_source for f in known or up])),
+    }
 
 
 def _shares(update: dict[str, object]) -> dict[str, float | None]:
@@ -140,11 +200,20 @@ def aggregate_endpoints(figs: Sequence[EndpointFigures]) -> EndpointFigures | No
                 [(f.kv_offload_store_s_per_gb, f.kv_offload_store_gb_per_s) for f in up]
             ),
             "kv_cache_metrics_sample": _one([f.kv_cache_metrics_sample for f in up]),
+            **{name: _weighted([(getattr(f, name), getattr(f, by)) for f in up]) for name, by in _WEIGHTED_BY.items()},
+            "spec_acceptance_by_position": _by_position(up),
+            "spec_draft_length": _int_or_none(_one([f.spec_draft_length for f in up])),
+            **_golden(up),
             **_offload_cpu(up),
             "totals": totals,
         }
     )
     update.update(_shares(update))
+    golden = update["spec_golden_acceptance_length"]
+    measured = update["spec_acceptance_length"]
+    update["spec_acceptance_vs_golden"] = acceptance_vs_golden(
+        measured if isinstance(measured, float) else None, golden if isinstance(golden, float) else None
+    )
     if len(up) == 1:
         only = up[0]
         update.update({k: getattr(only, k) for k in _PERCENTILES})
