@@ -81,4 +81,3 @@ def _first_token(
 
 def _fraction(value: float) -> float:
     return min(max(value, 0.0), 1.0)
-

@@ -7,7 +7,20 @@ from collections.abc import Sequence
 
 from agentx_tui.units import NA, compact, percent
 
-__all__ = ["NA", "bar", "cells", "compact", "count", "duration", "level", "money", "number", "percent", "seconds", "series"]
+__all__ = [
+    "NA",
+    "bar",
+    "cells",
+    "compact",
+    "count",
+    "duration",
+    "level",
+    "money",
+    "number",
+    "percent",
+    "seconds",
+    "series",
+]
 
 _EIGHTHS = " ▏▎▍▌▋▊▉█"
 

@@ -30,7 +30,8 @@ from agentx_tui.ui._history import History
 from agentx_tui.ui._themes import BUNDLED_DIR, choose_theme, load_themes, user_theme_dir
 from agentx_tui.ui.header import RunHeader
 from agentx_tui.ui.messages import SnapshotArrived, SourceEnded
-from agentx_tui.ui.panes import PANES, FrontierPane, LogPane, Pane, UsersPane
+from agentx_tui.ui.panes import PANES, FrontierPane, LogPane, Pane, ThroughputPane, UsersPane
+from agentx_tui.ui.panes._time import bar_legend
 from agentx_tui.ui.screens import CostScreen, HelpScreen, PriceEdit, WorkloadScreen
 
 MIN_SIZE = (80, 24)
@@ -407,7 +408,7 @@ class AgentXApp(App[None]):
                 continue
             shown = binding.key_display or binding.key
             rows.setdefault(self.HELP_ROW_OF.get(action, action), []).append(shown)
-        result = _pane_keys()
+        result = [*_pane_keys(), (str(ThroughputPane.KEY), f"p90 bar: {bar_legend()}")]
         result += [(" ".join(keys), self.KEY_HELP[action]) for action, keys in rows.items()]
         result.append(("tab", "move focus (the body scrolls with ↑ ↓ pgup pgdn)"))
         return result
@@ -424,10 +425,14 @@ def _pane_keys() -> list[tuple[str, str]]:
     panes = sorted(PANES, key=lambda p: p.KEY or 10)  # 0 after 9, as on the keyboard
     always = [p for p in panes if not p.SHOWN_WHEN]
     sometimes = [p for p in panes if p.SHOWN_WHEN]
-    result = _named_rows(f"{always[0].KEY}–{always[-1].KEY}", "maximise a pane: ", [f"{p.KEY} {p.TITLE}" for p in always])
+    keys = f"{always[0].KEY}–{always[-1].KEY}"
+    result = _named_rows(keys, "maximise a pane: ", [f"{p.KEY} {p.TITLE}" for p in always])
     if sometimes:
-        keys = " ".join(str(p.KEY) for p in sometimes)
-        result += _named_rows(keys, "maximise ", [f"{p.KEY} {p.TITLE} ({p.SHOWN_WHEN})" for p in sometimes])
+        result += _named_rows(
+            " ".join(str(p.KEY) for p in sometimes),
+            "maximise ",
+            [f"{p.KEY} {p.TITLE} ({p.SHOWN_WHEN})" for p in sometimes],
+        )
     return result
 
 

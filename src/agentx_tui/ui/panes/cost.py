@@ -28,6 +28,7 @@ AGENTX_REFERENCE_POINT: tuple[tuple[str, ...], ...] = (
     ("(AgentX, vLLM:", "830 K tok/s/GPU", "at 100 tok/s/user,", "~$2.30/GPU-h)"),
     ("(AgentX, vLLM at", "100 tok/s/user)"),
 )
+_REFERENCE_ROWS = 2
 
 
 class CostPane(Pane):
@@ -81,7 +82,9 @@ class CostPane(Pane):
         width = max(self.query_one("#cost-figures", FigureLines).size.width, 20)
         meters = sum(meter.outer_size.height for meter in self.query(".meter") if meter.display)
         used = sum(_rows(text, width) for text in above)
-        rows = max(self.content_size.height - meters - used, 1)
+        # Two lines at most: where the row's height follows its panes' content (the full layout), a longer
+        # reference would make the row taller, and leave itself more rows.
+        rows = min(max(self.content_size.height - meters - used, 1), _REFERENCE_ROWS)
         head = line(label("reference "), value(AGENTX_REFERENCE))
         for words in AGENTX_REFERENCE_POINT:
             reference = flow([head, *(label(part) for part in words)], width, " ")
