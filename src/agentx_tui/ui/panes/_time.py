@@ -25,7 +25,7 @@ MIN_BAR = 8
 GLYPHS: dict[Segment, tuple[str, str, str]] = {
     "outside": ("░", "$secondary", "outside"),  # the server: the network, its frontend, the client
     "queue": ("▒", "$warning", "queue"),
-    "prefill": ("▓", "$accent", "prefill"),
+    "prefill": ("▓", "$success", "prefill"),
     "first token": ("▓", "$accent", "first token"),
     "decode": ("█", "$primary", "decode"),
     "stalls": ("▚", "$error", "stalls"),
