@@ -6,10 +6,10 @@ and what the figures of where the North Star's time went add to it, before/after
 
 No network and no event loop: `--requests` synthetic answers (seeded: a TTFT of 50-500 ms, 1-600
 output tokens, one network read every 20 ms, a new request every 10 ms, 20 requests to a session tree,
-64 user slots) have their read times made beforehand, twice: with 1-3 content events a read (a client
-that fell behind, or a speculative server's bursts read together) and with one (vLLM's stream as a
-client that keeps up reads it). What is timed is what the sender and the statistics do with each once
-it has ended:
+the first a session's first (no idle time before it), 64 user slots) have their read times made
+beforehand, twice: with 1-3 content events a read (a client that fell behind, or a speculative server's
+bursts read together) and with one (vLLM's stream as a client that keeps up reads it). What is timed is
+what the sender and the statistics do with each once it has ended:
 
 - **convert**: `answer_figures` (output tokens, TTFT, decode, ITL, token gaps, r_i, its first-token
   part, its decode stalls) and the `Completed` built from it;
@@ -83,7 +83,7 @@ def completed(answer: AnswerFigures, a: Answer) -> Completed:
     """The sender's conversion of a finished call into what the statistics count."""
     return Completed.of_answer(
         answer, sent_at=a.sent_at, ended_at=a.ended_at, prompt_tokens=1000, cached_tokens=500, ceiling_tokens=600,
-        tree=a.tree, user=a.user, step=a.step,
+        tree=a.tree, user=a.user, step=a.step, idle_s=None if a.step == 1 else 0.5,
     )  # fmt: skip
 
 

@@ -31,6 +31,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
         "errors": "",
         "redaction": "",
         "yamlfile": "",
+        "themefiles": "yamlfile",
         "net": "",
         "units": "",
         "terminal": "",
@@ -51,11 +52,11 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
         "sweep": "snapshot measure units",
         "report": "snapshot sweep errors redaction args terminal units",
         "recording": "snapshot errors redaction",
-        "ui": "snapshot control sweep redaction terminal units yamlfile",
+        "ui": "snapshot control sweep redaction terminal units yamlfile themefiles",
         "run": "snapshot telemetry engine cost measure load sweep report recording sim corpus proxy ui "
         "errors redaction args net units",
         "web": "run errors redaction net procfs cli",
-        "cli": "run report load sim telemetry corpus web errors redaction args terminal",
+        "cli": "run report load sim telemetry corpus web errors redaction args terminal themefiles",
         "__main__": "cli",
     }.items()
 }

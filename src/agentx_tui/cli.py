@@ -222,7 +222,15 @@ def _output_flags(o: argparse._ArgumentGroup) -> None:
         metavar="S",
         help="seconds between dashboard redraws (default 0.5)",
     )
-    o.add_argument("--theme", metavar="NAME", help="dashboard theme (default agentx-dark; t cycles)")
+    o.add_argument("--theme", metavar="NAME", type=_theme, help="dashboard theme (default agentx-dark; t cycles)")
+
+
+def _theme(text: str) -> str:
+    """`--theme`: a name a theme file gives, checked in every mode before anything starts (the files are read
+    only when the flag is given: `--help` stays fast)."""
+    from agentx_tui.themefiles import theme_name
+
+    return theme_name(text)
 
 
 def _sweep_flags(s: argparse._ArgumentGroup) -> None:
@@ -235,9 +243,9 @@ def _sweep_flags(s: argparse._ArgumentGroup) -> None:
     s.add_argument(
         "--warmup",
         type=seconds(0, MAX_SECONDS, lo_open=False),
-        default=20.0,
         metavar="S",
-        help="per point: seconds not measured (default 20)",
+        help="seconds not measured: per sweep point (default 20), or a plain run's first S seconds, whose "
+        "requests its latency, interactivity, hit-rate and rate figures leave out (default 0)",
     )
     s.add_argument(
         "--point-duration",
@@ -372,7 +380,7 @@ def _replay_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--speed", type=number("the speed", 1 / 64, 64), default=1.0, help="playback speed, 1/64 to 64 (default 1)"
     )
-    p.add_argument("--theme", metavar="NAME", help="dashboard theme")
+    p.add_argument("--theme", metavar="NAME", type=_theme, help="dashboard theme")
     return p
 
 

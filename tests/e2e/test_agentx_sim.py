@@ -69,6 +69,7 @@ def test_agentx_on_the_simulator_meets_every_rule(tmp_path: Path) -> None:
         "every user driven to the end",
         "think times as the sessions have them",
         "answers at their own length",
+        "no speculative decoding",
     ]
     assert "AGENTX_TEST_MIN_POINT_S=3 shortens the rule's 900 s for a test" in data["agentx_rules_met"][0]
     assert f"KV offload within the budget: {NO_OFFLOAD}" in data["agentx_rules_met"]

@@ -66,3 +66,33 @@ def test_a_sweep_draws_a_frontier_on_the_simulated_engine(tmp_path: Path) -> Non
     assert {t["axis"] for t in data["tiers"]} == {"e2e_interactivity", "decode_interactivity"}
     assert "PASS e2e_interactivity_p90_tokens_per_s > 0" in run.stdout
     assert "NS p90" in run.stdout.splitlines()[0]  # the headless line shows the North Star
+
+
+def test_a_points_cached_share_and_hit_rates_are_one_set_and_thin_points_are_marked(tmp_path: Path) -> None:
+    """docs/sweeps.md, "What counts in a point", on the simulated engine: coding-agent sessions (prompts
+    of ~15 K tokens, ~90% cached; answers of ~400 tokens), 12 users joining at the second point with
+    their cold first prompts in flight as its window opens. Each point's cached share of its prompt rate,
+    the client's hit rate and the servers' agree; each carries its `requests`; too few for an interval
+    is marked thin, in the report and the summary."""
+    report = tmp_path / "sweep.json"
+    run = subprocess.run(
+        [
+            sys.executable, "-m", "agentx_tui", "--sweep", "users=4,16", "--max-think", "2", "--warmup", "3",
+            "--point-duration", "12", "--headless", "--report", str(report),
+        ],
+        capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    points = json.loads(report.read_text())["points"]
+    assert [p["users"] for p in points] == [4, 16]
+    for p in points:
+        share = p["cached_prompt_tokens_per_s"] / p["prompt_tokens_per_s"]
+        assert abs(share - p["prefix_cache_hit_rate_client"]) <= 0.05, p
+        assert abs(share - p["prefix_cache_hit_rate_server"]) <= 0.05, p
+        assert p["requests"] == p["requests_completed"] > 0
+        assert p["thin"] is (p["requests"] < 20)
+        if p["thin"]:
+            assert p["ci_note"] == f"{p['requests']} requests: an interval needs 20" and p["ci_method"] is None
+    # ~400-token answers at 30–100 tok/s: a 12-s window counts a handful of requests a user at most.
+    thin = [str(p["users"]) for p in points if p["thin"]]
+    assert thin and f"thin points: {', '.join(thin)} users" in run.stdout

@@ -59,6 +59,9 @@ class FakeServer:
     chunk_tokens: int = 1
     token_delay_s: float = 0.0
     prefill_delay_s: float = 0.0  # before the first content token, as a real server computes the prompt
+    # A session's first request (no assistant message yet: its whole prompt is new, a cold prefill) waits
+    # this long before its first token instead (None: as every other request).
+    first_call_delay_s: float | None = None
     usage_delay_s: float = 0.0  # after the last content token, before the usage chunk and `[DONE]`
     cached_details: bool = True
     block_size: int = 4  # the prefix cache's block, in tokens
@@ -164,8 +167,11 @@ class FakeServer:
         await resp.write(f"data: {json.dumps(first)}\n\n".encode())
         if self.malformed:
             await resp.write(b"data: not json at all\n\ngarbage line\n\n")
-        if self.prefill_delay_s:
-            await asyncio.sleep(self.prefill_delay_s)
+        prefill = self.prefill_delay_s
+        if self.first_call_delay_s is not None and not any(m.get("role") == "assistant" for m in body["messages"]):
+            prefill = self.first_call_delay_s
+        if prefill:
+            await asyncio.sleep(prefill)
         sent = 0
         while sent < out:
             k = min(self.chunk_tokens, out - sent)

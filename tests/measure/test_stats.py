@@ -80,8 +80,9 @@ def test_a_window_counts_its_requests_failures_and_mean_prompt_once() -> None:
     stats.error(Failed("timeout", True, 11.0, 12.0))
     stats.error(Failed("timeout", False, 11.0, 12.0))  # retried: not a failure of the window
     stats.error(Failed("timeout", True, 9.0, 12.0))  # sent in the warm-up
-    assert window.latency.requests == 2 and window.prompt_tokens_sum == 300 and window.failed == 1
-    assert window.prompt_in_window == 600
+    assert window.latency.requests == 2 and window.latency.prompt == 300 and window.failed == 1
+    # The prompt side counts every prompt whose first token came inside: the warm-up's one too.
+    assert window.prompt_in_window == window.prompts.prompt == 600 and window.first_tokens == 3
 
 
 def _request(sent: float, first: float, last: float, *, prompt: int, output: int, tree: int, user: int) -> Completed:

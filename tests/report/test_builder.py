@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from agentx_tui.report import REPORT_KEYS, ReportBuilder
 from agentx_tui.report._series import SeriesBuffer
-from agentx_tui.snapshot import ClientHealth, RunIntervals, Snapshot, WorkerLossRow
+from agentx_tui.snapshot import ClientHealth, PointFigures, RunIntervals, Snapshot, WorkerLossRow
 from tests.report._snaps import A, B, stream
 
 # The contract keys scripts rely on (docs/metrics.md): each is a declared figure of every report.
@@ -448,3 +448,27 @@ def test_users_a_sweep_restarted_are_counted_but_the_run_is_whole() -> None:
     whole = build(_losing())
     assert whole["users_lost"] == 0 and whole["worker_losses"] == [] and whole["partial"] is False
     assert build(stream(with_client=False))["users_lost"] is None
+
+
+def test_a_warm_up_s_window_gives_the_client_figures_and_says_which_keys_it_gave() -> None:
+    """A plain run with --warmup (docs/metrics.md, "Warm-up"): latency, hit rates and rates are the
+    window's; totals, cost spent and the servers' token rates stay the whole run's; `window_keys` says which."""
+    snaps = stream()
+    whole = build(snaps)
+    window = PointFigures(
+        index=0, users=4, warmup_s=3.0, duration_s=5.0, window_start_s=3.0, requests=30,
+        ttft_p90_s=0.05, total_tokens_per_s=900.0, prompt_tokens_per_s=800.0, prefix_cache_hit_rate_client=0.9,
+        prefix_cache_hit_rate_server=0.88, error_rate=0.0, cold_start_figures=[],
+    )  # fmt: skip
+    snaps[-1] = snaps[-1].model_copy(update={"measured": window})
+    r = build(snaps)
+    assert r["warmup_s"] == 3.0 and r["window_s"] == 5.0
+    assert r["ttft_p90_s"] == 0.05 and r["total_tokens_per_s"] == 900.0 and r["prompt_tokens_per_s"] == 800.0
+    assert r["prefix_cache_hit_rate_client"] == 0.9 and r["prefix_cache_hit_rate_server"] == 0.88
+    assert r["error_rate"] == 0.0 and r["cold_start_figures"] == []
+    keys = r["window_keys"]
+    assert {"ttft_p90_s", "total_tokens_per_s", "prefix_cache_hit_rate_server", "cold_start_note"} <= set(keys)
+    for total in ("requests_completed", "prompt_tokens", "output_tokens", "usd_spent", "total_tokens_per_s_server"):
+        assert total not in keys and r[total] == whole[total], total
+    # A figure the window does not know is null, never the warm-up's: the client's ITL p90 here.
+    assert r["itl_p90_s"] is None and whole["itl_p90_s"] is not None

@@ -125,3 +125,19 @@ def test_interval_ends_can_be_checked_too() -> None:
 def test_a_renamed_key_is_checked_under_its_earlier_name_too() -> None:
     check = parse_check("sessions_started >= 1")
     assert check.key == "sessions_ended" and check.expr == "sessions_started >= 1"
+
+
+def test_a_failed_check_on_a_figure_the_first_requests_set_says_so() -> None:
+    """docs/metrics.md, "Cold start": the FAIL line names the cause and the way out; a passing check, or
+    one on a figure they did not set, says nothing more; with a warm-up, no advice to take one."""
+    report = Report(ttft_p90_s=0.898, e2e_p90_s=3.0, cold_start_figures=["ttft_p90_s"])
+    slow, fine, other = evaluate_checks(
+        [parse_check("ttft_p90_s <= 0.5"), parse_check("ttft_p90_s <= 1"), parse_check("e2e_p90_s <= 2")], report
+    )
+    assert slow.note == "set by the sessions' cold first requests; use --warmup S to leave them out"
+    assert slow.verdict_detail == f"measured 0.898 — {slow.note}"
+    assert fine.note is None and other.note is None and other.verdict_detail == "measured 3"
+    assert "note" not in fine.model_dump()  # written only when there is one
+    warmed = report.updated(warmup_s=10.0)
+    (said,) = evaluate_checks([parse_check("ttft_p90_s <= 0.5")], warmed)
+    assert said.note == "set by the sessions' cold first requests"

@@ -9,7 +9,7 @@ import pytest
 
 from agentx_tui.report import HeadlessPrinter, Report, ReportBuilder, evaluate_checks, parse_check
 from agentx_tui.report._headless import limits_lines
-from agentx_tui.snapshot import WorkerLossRow
+from agentx_tui.snapshot import PointFigures, WorkerLossRow
 from tests.report._snaps import built, snap, stream
 from tests.ui.fakes import make_sweep_snapshot, make_sweep_state
 
@@ -262,20 +262,22 @@ def test_summary_of_a_sweep_prints_its_points_and_its_tier_reads() -> None:
     HeadlessPrinter(out).summary(report, [])
     lines = out.getvalue().splitlines()
     at = lines.index("  points (p90 interactivity in tok/s/user):")
-    assert lines[at + 1].split() == ["users", "tok/s/GPU", "North", "Star", "p90", "decode", "p90", "frontier"]
+    head = ["users", "total", "tok/s/GPU", "North", "Star", "p90", "decode", "p90", "requests", "frontier"]
+    assert lines[at + 1].split() == head
     assert len([line for line in lines[at + 2 :] if line.startswith("    ") and line.split()[0].isdigit()]) >= 5
     tiers = lines.index("  tiers (where the frontier crosses p90 interactivity T tok/s/user):")
-    assert lines[tiers + 1].split()[:4] == ["tier", "read", "on", "tok/s/GPU"]
+    assert lines[tiers + 1].split()[:5] == ["tier", "read", "on", "total", "tok/s/GPU"]
     assert any("n/a: " in line for line in lines[tiers:])  # a tier outside the frontier says why
-    # A point that carries its requests (a newer sweep) gets the column.
-    with_requests = report.model_copy(
+    # The requests each point's latency figures are over (`requests`), each in its row.
+    counted = report.model_copy(
         update={"points": [p.model_dump() | {"requests": 40 + i} for i, p in enumerate(report.points or ())]}
     )
     out = io.StringIO()
-    HeadlessPrinter(out).summary(with_requests, [])
+    HeadlessPrinter(out).summary(counted, [])
     text = out.getvalue().splitlines()
-    head = text[text.index("  points (p90 interactivity in tok/s/user):") + 1]
-    assert head.split()[:2] == ["users", "requests"]
+    at = text.index("  points (p90 interactivity in tok/s/user):")
+    rows = [line.split() for line in text[at + 2 : at + 2 + len(report.points or ())]]
+    assert [row[-2] if row[-1] == "yes" else row[-1] for row in rows] == [str(40 + i) for i in range(len(rows))]
 
 
 def test_summary_says_what_duration_covers_and_why_a_figure_is_na() -> None:
@@ -285,3 +287,27 @@ def test_summary_says_what_duration_covers_and_why_a_figure_is_na() -> None:
     text = out.getvalue()
     assert "(first sample to last: the last 3.4 s finished the requests in flight when the run was stopped" in text
     assert re.search(r"gpu_util_mean +n/a \(no GPU reading", text)
+
+
+def test_summary_says_the_warm_up_s_window_the_cold_start_and_the_thin_points() -> None:
+    thin = PointFigures(index=0, users=4, warmup_s=3, duration_s=12, window_start_s=3, requests=7, thin=True)
+    empty = PointFigures(index=1, users=64, warmup_s=3, duration_s=12, window_start_s=18, requests=0, thin=True)
+    full = PointFigures(index=2, users=8, warmup_s=3, duration_s=12, window_start_s=33, requests=90, thin=False)
+    report = Report(
+        warmup_s=10.0,
+        window_s=24.0,
+        cold_start_note="ttft_p90_s 0.9 s (0.14 s without them) is set by the sessions' cold first requests",
+        points=[thin, empty, full],
+    )
+    out = io.StringIO()
+    HeadlessPrinter(out).summary(report, [])
+    text = out.getvalue()
+    flat = " ".join(text.split())  # the lines are wrapped at 79 columns
+    assert "measured: latency, interactivity, hit rates and rates over the 24 s after a 10 s warm-up" in flat
+    assert "cold start: ttft_p90_s 0.9 s (0.14 s without them) is set by" in flat
+    assert "  thin points: 4 users (20 requests give an interval)" in text
+    assert "  not measured: 64 users (no request counted in the window)" in text
+    assert all(len(line) <= 79 for line in text.splitlines() if "measured" in line or "cold start" in line)
+    out = io.StringIO()
+    HeadlessPrinter(out).summary(Report(), [])
+    assert "measured:" not in out.getvalue() and "cold start" not in out.getvalue()

@@ -22,6 +22,7 @@ from agentx_tui.report import (
 )
 from agentx_tui.report._format import cell
 from agentx_tui.report._keys import unit
+from agentx_tui.snapshot import PointFigures, SweepState
 from tests.report._snaps import stream
 
 LISTS = ("endpoints", "users_detail", "step_curve", "task_s_histogram")  # tables of their own
@@ -261,3 +262,21 @@ def test_markdown_lists_the_lost_load_workers_and_says_why_a_cell_is_na(
     ]  # fmt: skip
     assert "| 15.3 | 2 | 1234 | SIGKILL | 8 | 8 | n/a | n/a |  |" in lines[at + 4]
     assert "- *sweep point* n/a: not a sweep." in lines[at + 5 : at + 9]
+
+
+def test_the_markdown_says_why_a_points_interval_is_n_a(tmp_path: Path) -> None:
+    thin = PointFigures(
+        index=0, users=4, warmup_s=3.0, duration_s=12.0, window_start_s=3.0, requests=7, thin=True,
+        ci_note="7 requests: an interval needs 20",
+    )  # fmt: skip
+    full = PointFigures(index=1, users=8, warmup_s=3.0, duration_s=12.0, window_start_s=18.0, requests=90, thin=False)
+    snaps = stream()
+    snaps[-1] = snaps[-1].model_copy(update={"sweep": SweepState(points=(thin, full), frontier=(0, 1))})
+    builder = ReportBuilder()
+    for s in snaps:
+        builder.add(s)
+    path = tmp_path / "sweep.md"
+    write_report(path, builder.build())
+    text = path.read_text()
+    assert "Why a point's interval is n/a (`ci_note`):\n\n- point 1 (thin): 7 requests: an interval needs 20\n" in text
+    assert "- point 2" not in text.split("(`ci_note`)")[1]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
@@ -200,3 +201,27 @@ def test_the_servers_dram_and_gpus_are_taken_as_given() -> None:
     assert (p.agentx.server_dram_bytes, p.agentx.server_gpus) == (1536e9, 8)
     with pytest.raises(UsageError, match="out of range"):
         plan("--server-dram-gb", "0")
+
+
+def test_warmup_is_a_sweep_point_s_by_default_and_a_plain_run_s_when_given() -> None:
+    """A sweep point waits 20 s unless told; a plain run measures from its start unless given --warmup,
+    its first seconds inside --duration (docs/usage.md)."""
+    sweep = plan("--sweep", "users=2,4")
+    assert sweep.sweep is not None and sweep.sweep.warmup_s == 20.0 and sweep.warmup_s == 0.0
+    assert plan().warmup_s == 0.0 and plan("--duration", "30").warmup_s == 0.0
+    assert plan("--duration", "30", "--warmup", "10").warmup_s == 10.0
+    assert plan("--warmup", "10").warmup_s == 10.0  # until quit: the warm-up, then the window
+    agentx = plan("--agentx")  # a sweep by the rules: its points' warm-up
+    assert agentx.sweep is not None and agentx.sweep.warmup_s == 20.0 and agentx.warmup_s == 0.0
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (("--duration", "10", "--warmup", "10"), "--warmup 10 leaves nothing of --duration 10 to measure."),
+        (("-w", "none", "--warmup", "5"), "--warmup needs load: it cannot run with `-w none`."),
+    ],
+)
+def test_a_warm_up_that_leaves_nothing_to_measure_is_refused(argv: tuple[str, ...], words: str) -> None:
+    with pytest.raises(UsageError, match=re.escape(words)):
+        plan(*argv)

@@ -91,6 +91,20 @@ def test_a_plain_runs_length_is_known_short_from_its_duration_at_once() -> None:
     assert rule(v, "point_length")[0] == "broken" and v.label.startswith("not AgentX-valid: points shorter than 900 s")
 
 
+def test_a_plain_runs_warm_up_is_not_part_of_its_point() -> None:
+    """--duration 910 --warmup 20 measures 890 s: short; 950 s with the same warm-up measures 930 s."""
+    short = verdict(tick(elapsed_s=1.0), AgentXSetup(run_duration_s=910, run_warmup_s=20, offload=NO_OFFLOAD))
+    assert rule(short, "point_length") == (
+        "broken",
+        "points shorter than 900 s: the run's one point, --duration 910 s less --warmup 20 s",
+    )
+    setup = AgentXSetup(run_duration_s=950, run_warmup_s=20, offload=NO_OFFLOAD)
+    assert rule(verdict(tick(elapsed_s=950.0), setup, final=True), "point_length") == (
+        "met",
+        "points of at least 900 s: the run's one point, 930 s after a 20 s warm-up",
+    )
+
+
 def test_a_run_until_quit_waits_for_its_length_then_judges_it() -> None:
     running = verdict(tick(elapsed_s=300.0))
     assert rule(running, "point_length") == ("pending", "points of at least 900 s: the run's one point, 300 s so far")

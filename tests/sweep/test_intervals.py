@@ -11,6 +11,7 @@ import pytest
 from agentx_tui.sweep.intervals import (
     MIN_REQUESTS,
     Interval,
+    PointIntervals,
     Precision,
     batch_quantile,
     batch_throughput,
@@ -180,3 +181,12 @@ def test_the_e2e_p90_has_its_own_interval_and_precision_checks_the_axis_in_use()
     assert decode.interactivity == 0.0 and decode.met(0.05)
     assert north_star.words().startswith("throughput ±0.0%, p90 E2E-normalized interactivity ±")
     assert point_intervals(base).e2e_p90 is None  # no r_i in the sample: no interval
+
+
+def test_a_null_interval_says_why() -> None:
+    """Too few requests, no measured time: every interval is None and `note` says which it was."""
+    thin = point_intervals(sample(slot_tokens=[10.0] * 10, requests=3))
+    assert thin == PointIntervals(note="3 requests: an interval needs 20")
+    assert point_intervals(sample(duration_s=0.0, requests=40)).note == "no measured time"
+    one = point_intervals(sample(slot_tokens=[10.0] * 10, requests=1))
+    assert one.note == "1 request: an interval needs 20"

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from agentx_tui.snapshot import PointFigures, TierRead
+from agentx_tui.sweep.axes import point_xy
 from agentx_tui.sweep.pareto import pareto_front
 from agentx_tui.sweep.tiers import read_tiers
 
@@ -93,3 +94,29 @@ def test_two_frontier_points_read_linearly() -> None:
     points = [point(0, 4, 30.0, 100.0), point(1, 2, 10.0, 300.0)]
     (read,) = read_tiers(points, (1, 0), [15], usd_per_gpu_hour=1.0)
     assert read.total_tokens_per_s_per_gpu == pytest.approx(250.0)
+
+
+def test_a_read_that_stands_on_a_thin_point_says_so() -> None:
+    """The knots at 20 and 40 tok/s/user bracket 30: one of them thin, the read says which; a read on a
+    knot says only its own point's; reads on full points say nothing."""
+    points = [
+        point(0, 1, 50.0, 100.0, requests=200, thin=False),
+        point(1, 2, 40.0, 200.0, requests=200, thin=False),
+        point(2, 4, 20.0, 800.0, requests=7, thin=True),
+        point(3, 8, 10.0, 1000.0, requests=300, thin=False),
+    ]
+    between, on_thin, full = read_tiers(points, (3, 2, 1, 0), [30, 20, 45], usd_per_gpu_hour=2.0)
+    assert between.total_tokens_per_s_per_gpu is not None
+    assert between.note == "stands on a thin point: 4 users (7 requests: an interval needs 20)"
+    assert on_thin.note == between.note
+    assert full.note is None and full.total_tokens_per_s_per_gpu is not None
+
+
+def test_a_point_that_counted_no_request_stands_on_no_frontier_and_feeds_no_read() -> None:
+    """Its window saw tokens (requests still in flight) but counted none: it is not measured, whatever its
+    figures would place it at."""
+    points = [point(0, 1, 50.0, 100.0, requests=40), point(1, 2, 60.0, 900.0, requests=0)]
+    front = pareto_front([point_xy(p) for p in points])
+    assert front == (0,)
+    (read,) = read_tiers(points, front, [55], usd_per_gpu_hour=2.0)
+    assert read.total_tokens_per_s_per_gpu is None and read.note is not None and "above the fastest" in read.note

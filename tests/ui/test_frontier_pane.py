@@ -481,3 +481,16 @@ def test_frontier_decode_by_tasks_per_hour_160x48(snap_compare: SnapCompare) -> 
         await pilot.pause()
 
     assert snap_compare(north_star_app(), terminal_size=(160, 48), run_before=flip)
+
+
+def test_the_legend_says_which_points_are_thin() -> None:
+    text = _legend(80, live=False, bars=False, y_words="tok/s/GPU", thin=["4", "16"]).plain
+    assert text.endswith("thin at 4 16 users")
+    assert "thin" not in _legend(80, live=False, bars=False, y_words="tok/s/GPU").plain
+
+
+def test_a_point_that_counted_no_request_is_not_counted_as_measured() -> None:
+    sweep = make_sweep_state()
+    unmeasured = sweep.points[0].model_copy(update={"requests": 0})
+    done = sweep.model_copy(update={"points": (unmeasured, *sweep.points[1:]), "current": None, "phase": "done"})
+    assert progress(done) == f"done · {len(sweep.points) - 1} points measured"

@@ -11,8 +11,8 @@ from textual.widgets import Static
 
 from agentx_tui.snapshot import ClientHealth, Figures, Snapshot
 from agentx_tui.ui import AgentXApp
-from agentx_tui.ui.panes.throughput import _behind_schedule, _per_user, _source
-from tests.ui._helpers import shown
+from agentx_tui.ui.panes.throughput import _behind_schedule, _cold_start, _per_user, _source
+from tests.ui._helpers import pane, shown
 from tests.ui.fakes import FakeLiveControls, FakeSource, make_snapshot
 
 SnapCompare = Callable[..., bool]
@@ -98,3 +98,37 @@ def test_throughput_behind_schedule(snap_compare: SnapCompare, size: tuple[int, 
         await shown(pilot, LAST)
 
     assert snap_compare(app, terminal_size=size, run_before=settle)
+
+
+def test_a_cold_start_says_the_run_s_ttft_p90_and_without_its_first_requests_in_the_words_that_fit() -> None:
+    run = Figures(ttft_p90_s=0.898, ttft_p90_s_warm=0.142, cold_start_figures=["ttft_p90_s", "e2e_p90_s"])
+    wide, narrow = _cold_start(run, 80), _cold_start(run, 36)
+    assert wide.plain == "cold start: run TTFT p90 898 ms set by first requests (142 ms without)"
+    assert narrow.plain == "cold: TTFT p90 898 ms, 142 ms warm" and narrow.cell_length <= 36
+    other = _cold_start(Figures(cold_start_figures=["e2e_p90_s"]), 80)
+    assert other.plain == "cold start: first requests set 1 run latency figure"
+
+
+def cold_start(seq: int) -> Snapshot:
+    snap = make_snapshot(seq)
+    assert snap.client is not None
+    run = snap.client.run.updated(ttft_p90_s=0.898, ttft_p90_s_warm=0.142, cold_start_figures=["ttft_p90_s"])
+    return snap.model_copy(update={"client": snap.client.model_copy(update={"run": run})})
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+async def test_the_cold_start_shows_in_the_pane_at_both_sizes(size: tuple[int, int]) -> None:
+    snaps = [make_snapshot(1), cold_start(2)]
+    source = FakeSource(snaps, manual=True)
+    app = AgentXApp(source, FakeLiveControls(), refresh_s=0.25)
+    async with app.run_test(size=size) as pilot:
+        await shown(pilot, 1)
+        figures = app.query_one("#tps-latency", Static)
+        assert "cold" not in str(figures.render())
+        source.release()
+        await shown(pilot, 2)
+        text = str(figures.render())
+        assert "TTFT p90 898 ms" in text and "142 ms" in text, text
+        # All of it on screen: its lines fit the widget, and the widget the pane (80×24 too).
+        inside = pane(app, 4).content_region
+        assert figures.region.height >= len(text.splitlines()) and inside.contains_region(figures.region)

@@ -16,7 +16,8 @@ the bytes of one answer to the run's and a sweep point's figures. A leaf: it rea
     tally.py       what a set of requests adds up to: a slot's, the run's or a window's; a users-table row's
     headline.py    a tally's headline figures (rates, latencies, interactivity, hit rates): one rule
                    for the client's window and run, a sweep point and a --precision run
-    window.py      a sweep point's measured window and its raw sample (for the intervals)
+    window.py      a measured window (a sweep point's, a plain run's after --warmup) and its raw sample
+    cold.py        the cold start: which latency figures the sessions' first requests set
     schedule.py    a timed replay's schedule as kept: behind or not, the users that would keep it
     reuse.py       where each prompt went: cold, hit, evicted; the idle times; the retention curve
     stats.py       the client's figures over the run and its sliding window (`ClientStats`)
@@ -36,16 +37,18 @@ Public:
     IntegerCounts                                   whole numbers counted exactly (output tokens)
     TimeSplit, TailShares                           r_i's parts per bucket of r_i; a tail's shares
     Tally, CallTally                                a set of requests' figures; a users-table row's
-    tally_figures                                   a tally's headline figures, as the report names them
+    tally_figures, TALLY_KEYS                       a tally's headline figures, as the report names them
     WindowFigures, PointSample, TreeSample, SlotSample, SLOT_S
-                                                    a sweep point's window and its sample
+                                                    a measured window and its sample
+    cold_start                                      the latency figures the sessions' first requests set
     ClientStats, StatsSink                          the client's figures; where a load loop hands them
     ScheduleBook, behind_schedule                   a timed replay's schedule: users needed, the lag rule
     split_prompt, PromptSplit, ReuseTally           a prompt's cold, hit and evicted tokens; their sums
     SeenPrefixes, cacheable_tokens                  the prefixes sent, for the ceiling and reused tokens
 """
 
-from agentx_tui.measure.headline import tally_figures
+from agentx_tui.measure.cold import cold_start
+from agentx_tui.measure.headline import TALLY_KEYS, tally_figures
 from agentx_tui.measure.histogram import IntegerCounts, LogHistogram, bucket_of, bucketed
 from agentx_tui.measure.percentile import linear_quantile
 from agentx_tui.measure.prefixes import SeenPrefixes, cacheable_tokens
@@ -73,6 +76,7 @@ __all__ = [
     "RETRIABLE",
     "SLOT_S",
     "STALL_FACTOR",
+    "TALLY_KEYS",
     "AnswerFigures",
     "CallTally",
     "ClientStats",
@@ -102,6 +106,7 @@ __all__ = [
     "bucketed",
     "cacheable_tokens",
     "classify",
+    "cold_start",
     "decode_stalls",
     "e2e_per_token",
     "linear_quantile",

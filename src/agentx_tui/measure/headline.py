@@ -19,15 +19,18 @@ def tally_figures(
     *,
     span: float | None,
     cached_reported: bool,
-    prompt: float | None = None,
+    prompts: Tally | None = None,
     output: float | None = None,
 ) -> Figures:
     """`tally`'s figures; token rates over `span` seconds (None: no rates, the run's are the report's).
 
-    `prompt` and `output` are the tokens to rate when they are not the tally's own (a sweep point counts
-    the tokens whose times fell inside its window, not those of the requests it counts for latency). The
-    cached-token rate is None unless the server `cached_reported` its cached tokens."""
-    prompt = tally.prompt if prompt is None else prompt
+    `prompts` is the prompt side when it is not `tally`'s own: a measured window (measure/window.py)
+    counts its latencies over the requests that started and ended inside, but its prompt and cached
+    tokens, hit rates and reuse over the prompts whose first token came inside, one set for all of them.
+    `output` likewise: the output tokens decoded inside the window. The cached-token rate is None unless
+    the server `cached_reported` its cached tokens."""
+    side = tally if prompts is None else prompts
+    prompt = side.prompt
     output = tally.output if output is None else output
 
     def per_s(tokens: float) -> float | None:
@@ -42,7 +45,7 @@ def tally_figures(
         total_tokens_per_s=per_s(prompt + output),
         output_tokens_per_s=per_s(output),
         prompt_tokens_per_s=per_s(prompt),
-        cached_prompt_tokens_per_s=per_s(tally.cached) if cached_reported else None,
+        cached_prompt_tokens_per_s=per_s(side.cached) if cached_reported else None,
         e2e_interactivity_p50_tokens_per_s=tally.e2e_per_token.inverse_quantile(0.5),
         e2e_interactivity_p75_tokens_per_s=tally.e2e_per_token.inverse_quantile(0.75),
         e2e_interactivity_p90_tokens_per_s=tally.e2e_per_token.inverse_quantile(0.9),
@@ -63,9 +66,13 @@ def tally_figures(
         output_tokens_p50=tally.output_lengths.quantile(0.5),
         decode_stall_share=ratio(tally.stall_excess, tally.decode_span),
         decode_stalls_per_request=ratio(tally.stalls, tally.streamed),
-        prefix_cache_hit_rate_client=ratio(tally.cached, tally.prompt_with_cached),
-        prefix_cache_hit_rate_ceiling=ratio(tally.ceiling, tally.prompt_with_ceiling),
+        prefix_cache_hit_rate_client=ratio(side.cached, side.prompt_with_cached),
+        prefix_cache_hit_rate_ceiling=ratio(side.ceiling, side.prompt_with_ceiling),
         # The split's reused tokens are the ceiling's (measure/reuse.py): known where the ceiling is.
-        prefix_reused_tokens=tally.ceiling if tally.prompt_with_ceiling else None,
-        **tally.reuse.figures(),
+        prefix_reused_tokens=side.ceiling if side.prompt_with_ceiling else None,
+        **side.reuse.figures(),
     )
+
+
+# The figures a tally gives (`tally_figures` sets every one of them, None where unknown).
+TALLY_KEYS: frozenset[str] = frozenset(tally_figures(Tally(), span=1.0, cached_reported=True).model_fields_set)

@@ -110,6 +110,13 @@ class Completed:
         )
 
     @property
+    def first_call(self) -> bool:
+        """The first call of its session (no idle time before it): its prompt's own prefix is new to the
+        server, cold unless another session shared it (measure/cold.py). A trace's request is a session
+        of its own; a sub-agent's first call follows its parent's and is not."""
+        return self.idle_s is None
+
+    @property
     def started_at(self) -> float:
         """Where TTFT and E2E count from: when it was due, else when it was sent."""
         return self.sent_at if self.due_at is None else self.due_at

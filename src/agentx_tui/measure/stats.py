@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from typing import Protocol
 
+from agentx_tui.measure.cold import cold_start
 from agentx_tui.measure.headline import tally_figures
 from agentx_tui.measure.record import Completed, Failed
 from agentx_tui.measure.reuse import split_prompt
@@ -51,6 +52,7 @@ class ClientStats:
         self._slots: dict[int, Tally] = {}
         self._window_start = started_at
         self.run = Tally()
+        self.warm = Tally()  # the latencies of the requests that were not a session's first (measure/cold.py)
         self.schedule = ScheduleBook()  # a timed replay's requests (measure/schedule.py)
         self.requests_failed = 0
         self.output_tokens = 0
@@ -105,6 +107,8 @@ class ClientStats:
         if done.user >= 0 and done.sent_at < self.user_since.get(done.user, math.inf):
             self.user_since[done.user] = done.sent_at
         self.run.count(done)
+        if not done.first_call:
+            self.warm.count_answer(done)
         self.schedule.count(done)
         self.output_tokens += done.output_tokens
         if done.cached_tokens is not None:
@@ -174,7 +178,7 @@ class ClientStats:
         }
         return ClientFigures(
             window=window,
-            run=run.updated(**schedule),
+            run=run.updated(**schedule, **cold_start(run, self.run.requests, self.warm, advice=True)),
             requests_per_s=merged.requests / span if span > 0 else None,
             in_flight=self.in_flight,
             totals=self.totals(),

@@ -1,7 +1,13 @@
-"""A sweep point's measured window (docs/sweeps.md): its client figures (`WindowFigures`) and the raw
-sample its confidence intervals are computed from (`PointSample`, per session tree and per one-second
-slot; sweep/intervals.py). Fed by `ClientStats` with every request that ends while the window is open
-(`WindowFigures.add`); its tokens are placed in time by the one rule of measure/slots.py."""
+"""A measured window (docs/sweeps.md): a sweep point's, or a plain run's after its `--warmup`. Its client
+figures (`WindowFigures`) and the raw sample its confidence intervals are computed from (`PointSample`,
+per session tree and per one-second slot; sweep/intervals.py). Fed by `ClientStats` with every request
+that ends while the window is open (`WindowFigures.add`); its tokens are placed in time by the one rule
+of measure/slots.py.
+
+Two sets of requests, each named where it is counted: the **prompts** whose first token came inside the
+window (the token rates, the cached share and the client's hit rate are all over them, as the servers'
+counters count a prompt when its prefill is done), and the **counted** requests, those that started
+after the warm-up and ended inside (the latencies and interactivity)."""
 
 from __future__ import annotations
 
@@ -104,14 +110,23 @@ class PointSample:
 
 @dataclass
 class WindowFigures:
-    """A sweep point's client figures (docs/sweeps.md): latencies of the requests that started after the
-    warm-up and ended inside the window; token rates from token times inside the window."""
+    """A measured window's client figures (docs/sweeps.md): latencies of the requests that started after
+    the warm-up and ended inside the window (`latency`); token rates from token times inside the window;
+    the prompt side (prompt and cached tokens, hit rates, reuse) of the prompts whose first token came
+    inside (`prompts`), so that the cached share and the client's hit rate are one set."""
 
     start: float
     end: float | None = None
     latency: Tally = field(default_factory=Tally)  # requests started and ended inside
-    prompt_in_window: int = 0  # prompt tokens whose first token came inside (rates)
+    # The prompt side (`Tally.count_prompt`) of the requests whose first token came inside, and how many.
+    prompts: Tally = field(default_factory=Tally)
+    first_tokens: int = 0
     output_in_window: float = 0.0  # output tokens decoded inside (rates)
+    # The counted requests that were not their session's first call (`Completed.first_call`): what the
+    # latencies would be without the sessions' cold first prompts (measure/cold.py). Kept only where it is
+    # asked for (a plain run's window after its warm-up: `keep_warm`): a sweep point's new users sent
+    # their first requests in its warm-up, and a tally more per request and window is not free.
+    warm: Tally | None = None
     failed: int = 0
     cached_reported: bool = False
     sample: PointSample = field(init=False)  # per tree and per slot, for the intervals
@@ -129,10 +144,15 @@ class WindowFigures:
             return None
         return self.task_book.figures(now, self.tasks, gpus=gpus, tokens_per_dollar=tokens_per_dollar)
 
+    def keep_warm(self) -> None:
+        """Tally the latencies of the counted requests that were not a session's first too (`warm`)."""
+        if self.warm is None:
+            self.warm = Tally()
+
     @property
-    def prompt_tokens_sum(self) -> int:
-        """The prompt tokens of the requests counted (`latency`), for the mean prompt length."""
-        return self.latency.prompt
+    def prompt_in_window(self) -> int:
+        """Prompt tokens whose first token came inside the window (the prompt rate)."""
+        return self.prompts.prompt
 
     @property
     def duration_s(self) -> float | None:
@@ -163,7 +183,8 @@ class WindowFigures:
         sample = self.sample
         sample.counted(tree or sample.tree_of(done.tree), done)
         self.latency.count(done)
-        self.cached_reported |= done.cached_tokens is not None
+        if self.warm is not None and not done.first_call:
+            self.warm.count_answer(done)
 
     def spread(self, done: Completed) -> TreeSample | None:
         """Count the tokens of a finished request that came inside the window: its prompt when its first
@@ -173,10 +194,13 @@ class WindowFigures:
         sample = self.sample
         inside = 0.0
         prompt = done.prompt_tokens
-        if prompt and self.start <= first <= end:
+        if self.start <= first <= end:
             inside += prompt
-            self.prompt_in_window += prompt
-            sample.tokens_at(first, prompt)
+            self.prompts.count_prompt(done)  # its cached tokens with its prompt: one set (the module's)
+            self.first_tokens += 1
+            self.cached_reported |= done.cached_tokens is not None
+            if prompt:
+                sample.tokens_at(first, prompt)
         decoded = 0.0
         for key, share in spread_tokens(
             first, last, done.output_tokens, origin=self.start, width=sample.slot_s, lo=self.start, hi=end

@@ -36,6 +36,11 @@ the last tick was measured against; the energy is the GPUs' energy from the firs
 (the first scrape of a DCGM page may come a tick late) to the last, its mean power over the report's
 token rates, and over its tasks. Null (and ``achieved_source``/``peak_source`` say why) where unknown.
 
+A plain run with ``--warmup`` (docs/metrics.md, "Warm-up"): the last snapshot carries its window after the
+warm-up (``measured``), and the report takes its client figures from it (``WARMED_KEYS``: latencies,
+interactivity, hit rates, rates and what follows from them), saying which in ``window_keys``; every
+other figure stays the whole run's.
+
 Throughput (``output_tokens_per_s`` …) is client-side when a load driver ran (tokens the driver
 received), else server-side (the servers' token counters); ``throughput_source`` says which, and the
 ``*_server`` keys always give the server-side figures. ``prefix_cache_hit_rate_server`` is the run
@@ -59,6 +64,7 @@ from agentx_tui.snapshot import (
     EndpointRow,
     EndpointTotals,
     Figures,
+    PointFigures,
     ProxyState,
     RunIntervals,
     Snapshot,
@@ -73,6 +79,7 @@ from agentx_tui.snapshot import (
 from agentx_tui.snapshot.limits import achieved_source, limits_values, totals_roofline
 from agentx_tui.snapshot.rates import rates
 from agentx_tui.snapshot.stat import RunningStat, TickMeans, ratio
+from agentx_tui.sweep import WARMED_KEYS
 
 SERVER_HIT_RATE_SOURCE = "server prefix-cache counters over the run: Δhits / Δqueries (tokens)"
 POWER_SOURCE = "sum of the GPUs' power per tick, mean over the ticks with a reading"
@@ -163,6 +170,9 @@ class ReportBuilder:
         report = merged(*parts)
         report = report.updated(**_per_gpu_figures(report, last).set_values())
         report = report.updated(**_limits_figures(report, last, duration, self._energy_from))
+        if last.measured is not None:  # a plain run's --warmup: its client figures are the window's
+            report = report.updated(**_warmed_figures(last.measured))
+            report = report.updated(**_per_gpu_figures(report, last).set_values())
         if last.sweep is not None:
             report = report.updated(**_sweep_figures(last))
         if last.intervals is not None:
@@ -333,12 +343,8 @@ def _agentx_figures(verdict: AgentXVerdict) -> Figures:
     )
 
 
-_RATE_KEYS = (
-    "output_tokens_per_s",
-    "prompt_tokens_per_s",
-    "cached_prompt_tokens_per_s",
-    "total_tokens_per_s",
-)
+# The token rates the servers' counters give too: each declared again as `<rate>_server` (snapshot/figures.py).
+_RATE_KEYS = tuple(key.removesuffix("_server") for key in FIGURES if key.endswith("_tokens_per_s_server"))
 
 
 def _per_s(value: float | None, duration: float) -> float | None:
@@ -489,6 +495,17 @@ def _sweep_figures(last: Snapshot) -> dict[str, Any]:
     }
 
 
+def _warmed_figures(window: PointFigures) -> dict[str, Any]:
+    """A plain run with --warmup (docs/metrics.md, "Warm-up"): the figures its window measured over the
+    requests started after the warm-up (`WARMED_KEYS`), and which keys those are; the rest stay the run's."""
+    return {
+        **{key: getattr(window, key) for key in WARMED_KEYS},
+        "warmup_s": window.warmup_s,
+        "window_s": window.duration_s,
+        "window_keys": list(WARMED_KEYS),
+    }
+
+
 def _carried(value: float | None, span: tuple[float | None, float | None], around: float | None) -> Any:
     """An interval found around `around` (the precision window's own figure) carried over to `value`
     (the report's whole-run figure) by its relative widths; None when anything is unknown."""
@@ -500,6 +517,7 @@ def _carried(value: float | None, span: tuple[float | None, float | None], aroun
 
 def _interval_figures(report: Report, window: RunIntervals) -> Figures:
     """A plain run with --precision (docs/sweeps.md): its figures' intervals and why it ended."""
+    span = "the window after the warm-up" if report.warmup_s else "the run from its first tick"
     intervals = {
         key: carried
         for key, span in window.intervals.items()
@@ -508,7 +526,7 @@ def _interval_figures(report: Report, window: RunIntervals) -> Figures:
     return Figures(
         precision=window.precision,
         intervals=intervals,
-        ci_method=f"{window.ci_method}; over the run from its first tick" if intervals and window.ci_method else None,
+        ci_method=f"{window.ci_method}; over {span}" if intervals and window.ci_method else None,
         stopped_early=window.stopped_early,
         stop_reason=window.stop_reason,
     )

@@ -36,21 +36,6 @@ SOURCES = (
     ("prompt_share_gpu_cache", "GPU prefix cache", GPU_CACHE_COLOUR),
     ("prompt_share_offload", "offload tier (KV connector)", FRONTIER_COLOUR),
 )
-# The Cache section's table of the servers' figures, in the declarations' order (report/_markdown.py).
-SERVER_CACHE_KEYS = (
-    "prompt_share_computed",
-    "prompt_share_gpu_cache",
-    "prompt_share_offload",
-    "kv_offload_load_gb_per_s",
-    "kv_offload_store_gb_per_s",
-    "kv_block_idle_before_evict_p50_s",
-    "kv_block_idle_before_evict_p90_s",
-    "kv_block_reuse_gap_p50_s",
-    "kv_block_reuse_gap_p90_s",
-    "kv_cache_metrics_sample",
-    "kv_offload_cpu",
-    "kv_offload_cpu_bytes",
-)
 _LEFT, _RIGHT = 150.0, 830.0
 _BAR, _GAP = 26.0, 12.0
 

@@ -74,8 +74,15 @@ def parse_check(expr: str) -> Check:
     return Check(expr=expr.strip(), key=key, op=op, threshold=threshold)
 
 
+def cold_start_words(report: Report) -> str:
+    """Why a figure the sessions' first requests set reads as it does (docs/metrics.md, "Cold start")."""
+    words = "set by the sessions' cold first requests"
+    return words if report.warmup_s else f"{words}; use --warmup S to leave them out"
+
+
 def evaluate_checks(checks: Iterable[Check], report: Report) -> list[CheckResult]:
     results = []
+    cold = set(report.cold_start_figures or ())
     for check in checks:
         value = report.figure(check.key)
         passed = value is not None and OPERATORS[check.op](value, check.threshold)
@@ -87,6 +94,7 @@ def evaluate_checks(checks: Iterable[Check], report: Report) -> list[CheckResult
                 threshold=check.threshold,
                 value=value,
                 passed=passed,
+                note=cold_start_words(report) if not passed and check.key in cold else None,
             )
         )
     return results

@@ -45,10 +45,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from agentx_tui.report._keys import (
-    AGENTS_KEY_PREFIXES,
+    AGENTS_FIGURES,
     FIGURES,
     TIER_AXIS_SUFFIX,
-    TIER_KEY_PREFIXES,
+    TIER_FIGURES,
     parse_tier_key,
 )
 from agentx_tui.report._model import Report
@@ -99,12 +99,14 @@ HEADLINE = tuple(_compared(f) for f in FIGURES.values() if f.compare is not None
 TASKS = tuple(_compared(f) for f in FIGURES.values() if f.compare is not None and f.group == "tasks" and f.numeric)
 # A flag or a list (AgentX validity and its reasons): shown side by side in words, never gated.
 WORDS = tuple(key for key, f in FIGURES.items() if f.compare is not None and not f.numeric)
-_TPUT_AT, _TPD_AT, _USD_AT = TIER_KEY_PREFIXES  # the sweep's own names for the tier keys
-_TIER_FIGURES: tuple[tuple[str, Better, Kind], ...] = (
-    (_TPUT_AT, "higher", "rate"),
-    (_TPD_AT, "higher", "tokens_per_dollar"),
-    (_USD_AT, "lower", "usd"),
-)
+# A sweep's tier reads (`TierRead`), each with the way that is better: the reads on either axis gate when the
+# tiers do, the agents' are shown beside them, never gated (module docstring).
+_TIER_READS = tuple(Compared(k, f.better, _kind(f.unit)) for k, f in TIER_FIGURES.items() if k not in AGENTS_FIGURES)
+_AGENTS_READS = tuple(Compared(k, f.better, _kind(f.unit)) for k, f in TIER_FIGURES.items() if k in AGENTS_FIGURES)
+# The tier keys of the throughput read and of those that carry its interval (`_carrier`).
+_TPUT_AT = "total_tokens_per_s_per_gpu_at_"
+_TPD_AT = "tokens_per_dollar_total_at_"
+_USD_AT = "usd_per_million_total_tokens_at_"
 
 
 # --- comparing --------------------------------------------------------------------------------------
@@ -264,17 +266,17 @@ def compare_reports(a: Report, b: Report, *, tolerance: float = DEFAULT_TOLERANC
         decode_only = (not a.has("frontier_axis"), not b.has("frontier_axis"))
         a, b = (_on_decode(r) if older else r for r, older in zip((a, b), decode_only, strict=True))
     tiers = sorted(_tiers(a) | _tiers(b))  # the North Star's (no suffix) first, then decode's
-    agents = [(p, sorted(_agents_tiers(a, p) | _agents_tiers(b, p))) for p in AGENTS_KEY_PREFIXES]
+    agents = [(f, sorted(_agents_tiers(a, f"{f.key}_at_") | _agents_tiers(b, f"{f.key}_at_"))) for f in _AGENTS_READS]
 
     def tier_rows(gating: bool) -> tuple[Row, ...]:
         reads = tuple(
-            _row(a, b, f"{prefix}{tier_suffix(t)}{axis}", better, kind, gating)
+            _row(a, b, f"{f.key}_at_{tier_suffix(t)}{axis}", f.better, f.kind, gating)
             for axis, t in tiers
-            for prefix, better, kind in _TIER_FIGURES
+            for f in _TIER_READS
         )
         # Shown, never gated: no interval tells their noise from a change (module docstring).
         return reads + tuple(
-            _row(a, b, f"{prefix}{tier_suffix(t)}", "higher", "rate", False) for prefix, ts in agents for t in ts
+            _row(a, b, f"{f.key}_at_{tier_suffix(t)}", f.better, f.kind, False) for f, ts in agents for t in ts
         )
 
     def headline_rows(figures: Sequence[Compared], gating: bool) -> tuple[Row, ...]:

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
+from agentx_tui.snapshot import FRACTION
 from agentx_tui.units import NA, compact, percent
 
-__all__ = ["NA", "cell", "elapsed", "percent", "si"]
+__all__ = ["NA", "Format", "by_unit", "cell", "elapsed", "percent", "si"]
+
+Format = Callable[[Any], str]
 
 
 def cell(value: Any) -> str:
@@ -40,3 +44,13 @@ def elapsed(seconds: float) -> str:
     h, rest = divmod(seconds, 3600)
     m, s = divmod(rest, 60)
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
+
+
+def by_unit(unit: str) -> Format:
+    """How a table's cell writes a figure of `unit` (its declaration's): a share as a percentage, tokens or
+    agents (per second, per GPU, per dollar…) compactly, anything else exactly."""
+    if unit == FRACTION:
+        return percent
+    if unit.split("/")[0] in ("tokens", "agents"):
+        return si
+    return cell

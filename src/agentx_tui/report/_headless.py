@@ -18,20 +18,24 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from agentx_tui.report._checks import CheckResult
-from agentx_tui.report._format import NA, cell, elapsed, percent, si
-from agentx_tui.report._keys import FIGURES, unit
+from agentx_tui.report._format import NA, by_unit, cell, elapsed, percent, si
+from agentx_tui.report._keys import AGENTS_FIGURES, FIGURES, unit
 from agentx_tui.report._model import Report
 from agentx_tui.report._why import why
 from agentx_tui.snapshot import (
+    SUMMARY_TABLE,
+    Figure,
     PointFigures,
     RetentionRow,
     Snapshot,
+    TierRead,
     WorkerLossRow,
     restarted_worker_words,
+    shown,
     validity_words,
 )
 from agentx_tui.snapshot.rates import rates
-from agentx_tui.sweep import DECODE, NORTH_STAR, point_x
+from agentx_tui.sweep import DECODE, MIN_REQUESTS, NORTH_STAR, measured, point_x
 from agentx_tui.terminal import wants_color
 from agentx_tui.units import outputs_scaled
 
@@ -78,33 +82,34 @@ def duration_words(report: Report) -> str | None:
     )
 
 
-# A sweep's points and tier reads in the summary: what a reader compares, in 79 columns.
-_POINT_HEAD = ("users", "requests", "tok/s/GPU", "North Star p90", "decode p90", "frontier")
-_TIER_HEAD = ("tier", "read on", "tok/s/GPU", "95% interval", "tokens/$", "agents/GPU")
+def _head(fig: Figure) -> str:
+    """A figure's column head in the summary's tables: the unit their headings state is left out."""
+    return fig.head.removesuffix(" tok/s/user")
+
+
+def _interval(low: float | None, high: float | None) -> str:
+    return f"{si(low)}-{si(high)}" if low is not None and high is not None else "n/a"
 
 
 def sweep_lines(report: Report) -> list[str]:
-    """A sweep's points (users, requests when the points carry them, throughput per GPU, the North Star and
-    decode p90 interactivity, whether on the frontier) and its tier reads (throughput per GPU and its 95%
-    interval, tokens per dollar, agents per GPU; or why not read); none for a plain run."""
+    """A sweep's points (their users, the figures declared for the summary's tables, whether on the
+    frontier) and its tier reads (the figures declared for them, each interval after its
+    figure, the agents' on the frontier's axis only; or why not read); none for a plain run."""
     if not report.is_sweep:
         return []
     points = [p.model_dump() if isinstance(p, PointFigures) else p for p in report.points or ()]
     frontier = set(report.frontier or ())
-    with_requests = any("requests" in p for p in points)
-    head = [h for h in _POINT_HEAD if h != "requests" or with_requests]
+    columns = shown(PointFigures, SUMMARY_TABLE)
+    head = ["users", *map(_head, columns), "frontier"]
     rows = []
     for i, p in enumerate(points):
-        row = [
-            cell(p.get("users")),
-            *([cell(p.get("requests"))] if with_requests else []),
-            si(p.get("total_tokens_per_s_per_gpu")),
-            si(p.get("e2e_interactivity_p90_tokens_per_s")),
-            si(p.get("interactivity_p90_tokens_per_s")),
-            "yes" if i in frontier else "",
-        ]
-        rows.append(row)
+        values = (by_unit(f.unit)(p.get(f.key)) for f in columns)
+        rows.append([cell(p.get("users")), *values, "yes" if i in frontier else ""])
     lines = ["  points (p90 interactivity in tok/s/user):", *_columns(head, rows)]
+    reads = shown(TierRead, SUMMARY_TABLE)
+    tier_head = ["tier", "read on"]
+    for f in reads:
+        tier_head += [_head(f), "95% interval"] if f.interval else [_head(f)]
     tiers = []
     primary = report.frontier_axis
     for t in report.tiers or ():
@@ -113,14 +118,18 @@ def sweep_lines(report: Report) -> list[str]:
         if t.total_tokens_per_s_per_gpu is None:
             read = [f"n/a: {t.note or 'not read'}"]
         else:
-            low, high = d.get("total_tokens_per_s_per_gpu_ci_low"), d.get("total_tokens_per_s_per_gpu_ci_high")
-            interval = f"{si(low)}-{si(high)}" if low is not None and high is not None else "n/a"
-            agents = si(t.agents_per_gpu) if on_frontier and primary is not None else ""
-            read = [si(t.total_tokens_per_s_per_gpu), interval, si(t.tokens_per_dollar_total), agents]
+            read = []
+            for f in reads:
+                if f.key in AGENTS_FIGURES and not (on_frontier and primary is not None):  # on its axis only
+                    read.append("")
+                    continue
+                read.append(by_unit(f.unit)(d.get(f.key)))
+                if f.interval:
+                    read.append(_interval(*(d.get(k) for k in f.interval_keys)))
         axis = "North Star" if t.axis == NORTH_STAR else "decode"
         tiers.append([cell(t.tier), axis, *read])
     if tiers:
-        lines += ["  tiers (where the frontier crosses p90 interactivity T tok/s/user):", *_columns(_TIER_HEAD, tiers)]
+        lines += ["  tiers (where the frontier crosses p90 interactivity T tok/s/user):", *_columns(tier_head, tiers)]
         if not any(p.get("total_tokens_per_s_per_gpu_ci_low") is not None for p in points):
             lines.append("    (no point carries a 95% interval: too few requests in each)")
     return lines
@@ -229,6 +238,34 @@ def loss_lines(report: Report) -> list[str]:
             f"{row.users_lost} of {row.users} users; {fate}"
         )
         lines += textwrap.wrap(text, 79, initial_indent="    ", subsequent_indent="      ")
+    return lines
+
+
+def _wrapped(head: str, text: str) -> list[str]:
+    """`head` then `text`, wrapped to 79 columns like the rest of the summary."""
+    return textwrap.wrap(f"{head}{text}", 79, initial_indent="  ", subsequent_indent="    ")
+
+
+def measured_lines(report: Report) -> list[str]:
+    """What the figures are over, and whether a few requests set them (docs/metrics.md, "Warm-up" and
+    "Cold start"; docs/sweeps.md, thin points): a line each, none when there is nothing to say."""
+    lines = []
+    if report.warmup_s:
+        window = NA if report.window_s is None else f"{report.window_s:.3g} s"
+        lines += _wrapped(
+            "measured: ",
+            f"latency, interactivity, hit rates and rates over the {window} after a {report.warmup_s:g} s "
+            "warm-up (the requests sent after it); totals over the whole run (window_keys)",
+        )
+    if report.cold_start_note:
+        lines += _wrapped("cold start: ", report.cold_start_note)
+    points = [p for p in report.points or () if isinstance(p, PointFigures)]
+    unmeasured = [str(p.users) for p in points if not measured(p)]
+    thin = [str(p.users) for p in points if p.thin and measured(p)]
+    if thin:
+        lines += _wrapped("thin points: ", f"{', '.join(thin)} users ({MIN_REQUESTS} requests give an interval)")
+    if unmeasured:
+        lines += _wrapped("not measured: ", f"{', '.join(unmeasured)} users (no request counted in the window)")
     return lines
 
 
@@ -348,6 +385,8 @@ class HeadlessPrinter:
                 self._write(f"  {'':{width}}  ({said})")
         if report.throughput_source:
             self._write(f"  (tokens/s are {report.throughput_source}-side)")
+        for line in measured_lines(report):  # the warm-up's window, the cold start, thin points
+            self._write(line)
         if report.proxied_requests is not None:  # --proxy: the real agents' part of it
             for key in PROXY_SUMMARY_KEYS:
                 self._write(f"  {key.ljust(width)}  {_shown(key, report)}".rstrip())

@@ -13,7 +13,16 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agentx_tui.snapshot import CI_SUFFIXES, Figure, Figures, FrontierAxis, PointFigures, TierRead, declared
+from agentx_tui.snapshot import (
+    AGENTS_GROUP,
+    CI_SUFFIXES,
+    Figure,
+    Figures,
+    FrontierAxis,
+    PointFigures,
+    TierRead,
+    declared,
+)
 from agentx_tui.sweep import DECODE, NORTH_STAR, tier_suffix
 
 FIGURES: dict[str, Figure] = declared(Figures)
@@ -42,31 +51,27 @@ NUMERIC_KEYS: tuple[str, ...] = _with_intervals(FIGURES, numeric_only=True)
 SWEEP_KEYS: tuple[str, ...] = ("points", "frontier", "tiers", "sweep_stop_reason")
 # The figures behind an interval key (`total_tokens_per_s_per_gpu_ci_low` → its figure).
 _INTERVAL_OF = {ci: fig for fig in FIGURES.values() if fig.interval for ci in fig.interval_keys}
-_TIER_FIGURES: dict[str, Figure] = declared(TierRead)
+# A tier read's figures (`TierRead`): each is a flat key per tier, `<figure>_at_T`.
+TIER_FIGURES: dict[str, Figure] = declared(TierRead)
 
 
 # A tier's report keys end in the axis's suffix: ``total_tokens_per_s_per_gpu_at_100`` on the North
 # Star, ``total_tokens_per_s_per_gpu_at_100_decode`` on decode interactivity (docs/metrics.md).
 TIER_AXIS_SUFFIX: dict[FrontierAxis, str] = {NORTH_STAR: "", DECODE: "_decode"}
 
-TIER_KEY_PREFIXES = (
-    "total_tokens_per_s_per_gpu_at_",
-    "tokens_per_dollar_total_at_",
-    "usd_per_million_total_tokens_at_",
-)
-# Agents per GPU and per megawatt at T (docs/sweeps.md): read on the sweep's own axis only, so their keys
-# have no axis suffix.
-AGENTS_KEY_PREFIX = "agents_per_gpu_at_"
-AGENTS_PER_MW_KEY_PREFIX = "agents_per_mw_at_"
-AGENTS_KEY_PREFIXES = (AGENTS_KEY_PREFIX, AGENTS_PER_MW_KEY_PREFIX)
-# The `TierRead` figures those keys hold.
-AGENTS_FIGURES = frozenset(prefix.removesuffix("_at_") for prefix in AGENTS_KEY_PREFIXES)
+# The reads on either axis: throughput per GPU (with its 95% interval), tokens per dollar, USD per million
+# tokens. The agents per GPU and per megawatt at T (docs/sweeps.md, their group) are read on the sweep's own
+# axis only, so their keys have no axis suffix.
+TIER_KEY_PREFIXES = tuple(f"{key}_at_" for key, fig in TIER_FIGURES.items() if fig.group != AGENTS_GROUP)
+AGENTS_FIGURES = frozenset(key for key, fig in TIER_FIGURES.items() if fig.group == AGENTS_GROUP)
+AGENTS_KEY_PREFIXES = tuple(f"{key}_at_" for key in TIER_FIGURES if key in AGENTS_FIGURES)
 
 
 def tier_report_keys(tiers: Sequence[TierRead], *, agents_axis: FrontierAxis | None = None) -> dict[str, float | None]:
     """The flat report keys of docs/metrics.md for each tier, so `--check 'tokens_per_dollar_total_at_100 >= 1e9'`
-    works: ``total_tokens_per_s_per_gpu_at_T`` (and its 95% interval, ``…_at_T_ci_low``/``_ci_high``),
-    ``tokens_per_dollar_total_at_T``, ``usd_per_million_total_tokens_at_T``, tier by tier in the given order.
+    works: each figure `TierRead` declares as ``<figure>_at_T``, in their order, tier by tier in the given
+    order: ``total_tokens_per_s_per_gpu_at_T`` (and its 95% interval, ``…_at_T_ci_low``/``_ci_high``),
+    ``tokens_per_dollar_total_at_T``, ``usd_per_million_total_tokens_at_T``.
     A read on decode interactivity has T followed by ``_decode`` (``…_at_100_decode``, ``…_at_100_decode_ci_low``;
     `TIER_AXIS_SUFFIX`); one on the North Star, or of an older recording (no axis), none. A read on
     `agents_axis` (the sweep's frontier axis) adds ``agents_per_gpu_at_T`` and ``agents_per_mw_at_T``
@@ -74,15 +79,18 @@ def tier_report_keys(tiers: Sequence[TierRead], *, agents_axis: FrontierAxis | N
     out: dict[str, float | None] = {}
     for read in tiers:
         t = tier_suffix(read.tier) + (TIER_AXIS_SUFFIX[read.axis] if read.axis is not None else "")
-        out[f"total_tokens_per_s_per_gpu_at_{t}"] = read.total_tokens_per_s_per_gpu
-        out[f"total_tokens_per_s_per_gpu_at_{t}_ci_low"] = read.total_tokens_per_s_per_gpu_ci_low
-        out[f"total_tokens_per_s_per_gpu_at_{t}_ci_high"] = read.total_tokens_per_s_per_gpu_ci_high
-        out[f"tokens_per_dollar_total_at_{t}"] = read.tokens_per_dollar_total
-        out[f"usd_per_million_total_tokens_at_{t}"] = read.usd_per_million_total_tokens
-        if agents_axis is not None and read.axis == agents_axis:
-            out[f"{AGENTS_KEY_PREFIX}{tier_suffix(read.tier)}"] = read.agents_per_gpu
-            if "agents_per_mw" in read.model_fields_set:  # a report of before it has none: none written back
-                out[f"{AGENTS_PER_MW_KEY_PREFIX}{tier_suffix(read.tier)}"] = read.agents_per_mw
+        on_agents_axis = agents_axis is not None and read.axis == agents_axis
+        values = read.model_dump()  # without a figure newer than the report it was read from: none written back
+        for key, fig in TIER_FIGURES.items():
+            if key not in values:
+                continue
+            if key in AGENTS_FIGURES:
+                if on_agents_axis:
+                    out[f"{key}_at_{tier_suffix(read.tier)}"] = values[key]
+                continue
+            out[f"{key}_at_{t}"] = values[key]
+            for suffix in CI_SUFFIXES if fig.interval else ():
+                out[f"{key}_at_{t}{suffix}"] = values[key + suffix]
     return out
 
 
@@ -103,7 +111,7 @@ def parse_tier_key(key: str) -> TierKey | None:
         if not key.startswith(prefix):
             continue
         rest, name = key.removeprefix(prefix), prefix.removesuffix("_at_")
-        if prefix == TIER_KEY_PREFIXES[0]:  # only throughput reads have an interval
+        if TIER_FIGURES[name].interval:  # only throughput reads have an interval
             for suffix in CI_SUFFIXES:
                 if rest.endswith(suffix):
                     rest, name = rest.removesuffix(suffix), name + suffix
@@ -135,7 +143,7 @@ def unit(key: str) -> str:
     """The unit of a report key, as its declaration gives it ("" for a word, a flag or a list)."""
     tier = parse_tier_key(key)
     key = RENAMED_KEYS.get(key, key)
-    fig = _TIER_FIGURES.get(_without_ci(tier.figure)) if tier else FIGURES.get(key) or _INTERVAL_OF.get(key)
+    fig = TIER_FIGURES.get(_without_ci(tier.figure)) if tier else FIGURES.get(key) or _INTERVAL_OF.get(key)
     return fig.unit if fig is not None else ""
 
 
@@ -170,7 +178,7 @@ def key_table() -> str:
     that is better, and its meaning; then a sweep point's own figures and a tier's flat keys."""
     head = ["| key | unit | better | meaning |", "|---|---|---|---|"]
     point = {k: f for k, f in declared(PointFigures).items() if k not in FIGURES}
-    tiers = {k: f for k, f in _TIER_FIGURES.items()}
+    tiers = {k: f for k, f in TIER_FIGURES.items()}
     return "\n".join(
         [
             *head,
@@ -198,8 +206,7 @@ def keys_listing() -> str:
         for key, fig in figures.items():
             mark = "* " if checkable and fig.numeric else "  "
             out.append((mark + name.format(key=key), fig.unit or "—", fig.meaning))
-            # A tier carries the interval of its throughput read only (`parse_tier_key`).
-            if fig.interval or (figures is _TIER_FIGURES and f"{key}_at_" == TIER_KEY_PREFIXES[0]):
+            if fig.interval:  # a tier's: of its throughput read only (`parse_tier_key`)
                 low = name.format(key=key) + CI_SUFFIXES[0]
                 out.append((mark + f"{low}, {CI_SUFFIXES[1]}", fig.unit or "—", f"the 95% interval of {key}"))
         return out
@@ -230,6 +237,6 @@ def keys_listing() -> str:
             "decode interactivity, e.g. total_tokens_per_s_per_gpu_at_100_decode; the agents' on the frontier's",
             "own axis only, no _decode):",
             "",
-            *table(rows(_TIER_FIGURES, name="{key}_at_T")),
+            *table(rows(TIER_FIGURES, name="{key}_at_T")),
         ]
     )

@@ -11,21 +11,32 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
-from agentx_tui.report._cache_charts import SERVER_CACHE_KEYS
 from agentx_tui.report._checks import CheckResult
-from agentx_tui.report._format import NA, cell, percent, si
+from agentx_tui.report._format import NA, Format, by_unit, cell, percent, si
 from agentx_tui.report._keys import FIGURES, unit
 from agentx_tui.report._model import Report
 from agentx_tui.report._series import ReportSeries
+from agentx_tui.report._time_charts import columns_of, point_splits, split_of
 from agentx_tui.report._why import NO_TIER_INTERVAL, why
 from agentx_tui.snapshot import (
+    AGENTS_GROUP,
+    CACHE_CLIENT,
+    CACHE_SERVERS,
     FRACTION,
+    POINTS_SPEED,
+    POINTS_USE,
     SECONDS,
+    TIME_SPLIT,
     EndpointRow,
     Figures,
+    Place,
     PointFigures,
+    TailSplit,
+    TierRead,
     UserRow,
     WorkerLossRow,
+    declared,
+    shown,
     validity_words,
 )
 from agentx_tui.snapshot.unknown import why_unknown
@@ -45,32 +56,6 @@ _AXIS_WORDS = {NORTH_STAR: "North Star (E2E)", DECODE: "decode"}
 # A time of day is a figure whose unit says so (`started_at`, `ended_at`): the JSON keeps the number.
 _UNIX_TIME = "unix time, s"
 
-Format = Callable[[Any], str]
-# A sweep's points in two tables a reader compares from point to point: how fast each was (a figure with
-# a 95% interval has it in the next column), then what it cost and how it used the servers. A column no
-# point has (a report of before it) is left out.
-_POINT_SPEED: tuple[tuple[str, str, Format], ...] = (
-    ("users", "users", cell),
-    ("requests", "requests", cell),
-    ("total_tokens_per_s_per_gpu", "total tok/s/GPU", si),
-    ("e2e_interactivity_p90_tokens_per_s", "North Star p90 tok/s/user", si),
-    ("interactivity_p90_tokens_per_s", "decode p90 tok/s/user", si),
-    ("ttft_p90_s", "TTFT p90 s", cell),
-)
-_POINT_USE: tuple[tuple[str, str, Format], ...] = (
-    ("users", "users", cell),
-    ("prefix_cache_hit_rate_client", "client hit", percent),
-    ("prefix_evicted_share", "evicted", percent),  # of the reused prompt tokens (docs/metrics.md, "Cache")
-    ("tokens_per_dollar_total", "tokens/$", si),
-    ("mean_prompt_tokens", "mean prompt", si),
-    ("peak_in_flight", "peak in flight", cell),
-    ("client_saturated", "client-bound", cell),
-    ("tasks_completed", "tasks", cell),  # begun and ended inside the point's window (docs/metrics.md, "Tasks")
-    ("usd_per_task", "USD/task", cell),
-    ("mfu", "MFU", percent),  # how close to the limit (docs/metrics.md, "Roofline", "Energy")
-    ("mbu", "MBU", percent),
-    ("joules_per_token", "J/token", cell),
-)
 # The headline figures: those declared for the summary (snapshot/figures.py), the run's, the proxy's when it ran.
 _HEADLINE = tuple(k for k, f in FIGURES.items() if f.summary and f.group == "run")
 _PROXY_HEADLINE = tuple(k for k, f in FIGURES.items() if f.summary and f.group == "proxy")
@@ -203,7 +188,8 @@ def _checks_lines(checks: Sequence[CheckResult]) -> list[str]:
     lines = [head, "", "| check | measured | result |", "|---|---|---|"]
     for c in checks:
         measured = c.shown_value if c.value is not None else "n/a: the figure is unknown, so the check fails"
-        lines.append(f"| `{_esc(c.expr)}` | {_esc(measured)} | {'PASS' if c.passed else 'FAIL'} |")
+        result = "PASS" if c.passed else "FAIL" + (f" — {c.note}" if c.note else "")
+        lines.append(f"| `{_esc(c.expr)}` | {_esc(measured)} | {_esc(result)} |")
     return [*lines, ""]
 
 
@@ -248,31 +234,31 @@ def _headline(report: Report, data: dict[str, Any]) -> list[str]:
 
 def _point_table(
     points: Sequence[PointFigures | dict[str, Any]],
-    columns: Sequence[tuple[str, str, Format]],
+    place: Place,
     *,
     intervals: bool,
     frontier: set[int],
 ) -> list[str]:
-    """One table of the points: `columns` that some point has, each interval after its figure (`intervals`)."""
+    """One table of the points: each point's users, then the figures declared for `place` (snapshot/figures.py,
+    in their order), each interval after its figure (`intervals`)."""
     dumped = [p.model_dump() if isinstance(p, PointFigures) else p for p in points]
-    # A column this version's points have (set or not), or that a point of the file has.
-    kept = [c for c in columns if c[0] in PointFigures.model_fields or any(c[0] in d for d in dumped)]
-    head = ["point"]
-    for key, title, _ in kept:
-        head.append(title)
-        if intervals and FIGURES.get(key) is not None and FIGURES[key].interval:
-            head.append(f"{title.removesuffix(' tok/s/user').removesuffix(' tok/s/GPU')} 95%")
+    columns = shown(PointFigures, place)
+    head = ["point", "users"]
+    for fig in columns:
+        head.append(fig.head)
+        if intervals and fig.interval:
+            head.append(f"{fig.head.removesuffix(' tok/s/user').removesuffix(' tok/s/GPU')} 95%")
     if intervals:
         head += ["frontier", "window ended"]
     rows: list[list[Cell]] = []
     for i, (point, d) in enumerate(zip(points, dumped, strict=True)):
         figures = point if isinstance(point, PointFigures) else None
-        row: list[Cell] = [(str(i + 1), None)]
-        for key, _, fmt in kept:
-            row.append(_cell(d.get(key), fmt, partial(_point_why, key, figures)))
-            if intervals and FIGURES.get(key) is not None and FIGURES[key].interval:
-                text = span(d, key)
-                row.append((text, _point_why(f"{key}_ci_low", figures) if text == NA else None))
+        row: list[Cell] = [(str(i + 1), None), _cell(d.get("users"), cell, partial(_point_why, "users", figures))]
+        for fig in columns:
+            row.append(_cell(d.get(fig.key), by_unit(fig.unit), partial(_point_why, fig.key, figures)))
+            if intervals and fig.interval:
+                text = span(d, fig.key)
+                row.append((text, _point_why(f"{fig.key}_ci_low", figures) if text == NA else None))
         if intervals:
             ended = ("early: " if d.get("stopped_early") else "") + str(d.get("stop_reason") or "")
             row += [("yes" if i in frontier else "", None), (ended, None)]
@@ -288,9 +274,9 @@ def _points_section(report: Report, data: dict[str, Any]) -> list[str]:
     points = report.points or []
     frontier = set(report.frontier or [])
     lines = ["How fast each point was:", ""]
-    lines += _point_table(points, _POINT_SPEED, intervals=True, frontier=frontier)
+    lines += _point_table(points, POINTS_SPEED, intervals=True, frontier=frontier)
     lines += ["What each point cost and how it used the servers:", ""]
-    lines += _point_table(points, _POINT_USE, intervals=False, frontier=frontier)
+    lines += _point_table(points, POINTS_USE, intervals=False, frontier=frontier)
     lines += _tiers_table(report)
     methods = [
         f"- point {i + 1}: {_esc(str(p['ci_method']))}"
@@ -299,6 +285,13 @@ def _points_section(report: Report, data: dict[str, Any]) -> list[str]:
     ]
     if methods:
         lines += ["How each point's 95% intervals were computed (`ci_method`):", "", *methods, ""]
+    gaps = [
+        f"- point {i + 1}{' (thin)' if p.get('thin') else ''}: {_esc(str(p['ci_note']))}"
+        for i, p in enumerate(data.get("points") or [])
+        if p.get("ci_note")
+    ]
+    if gaps:
+        lines += ["Why a point's interval is n/a (`ci_note`):", "", *gaps, ""]
     if report.sweep_stop_reason:
         lines += [f"The sweep ended: {_esc(report.sweep_stop_reason.rstrip('.'))}.", ""]
     return lines
@@ -306,19 +299,14 @@ def _points_section(report: Report, data: dict[str, Any]) -> list[str]:
 
 def _tiers_table(report: Report) -> list[str]:
     """The tier reads on both axes (docs/sweeps.md): the frontier's own axis first, with the agents per
-    GPU and per MW read there, then the other. A read of before the axis was chosen is on decode interactivity."""
+    GPU and per MW read there, then the other; every figure a read declares (`TierRead`), each interval
+    after its figure. A read of before the axis was chosen is on decode interactivity."""
     primary = report.frontier_axis
-    head = [
-        "tier (tok/s/user, p90)",
-        "read on",
-        "total tok/s/GPU",
-        "95% interval",
-        "tokens/$",
-        "$/M tokens",
-        "agents/GPU",
-        "agents/MW",
-        "note (why a read is n/a)",
-    ]
+    reads = declared(TierRead)
+    head = ["tier (tok/s/user, p90)", "read on"]
+    for fig in reads.values():
+        head += [fig.head, "95% interval"] if fig.interval else [fig.head]
+    head.append("note (why a read is n/a)")
     rows: list[list[Cell]] = []
     for tier in report.tiers or []:
         d = tier.model_dump()
@@ -331,21 +319,127 @@ def _tiers_table(report: Report) -> list[str]:
             text, reason = _cell(value, fmt, "not read at this tier")
             return text, None if note else reason
 
-        interval = span(d, "total_tokens_per_s_per_gpu")
-        unread = tier.total_tokens_per_s_per_gpu is None
         row: list[Cell] = [
             (cell(tier.tier), None),
             (_AXIS_WORDS.get(axis, "decode") if axis is not None else "decode", None),
-            known(tier.total_tokens_per_s_per_gpu, si),
-            known(None, cell) if unread else (interval, NO_TIER_INTERVAL if interval == NA else None),
-            known(tier.tokens_per_dollar_total, si),
-            known(tier.usd_per_million_total_tokens, cell),
-            known(tier.agents_per_gpu, si) if on_frontier and primary is not None else ("", None),
-            known(tier.agents_per_mw, si) if on_frontier and primary is not None else ("", None),
-            (note, None),
         ]
-        rows.append(row)
+        for key, fig in reads.items():
+            if fig.group == AGENTS_GROUP and not (on_frontier and primary is not None):  # read on its axis only
+                row.append(("", None))
+                continue
+            value = getattr(tier, key)
+            row.append(known(value, by_unit(fig.unit)))
+            if fig.interval:  # n/a with the read's note, or because its points carry none
+                interval = span(d, key)
+                unread = value is None
+                row.append(known(None, cell) if unread else (interval, NO_TIER_INTERVAL if interval == NA else None))
+        rows.append([*row, (note, None)])
     return _grid(head, rows, "tier row")
+
+
+# --- where the time went --------------------------------------------------------------------------------
+
+_NO_PHASES = (
+    "The servers export no request phases (vLLM's `vllm:request_queue_time_seconds` and "
+    "`vllm:request_prefill_time_seconds`): the first token's share is not cut into queued, prefill and outside "
+    "the server."
+)
+_PHASES = (
+    "The first token's share is cut into queued on the server, prefill and outside the server (the network, the "
+    "server's frontend, the client) in the proportions of the means over the same window: `server_queue_s_mean`, "
+    "`server_prefill_s_mean` and `ttft_outside_server_s_mean` (the client's TTFT mean less those two, 0 when "
+    "below). The servers' means are over every request they finished, not the tail's alone: the tail's first "
+    "token is cut as the average request's is."
+)
+
+
+def _split_rows(split: TailSplit) -> list[tuple[str, float]]:
+    """The run's bar as table rows: the first token (then its phases, indented), decode, the stalls."""
+    rows = [("first token", split.first_token)]
+    if split.queue is not None and split.prefill is not None and split.outside is not None:
+        rows += [("· queued on the server", split.queue), ("· prefill", split.prefill)]
+        rows.append(("· outside the server (network, frontend, client)", split.outside))
+    rows.append(("decode", split.decode))
+    if split.stalls is not None:
+        rows.append(("decode stalls", split.stalls))
+    return rows
+
+
+def _speculation(report: Report) -> list[str]:
+    """The servers' speculative decoding over the run, a line when they speculate: the acceptance length
+    (tokens a verify step emits), the draft length and the accepted share by draft position, against
+    AgentX's golden length where one is known (docs/metrics.md, "Where the time went")."""
+    length = report.spec_acceptance_length
+    if length is None:
+        return []
+    k = f"k = {report.spec_draft_length} draft tokens" if report.spec_draft_length is not None else "draft length n/a"
+    positions = ", ".join(f"{rate:.2f}" for rate in report.spec_acceptance_by_position or ())
+    by_position = f"; accepted per draft by position {positions}" if positions else ""
+    rate = report.spec_acceptance_rate
+    text = (
+        f"**Speculative decoding**: acceptance length {length:.2f} tokens per verify step ({k}{by_position}), "
+        f"{percent(rate)} of the draft tokens accepted (`spec_acceptance_length`, `spec_acceptance_rate`)"
+    )
+    golden, source = report.spec_golden_acceptance_length, report.spec_golden_source
+    if golden is None:
+        text += f"; no golden length to hold it to: {_esc(source or 'none is known')}"
+    else:
+        ratio = report.spec_acceptance_vs_golden
+        shown_ratio = NA if ratio is None else f"{ratio:.3f}"
+        text += (
+            f"; AgentX's golden length {golden:.2f} ({_esc(source or 'source unknown')}): measured ÷ golden "
+            f"{shown_ratio} (AgentX pins it within 2%)"
+        )
+    return [f"{text}.", ""]
+
+
+def _time_section(report: Report, data: dict[str, Any], images: Sequence[str]) -> list[str]:
+    """Where the North Star's time went (docs/metrics.md, "Where the time went"): its p90 tail as shares of
+    the first token (queued, prefill, outside the server where the servers export their phases), decode and
+    stalls, the run's or, for a sweep, each point's (a table and a picture); then the figures behind it."""
+    lines = [
+        "## Where the time went",
+        "",
+        "The North Star is 1 / p90 of r_i = E2E_i / OSL_i, a request's time per output token, its wait for "
+        "the first token included: the requests with r_i at or above that p90 set it. Their time (Σ r_i) is "
+        "split into the first token (TTFT_i / OSL_i), decode, and the decode stalls (gaps longer than 3 × their "
+        "request's median gap, beyond that median).",
+        "",
+    ]
+    if not report.has("north_star_ttft_share"):
+        return [*lines, "Not in this report: it was written before the split was measured.", ""]
+    if report.is_sweep:
+        rows = point_splits(report)
+        splits = [split for _, split in rows]
+        parts = columns_of(splits)
+        head = ["point", "users", *(part.words for part in parts)]
+        cells: list[list[Cell]] = []
+        for point, split in rows:
+            row: list[Cell] = [(str(point.index + 1), None), (cell(point.users), None)]
+            if split is None:
+                row += [(NA, _point_why("north_star_ttft_share", point))] * len(parts)
+            else:  # a part another point's split has, this one's not (its first token whole or cut): empty
+                shares = [part.share(split) for part in parts]
+                row += [("", None) if share is None else (percent(share), None) for share in shares]
+            cells.append(row)
+        lines += ["Each point's own tail (its requests in its window), as shares of its time:", ""]
+        lines += _grid(head, cells, "point")
+        lines += [line for image in images for line in (image, "")]
+    else:
+        split = split_of(report)
+        splits = [split]
+        if split is None:
+            lines += [f"No split: {_esc(why('north_star_ttft_share', report))}.", ""]
+        else:
+            lines += ["| part | share of the tail's time |", "|---|---|"]
+            lines += [f"| {words} | {percent(share)} |" for words, share in _split_rows(split)]
+            lines.append("")
+    if any(split is not None for split in splits):
+        lines += [_PHASES if any(s is not None and s.phased for s in splits) else _NO_PHASES, ""]
+    lines += _speculation(report)
+    keys = [fig.key for fig in shown(Figures, TIME_SPLIT)]
+    lines += ["| figure | key | value | unit |", "|---|---|---|---|", *_figure_rows(keys, data, report), ""]
+    return lines
 
 
 # --- the cache and the tasks ---------------------------------------------------------------------------
@@ -398,15 +492,6 @@ def _tasks_section(report: Report, data: dict[str, Any], images: Sequence[str]) 
     return lines
 
 
-# The Cache section (docs/metrics.md §4, "Where the prefix went"): the client's split of its prompts.
-_CLIENT_CACHE_KEYS = (
-    "prefix_cache_hit_rate_client",
-    "prefix_cache_hit_rate_ceiling",
-    "prefix_reused_tokens",
-    "prefix_evicted_share",
-    "think_s_p50",
-    "think_s_p90",
-)
 _RETENTION_COLUMNS: tuple[tuple[str, str, Format], ...] = (
     ("requests", "calls", cell),
     ("reused_tokens", "reused tokens", si),
@@ -419,7 +504,8 @@ def _cache_section(report: Report, data: dict[str, Any], images: Sequence[str]) 
     offload tier and KV residency; each prompt's split by the client and the retention curve; the
     pictures; each n/a with its reason."""
     lines = ["## Cache", "", "| figure | key | value | unit |", "|---|---|---|---|"]
-    lines += _figure_rows((*SERVER_CACHE_KEYS, *_CLIENT_CACHE_KEYS), data, report)
+    keys = [fig.key for place in (CACHE_SERVERS, CACHE_CLIENT) for fig in shown(Figures, place)]
+    lines += _figure_rows(keys, data, report)
     lines.append("")
     if data.get("prompt_share_computed") is None:
         lines += ["Where the servers' prompt tokens came from is unknown: they do not export it.", ""]
@@ -627,9 +713,11 @@ def render_markdown(
     images: Sequence[str] = (),
     task_images: Sequence[str] = (),
     cache_images: Sequence[str] = (),
+    time_images: Sequence[str] = (),
 ) -> str:
     """`images`: the sweep's pictures (its Frontier section); `task_images`: the tasks' (report/_task_charts.py);
-    `cache_images`: the Cache section's (report/_cache_charts.py)."""
+    `cache_images`: the Cache section's (report/_cache_charts.py); `time_images`: "Where the time went"'s
+    (report/_time_charts.py)."""
     title = "agentx-tui report" + (" (partial)" if report.partial else "")
     lines = [f"# {title}", ""]
     lines.append(
@@ -649,6 +737,7 @@ def render_markdown(
         lines += ["## Frontier", "", *(line for image in images for line in (image, ""))]
         lines += [f"Drawn on the frontier's axis: {axis_title(report.frontier_axis)}.", ""]
         lines += _points_section(report, data)
+    lines += _time_section(report, data, time_images)
     lines += _cache_section(report, data, cache_images)
     lines += _tasks_section(report, data, task_images)
     if series is not None and len(series):

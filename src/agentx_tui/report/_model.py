@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from agentx_tui.report._keys import AGENTS_FIGURES, RENAMED_KEYS, parse_tier_key, tier_report_keys
 from agentx_tui.snapshot import Figures, FrontierAxis, PointFigures, TierRead
@@ -45,6 +45,16 @@ class CheckRow(BaseModel):
     threshold: float
     value: float | None
     passed: bool
+    # Why a failed check's figure is what it is, where the run knows (the sessions' cold first requests);
+    # written only when there is one.
+    note: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _note_only_when_said(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out: dict[str, Any] = handler(self)
+        if out.get("note") is None:
+            out.pop("note", None)
+        return out
 
     @property
     def shown_value(self) -> str:
@@ -52,10 +62,11 @@ class CheckRow(BaseModel):
 
     @property
     def verdict_detail(self) -> str:
-        """What the summary says after the check: the figure, or that it is unknown (a failure)."""
+        """What the summary says after the check: the figure, or that it is unknown (a failure); and why,
+        where the run knows."""
         if self.value is None:
             return "the figure is unknown: the run could not measure it, so the check fails"
-        return f"measured {self.shown_value}"
+        return f"measured {self.shown_value}" + (f" — {self.note}" if self.note else "")
 
 
 Point = Annotated[PointFigures | JsonObject, Field(union_mode="left_to_right")]

@@ -29,6 +29,7 @@ from agentx_tui.report._markdown import render_markdown
 from agentx_tui.report._model import Report
 from agentx_tui.report._series import ReportSeries
 from agentx_tui.report._task_charts import task_markdown_images, write_task_charts
+from agentx_tui.report._time_charts import time_markdown_images, write_time_charts
 
 REPORT_EXTENSIONS = (".json", ".md", ".csv")
 
@@ -181,6 +182,7 @@ def write_report(
             charts = write_sweep_charts(path, report)
             task_charts = write_task_charts(path, report)
             cache_charts = write_cache_charts(path, report)
+            time_charts = write_time_charts(path, report)
         except OSError as exc:
             raise UsageError(f"--report {path}: its charts could not be written: {exc.strerror or exc}.") from exc
         text = render_markdown(
@@ -190,6 +192,7 @@ def write_report(
             images=markdown_images(charts),
             task_images=task_markdown_images(task_charts),
             cache_images=cache_markdown_images(cache_charts),
+            time_images=time_markdown_images(time_charts),
         )
     elif suffix == ".csv":
         text = render_csv(report)

@@ -103,6 +103,7 @@ def agentx_setup(
     return AgentXSetup(
         min_point_s=plan.agentx.min_point_s,
         run_duration_s=plan.duration_s,
+        run_warmup_s=plan.warmup_s,
         max_think_s=plan.load.settings.max_think_s,
         offload=offload,
         memory=memory,

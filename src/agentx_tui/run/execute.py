@@ -163,8 +163,8 @@ def _phases(plan: RunPlan) -> Phases:
     sweep = plan.sweep
     if sweep is None:
         if plan.precision is None:
-            return TimedRun(plan.duration_s)
-        return PreciseRun(plan.duration_s, plan.precision, axis=plan.frontier_axis)
+            return TimedRun(plan.duration_s, warmup_s=plan.warmup_s, axis=plan.frontier_axis)
+        return PreciseRun(plan.duration_s, plan.precision, warmup_s=plan.warmup_s, axis=plan.frontier_axis)
     return SweepPhases(
         sweep.users,
         start_users=sweep.start_users,

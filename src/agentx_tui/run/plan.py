@@ -138,6 +138,8 @@ class RunPlan:
     price: PricePlan
     output: OutputPlan
     duration_s: float | None = None  # None: until quit (a sweep ends by itself)
+    # A plain run's --warmup: its first seconds, whose requests the window's figures leave out (0: none).
+    warmup_s: float = 0.0
     sweep: SweepPlan | None = None
     proxy: ProxyPlan | None = None
     # --precision F: a sweep point (or a plain run) ends once both 95% half-widths are within F.

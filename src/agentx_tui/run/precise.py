@@ -1,6 +1,7 @@
 """A plain run with `--precision F` (docs/sweeps.md, "--precision"): it measures like a sweep point.
 
-A window opens at the run's first tick; the run ends as soon as the 95% intervals of its throughput
+A window opens at the run's first tick (after its `--warmup`, when it has one: run/phases.py
+`MeasuredWindow`); the run ends as soon as the 95% intervals of its throughput
 and of its p90 interactivity on the frontier's axis (`--frontier-axis`: E2E-normalized by default)
 are each within ±F (checked as a sweep point's are, once 20 requests are
 counted), or at `--duration` (then the longest the run may take), or when its sessions have run out
@@ -14,8 +15,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from agentx_tui.run.phases import EVERY_WORKER_LOST, RunHandle, every_worker_lost
-from agentx_tui.snapshot import FrontierAxis, RunIntervals, Snapshot
+from agentx_tui.run.phases import EVERY_WORKER_LOST, MeasuredWindow, RunHandle, every_worker_lost
+from agentx_tui.snapshot import FrontierAxis, PointFigures, RunIntervals, Snapshot
 from agentx_tui.sweep import NORTH_STAR, PointWindow
 
 
@@ -25,6 +26,7 @@ class PreciseRun:
         duration_s: float | None,
         precision: float,
         *,
+        warmup_s: float = 0.0,
         axis: FrontierAxis = NORTH_STAR,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -32,7 +34,7 @@ class PreciseRun:
         self.precision = precision
         self.axis = axis
         self._clock = clock
-        self._window: PointWindow | None = None
+        self._measured = MeasuredWindow(warmup_s, axis=axis, clock=clock)
         self._stopped_early = False
         self._stop_reason: str | None = None
 
@@ -40,18 +42,25 @@ class PreciseRun:
         stats = run.load.stats if run.load is not None else None
         if stats is None:
             return snap
-        if self._window is None:
-            self._window = PointWindow(0, snap.run.users, 0.0, snap, stats.open_window(self._clock()), axis=self.axis)
-        window = self._window
-        window.tick(snap)
+        measured = self._measured
+        window = measured.advance(snap, stats, run, final=final)
         if final:
-            stats.end_window(window.client, self._clock())
-            intervals = self._final(window)
-            stats.close_window(window.client)
-            return snap.model_copy(update={"intervals": intervals})
+            measured.end(stats)
+            point = measured.figures(snap) if window is not None and window.client.duration_s else None
+            update: dict[str, object] = {"intervals": self._final(window, point)}
+            if measured.warmup_s:  # the report's client figures are the window's (run/phases.py)
+                update["measured"] = point or measured.figures(snap)
+            measured.close(stats)
+            return snap.model_copy(update=update)
         if self._stop_reason is None and every_worker_lost(snap):
             self._stop_reason = EVERY_WORKER_LOST
             run.request_stop(EVERY_WORKER_LOST, partial=True)
+        if window is None:  # still warming up
+            if self.duration_s is not None and snap.elapsed_s >= self.duration_s:
+                run.request_stop("duration reached")
+            elif run.load is not None and run.load.finished:
+                run.request_stop("every session has ended")
+            return snap.model_copy(update={"intervals": self._state(None)})
         if self._stop_reason is None:
             self._check(snap, run, window)
         return snap.model_copy(update={"intervals": self._state(window)})
@@ -71,19 +80,19 @@ class PreciseRun:
             self._stop_reason = f"{why} before {target}: {words}"
             run.request_stop("duration reached" if out_of_time else why)
 
-    def _state(self, window: PointWindow) -> RunIntervals:
+    def _state(self, window: PointWindow | None) -> RunIntervals:
         return RunIntervals(
             precision=self.precision,
-            requests=window.client.latency.requests,
+            requests=window.client.latency.requests if window is not None else 0,
             stopped_early=self._stopped_early,
             stop_reason=self._stop_reason,
         )
 
-    def _final(self, window: PointWindow) -> RunIntervals:
-        """The window's figures that carry a 95% interval, with their intervals (as a sweep point's)."""
-        if not window.client.duration_s:
+    def _final(self, window: PointWindow | None, point: PointFigures | None) -> RunIntervals:
+        """The window's figures (`point`, None when it measured no time) that carry a 95% interval, with
+        their intervals (as a sweep point's)."""
+        if point is None:
             return self._state(window)
-        point = window.figures()
         return self._state(window).updated(
             **{key: getattr(point, key) for key in point.intervals},
             intervals=point.intervals,

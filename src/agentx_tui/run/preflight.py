@@ -67,6 +67,7 @@ def api_key_from_env() -> str | None:
 # Without --agentx: the sweep flags' defaults (docs/sweeps.md). With it: the rules' (docs/sweeps.md,
 # "AgentX validity"); a flag the user gives wins either way.
 DEFAULT_POINT_DURATION_S = 60.0
+DEFAULT_POINT_WARMUP_S = 20.0  # a sweep point's --warmup; a plain run has none unless given
 DEFAULT_TIERS = "30,50,75,100,150,200"
 DEFAULT_FRONTIER_AXIS = "e2e"
 
@@ -87,6 +88,7 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
         users = sweep.users[0]
     if sweep is not None and args.duration is not None:
         raise UsageError("--duration and --sweep cannot be used together.", "A sweep ends when its points are done.")
+    warmup_s = _run_warmup(args, sweep)
     checks = tuple(parse_check(expr) for expr in args.check)
     reports = check_report_paths(args.report)
     if args.record is not None:
@@ -103,6 +105,10 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
         raise UsageError("--agentx needs load: it cannot run with `-w none`.", hint)
     if sweep is not None and prepared.spec.is_none:
         raise UsageError("--sweep needs load: it cannot run with `-w none`.", "Choose a workload.")
+    if warmup_s and prepared.spec.is_none:
+        raise UsageError(
+            "--warmup needs load: it cannot run with `-w none`.", "It leaves out the run's own first requests."
+        )
     if args.precision is not None and prepared.spec.is_none:
         raise UsageError(
             "--precision needs load: it cannot run with `-w none`.", "Its intervals come from the run's own requests."
@@ -155,6 +161,7 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
         ),
         output=output,
         duration_s=args.duration,
+        warmup_s=warmup_s,
         sweep=sweep,
         proxy=_proxy(args, target),
         precision=args.precision,
@@ -198,6 +205,22 @@ def _rule_defaults(args: argparse.Namespace, agentx: AgentXPlan) -> None:
         args.frontier_axis = DEFAULT_FRONTIER_AXIS
     if agentx.asked and args.sweep is None and args.duration is None:
         args.sweep = "auto"
+    if args.warmup is None and args.sweep is not None:
+        args.warmup = DEFAULT_POINT_WARMUP_S
+
+
+def _run_warmup(args: argparse.Namespace, sweep: SweepPlan | None) -> float:
+    """A plain run's --warmup (0 when not given): its first seconds, inside its --duration. A sweep's is
+    per point (`SweepPlan.warmup_s`), and 0 here."""
+    if sweep is not None or not args.warmup:
+        return 0.0
+    warmup: float = args.warmup
+    if args.duration is not None and warmup >= args.duration:
+        raise UsageError(
+            f"--warmup {warmup:g} leaves nothing of --duration {args.duration:g} to measure.",
+            "The warm-up is the run's first seconds: give a --duration longer than it.",
+        )
+    return warmup
 
 
 def _frontier_axis(name: str) -> FrontierAxis:

@@ -26,12 +26,14 @@ from agentx_tui.sweep import (
     PointWindow,
     auto_stop_reason,
     axis_name,
+    measured,
     next_auto_users,
     other_axis,
     point_x,
     point_x_interval,
     read_agents,
     read_tiers,
+    thin_words,
     tier_intervals,
     view_fronts,
 )
@@ -199,6 +201,13 @@ class SweepPhases:
         )
         if point.stopped_early and point.stop_reason:
             run.events.add(f"sweep point {self._index + 1} ended early: {point.stop_reason}")
+        if not measured(point):
+            run.events.add(
+                f"sweep point {self._index + 1} not measured: no request started after its warm-up and ended "
+                "inside its window (a longer --point-duration would count some)"
+            )
+        elif point.thin:
+            run.events.add(f"sweep point {self._index + 1} is thin: {thin_words(point.requests or 0)}")
         reason = self._next_reason()
         if reason is not None:
             self._stop_reason = reason
@@ -217,7 +226,12 @@ class SweepPhases:
 
     def _next_reason(self) -> str | None:
         if not self.auto:
-            return None if self._index + 1 < len(self.planned) else f"all {len(self.planned)} points measured"
+            if self._index + 1 < len(self.planned):
+                return None
+            unmeasured = sum(1 for p in self.points if not measured(p))
+            if unmeasured:
+                return f"all {len(self.planned)} points done, {unmeasured} not measured (no request counted)"
+            return f"all {len(self.planned)} points measured"
         return auto_stop_reason(self.points, lowest_tier=min(self.tiers), axis=self.axis)
 
     def _close_previous(self, stats: ClientStats) -> None:

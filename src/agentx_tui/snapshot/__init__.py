@@ -16,7 +16,7 @@ stat         running means and maxima over ticks (the report's and a sweep point
 bottleneck   whether the simulated engine, not the modelled GPU, limited a tick's figures
 agentx       whether the run meets AgentX's rules, rule by rule, and the verdict in words
 limits       how close to the limit: the roofline (MFU, MBU, the bound) and energy (J/token, agents per MW)
-tailbar      where the North-Star-setting requests' time went, as one bar of shares
+split        where the North Star's time went, as one bar: first token (queue, prefill, outside), decode, stalls
 
 Everything that produces figures (telemetry, load, cost, sweep) and everything that consumes them
 (ui, report, recording) imports this package; it imports nothing of theirs.
@@ -27,18 +27,29 @@ from agentx_tui.snapshot.buckets import histogram_quantile
 from agentx_tui.snapshot.cache import cache_figures, prompt_shares, totals_since
 from agentx_tui.snapshot.figures import Figures, PointFigures, RunIntervals, TierRead
 from agentx_tui.snapshot.figureset import (
+    AGENTS_GROUP,
+    CACHE_CLIENT,
+    CACHE_SERVERS,
     CI_SUFFIXES,
     COUNT,
     FRACTION,
     GATE,
+    POINTS_SPEED,
+    POINTS_USE,
     SECONDS,
     SHOW,
+    SUMMARY_TABLE,
+    TIME_SPLIT,
+    TOKENS,
+    TOKENS_PER_S_PER_USER,
     USD,
     Figure,
     FigureSet,
+    Place,
     Span,
     declared,
     figure,
+    shown,
 )
 from agentx_tui.snapshot.model import (
     CHILD_ID_BASE,
@@ -91,20 +102,28 @@ from agentx_tui.snapshot.servertime import (
     totals_server_time,
     ttft_outside_server,
 )
-from agentx_tui.snapshot.tailbar import SEGMENTS, Segment, TailBar, tail_bar
+from agentx_tui.snapshot.split import TailSplit, tail_split
 
 __all__ = [
+    "AGENTS_GROUP",
+    "CACHE_CLIENT",
+    "CACHE_SERVERS",
     "CHILD_ID_BASE",
     "CI_SUFFIXES",
     "COUNT",
     "FRACTION",
     "GATE",
     "IDLE_BUCKETS_S",
+    "POINTS_SPEED",
+    "POINTS_USE",
     "SCHEMA_VERSION",
     "SECONDS",
-    "SEGMENTS",
     "SERVER_TIME_KEYS",
     "SHOW",
+    "SUMMARY_TABLE",
+    "TIME_SPLIT",
+    "TOKENS",
+    "TOKENS_PER_S_PER_USER",
     "USD",
     "USERS_SHOWN",
     "AgentXRule",
@@ -129,6 +148,7 @@ __all__ = [
     "GpuState",
     "LimitsFigures",
     "Percentiles",
+    "Place",
     "PointFigures",
     "ProxyState",
     "RetentionRow",
@@ -137,13 +157,12 @@ __all__ = [
     "RunInfo",
     "RunIntervals",
     "RunState",
-    "Segment",
     "Snapshot",
     "Span",
     "StepRow",
     "SweepPhase",
     "SweepState",
-    "TailBar",
+    "TailSplit",
     "TaskFigures",
     "TaskTimeBar",
     "TierRead",
@@ -162,7 +181,8 @@ __all__ = [
     "prompt_shares",
     "restarted_worker_words",
     "server_time_figures",
-    "tail_bar",
+    "shown",
+    "tail_split",
     "totals_server_time",
     "totals_since",
     "ttft_outside_server",

@@ -2,10 +2,11 @@
 
 A figure is a field of `Figures` made by `figure(...)`: its name is its report key, and its declaration
 says its unit, which way is better, whether it carries a 95% interval, how `compare` treats it, whether
-the headless summary prints it, and its one-line meaning. Everything else is derived from that: the
-report's keys and their order, its CSV columns, the `--check` vocabulary (the numeric figures), the
-Markdown and headless rows with their units, compare's rows and gates, and the key table of
-docs/metrics.md (a test holds the page to the declarations).
+the headless summary prints it, which of the report's tables and sections show it (`shown_in`, with its
+column's `label`), and its one-line meaning. Everything else is derived from that: the report's keys and
+their order, its CSV columns, the `--check` vocabulary (the numeric figures), the Markdown and headless
+rows and tables with their units, compare's rows and gates, and the key table of docs/metrics.md (a test
+holds the page to the declarations).
 
 `Figures` is the report's vocabulary over one window: the client's rate window of a tick (its `window`)
 and the whole run so far (its `run`), a sweep point's measured window (`PointFigures`), a `--precision`
@@ -26,17 +27,24 @@ from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from agentx_tui.snapshot.base import Frozen
 from agentx_tui.snapshot.figureset import (
+    CACHE_CLIENT,
+    CACHE_SERVERS,
     COUNT,
     FRACTION,
     GATE,
+    POINTS_SPEED,
+    POINTS_USE,
     SECONDS,
     SHOW,
+    SUMMARY_TABLE,
+    TIME_SPLIT,
     TOKENS,
     TOKENS_PER_S,
     TOKENS_PER_S_PER_GPU,
     TOKENS_PER_S_PER_USER,
     USD,
     FigureSet,
+    agents_figure,
     agentx_figure,
     figure,
     limits_figure,
@@ -66,18 +74,18 @@ Retention = Annotated[RetentionRow | JsonObject, _MODEL_FIRST]
 LostWorker = Annotated[WorkerLossRow | JsonObject, _MODEL_FIRST]
 
 
-def _north_star(percentile: str, *, interval: bool = False) -> Any:
+def _north_star(percentile: str, *, interval: bool = False, **shown: Any) -> Any:
     """AgentX's North Star at a percentile: E2E-normalized interactivity, 1 / the percentile of r_i."""
     meaning = f"1 / {percentile} of E2E latency per output token (E2E-normalized interactivity)"
     if percentile == "p90":
         meaning = f"the North Star: {meaning}"
-    return figure(TOKENS_PER_S_PER_USER, meaning, better="higher", compare=GATE, interval=interval)
+    return figure(TOKENS_PER_S_PER_USER, meaning, better="higher", compare=GATE, interval=interval, **shown)
 
 
-def _decode_interactivity(percentile: str, *, interval: bool = False) -> Any:
+def _decode_interactivity(percentile: str, *, interval: bool = False, **shown: Any) -> Any:
     """Decode interactivity at a percentile: 1 / the percentile of per-request ITL."""
     meaning = f"decode interactivity: 1 / {percentile} of per-request ITL"
-    return figure(TOKENS_PER_S_PER_USER, meaning, better="higher", compare=GATE, interval=interval)
+    return figure(TOKENS_PER_S_PER_USER, meaning, better="higher", compare=GATE, interval=interval, **shown)
 
 
 class Figures(FigureSet):
@@ -123,7 +131,13 @@ class Figures(FigureSet):
         summary=True,
     )
     total_tokens_per_s_per_gpu: float | None = figure(
-        TOKENS_PER_S_PER_GPU, "total tokens per second per GPU", better="higher", compare=GATE, interval=True
+        TOKENS_PER_S_PER_GPU,
+        "total tokens per second per GPU",
+        better="higher",
+        compare=GATE,
+        interval=True,
+        shown_in=(POINTS_SPEED, SUMMARY_TABLE),
+        label="total tok/s/GPU",
     )
     output_tokens_per_s: float | None = figure(
         TOKENS_PER_S, "output tokens per second", better="higher", compare=GATE, summary=True
@@ -149,18 +163,32 @@ class Figures(FigureSet):
     # --- interactivity ------------------------------------------------------------------------------
     e2e_interactivity_p50_tokens_per_s: float | None = _north_star("p50")
     e2e_interactivity_p75_tokens_per_s: float | None = _north_star("p75")
-    e2e_interactivity_p90_tokens_per_s: float | None = _north_star("p90", interval=True)
+    e2e_interactivity_p90_tokens_per_s: float | None = _north_star(
+        "p90", interval=True, shown_in=(POINTS_SPEED, SUMMARY_TABLE), label="North Star p90 tok/s/user"
+    )
     interactivity_p50_tokens_per_s: float | None = _decode_interactivity("p50")
-    interactivity_p90_tokens_per_s: float | None = _decode_interactivity("p90", interval=True)
+    interactivity_p90_tokens_per_s: float | None = _decode_interactivity(
+        "p90", interval=True, shown_in=(POINTS_SPEED, SUMMARY_TABLE), label="decode p90 tok/s/user"
+    )
     per_user_output_tokens_per_s_p50: float | None = figure(
         TOKENS_PER_S, "a request's decode speed, output tokens / (last − first token), p50", summary=True
     )
 
     # --- latency ----------------------------------------------------------------------------------
     ttft_p50_s: float | None = figure(SECONDS, "time to first token, p50", better="lower", summary=True)
-    ttft_p90_s: float | None = figure(SECONDS, "time to first token, p90", better="lower", compare=SHOW, summary=True)
+    ttft_p90_s: float | None = figure(
+        SECONDS,
+        "time to first token, p90",
+        better="lower",
+        compare=SHOW,
+        summary=True,
+        shown_in=(POINTS_SPEED,),
+        label="TTFT p90 s",
+    )
     ttft_p99_s: float | None = figure(SECONDS, "time to first token, p99", better="lower")
-    ttft_s_mean: float | None = figure(SECONDS, "time to first token, mean (Σ TTFT ÷ requests, exact)", better="lower")
+    ttft_s_mean: float | None = figure(
+        SECONDS, "time to first token, mean (Σ TTFT ÷ requests, exact)", better="lower", shown_in=(TIME_SPLIT,)
+    )
     itl_p50_s: float | None = figure(SECONDS, "gap between content tokens, pooled over tokens, p50", better="lower")
     itl_p90_s: float | None = figure(
         SECONDS, "gap between content tokens, pooled over tokens, p90", better="lower", compare=SHOW, summary=True
@@ -174,18 +202,24 @@ class Figures(FigureSet):
         "of the requests with r_i ≥ p90 of r_i (they set the North Star): Σ TTFT_i/OSL_i ÷ Σ r_i",
         compare=SHOW,
         summary=True,
+        shown_in=(TIME_SPLIT,),
     )
     north_star_stall_share: float | None = figure(
         FRACTION,
         "of the same requests: Σ stall excess_i/OSL_i ÷ Σ r_i (1 − it − the first-token share: decode)",
         better="lower",
         compare=SHOW,
+        shown_in=(TIME_SPLIT,),
     )
     median_ttft_share: float | None = figure(
-        FRACTION, "of the requests with r_i ≥ p50 of r_i: Σ TTFT_i/OSL_i ÷ Σ r_i", compare=SHOW
+        FRACTION, "of the requests with r_i ≥ p50 of r_i: Σ TTFT_i/OSL_i ÷ Σ r_i", compare=SHOW, shown_in=(TIME_SPLIT,)
     )
     output_tokens_p50: int | float | None = figure(
-        TOKENS, "a request's output tokens (OSL), p50 of the exact counts", compare=SHOW, summary=True
+        TOKENS,
+        "a request's output tokens (OSL), p50 of the exact counts",
+        compare=SHOW,
+        summary=True,
+        shown_in=(TIME_SPLIT,),
     )
     decode_stall_share: float | None = figure(
         FRACTION,
@@ -194,14 +228,35 @@ class Figures(FigureSet):
         better="lower",
         compare=SHOW,
         summary=True,
+        shown_in=(TIME_SPLIT,),
     )
     decode_stalls_per_request: float | None = figure(
-        "stalls/request", "decode stalls ÷ streamed requests", better="lower", compare=SHOW
+        "stalls/request", "decode stalls ÷ streamed requests", better="lower", compare=SHOW, shown_in=(TIME_SPLIT,)
+    )
+
+    # --- the cold start: the sessions' first calls (docs/metrics.md, "Cold start") -------------------
+    ttft_p90_s_warm: float | None = figure(
+        SECONDS, "time to first token, p90, over the requests that were not their session's first call", better="lower"
+    )
+    cold_start_figures: list[str] | None = figure(
+        "", "the latency figures the sessions' first calls set: over the other requests each is over 20% better"
+    )
+    cold_start_note: str | None = figure("", "which latency figures the sessions' first calls set, in words")
+
+    # --- a plain run's --warmup (docs/metrics.md, "Warm-up") --------------------------------------------
+    warmup_s: float | None = figure(SECONDS, "seconds before the measured window: a plain run's --warmup")
+    window_s: float | None = figure(
+        SECONDS, "a plain run with --warmup: its measured window, warm-up's end to last sample"
+    )
+    window_keys: list[str] | None = figure(
+        "", "a plain run with --warmup: the keys measured over its window (requests started after the warm-up)"
     )
 
     # --- requests ---------------------------------------------------------------------------------
     requests_completed: int | float | None = figure(
-        COUNT, "requests completed (the servers' counter when observing only)", summary=True
+        COUNT,
+        "requests completed (the servers' counter when observing only)",
+        summary=True,
     )
     requests_failed: int | None = figure(COUNT, "requests that failed for good", summary=True)
     error_rate: float | None = figure(
@@ -218,10 +273,18 @@ class Figures(FigureSet):
         FRACTION, "Δhits / Δqueries of the servers' prefix-cache counters (tokens)", compare=SHOW, summary=True
     )
     prefix_cache_hit_rate_client: float | None = figure(
-        FRACTION, "Σ cached_tokens / Σ prompt tokens of the client's requests", compare=SHOW, summary=True
+        FRACTION,
+        "Σ cached_tokens / Σ prompt tokens of the client's requests",
+        compare=SHOW,
+        summary=True,
+        shown_in=(POINTS_USE, CACHE_CLIENT),
+        label="client hit",
     )
     prefix_cache_hit_rate_ceiling: float | None = figure(
-        FRACTION, "the hit rate a perfect, unbounded prefix cache would reach on the prompts sent", summary=True
+        FRACTION,
+        "the hit rate a perfect, unbounded prefix cache would reach on the prompts sent",
+        summary=True,
+        shown_in=(CACHE_CLIENT,),
     )
     prefix_cache_hit_rate_server_lifetime: float | None = figure(
         FRACTION, "the servers' hit rate since they started (their counters' values)"
@@ -233,9 +296,14 @@ class Figures(FigureSet):
         "share of the prompt tokens the servers computed: Δ prompt_tokens_by_source{local_compute} / Δ all sources",
         compare=SHOW,
         summary=True,
+        shown_in=(CACHE_SERVERS,),
     )
     prompt_share_gpu_cache: float | None = figure(
-        FRACTION, "share served from the GPU prefix cache (source local_cache_hit)", compare=SHOW, summary=True
+        FRACTION,
+        "share served from the GPU prefix cache (source local_cache_hit)",
+        compare=SHOW,
+        summary=True,
+        shown_in=(CACHE_SERVERS,),
     )
     prompt_share_offload: float | None = figure(
         FRACTION,
@@ -243,38 +311,61 @@ class Figures(FigureSet):
         "instance (source external_kv_transfer)",
         compare=SHOW,
         summary=True,
+        shown_in=(CACHE_SERVERS,),
     )
     kv_offload_load_gb_per_s: float | None = figure(
         "GB/s",
         "KV loaded from the offload tier into GPU memory: Δ kv_offload_load_bytes / duration / 1e9",
         compare=SHOW,
+        shown_in=(CACHE_SERVERS,),
     )
     kv_offload_store_gb_per_s: float | None = figure(
-        "GB/s", "KV stored from GPU memory to the offload tier: Δ kv_offload_store_bytes / duration / 1e9", compare=SHOW
+        "GB/s",
+        "KV stored from GPU memory to the offload tier: Δ kv_offload_store_bytes / duration / 1e9",
+        compare=SHOW,
+        shown_in=(CACHE_SERVERS,),
     )
     kv_block_idle_before_evict_p50_s: float | None = figure(
-        SECONDS, "how long an evicted KV block had sat unused, p50 (--kv-cache-metrics; sampled blocks)", compare=SHOW
+        SECONDS,
+        "how long an evicted KV block had sat unused, p50 (--kv-cache-metrics; sampled blocks)",
+        compare=SHOW,
+        shown_in=(CACHE_SERVERS,),
     )
     kv_block_idle_before_evict_p90_s: float | None = figure(
-        SECONDS, "how long an evicted KV block had sat unused, p90 (--kv-cache-metrics; sampled blocks)"
+        SECONDS,
+        "how long an evicted KV block had sat unused, p90 (--kv-cache-metrics; sampled blocks)",
+        shown_in=(CACHE_SERVERS,),
     )
     kv_block_reuse_gap_p50_s: float | None = figure(
-        SECONDS, "time between accesses to a KV block, p50 (--kv-cache-metrics; sampled blocks)", compare=SHOW
+        SECONDS,
+        "time between accesses to a KV block, p50 (--kv-cache-metrics; sampled blocks)",
+        compare=SHOW,
+        shown_in=(CACHE_SERVERS,),
     )
     kv_block_reuse_gap_p90_s: float | None = figure(
-        SECONDS, "time between accesses to a KV block, p90 (--kv-cache-metrics; sampled blocks)"
+        SECONDS,
+        "time between accesses to a KV block, p90 (--kv-cache-metrics; sampled blocks)",
+        shown_in=(CACHE_SERVERS,),
     )
     kv_cache_metrics_sample: float | None = figure(
-        FRACTION, "the share of KV blocks the residency figures sample (--kv-cache-metrics-sample), where known"
+        FRACTION,
+        "the share of KV blocks the residency figures sample (--kv-cache-metrics-sample), where known",
+        shown_in=(CACHE_SERVERS,),
     )
     kv_offload_cpu: bool | None = figure(
-        "", "true when the servers offload KV to CPU memory (vLLM's --kv-offloading-size, the simulator's CPU tier)"
+        "",
+        "true when the servers offload KV to CPU memory (vLLM's --kv-offloading-size, the simulator's CPU tier)",
+        shown_in=(CACHE_SERVERS,),
     )
-    kv_offload_cpu_bytes: float | None = figure("bytes", "the CPU memory the servers may use for offloaded KV")
+    kv_offload_cpu_bytes: float | None = figure(
+        "bytes", "the CPU memory the servers may use for offloaded KV", shown_in=(CACHE_SERVERS,)
+    )
     # Where the prefix went, by the client (docs/metrics.md §4): each prompt split into cold, hit and
     # evicted tokens; how long a session sat idle before each call, and what the cache still held then.
     prefix_reused_tokens: int | None = figure(
-        TOKENS, "prompt tokens an earlier call of the run had sent (block-aligned): what a cache could serve"
+        TOKENS,
+        "prompt tokens an earlier call of the run had sent (block-aligned): what a cache could serve",
+        shown_in=(CACHE_CLIENT,),
     )
     prefix_evicted_share: float | None = figure(
         FRACTION,
@@ -282,6 +373,8 @@ class Figures(FigureSet):
         better="lower",
         compare=SHOW,
         summary=True,
+        shown_in=(POINTS_USE, CACHE_CLIENT),
+        label="evicted",
     )
     retention_curve: list[Retention] | None = figure(
         "", "hit share of reused tokens by the session's idle time before the call {idle_s_low, idle_s_high, …}"
@@ -291,12 +384,14 @@ class Figures(FigureSet):
         "a session's idle time before a call (its previous call's end → its start), p50",
         compare=SHOW,
         summary=True,
+        shown_in=(CACHE_CLIENT,),
     )
     think_s_p90: float | None = figure(
         SECONDS,
         "a session's idle time before a call (its previous call's end → its start), p90",
         compare=SHOW,
         summary=True,
+        shown_in=(CACHE_CLIENT,),
     )
 
     # --- the servers and their GPUs ------------------------------------------------------------------
@@ -313,53 +408,75 @@ class Figures(FigureSet):
         "a request's time queued on the server, mean: Δsum ÷ Δcount of request_queue_time_seconds",
         better="lower",
         compare=SHOW,
+        shown_in=(TIME_SPLIT,),
     )
     server_prefill_s_mean: float | None = figure(
         SECONDS,
         "scheduled → first token on the server (preemptions included), mean: request_prefill_time_seconds",
         better="lower",
         compare=SHOW,
+        shown_in=(TIME_SPLIT,),
     )
     server_decode_s_mean: float | None = figure(
-        SECONDS, "first → last token on the server, mean: request_decode_time_seconds", compare=SHOW
+        SECONDS,
+        "first → last token on the server, mean: request_decode_time_seconds",
+        compare=SHOW,
+        shown_in=(TIME_SPLIT,),
     )
     server_step_tokens_mean: float | None = figure(
-        TOKENS, "tokens per engine step (computed prefill + generated), mean: iteration_tokens_total"
+        TOKENS,
+        "tokens per engine step (computed prefill + generated), mean: iteration_tokens_total",
+        shown_in=(TIME_SPLIT,),
     )
     server_prefill_computed_tokens_mean: float | None = figure(
-        TOKENS, "KV tokens a request's prefill computed (cached ones not), mean: request_prefill_kv_computed_tokens"
+        TOKENS,
+        "KV tokens a request's prefill computed (cached ones not), mean: request_prefill_kv_computed_tokens",
+        shown_in=(TIME_SPLIT,),
     )
     server_preemptions_per_request: float | None = figure(
         "preemptions/request",
         "preemptions per finished request, mean: request_num_preemptions",
         better="lower",
         compare=SHOW,
+        shown_in=(TIME_SPLIT,),
     )
     ttft_outside_server_s_mean: float | None = figure(
         SECONDS,
         "the client's TTFT mean − the server's queue + prefill means: the network, the server's frontend, the client",
         better="lower",
         compare=SHOW,
+        shown_in=(TIME_SPLIT,),
     )
     spec_acceptance_length: float | None = figure(
         "tokens/step",
         "speculative decoding: tokens a verify step of a request emits, 1 + Δaccepted ÷ Δdrafts",
         better="higher",
         compare=SHOW,
+        shown_in=(TIME_SPLIT,),
     )
     spec_acceptance_rate: float | None = figure(
-        FRACTION, "speculative decoding: Δaccepted ÷ Δdraft tokens", better="higher", compare=SHOW
+        FRACTION,
+        "speculative decoding: Δaccepted ÷ Δdraft tokens",
+        better="higher",
+        compare=SHOW,
+        shown_in=(TIME_SPLIT,),
     )
     spec_acceptance_by_position: list[float] | None = figure(
-        "", "accepted per draft at each draft position 0…k−1: Δaccepted_i ÷ Δdrafts"
+        "", "accepted per draft at each draft position 0…k−1: Δaccepted_i ÷ Δdrafts", shown_in=(TIME_SPLIT,)
     )
-    spec_draft_length: int | None = figure(TOKENS, "k: the draft tokens a verify step proposes at most")
+    spec_draft_length: int | None = figure(
+        TOKENS, "k: the draft tokens a verify step proposes at most", shown_in=(TIME_SPLIT,)
+    )
     spec_golden_acceptance_length: float | None = figure(
-        "tokens/step", "AgentX's golden acceptance length for the model at this draft length (or --spec-golden)"
+        "tokens/step",
+        "AgentX's golden acceptance length for the model at this draft length (or --spec-golden)",
+        shown_in=(TIME_SPLIT,),
     )
-    spec_golden_source: str | None = figure("", "where the golden acceptance length came from, or why there is none")
+    spec_golden_source: str | None = figure(
+        "", "where the golden acceptance length came from, or why there is none", shown_in=(TIME_SPLIT,)
+    )
     spec_acceptance_vs_golden: float | None = figure(
-        "", "measured ÷ golden acceptance length (AgentX pins it: within 2%)", compare=SHOW
+        "", "measured ÷ golden acceptance length (AgentX pins it: within 2%)", compare=SHOW, shown_in=(TIME_SPLIT,)
     )
 
     # --- how close to the limit: the roofline and energy (docs/metrics.md, "Roofline", "Energy") -------
@@ -378,10 +495,20 @@ class Figures(FigureSet):
         "", "where the peaks came from (a datasheet, the simulator's profile, --gpu-peak), or why none"
     )
     mfu: float | None = limits_figure(
-        FRACTION, "model FLOPs utilisation: achieved ÷ peak TFLOP/s", better="higher", compare=GATE
+        FRACTION,
+        "model FLOPs utilisation: achieved ÷ peak TFLOP/s",
+        better="higher",
+        compare=GATE,
+        shown_in=(POINTS_USE,),
+        label="MFU",
     )
     mbu: float | None = limits_figure(
-        FRACTION, "memory-bandwidth utilisation: achieved ÷ peak HBM GB/s", better="higher", compare=SHOW
+        FRACTION,
+        "memory-bandwidth utilisation: achieved ÷ peak HBM GB/s",
+        better="higher",
+        compare=SHOW,
+        shown_in=(POINTS_USE,),
+        label="MBU",
     )
     roofline_bound: RooflineBound | None = limits_figure("", "which ceiling binds: compute (MFU ≥ MBU) or memory")
     energy_j: float | None = limits_figure(
@@ -395,7 +522,12 @@ class Figures(FigureSet):
         "J/token", "energy ÷ output tokens", better="lower", compare=SHOW
     )
     joules_per_token: float | None = limits_figure(
-        "J/token", "energy ÷ (cache + input + output) tokens", better="lower", compare=GATE
+        "J/token",
+        "energy ÷ (cache + input + output) tokens",
+        better="lower",
+        compare=GATE,
+        shown_in=(POINTS_USE,),
+        label="J/token",
     )
     joules_per_task: float | None = limits_figure("J/task", "energy ÷ tasks completed", better="lower", compare=SHOW)
     tokens_per_joule: float | None = limits_figure(
@@ -408,7 +540,13 @@ class Figures(FigureSet):
     cost_mode: str | None = figure("", "rental (a flat price) or owned (capex + measured power)")
     usd_spent: float | None = figure(USD, "what the run cost at that price", summary=True)
     tokens_per_dollar_total: float | None = figure(
-        "tokens/USD", "total tokens per dollar", better="higher", compare=GATE, summary=True
+        "tokens/USD",
+        "total tokens per dollar",
+        better="higher",
+        compare=GATE,
+        summary=True,
+        shown_in=(POINTS_USE,),
+        label="tokens/$",
     )
     tokens_per_dollar_output: float | None = figure(
         "tokens/USD", "output tokens per dollar", better="higher", compare=GATE, summary=True
@@ -418,7 +556,9 @@ class Figures(FigureSet):
     )
 
     # --- tasks: a task is one session tree ---------------------------------------------------------
-    tasks_completed: int | None = task_figure(COUNT, "tasks completed", compare=SHOW)
+    tasks_completed: int | None = task_figure(
+        COUNT, "tasks completed", compare=SHOW, shown_in=(POINTS_USE,), label="tasks"
+    )
     tasks_running: int | None = task_figure(COUNT, "tasks still running at the end")
     tasks_failed: int | None = task_figure(COUNT, "tasks failed")
     task_s_p50: float | None = task_figure(SECONDS, "task wall time p50", better="lower", compare=GATE)
@@ -427,7 +567,9 @@ class Figures(FigureSet):
     steps_per_task_mean: float | None = task_figure("calls/task", "calls per task (sub-agents' included)", compare=SHOW)
     tokens_per_task_mean: float | None = task_figure("tokens/task", "tokens per task (prompt + output)", compare=SHOW)
     output_tokens_per_task_mean: float | None = task_figure("tokens/task", "output tokens per task", compare=SHOW)
-    usd_per_task: float | None = task_figure("USD/task", "USD per task", better="lower", compare=GATE)
+    usd_per_task: float | None = task_figure(
+        "USD/task", "USD per task", better="lower", compare=GATE, shown_in=(POINTS_USE,), label="USD/task"
+    )
     tasks_per_hour_per_gpu: float | None = task_figure(
         "tasks/hour/GPU", "tasks per hour per GPU", better="higher", compare=GATE
     )
@@ -464,7 +606,9 @@ class Figures(FigureSet):
     client_cpu_cores_mean: float | None = figure("cores", "the load generator's CPU, mean")
     client_cpu_us_per_token: float | None = figure("µs", "the load generator's CPU per output token streamed")
     client_loop_lag_p99_s: float | None = figure(SECONDS, "the load generator's event-loop lag, p99")
-    client_saturated: bool | None = figure("", "true when the load generator itself limited the figures")
+    client_saturated: bool | None = figure(
+        "", "true when the load generator itself limited the figures", shown_in=(POINTS_USE,), label="client-bound"
+    )
     client_saturated_reason: str | None = figure("", "why the load generator was saturated, in words")
     users_lost: int | None = figure(
         COUNT, "users whose load worker died during the run, summed over the losses (restarted or not)"
@@ -494,16 +638,14 @@ class Figures(FigureSet):
         "",
         "whether the run meets AgentX's rules: true, false (a rule broken), null (one could not be checked)",
         compare=SHOW,
-        summary=True,
     )
     agentx_invalid_reasons: list[str] | None = agentx_figure(
         "",
         "why it is not (known to be) AgentX-valid: each rule broken or not checkable, with its value",
         compare=SHOW,
-        summary=True,
     )
     agentx_rules_met: list[str] | None = agentx_figure(
-        "", "the AgentX rules the run meets, each with its measured value", summary=True
+        "", "the AgentX rules the run meets, each with its measured value"
     )
 
 
@@ -513,11 +655,18 @@ class TierRead(Frozen):
 
     tier: float  # tokens/s/user, p90 interactivity on `axis`
     total_tokens_per_s_per_gpu: float | None = figure(
-        TOKENS_PER_S_PER_GPU, "total tokens per second per GPU on the frontier at tier T", better="higher"
+        TOKENS_PER_S_PER_GPU,
+        "total tokens per second per GPU on the frontier at tier T",
+        better="higher",
+        interval=True,  # carried through the frontier from the points' (the `_ci_low`/`_ci_high` fields below)
+        shown_in=(SUMMARY_TABLE,),
+        label="total tok/s/GPU",
     )
-    tokens_per_dollar_total: float | None = figure("tokens/USD", "total tokens per dollar at T", better="higher")
+    tokens_per_dollar_total: float | None = figure(
+        "tokens/USD", "total tokens per dollar at T", better="higher", shown_in=(SUMMARY_TABLE,), label="tokens/$"
+    )
     usd_per_million_total_tokens: float | None = figure(
-        "USD/1M tokens", "dollars per million total tokens at T", better="lower"
+        "USD/1M tokens", "dollars per million total tokens at T", better="lower", label="$/M tokens"
     )
     note: str | None = None
     # 95% interval of the read (docs/sweeps.md): the points' intervals carried through the frontier.
@@ -527,12 +676,18 @@ class TierRead(Frozen):
     # Agents at T (docs/sweeps.md): the users on the frontier where it crosses T, read like the
     # throughput, in all and per GPU. Read on the sweep's own axis only (its `tiers`); None elsewhere.
     users: float | None = None
-    agents_per_gpu: float | None = figure("agents/GPU", "users per GPU where the frontier crosses T", better="higher")
+    agents_per_gpu: float | None = agents_figure(
+        "agents/GPU",
+        "users per GPU where the frontier crosses T",
+        better="higher",
+        shown_in=(SUMMARY_TABLE,),
+        label="agents/GPU",
+    )
     # Agents per megawatt at T (docs/sweeps.md): one GPU's mean board power read on the frontier at T like
     # the users, and agents per GPU ÷ it (in MW). Read on the sweep's own axis only; None elsewhere.
     gpu_power_w_per_gpu: float | None = None
-    agents_per_mw: float | None = figure(
-        "agents/MW", "agents per GPU at T ÷ one GPU's mean board power there, in MW", better="higher"
+    agents_per_mw: float | None = agents_figure(
+        "agents/MW", "agents per GPU at T ÷ one GPU's mean board power there, in MW", better="higher", label="agents/MW"
     )
 
     # Read after a release that had no such fields: they are not written back unless they were set.
@@ -562,10 +717,25 @@ class PointFigures(Figures):
         "USD/1M tokens", "a point: dollars per million total tokens at its throughput", better="lower"
     )
     mean_prompt_tokens: float | None = point_figure(
-        TOKENS, "a point: mean prompt tokens of its requests (did the contexts still grow?)"
+        TOKENS,
+        "a point: mean prompt tokens of the prompts whose first token came inside (did contexts still grow?)",
+        shown_in=(POINTS_USE,),
+        label="mean prompt",
     )
+    requests: int | None = point_figure(
+        COUNT,
+        "a point: the requests its latency figures are over: started after its warm-up, ended inside",
+        shown_in=(POINTS_SPEED, SUMMARY_TABLE),
+        label="requests",
+    )
+    thin: bool | None = point_figure("", "a point: true when it counted fewer requests than a 95% interval needs (20)")
+    ci_note: str | None = point_figure("", "a point: why a 95% interval is null, in words")
     peak_in_flight: int = point_figure(
-        COUNT, "a point: most requests in flight at a tick (sub-agents push it above users)", default=0
+        COUNT,
+        "a point: most requests in flight at a tick (sub-agents push it above users)",
+        shown_in=(POINTS_USE,),
+        label="peak in flight",
+        default=0,
     )
 
 

@@ -1,9 +1,10 @@
 """How a figure is declared, and the set of figures over one window (snapshot/figures.py declares them).
 
 `figure(...)` makes a pydantic field whose schema extra carries the declaration (unit, which way is better,
-a 95% interval or not, compare's role, the summary, the group); `declared(model)` reads them back as
-`Figure`s, and the report's keys, CSV columns, `--check` vocabulary, Markdown, headless and compare rows
-derive from those. `FigureSet` writes the figures it holds flat, only those set, each interval after
+a 95% interval or not, compare's role, the summary, the group, the report's places that show it and its
+head there); `declared(model)` reads them back as `Figure`s, and the report's keys, CSV columns,
+`--check` vocabulary, Markdown, headless and compare rows and tables derive from those (`shown`
+lists a place's figures). `FigureSet` writes the figures it holds flat, only those set, each interval after
 its figure as `<key>_ci_low`/`<key>_ci_high`, a file's own key order kept when it is read back; building
 refuses a key that is not declared, reading a file of another version (`read`) drops the keys it does
 not know.
@@ -12,7 +13,7 @@ not know.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, ClassVar, Literal, Self, get_args
@@ -48,6 +49,16 @@ SECONDS = "s"
 COUNT = "count"
 TOKENS = "tokens"
 USD = "USD"
+# The report's places that show a chosen few figures (a figure's `shown_in`), each in the declarations'
+# order, a table's column headed by the figure's `label`. Every figure is in the report's list of all
+# figures besides; the headline figures are `summary`'s, the Tasks section's the "tasks" group's.
+Place = Literal["points_speed", "points_use", "summary_table", "cache_servers", "cache_client", "time_split"]
+POINTS_SPEED: Place = "points_speed"  # the Markdown's table of how fast each sweep point was (intervals beside)
+POINTS_USE: Place = "points_use"  # …of what each point cost and how it used the servers
+SUMMARY_TABLE: Place = "summary_table"  # the headless summary's tables of a sweep's points and tier reads
+CACHE_SERVERS: Place = "cache_servers"  # the Markdown's Cache section: the servers' figures…
+CACHE_CLIENT: Place = "cache_client"  # …then the client's split of its prompts
+TIME_SPLIT: Place = "time_split"  # the Markdown's "Where the time went" section
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +76,13 @@ class Figure:
     # per group, in the declarations' order.
     group: str = "run"
     numeric: bool = False  # a number (not a flag, a word or a list): what a `--check` may name
+    shown_in: tuple[Place, ...] = ()  # the report's places that show it (`Place`)
+    label: str = ""  # its column's head in a table: a few words, with the unit where the cells need it
+
+    @property
+    def head(self) -> str:
+        """What heads its column in a table: its label, else its key."""
+        return self.label or self.key
 
     @property
     def interval_keys(self) -> tuple[str, str]:
@@ -81,6 +99,8 @@ def figure(
     interval: bool = False,
     summary: bool = False,
     group: str = "run",
+    shown_in: Sequence[Place] = (),
+    label: str = "",
     default: Any = None,
 ) -> Any:
     """A declared figure's field (None until set: a figure that cannot be known is null, never 0).
@@ -94,6 +114,8 @@ def figure(
         "interval": interval,
         "summary": summary,
         "group": group,
+        "shown_in": list(shown_in),
+        "label": label,
     }
     return Field(default, description=meaning, json_schema_extra=extra)
 
@@ -109,6 +131,10 @@ limits_figure = _in("limits")
 proxy_figure = _in("proxy")
 agentx_figure = _in("agentx")
 point_figure = _in("point")
+# A tier read's figures read on the sweep's own frontier axis only (the agents per GPU and per MW): their
+# report keys carry no axis suffix (report/_keys.py).
+AGENTS_GROUP = "agents"
+agents_figure = _in(AGENTS_GROUP)
 
 
 def _is_numeric(info: FieldInfo) -> bool:
@@ -135,8 +161,16 @@ def declared(model: type[Frozen]) -> dict[str, Figure]:
             summary=bool(extra["summary"]),
             group=str(extra["group"]),
             numeric=_is_numeric(info),
+            shown_in=tuple(extra["shown_in"]),  # type: ignore[arg-type]
+            label=str(extra["label"]),
         )
     return out
+
+
+@functools.cache
+def shown(model: type[Frozen], place: Place) -> tuple[Figure, ...]:
+    """The figures `model` declares for `place`, in their order: what that table or section shows."""
+    return tuple(fig for fig in declared(model).values() if place in fig.shown_in)
 
 
 Span = tuple[float | None, float | None]  # a 95% interval (low, high); None where unknown

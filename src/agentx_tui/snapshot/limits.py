@@ -138,11 +138,6 @@ def energy_source(gpus: Sequence[GpuFigures]) -> str | None:
     return "; ".join(words) or None
 
 
-def mean_power_per_gpu(energy_j: float | None, seconds: float | None, gpus: int | None) -> float | None:
-    """One GPU's mean board power (W) over a span: energy ÷ seconds ÷ GPUs."""
-    return ratio(ratio(energy_j, seconds), gpus)
-
-
 def agents_per_mw(agents_per_gpu: float | None, power_w_per_gpu: float | None) -> float | None:
     """Agents per megawatt of GPU board power: agents per GPU ÷ (one GPU's mean power, W ÷ 10⁶)."""
     return ratio(agents_per_gpu, None if power_w_per_gpu is None else power_w_per_gpu / MEGA)

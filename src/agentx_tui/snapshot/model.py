@@ -539,6 +539,8 @@ class Snapshot(Frozen):
     sweep: SweepState | None = None
     proxy: ProxyState | None = None  # --proxy: real agents' traffic
     intervals: RunIntervals | None = None  # a plain run with --precision
+    # A plain run with --warmup: its window after the warm-up as one point's figures (the last tick only).
+    measured: PointFigures | None = None
     # Whether the run meets AgentX's rules so far (docs/sweeps.md, "AgentX validity"); None when it sends
     # no load of its own (observing only), or in a recording of before the rules were judged.
     agentx: AgentXVerdict | None = None

@@ -31,15 +31,24 @@ from agentx_tui.sweep.axes import (
     NORTH_STAR,
     axis_name,
     axis_title,
+    measured,
     other_axis,
     point_x,
     point_x_interval,
     point_xy,
 )
 from agentx_tui.sweep.chart import ChartPoint, ChartTier, ChartY, SweepChart, nice_step
-from agentx_tui.sweep.intervals import Interval, PointIntervals, Precision, point_intervals
+from agentx_tui.sweep.intervals import (
+    MIN_REQUESTS,
+    Interval,
+    PointIntervals,
+    Precision,
+    is_thin,
+    point_intervals,
+    thin_words,
+)
 from agentx_tui.sweep.pareto import MonotoneCurve, frontier_curve, north_star_policy, pareto_front, view_fronts
-from agentx_tui.sweep.points import PointWindow, interval_sample
+from agentx_tui.sweep.points import WARMED_KEYS, PointWindow, interval_sample
 from agentx_tui.sweep.tier_intervals import tier_intervals
 from agentx_tui.sweep.tiers import read_tiers, tier_suffix
 
@@ -51,8 +60,10 @@ __all__ = [
     "FRONTIER_AXES",
     "MAX_ERROR_RATE",
     "MIN_POINT_S",
+    "MIN_REQUESTS",
     "NORTH_STAR",
     "TEST_MIN_POINT_ENV",
+    "WARMED_KEYS",
     "AgentXSetup",
     "AgentsRead",
     "ChartPoint",
@@ -72,7 +83,9 @@ __all__ = [
     "axis_title",
     "frontier_curve",
     "interval_sample",
+    "is_thin",
     "judge",
+    "measured",
     "next_auto_users",
     "nice_step",
     "north_star_policy",
@@ -85,6 +98,7 @@ __all__ = [
     "point_xy",
     "read_agents",
     "read_tiers",
+    "thin_words",
     "tier_intervals",
     "tier_suffix",
     "view_fronts",

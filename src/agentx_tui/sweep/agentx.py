@@ -90,6 +90,7 @@ class AgentXSetup:
 
     min_point_s: float = MIN_POINT_S  # shorter only under AGENTX_TEST_MIN_POINT_S
     run_duration_s: float | None = None  # a plain run's --duration; None: until it is stopped
+    run_warmup_s: float = 0.0  # a plain run's --warmup: its first seconds, not part of its point
     max_think_s: float | None = None  # --max-think
     offload: KvOffload = field(default_factory=lambda: KvOffload(None, source="the server does not say"))
     memory: ServerMemory = field(default_factory=ServerMemory)
@@ -172,16 +173,24 @@ def _sweep_length(planned_s: float, points: list[PointFigures], setup: AgentXSet
 
 
 def _run_length(elapsed_s: float, setup: AgentXSetup, *, final: bool) -> AgentXRule:
-    """A plain run is one point: its planned `--duration`, and at its end how long it ran."""
+    """A plain run is one point: its planned `--duration`, and at its end how long it ran; less its
+    `--warmup`, whose seconds are not measured."""
     met, broken, note = _length_heads(setup)
+    warm = setup.run_warmup_s
     planned = setup.run_duration_s
-    if planned is not None and planned < setup.min_point_s:
-        return _rule("point_length", "broken", broken, f"the run's one point, --duration {_seconds(planned)}{note}")
-    if elapsed_s >= setup.min_point_s:
-        return _rule("point_length", "met", met, f"the run's one point, {_seconds(elapsed_s)}{note}")
+    if planned is not None and planned - warm < setup.min_point_s:
+        less = f" less --warmup {_seconds(warm)}" if warm else ""
+        return _rule(
+            "point_length", "broken", broken, f"the run's one point, --duration {_seconds(planned)}{less}{note}"
+        )
+    measured = max(0.0, elapsed_s - warm)
+    after = f" after a {_seconds(warm)} warm-up" if warm else ""
+    if measured >= setup.min_point_s:
+        return _rule("point_length", "met", met, f"the run's one point, {_seconds(measured)}{after}{note}")
     if final:
-        return _rule("point_length", "broken", broken, f"the run's one point ended after {_seconds(elapsed_s)}{note}")
-    return _rule("point_length", "pending", met, f"the run's one point, {_seconds(elapsed_s)} so far{note}")
+        detail = f"the run's one point ended after {_seconds(measured)}{after}{note}"
+        return _rule("point_length", "broken", broken, detail)
+    return _rule("point_length", "pending", met, f"the run's one point, {_seconds(measured)} so far{after}{note}")
 
 
 _ERRORS_MET = f"error rate at most {percent(MAX_ERROR_RATE, 0)}"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agentx_tui.snapshot import FrontierAxis, PointFigures
-from agentx_tui.sweep.axes import DECODE, axis_name, finite, point_x
+from agentx_tui.sweep.axes import DECODE, axis_name, finite, measured, point_x
 from agentx_tui.sweep.tiers import tier_suffix
 from agentx_tui.units import figure
 
@@ -21,9 +21,11 @@ AUTO_MAX_POINTS = 12  # --sweep auto: "or 12 points are done"
 def _throughputs(points: Sequence[PointFigures]) -> tuple[list[float | None], str]:
     # Per GPU when every point has it (the sweep's axis); else the plain total. The GPU count is the same
     # at every point, so the growth ratio is the same either way; mixing the two would not be.
+    # A point that was not measured has no throughput to grow from (its window's tokens were requests
+    # still in flight): None, which triggers nothing.
     if all(p.total_tokens_per_s_per_gpu is not None for p in points):
-        return [finite(p.total_tokens_per_s_per_gpu) for p in points], "tok/s per GPU"
-    return [finite(p.total_tokens_per_s) for p in points], "tok/s"
+        return [finite(p.total_tokens_per_s_per_gpu) if measured(p) else None for p in points], "tok/s per GPU"
+    return [finite(p.total_tokens_per_s) if measured(p) else None for p in points], "tok/s"
 
 
 def _grew_too_little(before: float, after: float) -> bool:

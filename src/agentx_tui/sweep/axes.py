@@ -59,5 +59,17 @@ def point_x_interval(point: Figures, axis: FrontierAxis = DECODE) -> Span:
     return point.interval(AXIS_FIGURE[axis])
 
 
+def measured(point: Figures) -> bool:
+    """Whether a point counted any request (docs/sweeps.md): one whose window completed none is not
+    measured, so it is placed nowhere, stands on no frontier and feeds no tier read, whatever tokens its
+    window saw. A point of before the count (an older report's) is taken as measured."""
+    requests = getattr(point, "requests", None)
+    return requests is None or requests > 0
+
+
 def point_xy(point: Figures, axis: FrontierAxis = DECODE) -> XY:
+    """Where a point stands: (p90 interactivity on `axis`, total tok/s per GPU); (None, None) when it
+    was not `measured`."""
+    if not measured(point):
+        return (None, None)
     return (point_x(point, axis), point.total_tokens_per_s_per_gpu)

@@ -120,6 +120,7 @@ class PointIntervals:
     itl_p90: Interval | None = None
     method: str | None = None
     e2e_p90: Interval | None = None
+    note: str | None = None  # why an interval is None, in words (the report's `ci_note`)
 
     def interactivity_p90(self) -> Interval | None:
         """The ITL interval as interactivity (1 / ITL): its ends swap."""
@@ -140,25 +141,64 @@ def _inverted(seconds: Interval | None) -> Interval | None:
     return Interval(1.0 / seconds.high, 1.0 / seconds.low)
 
 
+def is_thin(requests: int) -> bool:
+    """Fewer counted requests than an interval needs: a point (or window) too thin to say how sure it is."""
+    return requests < MIN_REQUESTS
+
+
+def thin_words(requests: int) -> str:
+    """Why a thin point has no interval: '3 requests: an interval needs 20'."""
+    return f"{requests} request{'s' if requests != 1 else ''}: an interval needs {MIN_REQUESTS}"
+
+
 def point_intervals(sample: Sample) -> PointIntervals:
     """The point's intervals by the methods measured honest on the simulator (bench/ci_coverage.py,
     docs/sweeps.md; see the module's docstring); a figure whose method cannot tell (too few requests,
-    clusters or sub-windows) has None. Throughput by user slots falls back to batch means with fewer
-    than `MIN_TREES` of them."""
-    if sample.requests < MIN_REQUESTS or not sample.duration_s > 0:
-        return PointIntervals(method=None)
+    clusters or sub-windows) has None, and `note` says why. Throughput by user slots falls back to batch
+    means with fewer than `MIN_TREES` of them."""
+    if not sample.duration_s > 0:
+        return PointIntervals(note="no measured time")
+    if is_thin(sample.requests):
+        return PointIntervals(note=thin_words(sample.requests))
     throughput, tput_how = _throughput(sample)
     itl = batch_quantile(sample, ITL_BATCHES)
     itl_how = f"batch means of the p90 of {ITL_BATCHES} sub-windows"
     e2e = batch_quantile(sample, E2E_BATCHES, of="e2e")
     e2e_how = f"batch means of the p90 of {E2E_BATCHES} sub-windows"
+    missing = []
+    if throughput is None:
+        missing.append(f"throughput: {_throughput_gap(sample)}")
+    if itl is None:
+        missing.append(f"p90 interactivity: {_quantile_gap(sample, ITL_BATCHES, 'itl')}")
+    if e2e is None:
+        missing.append(f"p90 E2E-normalized interactivity: {_quantile_gap(sample, E2E_BATCHES, 'e2e')}")
+    note = "; ".join(missing) or None
     if throughput is None and itl is None and e2e is None:
-        return PointIntervals(method=None)
+        return PointIntervals(note=note)
     method = (
         f"throughput: {tput_how}; p90 interactivity: {itl_how if itl else 'none'}; "
         f"p90 E2E-normalized interactivity: {e2e_how if e2e else 'none'}; 95%"
     )
-    return PointIntervals(throughput, itl, method, e2e)
+    return PointIntervals(throughput, itl, method, e2e, note)
+
+
+def _throughput_gap(sample: Sample) -> str:
+    """Why throughput has no interval: too few user slots for clusters, too short a window for batches."""
+    slots = len(sample.user_tokens)
+    whole = sum(1 for length, _, _ in _batches(sample, BATCHES) if length > 0)
+    return (
+        f"{slots} user slot{'s' if slots != 1 else ''} (clusters need {MIN_TREES}) and {whole} sub-window"
+        f"{'s' if whole != 1 else ''} of {sample.slot_s:g} s (batch means need {MIN_BATCHES})"
+    )
+
+
+def _quantile_gap(sample: Sample, k: int, of: Latency) -> str:
+    """Why a p90's interval is None: no request with the latency, or requests in too few sub-windows."""
+    slots = sample.slot_buckets(of)
+    if not any(slots):
+        return "no counted request has a per-request ITL (answers of one token)" if of == "itl" else "no output token"
+    found = len(_request_batches(slots, k))
+    return f"the requests ended in {found} sub-window{'s' if found != 1 else ''} (it needs {MIN_BATCHES})"
 
 
 def _throughput(sample: Sample) -> tuple[Interval | None, str]:

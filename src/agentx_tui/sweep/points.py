@@ -1,9 +1,12 @@
 """A sweep point's figures (docs/sweeps.md): what the report says of one user count, over its window.
 
-The window opens when the point's warm-up ends and closes `point_duration` later. Client figures
-count the requests that started after the warm-up and ended inside the window; token rates count
-the tokens whose times fell inside it (a request still decoding at the end adds its in-window tokens
-when it finishes, until the window is closed at the next point's measured start); server figures are
+The window opens when the point's warm-up ends and closes `point_duration` later. Client latency
+figures count the requests that started after the warm-up and ended inside the window (`requests`);
+token rates count the tokens whose times fell inside it (a request still decoding at the end adds its
+in-window tokens when it finishes, until the window is closed at the next point's measured start), and
+the prompt side (cached tokens, the client's hit rate, reuse, the mean prompt) the same prompts, those
+whose first token came inside, as the servers' counters count them; a point with fewer requests than an
+interval needs is `thin`, and `ci_note` says why an interval is null; server figures are
 counter deltas between the window's first and last tick; means and maxima are over its ticks. How close
 to the limit (docs/metrics.md, "Roofline" and "Energy") is read the same way: the servers' estimated
 work and the GPUs' energy between the window's first and last tick, over the point's token rates.
@@ -16,8 +19,10 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from agentx_tui.measure import WindowFigures, tally_figures
+from agentx_tui.measure import TALLY_KEYS, WindowFigures, cold_start, tally_figures
 from agentx_tui.snapshot import (
+    COUNT,
+    TOKENS,
     EndpointFigures,
     EndpointTotals,
     Figures,
@@ -26,6 +31,7 @@ from agentx_tui.snapshot import (
     Snapshot,
     acceptance_vs_golden,
     cache_figures,
+    declared,
     totals_server_time,
     totals_since,
     ttft_outside_server,
@@ -39,11 +45,31 @@ from agentx_tui.sweep.intervals import (
     PointIntervals,
     Precision,
     Sample,
+    is_thin,
     point_intervals,
     precision_of,
 )
 
 CHECK_GROWTH = 1.05  # --precision: check again once 5% more requests are counted
+
+# What a plain run's --warmup takes for its report from its window (docs/metrics.md, "Warm-up"): the
+# client's figures of the requests started after the warm-up (those a tally gives, but its counts: the
+# run's totals stay whole), the cold start among them, what follows from their rates, their error rate
+# and the servers' hit rate over the same time. Totals, tasks, means over ticks, energy and the roofline
+# stay the whole run's.
+WARMED_KEYS: tuple[str, ...] = (
+    *(key for key, fig in declared(Figures).items() if key in TALLY_KEYS and fig.unit not in (TOKENS, COUNT)),
+    "ttft_p90_s_warm",
+    "cold_start_figures",
+    "cold_start_note",
+    "total_tokens_per_s_per_gpu",
+    "output_tokens_per_s_per_gpu",
+    "error_rate",
+    "tokens_per_dollar_total",
+    "tokens_per_dollar_output",
+    "usd_per_million_output_tokens",
+    "prefix_cache_hit_rate_server",
+)
 
 
 @dataclass
@@ -124,9 +150,11 @@ class PointWindow:
             tally,
             span=duration,
             cached_reported=c.cached_reported,
-            prompt=c.prompt_in_window,
+            prompts=c.prompts,
             output=c.output_in_window,
         )
+        if c.warm is not None:  # a plain run's window: whether its first requests set a latency figure
+            client = client.updated(**cold_start(client, tally.requests, c.warm, advice=False))
         total_rate, output_rate = client.total_tokens_per_s, client.output_tokens_per_s
         price = cost.usd_per_gpu_hour
         usd_per_hour = price * gpus if price is not None and gpus else None
@@ -139,6 +167,9 @@ class PointWindow:
             "interactivity_p90_tokens_per_s": _around(ci.interactivity_p90(), client.interactivity_p90_tokens_per_s),
         }
         known = {key: (iv.low, iv.high) for key, iv in intervals.items() if iv is not None}
+        ci_note = ci.note
+        if ci.throughput is not None and not gpus:
+            ci_note = "; ".join(filter(None, (ci_note, "throughput per GPU: no GPU count")))
         tasks = c.task_figures(
             time.monotonic(),
             gpus=gpus,
@@ -181,7 +212,10 @@ class PointWindow:
             usd_per_million_total_tokens=ratio(
                 usd_per_hour * 1e6 if usd_per_hour else None, total_rate * 3600 if total_rate else None
             ),
-            mean_prompt_tokens=ratio(c.prompt_tokens_sum, tally.requests),
+            mean_prompt_tokens=ratio(c.prompts.prompt, c.first_tokens),
+            requests=tally.requests,
+            thin=is_thin(tally.requests),
+            ci_note=ci_note,
             peak_in_flight=self.peak_in_flight,
             client_cpu_cores_mean=self.cpu.mean,
             client_loop_lag_p99_s=self.lag.max,

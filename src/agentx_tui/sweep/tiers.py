@@ -7,10 +7,12 @@ Pure functions on `PointFigures`: no I/O, no clock, no Textual.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from bisect import bisect_left
+from collections.abc import Mapping, Sequence
 
 from agentx_tui.snapshot import FrontierAxis, PointFigures, TierRead
 from agentx_tui.sweep.axes import DECODE, axis_name, point_xy
+from agentx_tui.sweep.intervals import thin_words
 from agentx_tui.sweep.pareto import MonotoneCurve, frontier_curve
 from agentx_tui.units import figure
 
@@ -29,12 +31,33 @@ def read_tiers(
 
     usd_per_million_total_tokens = price × 10⁶ / (tput × 3600); tokens_per_dollar_total = 10⁶ / that.
     Outside the frontier's interactivity range every figure is None and `note` says why; without a price
-    (None, or not a positive finite number) the throughput is read but the cost figures are None.
+    (None, or not a positive finite number) the throughput is read but the cost figures are None. A read
+    that stands on a thin point says so in its `note` too.
     """
-    curve = frontier_curve([point_xy(p, axis or DECODE) for p in points], frontier)
+    xy = [point_xy(p, axis or DECODE) for p in points]
+    curve = frontier_curve(xy, frontier)
     price = usd_per_gpu_hour if usd_per_gpu_hour is not None and math.isfinite(usd_per_gpu_hour) else None
     price = price if price is not None and price > 0 else None
-    return tuple(_read_tier(curve, float(tier), price, axis) for tier in tiers)
+    reads = [_read_tier(curve, float(tier), price, axis) for tier in tiers]
+    # Which point stands at each knot of the curve (the frontier's points have distinct x).
+    at_knot = {xy[i][0]: points[i] for i in frontier}
+    return tuple(_thin_note(read, curve, at_knot) for read in reads)
+
+
+def _thin_note(read: TierRead, curve: MonotoneCurve, at_knot: Mapping[float | None, PointFigures]) -> TierRead:
+    """A read that stands on a thin point (one with fewer requests than an interval needs, or the two it
+    lies between) says so in its `note`: its figure is as unsure as that point, and no interval says how."""
+    if read.total_tokens_per_s_per_gpu is None or not curve.xs:
+        return read
+    at = bisect_left(curve.xs, read.tier)
+    on_knot = at < len(curve.xs) and curve.xs[at] == read.tier
+    knots = curve.xs[at : at + 1] if on_knot else curve.xs[max(0, at - 1) : at + 1]
+    thin = [p for x in knots if (p := at_knot.get(x)) is not None and p.thin]
+    if not thin:
+        return read
+    said = ", ".join(f"{p.users} users ({thin_words(p.requests or 0)})" for p in sorted(thin, key=lambda p: p.users))
+    note = f"stands on {'a thin point' if len(thin) == 1 else 'thin points'}: {said}"
+    return read.model_copy(update={"note": f"{read.note}; {note}" if read.note else note})
 
 
 def _read_tier(curve: MonotoneCurve, tier: float, price: float | None, axis: FrontierAxis | None) -> TierRead:

@@ -3,7 +3,8 @@
 The bundled themes are the repository's top-level ``themes/*.yaml``, shipped as the package
 ``agentx_tui.ui.themes`` (setup.py) so that an installed tool finds them. User themes come from
 ``$XDG_CONFIG_HOME/agentx-tui/themes/*.yaml`` (``~/.config`` when unset) and may override a bundled
-theme by using its name.
+theme by using its name. Where both are is said once, in agentx_tui/themefiles.py (which `--theme` is
+checked against before anything starts).
 
 A file that cannot be used becomes one problem line naming the file and what is wrong with it; the
 caller shows it and carries on with the themes that did load.
@@ -11,11 +12,9 @@ caller shows it and carries on with the themes that did load.
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Annotated
 
@@ -23,11 +22,13 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
+from agentx_tui.themefiles import bundled_theme_dir
+from agentx_tui.themefiles import user_theme_dir as user_theme_dir  # where the app looks for the user's
 from agentx_tui.yamlfile import YamlFileError, read_yaml
 
 DEFAULT_THEME = "agentx-dark"
 MONO_THEME = "agentx-mono"
-BUNDLED_DIR = Path(str(resources.files("agentx_tui.ui.themes")))
+BUNDLED_DIR = bundled_theme_dir()
 
 
 def _colour(value: str) -> str:
@@ -73,12 +74,6 @@ class ThemeFile(BaseModel):
 class LoadedThemes:
     themes: tuple[Theme, ...]
     problems: tuple[str, ...]
-
-
-def user_theme_dir(environ: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if environ is None else environ
-    base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME", str(Path.home()))) / ".config")
-    return Path(base) / "agentx-tui" / "themes"
 
 
 def load_theme_file(path: Path) -> Theme:

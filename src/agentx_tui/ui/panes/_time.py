@@ -1,5 +1,5 @@
 """The throughput pane's "where the time went" lines (docs/metrics.md, "Where the time went"): the
-North-Star-setting requests' time as one bar (`tail_bar`, snapshot/tailbar.py) with the first-token share
+North-Star-setting requests' time as one bar (`tail_split`, snapshot/split.py) with the first-token share
 in words; where the pane is wide, its legend and the servers' request phases; and, when the server
 speculates, the acceptance length with its per-position rates and the golden length. Pure: the lines
 come from the Snapshot and a width, and the tests call them.
@@ -10,9 +10,11 @@ speculation when the server does not speculate (it exports no draft length).
 
 from __future__ import annotations
 
+from typing import Literal
+
 from textual.content import Content
 
-from agentx_tui.snapshot import EndpointFigures, Figures, Segment, Snapshot, TailBar, tail_bar, ttft_outside_server
+from agentx_tui.snapshot import EndpointFigures, Figures, Snapshot, TailSplit, tail_split, ttft_outside_server
 from agentx_tui.snapshot.unknown import client_unknown
 from agentx_tui.ui._format import cells, count, percent, seconds
 from agentx_tui.ui.panes._base import flow, label, line, value
@@ -21,6 +23,9 @@ WIDE = 56  # from this many columns: longer words
 DETAIL = 80  # …and from this many (or maximised), the bar's legend and the servers' phases, a line each
 LABEL, LABEL_WIDE = 4, 9  # "p90 " / "p90 time " and "spec " / "spec     "
 MIN_BAR = 8
+# The bar's segments, left to right: what a request meets first comes first; the first token is one
+# segment where the servers' phases do not cut it.
+Segment = Literal["outside", "queue", "prefill", "first token", "decode", "stalls"]
 # Each segment's glyph (the bar reads without colour too), theme colour and words.
 GLYPHS: dict[Segment, tuple[str, str, str]] = {
     "outside": ("░", "$secondary", "outside"),  # the server: the network, its frontend, the client
@@ -68,19 +73,33 @@ def time_lines(snap: Snapshot, width: int, *, detail: bool = False, rule: bool =
     return lines
 
 
-def _bar_of(window: Figures | None, agg: EndpointFigures | None) -> TailBar | None:
-    """The window's tail bar: the client's split, its first-token part divided by the servers' means."""
+def _bar_of(window: Figures | None, agg: EndpointFigures | None) -> TailSplit | None:
+    """The window's tail as one bar: the client's split, its first token cut by the servers' means."""
     if window is None:
         return None
     queue = agg.server_queue_s_mean if agg is not None else None
     prefill = agg.server_prefill_s_mean if agg is not None else None
-    return tail_bar(
+    return tail_split(
         window.north_star_ttft_share,
         window.north_star_stall_share,
         queue_s=queue,
         prefill_s=prefill,
         outside_s=ttft_outside_server(window.ttft_s_mean, queue, prefill),
     )
+
+
+def segments(split: TailSplit) -> list[tuple[Segment, float]]:
+    """The bar's segments in order, each with its share of the tail's r_i."""
+    first: list[tuple[Segment, float | None]] = (
+        [("outside", split.outside), ("queue", split.queue), ("prefill", split.prefill)]
+        if split.phased
+        else [("first token", split.first_token)]
+    )
+    parts = [(name, share or 0.0) for name, share in first]
+    parts.append(("decode", split.decode))
+    if split.stalls is not None:
+        parts.append(("stalls", split.stalls))
+    return parts
 
 
 def _why_no_bar(snap: Snapshot) -> str:
@@ -92,14 +111,14 @@ def _why_no_bar(snap: Snapshot) -> str:
     return "none in the window: no streamed request"
 
 
-def _bar_line(bar: TailBar | None, width: int, why: str) -> Content:
+def _bar_line(bar: TailSplit | None, width: int, why: str) -> Content:
     head = label(("p90 time" if width >= WIDE else "p90").ljust(LABEL_WIDE if width >= WIDE else LABEL))
     if bar is None:
         room = width - head.cell_length
         said = why if len(why) + 5 <= room else why.split(": ")[0]  # the reason's first clause, if need be
         return line(head, Content.styled(f"n/a: {said}", "$text-muted"))
-    first = percent(bar.first_token_share, 0)
-    stalls = percent(bar.stall_share, 0) if bar.stall_share is not None else None
+    first = percent(bar.first_token, 0)
+    stalls = percent(bar.stalls, 0) if bar.stalls is not None else None
     for words in _share_words(first, stalls, width >= WIDE):
         size = width - head.cell_length - 1 - words.cell_length
         if size >= MIN_BAR:
@@ -120,22 +139,19 @@ def _share_words(first: str, stalls: str | None, wide: bool) -> list[Content]:
     return out
 
 
-def _cells(bar: TailBar, size: int) -> Content:
-    widths = cells([share for _, share in bar.segments], size)
+def _cells(bar: TailSplit, size: int) -> Content:
+    parts = segments(bar)
+    widths = cells([share for _, share in parts], size)
     return Content.assemble(
-        *(
-            Content.styled(GLYPHS[name][0] * n, GLYPHS[name][1])
-            for (name, _), n in zip(bar.segments, widths, strict=True)
-            if n
-        )
+        *(Content.styled(GLYPHS[name][0] * n, GLYPHS[name][1]) for (name, _), n in zip(parts, widths, strict=True) if n)
     )
 
 
-def _legend(bar: TailBar, width: int) -> Content:
+def _legend(bar: TailSplit, width: int) -> Content:
     """Under the bar: each segment's glyph, words and share of the tail's r_i."""
     parts = [
         line(Content.styled(GLYPHS[name][0], GLYPHS[name][1]), label(f" {GLYPHS[name][2]} "), value(percent(share, 0)))
-        for name, share in bar.segments
+        for name, share in segments(bar)
     ]
     return _row("", parts, width)
 

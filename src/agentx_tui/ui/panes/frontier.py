@@ -29,7 +29,17 @@ from textual.content import Content
 
 from agentx_tui.snapshot import FrontierAxis, Snapshot, SweepState, TierRead
 from agentx_tui.snapshot.rates import rates
-from agentx_tui.sweep import DECODE, NORTH_STAR, ChartY, MonotoneCurve, SweepChart, nice_step, other_axis, point_x
+from agentx_tui.sweep import (
+    DECODE,
+    NORTH_STAR,
+    ChartY,
+    MonotoneCurve,
+    SweepChart,
+    measured,
+    nice_step,
+    other_axis,
+    point_x,
+)
 from agentx_tui.ui._format import NA, compact, money
 from agentx_tui.ui.panes._base import FigureLines, OptionalPane, flow, label, line, value
 from agentx_tui.ui.panes._chart import Run, RunChart
@@ -342,11 +352,14 @@ class FrontierPane(OptionalPane):
         y_words = _Y_WORDS[self.y_figure] if chart.per_gpu or not chart.placed or self.y_figure == "tasks" else "tok/s"
         # A point without its x or y (too few requests or tasks in its window) is not drawn: say which.
         unknown = [str(p.users) for p in chart.points if not p.placed and p.users is not None]
-        legend.show(_legend(legend.size.width, live=live, bars=bars, y_words=y_words, unknown=unknown))
+        # A point with fewer requests than an interval needs (docs/sweeps.md): drawn, but said.
+        thin = [str(p.users) for p in sweep.points if p.thin and measured(p)]
+        legend.show(_legend(legend.size.width, live=live, bars=bars, y_words=y_words, unknown=unknown, thin=thin))
         table, notes = tier_lines(tiers)
         self.query_one("#frontier-tiers", FigureLines).show(Content("\n").join(table))
         self.query_one("#frontier-notes", FigureLines).show(Content("\n").join(notes))
-        self.set_subtitle(_subtitle(axis, len(sweep.points), len(frontier), self.size.width))
+        counted = sum(1 for p in sweep.points if measured(p))
+        self.set_subtitle(_subtitle(axis, counted, len(frontier), self.size.width))
 
 
 def view(sweep: SweepState, other: bool) -> tuple[FrontierAxis, tuple[int, ...], tuple[TierRead, ...]] | None:
@@ -374,7 +387,7 @@ def _subtitle(axis: FrontierAxis, measured: int, on_frontier: int, width: int) -
 def progress(sweep: SweepState) -> str:
     """Where the sweep stands, in words: 'point 3 of 6 · 64 users · measuring, 41 s left'."""
     if sweep.current is None or sweep.phase == "done":
-        count = len(sweep.points)
+        count = sum(1 for p in sweep.points if measured(p))  # one that counted no request is not
         return f"done · {count} point{'s' if count != 1 else ''} measured"
     number = sweep.current + 1
     if sweep.mode == "auto":
@@ -440,9 +453,12 @@ def _placeable(x: float, y: float) -> bool:
     return math.isfinite(x) and math.isfinite(y) and x >= 0 and y >= 0
 
 
-def _legend(width: int, *, live: bool, bars: bool, y_words: str, unknown: Sequence[str] = ()) -> Content:
+def _legend(
+    width: int, *, live: bool, bars: bool, y_words: str, unknown: Sequence[str] = (), thin: Sequence[str] = ()
+) -> Content:
     """The markers, then the axes' units (which x axis it is, the border says); `unknown`: the users of
-    the points that could not be placed (their y is n/a)."""
+    the points that could not be placed (their y is n/a); `thin`: of those with too few requests for an
+    interval."""
     parts = [
         line(Content.styled(ON_FRONTIER, "bold $accent"), label(" frontier")),
         line(Content.styled(BELOW_FRONTIER, "$foreground"), label(" below it")),
@@ -454,6 +470,8 @@ def _legend(width: int, *, live: bool, bars: bool, y_words: str, unknown: Sequen
     parts += [label(f"y {y_words}"), label("x p90 tok/s/user")]
     if unknown:
         parts.append(label(f"{NA} at {' '.join(unknown)} users"))
+    if thin:
+        parts.append(Content.styled(f"thin at {' '.join(thin)} users", "$text-warning"))
     return flow(parts, width)
 
 

@@ -9,8 +9,8 @@ from collections import deque
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal
-from textual.geometry import Size
 from textual.content import Content
+from textual.geometry import Size
 from textual.widgets import Sparkline
 
 from agentx_tui.snapshot import Figures, Percentiles, Snapshot
@@ -86,6 +86,8 @@ class ThroughputPane(Pane):
             after.append(_real_share(snap))
         if client is not None and client.run.schedule_behind:
             after += _behind_schedule(client.run, width)
+        if client is not None and client.run.cold_start_figures:
+            after.append(_cold_start(client.run, width))
         if client is not None and client.totals.requests_failed:
             after.append(Content.styled(f"{client.totals.requests_failed} failed requests", "bold $text-error"))
         # Where that North Star's time went, and speculative decoding when the server speculates: maximised,
@@ -146,6 +148,25 @@ def _behind_schedule(run: Figures, width: int) -> list[Content]:
     if len(lag) + 3 + len(few) <= width:
         return [Content.styled(f"{lag} · {few}", "bold $text-warning")]
     return [Content.styled(lag, "bold $text-warning"), Content.styled(few, "$text-warning")]
+
+
+def _cold_start(run: Figures, width: int) -> Content:
+    """The run's latency figures that its sessions' cold first requests set (docs/metrics.md, "Cold
+    start"): what the report and a --check will read, and the TTFT p90 without them, in the words that fit."""
+    candidates: tuple[str, ...]
+    if "ttft_p90_s" in (run.cold_start_figures or ()):
+        every, warm = seconds(run.ttft_p90_s), seconds(run.ttft_p90_s_warm)
+        candidates = (
+            f"cold start: run TTFT p90 {every} set by first requests ({warm} without)",
+            f"cold start: run TTFT p90 {every} ({warm} without)",
+            f"cold start: run TTFT p90 {every}, {warm} warm",
+            f"cold: TTFT p90 {every}, {warm} warm",
+        )
+    else:
+        count = len(run.cold_start_figures or ())
+        figures = f"{count} run latency figure{'s' if count != 1 else ''}"
+        candidates = (f"cold start: first requests set {figures}", "cold start sets latency")
+    return Content.styled(next((t for t in candidates if len(t) <= width), candidates[-1]), "$text-warning")
 
 
 def _requests_and_per_gpu(requests: float | None, total: float | None, gpus: int | None, width: int) -> Content:
