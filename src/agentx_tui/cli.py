@@ -251,7 +251,7 @@ def _sweep_flags(s: argparse._ArgumentGroup) -> None:
         "--point-duration",
         type=seconds(),
         metavar="S",
-        help="per point: seconds measured (default 60; 900 with --agentx)",
+        help="per point: seconds measured (default 60; 1800 with --agentx)",
     )
     s.add_argument(
         "--tiers",
@@ -292,9 +292,10 @@ def _agentx_flags(a: argparse._ArgumentGroup) -> None:
     a.add_argument(
         "--agentx",
         action="store_true",
-        help="the defaults AgentX's rules need: --point-duration 900, --frontier-axis e2e (the North Star), "
+        help="the defaults AgentX's rules need: --point-duration 1800, --frontier-axis e2e (the North Star), "
         "--tiers 30,50,75,100 and, without --sweep or --duration, --sweep auto; a flag you give wins (the "
-        "run is then labelled by the rule it breaks). Every run is judged by the rules, with or without it",
+        "run is then labelled by the rule it breaks); and the harness's replay: whole-system idle gaps "
+        "capped at 10 s. Every run is judged by the rules, with or without it",
     )
     a.add_argument(
         "--server-dram-gb",

@@ -58,8 +58,33 @@ def test_design_seed_figure() -> None:
     assert figs.tokens_per_dollar_total is None and figs.usd_per_million_output_tokens is None
 
 
-def test_unknown_gpu_count_assumes_one_and_says_so() -> None:
+def test_unknown_gpu_count_prices_nothing_and_says_so() -> None:
+    """The one price rule: a price without a GPU count gives no dollar figure (no GPU is assumed)."""
     figs = CostMeter(_rental(3.6, None)).figures(
+        elapsed_s=1800,
+        total_tokens=1e6,
+        output_tokens=1e5,
+        window_total_tokens_per_s=500.0,
+        window_output_tokens_per_s=50.0,
+        gpu_power_w=None,
+    )
+    assert figs.gpus is None and figs.usd_per_gpu_hour == 3.6 and figs.mode == "rental"
+    dollars = (
+        figs.usd_spent,
+        figs.tokens_per_dollar_total,
+        figs.tokens_per_dollar_output,
+        figs.usd_per_million_output_tokens,
+        figs.tokens_per_dollar_total_window,
+        figs.tokens_per_dollar_output_window,
+    )
+    assert dollars == (None,) * 6
+    assert figs.price_source == "--gpu-price; GPU count unknown: every $ figure is n/a (pass --gpus N)"
+
+
+def test_a_count_found_later_prices_the_run() -> None:
+    meter = CostMeter(_rental(3.6, None))
+    meter.count_gpus(2)
+    figs = meter.figures(
         elapsed_s=1800,
         total_tokens=0,
         output_tokens=0,
@@ -67,7 +92,7 @@ def test_unknown_gpu_count_assumes_one_and_says_so() -> None:
         window_output_tokens_per_s=None,
         gpu_power_w=None,
     )
-    assert figs.gpus == 1 and figs.usd_spent == pytest.approx(1.8) and "1 GPU assumed" in figs.price_source
+    assert figs.gpus == 2 and figs.usd_spent == pytest.approx(3.6) and figs.price_source == "--gpu-price"
     assert figs.tokens_per_dollar_total == 0 and figs.usd_per_million_output_tokens is None
 
 

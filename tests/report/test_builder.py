@@ -472,3 +472,16 @@ def test_a_warm_up_s_window_gives_the_client_figures_and_says_which_keys_it_gave
         assert total not in keys and r[total] == whole[total], total
     # A figure the window does not know is null, never the warm-up's: the client's ITL p90 here.
     assert r["itl_p90_s"] is None and whole["itl_p90_s"] is not None
+
+
+def test_the_gpu_count_is_the_meters_never_the_local_machines() -> None:
+    """A remote target whose GPU count is unknown: the local NVML GPUs this process sees are not its GPUs,
+    so `gpus` is null and no per-GPU or dollar figure is made up from them."""
+    snaps = stream()  # two local GPUs on every tick
+    unknown = [
+        s.model_copy(update={"cost": s.cost.model_copy(update={"gpus": None, "gpus_source": None})}) for s in snaps
+    ]
+    assert all(len(s.gpu.gpus) == 2 for s in unknown)
+    r = build(unknown)
+    assert r["gpus"] is None and r["total_tokens_per_s_per_gpu"] is None
+    assert build(snaps)["gpus"] == 2

@@ -57,7 +57,7 @@ def sweep_report(
         for i, (u, x, y) in enumerate(zip(users, p90, tput, strict=True))
     ]
     front = pareto_front([(p.interactivity_p90_tokens_per_s, p.total_tokens_per_s_per_gpu) for p in points])
-    tiers = read_tiers(points, front, TIERS, usd_per_gpu_hour=2.9)
+    tiers = read_tiers(points, front, TIERS, usd_per_gpu_hour=2.9, gpus=1)
     return {
         "agentx_version": "0.1.0",
         "model": "Qwen/Qwen3-8B",

@@ -12,8 +12,18 @@ from agentx_tui.cli import parse_args
 from agentx_tui.procfs import mem_total_bytes
 from agentx_tui.run import RunPlan, build_plan
 from agentx_tui.run.agentx import AgentXWatch, agentx_setup, launched_offload, offload_seen
-from agentx_tui.snapshot import ClientFigures, ClientTotals, EndpointFigures, GpuFigures, GpuState, RunInfo, Snapshot
-from agentx_tui.sweep import AgentXSetup, KvOffload, ServerMemory
+from agentx_tui.snapshot import (
+    ClientFigures,
+    ClientTotals,
+    EndpointFigures,
+    GpuFigures,
+    GpuState,
+    PointFigures,
+    RunInfo,
+    Snapshot,
+    SweepState,
+)
+from agentx_tui.sweep import NORTH_STAR, AgentXSetup, KvOffload, ServerMemory
 
 GIB = 1 << 30
 
@@ -74,7 +84,8 @@ def test_the_server_dram_is_this_machines_for_a_launched_or_simulated_server_onl
 
 def test_the_plans_flags_reach_the_rules() -> None:
     setup = agentx_setup(plan("--duration", "20", "--max-think", "5"), simulated=True, dram_bytes=lambda: None)
-    assert (setup.run_duration_s, setup.max_think_s, setup.min_point_s) == (20.0, 5.0, 900.0)
+    assert (setup.run_duration_s, setup.max_think_s, setup.min_point_s, setup.idle_cap_s) == (20.0, 5.0, 900.0, None)
+    assert agentx_setup(plan("--agentx"), simulated=True, dram_bytes=lambda: None).idle_cap_s == 10.0
     assert setup.sends_load
 
 
@@ -95,14 +106,24 @@ def test_meminfo_is_read_in_bytes_and_unknown_without_it(tmp_path: Path) -> None
     assert mem_total_bytes(str(folder / "missing")) is None
 
 
-def tick(seq: int, elapsed_s: float, *, gpus: int = 0) -> Snapshot:
+def tick(seq: int, elapsed_s: float, *, gpus: int = 0, failed: int = 0) -> Snapshot:
+    """A sweep's tick, its first point measured and meeting every rule, the next one measuring."""
+    first = PointFigures(
+        index=0, users=2, warmup_s=20.0, duration_s=900.0, window_start_s=20.0, requests_completed=50,
+        error_rate=0.0, warmup_requests_min=10, context_overflow_requests=0, context_overflow_share=0.0,
+        output_coverage=1.0,
+    )  # fmt: skip
+    sweep = SweepState(
+        points=(first,), point_duration_s=900.0, frontier_axis=NORTH_STAR, current_users=4, phase="warmup"
+    )
     return Snapshot(
         seq=seq,
         time=1e9 + elapsed_s,
         elapsed_s=elapsed_s,
         run=RunInfo(target="serve tiny"),
-        client=ClientFigures(totals=ClientTotals(requests_completed=5)),
+        client=ClientFigures(totals=ClientTotals(requests_completed=5, requests_failed=failed)),
         gpu=GpuState(gpus=tuple(GpuFigures(index=i, name="H100") for i in range(gpus))),
+        sweep=sweep,
     )
 
 
@@ -111,23 +132,20 @@ def test_the_log_hears_the_verdict_once_and_again_only_when_it_changes() -> None
     watch = AgentXWatch(AgentXSetup(offload=KvOffload(False, 0.0, "none")), said.append)
     for seq in range(1, 4):
         watch.verdict(tick(seq, float(seq)), final=False, partial_reason=None)
-    assert said == ["AgentX-valid so far"]
-    failing = tick(4, 4.0).model_copy(
-        update={"client": ClientFigures(totals=ClientTotals(requests_completed=5, requests_failed=1))}
-    )
+    assert said == ["AgentX pending"]  # where it stands moves each tick: not news
+    bad = tick(4, 4.0)
+    assert bad.sweep is not None
+    point = bad.sweep.points[0].model_copy(update={"error_rate": 0.2})
+    failing = bad.model_copy(update={"sweep": bad.sweep.model_copy(update={"points": (point,)})})
     watch.verdict(failing, final=False, partial_reason=None)
-    assert said[-1] == "not AgentX-valid: error rate above 10%: 16.7% of the run's requests failed so far"
-    worse = failing.model_copy(
-        update={"client": ClientFigures(totals=ClientTotals(requests_completed=5, requests_failed=2))}
-    )
-    watch.verdict(worse, final=False, partial_reason=None)  # the same rule broken: not news
+    assert said[-1] == "not AgentX-valid: error rate above 10%: 20.0% at 2 users"
+    watch.verdict(failing.model_copy(update={"seq": 5}), final=False, partial_reason=None)  # not news
     assert len(said) == 2
     del said[1:]
-    watch.verdict(tick(4, 5.0), final=True, partial_reason="stopped by Ctrl-C")
-    assert said[1:] == [
-        "not AgentX-valid: points shorter than 900 s: the run's one point ended after 5 s; "
-        "the run was cut short: stopped by Ctrl-C"
-    ]
+    watch.verdict(tick(6, 6.0), final=True, partial_reason="stopped by Ctrl-C")
+    assert said[1:] == ["not AgentX-valid: the run was cut short: stopped by Ctrl-C"]
+    watch.verdict(tick(7, 7.0), final=True, partial_reason=None)
+    assert said[-1] == "AgentX-valid"
 
 
 def test_a_launched_vllms_server_has_the_gpus_nvml_sees() -> None:

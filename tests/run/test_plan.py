@@ -160,14 +160,18 @@ def test_precision_goes_to_the_plan_and_its_recorded_settings() -> None:
     assert plan().precision is None
 
 
-def test_agentx_sets_the_rules_defaults_an_auto_sweep_of_900_s_points_on_the_north_star() -> None:
+def test_agentx_sets_the_rules_defaults_an_auto_sweep_of_1800_s_points_on_the_north_star() -> None:
+    """The harness's default length, 1800 s a point (900 s stays the least the rule allows), and its replay:
+    whole-system idle gaps capped at 10 s."""
     p = plan("--agentx")
     assert p.agentx.asked and p.sweep is not None and p.sweep.auto
     assert (p.sweep.point_duration_s, p.sweep.tiers, p.frontier_axis) == (
-        900.0,
+        1800.0,
         (30.0, 50.0, 75.0, 100.0),
         "e2e_interactivity",
     )
+    assert p.load.settings.idle_cap_s == 10.0 and p.load.settings.max_think_s is None
+    assert plan("--sweep", "auto").load.settings.idle_cap_s is None  # a replay as recorded without --agentx
     without = plan("--sweep", "auto")
     assert without.sweep is not None and (without.sweep.point_duration_s, without.sweep.tiers) == (
         60.0,

@@ -209,7 +209,7 @@ def test_the_tier_raises_the_share_served_from_cache_and_the_throughput_at_a_tie
     for name, runs in sweeps.items():
         points = _points(runs)
         front = pareto_front([point_xy(p, NORTH_STAR) for p in points])
-        (read,) = read_tiers(points, front, [tier], usd_per_gpu_hour=None, axis=NORTH_STAR)
+        (read,) = read_tiers(points, front, [tier], usd_per_gpu_hour=None, gpus=1, axis=NORTH_STAR)
         assert read.total_tokens_per_s_per_gpu is not None, (name, read.note)
         reads[name] = read.total_tokens_per_s_per_gpu
     assert reads["cpu tier"] > 1.3 * reads["gpu only"], reads

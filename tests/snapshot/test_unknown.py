@@ -117,3 +117,22 @@ def test_every_declared_figure_has_a_reason_of_its_family(figures: Figures) -> N
         if fig.interval:
             for ci in fig.interval_keys:
                 assert why_unknown(ci, figures) != NOT_MEASURED
+
+
+def test_speculation_and_the_servers_phases_say_what_is_missing() -> None:
+    """A server that does not speculate, one that does but drafted nothing, a model with no golden length
+    (its source says why), and the request phases of a server that exports no such histograms."""
+    run = simulated_run()
+    assert why_unknown("spec_acceptance_length", run) == "the servers do not speculate: no spec_decode counters"
+    assert why_unknown("spec_golden_acceptance_length", run) == "the servers do not speculate: no spec_decode counters"
+    idle = run.updated(spec_draft_length=3, spec_golden_source="n/a: no golden acceptance length for 'tiny'")
+    assert why_unknown("spec_acceptance_rate", idle) == "no draft was verified in the window"
+    assert why_unknown("spec_golden_acceptance_length", idle) == "no golden acceptance length for 'tiny'"
+    assert why_unknown("spec_acceptance_vs_golden", idle) == "no golden acceptance length for 'tiny'"
+    no_phases = "the servers export no request-phase histograms (vLLM's request_queue_time_seconds, …)"
+    assert why_unknown("server_queue_s_mean", run) == no_phases
+    assert why_unknown("server_preemptions_per_request", run) == no_phases
+    assert why_unknown("ttft_outside_server_s_mean", run.updated(ttft_s_mean=0.2)) == no_phases
+    observing = Figures(samples=10, throughput_source="server", endpoints=[VLLM])
+    assert why_unknown("ttft_outside_server_s_mean", observing) == "no client TTFT: the run sent no calls of its own"
+    assert why_unknown("server_decode_s_mean", Figures(samples=3)) == "no server metrics"

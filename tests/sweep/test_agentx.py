@@ -1,4 +1,5 @@
-"""AgentX validity, rule by rule (sweep/agentx.py): each rule met, broken or not known, with its value."""
+"""AgentX validity, rule by rule (sweep/agentx.py): each rule met, broken, not known or pending, with its
+value; the verdict valid only once every rule is met."""
 
 from __future__ import annotations
 
@@ -11,10 +12,12 @@ from agentx_tui.snapshot import (
     CostFigures,
     EndpointFigures,
     EndpointTotals,
+    Figures,
     FrontierAxis,
     PointFigures,
     RunInfo,
     Snapshot,
+    SweepPhase,
     SweepState,
     WorkerLossRow,
 )
@@ -32,21 +35,34 @@ def tick(
     gpus: int | None = 8,
     output_scale: float = 1.0,
     losses: tuple[WorkerLossRow, ...] = (),
+    overflow: tuple[int, float | None] = (0, 0.0),
+    coverage: float | None = 1.0,
 ) -> Snapshot:
     run = RunInfo(target="simulated h200/llama-3.1-8b", simulated=True, output_scale=output_scale, load_losses=losses)
+    figures = Figures(
+        context_overflow_requests=overflow[0], context_overflow_share=overflow[1], output_coverage=coverage
+    )
     return Snapshot(
         seq=1,
         time=1e9 + elapsed_s,
         elapsed_s=elapsed_s,
         run=run,
-        client=ClientFigures(totals=ClientTotals(requests_completed=completed, requests_failed=failed)),
+        client=ClientFigures(run=figures, totals=ClientTotals(requests_completed=completed, requests_failed=failed)),
         sweep=sweep,
         cost=CostFigures(gpus=gpus),
     )
 
 
 def point(
-    users: int, *, duration_s: float = 900.0, error_rate: float = 0.0, completed: int = 100, early: bool = False
+    users: int,
+    *,
+    duration_s: float = 900.0,
+    error_rate: float = 0.0,
+    completed: int = 100,
+    early: bool = False,
+    warmup: int | None = 10,
+    overflow: tuple[int, float | None] = (0, 0.0),
+    coverage: float | None = 1.0,
 ) -> PointFigures:
     return PointFigures(
         index=0,
@@ -57,11 +73,30 @@ def point(
         requests_completed=completed,
         error_rate=error_rate,
         stopped_early=early,
+        warmup_requests_min=warmup,
+        context_overflow_requests=overflow[0],
+        context_overflow_share=overflow[1],
+        output_coverage=coverage,
     )
 
 
-def sweep(*points: PointFigures, planned_s: float = 900.0, axis: FrontierAxis = NORTH_STAR) -> SweepState:
-    return SweepState(points=points, point_duration_s=planned_s, frontier_axis=axis)
+def sweep(
+    *points: PointFigures,
+    planned_s: float = 900.0,
+    axis: FrontierAxis = NORTH_STAR,
+    at: tuple[int, SweepPhase, float | None] | None = None,
+) -> SweepState:
+    """A sweep with `points` measured; `at`: the point in progress (its users, phase, seconds left)."""
+    users, phase, left = at if at is not None else (None, "done", None)
+    return SweepState(
+        points=points, point_duration_s=planned_s, frontier_axis=axis, current_users=users, phase=phase,
+        phase_left_s=left,
+    )  # fmt: skip
+
+
+def valid_sweep() -> Snapshot:
+    """A sweep of one full point that meets every rule it measures."""
+    return tick(sweep=sweep(point(16)))
 
 
 def verdict(snap: Snapshot, setup: AgentXSetup | None = None, **how: object) -> AgentXVerdict:
@@ -79,11 +114,27 @@ def rule(v: AgentXVerdict, name: str) -> tuple[str, str]:
 # --- a plain run is one point ------------------------------------------------------------------------
 
 
+NO_WARMUP = "fewer than 10 warm-up requests per user: a plain run without --warmup measures from its users' first "
+NO_WARMUP += "requests"
+# A plain run with a warm-up whose window opened once every user had completed 10 requests.
+WARM = AgentXSetup(run_warmup_s=20.0, offload=NO_OFFLOAD)
+
+
+def warmed(snap: Snapshot, fewest: int = 10) -> Snapshot:
+    """`snap` as a plain run's last tick that carries its measured window, opened after `fewest` requests
+    a user at least."""
+    window = PointFigures(
+        index=0, users=16, warmup_s=20.0, duration_s=snap.elapsed_s - 20.0, window_start_s=20.0,
+        warmup_requests_min=fewest, context_overflow_requests=0, context_overflow_share=0.0, output_coverage=1.0,
+    )  # fmt: skip
+    return snap.model_copy(update={"measured": window})
+
+
 def test_a_20_s_run_is_not_agentx_valid_because_its_point_is_shorter_than_900_s() -> None:
     v = verdict(tick(elapsed_s=20.4), AgentXSetup(run_duration_s=20, offload=NO_OFFLOAD), final=True)
     assert v.valid is False
-    assert v.reasons == ("points shorter than 900 s: the run's one point, --duration 20 s",)
-    assert v.label == "not AgentX-valid: points shorter than 900 s"
+    assert v.reasons == ("points shorter than 900 s: the run's one point, --duration 20 s", NO_WARMUP)
+    assert v.label == "not AgentX-valid: points shorter than 900 s (+1 more)"
 
 
 def test_a_plain_runs_length_is_known_short_from_its_duration_at_once() -> None:
@@ -107,15 +158,35 @@ def test_a_plain_runs_warm_up_is_not_part_of_its_point() -> None:
 
 def test_a_run_until_quit_waits_for_its_length_then_judges_it() -> None:
     running = verdict(tick(elapsed_s=300.0))
-    assert rule(running, "point_length") == ("pending", "points of at least 900 s: the run's one point, 300 s so far")
-    assert running.valid is True and running.label == "AgentX-valid so far"
+    assert rule(running, "point_length") == ("pending", "points of at least 900 s: the run's one point, 300 s of 900 s")
     assert rule(verdict(tick(elapsed_s=300.0), final=True), "point_length") == (
         "broken",
         "points shorter than 900 s: the run's one point ended after 300 s",
     )
     long = verdict(tick(elapsed_s=901.0), final=True)
     assert rule(long, "point_length") == ("met", "points of at least 900 s: the run's one point, 901 s")
-    assert long.valid is True and long.label == "AgentX-valid"
+
+
+def test_a_plain_run_without_a_warm_up_is_never_an_agentx_point() -> None:
+    """Its one window is the whole run: its users' first requests are measured (AgentX: 10 per user first)."""
+    for v in (verdict(tick(elapsed_s=3.0)), verdict(tick(elapsed_s=1800.0), final=True)):
+        assert rule(v, "warmup") == ("broken", NO_WARMUP) and v.valid is False
+
+
+def test_a_plain_runs_warm_up_is_judged_by_its_window() -> None:
+    """With --warmup its window opens after it: the fewest requests a user had completed then decides."""
+    assert rule(verdict(tick(elapsed_s=3.0), WARM), "warmup") == (
+        "pending",
+        "10 warm-up requests per user: the window opens after the 20 s warm-up",
+    )
+    met = verdict(warmed(tick(elapsed_s=1000.0)), WARM, final=True)
+    assert rule(met, "warmup") == (
+        "met",
+        "10 warm-up requests per user: the fewest a user had completed when the window opened: 10 (after 20 s)",
+    )
+    assert met.valid is True
+    short = verdict(warmed(tick(elapsed_s=1000.0), fewest=3), WARM, final=True)
+    assert rule(short, "warmup")[0] == "broken" and short.valid is False
 
 
 def test_a_run_cut_short_is_not_valid_whatever_its_figures() -> None:
@@ -132,7 +203,7 @@ def lost(at_s: float, restarted_at_s: float | None = None) -> WorkerLossRow:
 
 
 def test_a_run_that_lost_a_load_worker_is_not_valid_at_once() -> None:
-    v = verdict(tick(elapsed_s=300.0, losses=(lost(15.2),)))
+    v = verdict(tick(elapsed_s=300.0, losses=(lost(15.2),)), WARM)
     assert rule(v, "load_workers") == (
         "broken",
         "load workers lost: load worker 2 of 2 died at 15 s (SIGKILL): 8 of 16 users were not driven from then on",
@@ -184,7 +255,7 @@ def test_a_point_that_precision_ended_early_is_short() -> None:
 def test_points_of_the_full_length_meet_it() -> None:
     v = verdict(tick(sweep=sweep(point(16), point(32))), final=True)
     assert rule(v, "point_length") == ("met", "points of at least 900 s: --point-duration 900 s")
-    assert v.valid is True and v.reasons == ()
+    assert v.valid is True and v.reasons == () and v.label == "AgentX-valid"
 
 
 def test_no_point_measured_yet_is_pending_and_none_at_the_end_is_invalid() -> None:
@@ -241,7 +312,7 @@ def test_tiers_read_on_decode_break_the_north_star_rule() -> None:
 
 
 def offload_rule(offload: KvOffload, memory: ServerMemory, gpus: int | None = 2) -> tuple[AgentXVerdict, str, str]:
-    v = verdict(tick(gpus=gpus), AgentXSetup(offload=offload, memory=memory), final=True)
+    v = verdict(tick(gpus=gpus, sweep=sweep(point(16))), AgentXSetup(offload=offload, memory=memory), final=True)
     state, sentence = rule(v, "kv_offload")
     return v, state, sentence
 
@@ -320,12 +391,25 @@ def test_whatever_the_budget_lacks_is_said_never_guessed(
 
 
 def test_capped_think_times_and_rescaled_answers_break_the_replay_rules() -> None:
-    v = verdict(tick(output_scale=0.7), AgentXSetup(max_think_s=5, offload=NO_OFFLOAD), final=True)
+    snap = valid_sweep().model_copy(update={"run": RunInfo(target="x", output_scale=0.7)})
+    v = verdict(snap, AgentXSetup(max_think_s=5, offload=NO_OFFLOAD), final=True)
     assert v.reasons == (
         "think times capped: --max-think 5 s; AgentX keeps each session's own pacing",
         "answers rescaled: --output-scale 0.7; AgentX generates every answer at its recorded length",
     )
     assert v.label == "not AgentX-valid: think times capped (+1 more)"
+
+
+def test_the_idle_cap_is_not_a_think_time_cap() -> None:
+    """--agentx's whole-system idle cap moves waiting think times alike while nothing is in flight: the
+    sessions keep their pacing, and the rule says the cap is there."""
+    v = verdict(valid_sweep(), AgentXSetup(idle_cap_s=10.0, offload=NO_OFFLOAD), final=True)
+    assert rule(v, "think_time") == (
+        "met",
+        "think times as the sessions have them: no --max-think; whole-system idle gaps capped at 10 s, as the "
+        "harness does",
+    )
+    assert v.valid is True
 
 
 # --- the verdict -------------------------------------------------------------------------------------
@@ -349,15 +433,18 @@ def test_broken_rules_come_before_unknown_ones_and_are_counted() -> None:
     v = verdict(tick(elapsed_s=20.0), AgentXSetup(run_duration_s=20, max_think_s=2, offload=unknown), final=True)
     assert [r.split(":")[0] for r in v.reasons] == [
         "points shorter than 900 s",
+        "fewer than 10 warm-up requests per user",
         "think times capped",
         "KV offload unknown",
     ]
     assert v.labels() == (
-        "not AgentX-valid: points shorter than 900 s (+2 more)",
+        "not AgentX-valid: points shorter than 900 s (+3 more)",
         "not AgentX-valid: points shorter than 900 s",
         "not AgentX-valid",
     )
-    assert [r.rule for r in v.met] == ["error_rate", "complete", "load_workers", "answer_length", "spec_acceptance"]
+    assert [r.rule for r in v.met] == [
+        "error_rate", "context_overflow", "coverage", "complete", "load_workers", "answer_length", "spec_acceptance",
+    ]  # fmt: skip
 
 
 def test_the_test_hook_shortens_the_rule_and_the_verdict_says_so() -> None:
@@ -400,7 +487,7 @@ def spec_point(users: int, length: float | None, golden: float | None, k: int | 
 
 
 def test_a_server_that_does_not_speculate_is_not_judged_on_the_golden_length_and_says_so() -> None:
-    v = verdict(tick(), final=True)
+    v = verdict(warmed(tick()), WARM, final=True)
     assert rule(v, "spec_acceptance") == (
         "met",
         "no speculative decoding: the servers export no speculative-decoding counters: the golden length does "
@@ -410,7 +497,7 @@ def test_a_server_that_does_not_speculate_is_not_judged_on_the_golden_length_and
 
 
 def test_a_run_within_2_percent_of_the_golden_length_meets_the_rule() -> None:
-    v = verdict(speculating(tick(), drafts=1000, accepted=1500, golden=2.49), final=True)  # AL 2.5: +0.4%
+    v = verdict(speculating(warmed(tick()), drafts=1000, accepted=1500, golden=2.49), WARM, final=True)  # AL 2.5: +0.4%
     assert rule(v, "spec_acceptance") == (
         "met",
         "acceptance pinned to the golden length: 2.50 over the run against the golden 2.49 at k = 3 (+0.4%)",
@@ -419,7 +506,7 @@ def test_a_run_within_2_percent_of_the_golden_length_meets_the_rule() -> None:
 
 
 def test_a_run_off_the_golden_length_by_more_than_2_percent_is_not_agentx_valid() -> None:
-    v = verdict(speculating(tick(), drafts=1000, accepted=2720, golden=2.49), final=True)  # AL 3.72
+    v = verdict(speculating(warmed(tick()), drafts=1000, accepted=2720, golden=2.49), WARM, final=True)  # AL 3.72
     assert v.valid is False
     assert v.reasons == (
         "acceptance not pinned to the golden length: 3.72 over the run against the golden 2.49 at k = 3 (+49.4%)",
@@ -429,14 +516,14 @@ def test_a_run_off_the_golden_length_by_more_than_2_percent_is_not_agentx_valid(
 
 
 def test_speculation_without_a_golden_length_or_without_a_draft_is_unknown() -> None:
-    no_golden = verdict(speculating(tick(), drafts=1000, accepted=2720, golden=None), final=True)
+    no_golden = verdict(speculating(warmed(tick()), drafts=1000, accepted=2720, golden=None), WARM, final=True)
     assert no_golden.valid is None
     assert no_golden.reasons == ("golden acceptance length unknown: none; measured 3.72 over the run",)
     # Speculation configured, nothing drafted (ngram under sampling): pending while the run goes on.
-    idle = speculating(tick(), drafts=0, accepted=0, golden=2.49)
+    idle = speculating(warmed(tick()), drafts=0, accepted=0, golden=2.49)
     pending = ("pending", "acceptance pinned to the golden length: no draft verified yet")
-    assert rule(verdict(idle), "spec_acceptance") == pending
-    final = verdict(idle, final=True)
+    assert rule(verdict(idle, WARM), "spec_acceptance") == pending
+    final = verdict(idle, WARM, final=True)
     assert final.valid is None and final.reasons == (
         "acceptance length unknown: no draft was verified: the acceptance length could not be measured",
     )
@@ -455,3 +542,103 @@ def test_a_sweep_is_judged_by_its_worst_point() -> None:
     assert rule(unknown, "spec_acceptance")[0] == "unknown"
     plain = verdict(tick(sweep=sweep(spec_point(8, None, None, k=None))), final=True)
     assert rule(plain, "spec_acceptance")[0] == "met"  # no point's servers speculated
+
+
+# --- warm-up, context overflow, output coverage --------------------------------------------------------
+
+
+@pytest.mark.parametrize(("fewest", "state"), [(10, "met"), (25, "met"), (9, "broken"), (0, "broken")])
+def test_each_user_completes_10_requests_before_a_points_window_opens(fewest: int, state: str) -> None:
+    v = verdict(tick(sweep=sweep(point(8, warmup=40), point(16, warmup=fewest))), final=True)
+    head = "10 warm-up requests per user" if state == "met" else "fewer than 10 warm-up requests per user"
+    assert rule(v, "warmup") == (
+        state,
+        f"{head}: the fewest a user had completed when a window opened: {fewest} (at 16 users)",
+    )
+
+
+def test_the_warm_up_waits_for_a_point_and_is_unknown_from_points_that_do_not_say_it() -> None:
+    assert rule(verdict(tick(sweep=sweep())), "warmup") == (
+        "pending",
+        "10 warm-up requests per user: no point measured yet",
+    )
+    old = verdict(tick(sweep=sweep(point(8, warmup=None))), final=True)  # a recording of before the figure
+    assert (
+        rule(old, "warmup") == ("unknown", "warm-up per user unknown: the points do not say it") and old.valid is None
+    )
+
+
+@pytest.mark.parametrize(("share", "state"), [(0.0, "met"), (0.01, "met"), (0.0100001, "broken"), (0.2, "broken")])
+def test_a_points_context_overflow_may_be_1_percent_exactly(share: float, state: str) -> None:
+    v = verdict(tick(sweep=sweep(point(8), point(16, overflow=(12, share)))), final=True)
+    found = rule(v, "context_overflow")
+    assert found[0] == state
+    if state == "broken":
+        assert (
+            found[1]
+            == f"context overflow above 1%: {share:.1%} of the requests (12 over the model's context) at 16 users"
+        )
+        assert v.valid is False
+
+
+def test_a_plain_runs_context_overflow_is_over_its_requests_so_far() -> None:
+    running = verdict(tick(overflow=(3, 0.03)))
+    assert rule(running, "context_overflow") == (
+        "broken",
+        "context overflow above 1%: 3.0% of the requests (3 over the model's context) so far",
+    )
+    assert rule(verdict(tick(overflow=(1, 0.005)), final=True), "context_overflow") == (
+        "met",
+        "context overflow at most 1%: 0.5% of the requests (1 over the model's context)",
+    )
+    assert rule(verdict(tick(overflow=(0, None))), "context_overflow")[0] == "pending"
+    assert rule(verdict(tick(overflow=(0, None)), final=True), "context_overflow")[0] == "unknown"
+
+
+@pytest.mark.parametrize(("coverage", "state"), [(1.0, "met"), (0.95, "met"), (0.9499, "broken"), (0.0, "broken")])
+def test_output_must_arrive_through_95_percent_of_each_window(coverage: float, state: str) -> None:
+    v = verdict(tick(sweep=sweep(point(8), point(16, coverage=coverage))), final=True)
+    found = rule(v, "coverage")
+    assert found[0] == state
+    if state == "broken":
+        assert found[1] == f"output through less than 95% of a window: {coverage:.1%} of the window at 16 users"
+
+
+def test_a_plain_runs_coverage_is_pending_until_it_ends() -> None:
+    """Output may come again while the run goes on: only its end judges its coverage."""
+    assert rule(verdict(tick(coverage=0.4)), "coverage") == (
+        "pending",
+        "output through at least 95% of each window: 40.0% of the run so far",
+    )
+    assert rule(verdict(tick(coverage=0.4), final=True), "coverage")[0] == "broken"
+    assert rule(verdict(tick(coverage=0.97), final=True), "coverage") == (
+        "met",
+        "output through at least 95% of each window: 97.0% of the run",
+    )
+
+
+# --- pending is not valid -------------------------------------------------------------------------------
+
+
+def test_a_run_still_measured_is_pending_never_valid() -> None:
+    """Nothing broken yet, but a rule waits: "AgentX pending" and what it waits for, not "AgentX-valid"."""
+    first = verdict(tick(elapsed_s=23.0, sweep=sweep(at=(32, "measure", 877.0), planned_s=900.0)))
+    assert first.valid is None and first.waiting and first.label != "AgentX-valid"  # pending is not valid
+    assert first.labels() == (
+        "AgentX pending: the point at 32 users, 23 s of 900 s (no point measured yet)",
+        "AgentX pending",
+    )
+    warming = verdict(tick(sweep=sweep(at=(32, "warmup", 12.0))))
+    assert (
+        warming.labels()[0] == "AgentX pending: the point at 32 users, warming up (12 s left) (no point measured yet)"
+    )
+    later = verdict(tick(sweep=sweep(point(32), at=(64, "measure", 600.0))))
+    assert [r.rule for r in later.pending] == ["complete", "load_workers"]
+    assert later.labels()[0] == "AgentX pending: still running: the point at 64 users, 300 s of 900 s"
+    done = verdict(tick(sweep=sweep(point(32), point(64))), final=True)
+    assert not done.waiting and done.labels() == ("AgentX-valid",)
+
+
+def test_a_broken_rule_is_said_at_once_even_while_others_wait() -> None:
+    v = verdict(tick(sweep=sweep(point(32, overflow=(40, 0.04)), at=(64, "measure", 600.0))))
+    assert not v.waiting and v.labels()[0] == "not AgentX-valid: context overflow above 1%"

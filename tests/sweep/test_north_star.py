@@ -43,8 +43,8 @@ SLOWING = [
 def test_a_tier_read_exists_on_decode_and_is_null_on_the_north_star_when_ttft_grows_with_load() -> None:
     north_star, decode = view_fronts(SLOWING, NORTH_STAR)
     assert north_star == (2, 1, 0) and decode == (2, 1, 0)
-    (on_e2e,) = read_tiers(SLOWING, north_star, [100.0], usd_per_gpu_hour=2.0, axis=NORTH_STAR)
-    (on_decode,) = read_tiers(SLOWING, decode, [100.0], usd_per_gpu_hour=2.0, axis=DECODE)
+    (on_e2e,) = read_tiers(SLOWING, north_star, [100.0], usd_per_gpu_hour=2.0, gpus=1, axis=NORTH_STAR)
+    (on_decode,) = read_tiers(SLOWING, decode, [100.0], usd_per_gpu_hour=2.0, gpus=1, axis=DECODE)
     assert on_decode.total_tokens_per_s_per_gpu == pytest.approx(3500.0)  # on a knot: its own value
     assert on_decode.tokens_per_dollar_total is not None and on_decode.axis == "decode_interactivity"
     assert on_e2e.total_tokens_per_s_per_gpu is None and on_e2e.axis == "e2e_interactivity"
@@ -67,8 +67,8 @@ def test_the_north_star_policy_keeps_a_decode_point_only_if_it_is_on_the_e2e_fro
     assert view_fronts(points, DECODE) == ((2, 0, 1), (2, 0))  # the decode axis chosen: its own front
     assert north_star_policy((2, 0, 1), (2, 0)) == (2, 0)
     # Read at 110 tok/s/user on decode: only under the policy is that beyond the frontier.
-    (beside,) = read_tiers(points, (2, 0), [110.0], usd_per_gpu_hour=None, axis=DECODE)
-    (chosen,) = read_tiers(points, (2, 0, 1), [110.0], usd_per_gpu_hour=None, axis=DECODE)
+    (beside,) = read_tiers(points, (2, 0), [110.0], usd_per_gpu_hour=None, gpus=1, axis=DECODE)
+    (chosen,) = read_tiers(points, (2, 0, 1), [110.0], usd_per_gpu_hour=None, gpus=1, axis=DECODE)
     assert beside.total_tokens_per_s_per_gpu is None and chosen.total_tokens_per_s_per_gpu is not None
 
 
@@ -86,14 +86,14 @@ def test_tier_intervals_are_read_on_the_axis_and_respect_the_policy() -> None:
         }
         points.append(point(i, decode, e2e, tput, **ci))
     north_star, decode = view_fronts(points, NORTH_STAR)
-    e2e_reads = read_tiers(points, north_star, [30.0, 100.0], usd_per_gpu_hour=None, axis=NORTH_STAR)
+    e2e_reads = read_tiers(points, north_star, [30.0, 100.0], usd_per_gpu_hour=None, gpus=1, axis=NORTH_STAR)
     at_30, at_100 = tier_intervals(points, north_star, e2e_reads, axis=NORTH_STAR, draws=200)
     assert at_30.total_tokens_per_s_per_gpu is not None
     assert at_30.total_tokens_per_s_per_gpu_ci_low is not None and at_30.total_tokens_per_s_per_gpu_ci_high is not None
     assert at_30.total_tokens_per_s_per_gpu_ci_low <= at_30.total_tokens_per_s_per_gpu
     assert at_30.total_tokens_per_s_per_gpu <= at_30.total_tokens_per_s_per_gpu_ci_high
     assert at_100.total_tokens_per_s_per_gpu is None and at_100.total_tokens_per_s_per_gpu_ci_low is None
-    decode_reads = read_tiers(points, decode, [95.0], usd_per_gpu_hour=None, axis=DECODE)
+    decode_reads = read_tiers(points, decode, [95.0], usd_per_gpu_hour=None, gpus=1, axis=DECODE)
     (at_95,) = tier_intervals(points, decode, decode_reads, axis=DECODE, within=NORTH_STAR, draws=200)
     assert at_95.total_tokens_per_s_per_gpu_ci_low is not None and at_95.total_tokens_per_s_per_gpu_ci_high is not None
     assert at_95.total_tokens_per_s_per_gpu_ci_low < 4750.0 < at_95.total_tokens_per_s_per_gpu_ci_high
@@ -114,12 +114,12 @@ def test_the_report_of_such_a_sweep_has_the_decode_read_and_a_null_north_star_on
     frontier's axis only; the North Star's null where the decode one is known."""
     north_star, decode = view_fronts(SLOWING, NORTH_STAR)
     tiers = [30.0, 100.0]
-    on_e2e = read_tiers(SLOWING, north_star, tiers, usd_per_gpu_hour=2.0, axis=NORTH_STAR)
+    on_e2e = read_tiers(SLOWING, north_star, tiers, usd_per_gpu_hour=2.0, gpus=1, axis=NORTH_STAR)
     agents = read_agents(SLOWING, north_star, tiers, gpus=2, axis=NORTH_STAR)
     on_e2e = tuple(
         r.model_copy(update={"agents_per_gpu": a.agents_per_gpu}) for r, a in zip(on_e2e, agents, strict=True)
     )
-    on_decode = read_tiers(SLOWING, decode, tiers, usd_per_gpu_hour=2.0, axis=DECODE)
+    on_decode = read_tiers(SLOWING, decode, tiers, usd_per_gpu_hour=2.0, gpus=1, axis=DECODE)
     data = Report(frontier_axis=NORTH_STAR, tiers=[*on_e2e, *on_decode]).model_dump()
     assert data["total_tokens_per_s_per_gpu_at_100"] is None and data["agents_per_gpu_at_100"] is None
     assert data["total_tokens_per_s_per_gpu_at_100_decode"] == pytest.approx(3500.0)

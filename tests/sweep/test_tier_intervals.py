@@ -36,7 +36,7 @@ def points(width: float | None = 0.05, *, without: Sequence[int] = ()) -> list[P
 
 def reads(pts: list[PointFigures]) -> dict[float, tuple[float | None, float | None, float | None]]:
     front = pareto_front([point_xy(p) for p in pts])
-    found = tier_intervals(pts, front, read_tiers(pts, front, TIERS, usd_per_gpu_hour=2.0))
+    found = tier_intervals(pts, front, read_tiers(pts, front, TIERS, usd_per_gpu_hour=2.0, gpus=1))
     return {
         r.tier: (
             r.total_tokens_per_s_per_gpu_ci_low,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agentx_tui.snapshot import PointFigures, TierRead
+from agentx_tui.snapshot import NO_GPUS, PointFigures, TierRead
 from agentx_tui.sweep.axes import point_xy
 from agentx_tui.sweep.pareto import pareto_front
 from agentx_tui.sweep.tiers import read_tiers
@@ -43,7 +43,7 @@ def test_tiers_read_on_the_frontier_with_cost() -> None:
     points = sweep_points()
     front = pareto_front([(p.interactivity_p90_tokens_per_s, p.total_tokens_per_s_per_gpu) for p in points])
     assert front == (3, 2, 1, 0)
-    below, on_knot, between, above = read_tiers(points, front, [5, 10, 15, 60], usd_per_gpu_hour=2.0)
+    below, on_knot, between, above = read_tiers(points, front, [5, 10, 15, 60], usd_per_gpu_hour=2.0, gpus=1)
 
     assert on_knot.total_tokens_per_s_per_gpu == 1000.0
     assert on_knot.note is None
@@ -68,21 +68,36 @@ def test_tiers_read_on_the_frontier_with_cost() -> None:
 
 def test_without_a_price_the_throughput_is_read_but_not_the_cost() -> None:
     points = sweep_points()
-    (read,) = read_tiers(points, (3, 2, 1, 0), [15], usd_per_gpu_hour=None)
+    (read,) = read_tiers(points, (3, 2, 1, 0), [15], usd_per_gpu_hour=None, gpus=1)
     assert read.total_tokens_per_s_per_gpu == pytest.approx(906.25)
     assert read.tokens_per_dollar_total is None
     assert read.usd_per_million_total_tokens is None
     assert read.note is not None and "no price" in read.note
 
 
+def test_without_a_gpu_count_no_cost_is_read_and_the_note_says_so() -> None:
+    """The one price rule: the throughput per GPU is read, but a price per GPU-hour prices nothing without
+    the GPUs it is for (as the meter and a point: none is assumed)."""
+    (read,) = read_tiers(sweep_points(), (3, 2, 1, 0), [15], usd_per_gpu_hour=2.0, gpus=None)
+    assert read.total_tokens_per_s_per_gpu == pytest.approx(906.25)
+    assert (read.tokens_per_dollar_total, read.usd_per_million_total_tokens) == (None, None)
+    assert read.note == NO_GPUS
+
+
+def test_the_cost_of_a_read_does_not_depend_on_how_many_gpus_share_it() -> None:
+    one, eight = (read_tiers(sweep_points(), (3, 2, 1, 0), [15], usd_per_gpu_hour=2.0, gpus=n)[0] for n in (1, 8))
+    assert eight.tokens_per_dollar_total == pytest.approx(one.tokens_per_dollar_total)
+    assert eight.usd_per_million_total_tokens == pytest.approx(one.usd_per_million_total_tokens)
+
+
 def test_no_measured_point_reads_nothing() -> None:
-    (read,) = read_tiers([point(0, 1, None, 500.0)], (), [100], usd_per_gpu_hour=2.0)
+    (read,) = read_tiers([point(0, 1, None, 500.0)], (), [100], usd_per_gpu_hour=2.0, gpus=1)
     assert read == TierRead(tier=100.0, note="no measured point")
 
 
 def test_a_single_point_is_read_only_exactly_on_its_tier() -> None:
     points = [point(0, 8, 100.0, 5000.0)]
-    on, off = read_tiers(points, (0,), [100, 50], usd_per_gpu_hour=3.6)
+    on, off = read_tiers(points, (0,), [100, 50], usd_per_gpu_hour=3.6, gpus=1)
     assert on.total_tokens_per_s_per_gpu == 5000.0
     # 3.6·10⁶/(5000·3600) = 0.2 USD per million; 5·10⁶ tokens per dollar.
     assert on.usd_per_million_total_tokens == pytest.approx(0.2)
@@ -92,7 +107,7 @@ def test_a_single_point_is_read_only_exactly_on_its_tier() -> None:
 
 def test_two_frontier_points_read_linearly() -> None:
     points = [point(0, 4, 30.0, 100.0), point(1, 2, 10.0, 300.0)]
-    (read,) = read_tiers(points, (1, 0), [15], usd_per_gpu_hour=1.0)
+    (read,) = read_tiers(points, (1, 0), [15], usd_per_gpu_hour=1.0, gpus=1)
     assert read.total_tokens_per_s_per_gpu == pytest.approx(250.0)
 
 
@@ -105,7 +120,7 @@ def test_a_read_that_stands_on_a_thin_point_says_so() -> None:
         point(2, 4, 20.0, 800.0, requests=7, thin=True),
         point(3, 8, 10.0, 1000.0, requests=300, thin=False),
     ]
-    between, on_thin, full = read_tiers(points, (3, 2, 1, 0), [30, 20, 45], usd_per_gpu_hour=2.0)
+    between, on_thin, full = read_tiers(points, (3, 2, 1, 0), [30, 20, 45], usd_per_gpu_hour=2.0, gpus=1)
     assert between.total_tokens_per_s_per_gpu is not None
     assert between.note == "stands on a thin point: 4 users (7 requests: an interval needs 20)"
     assert on_thin.note == between.note
@@ -118,5 +133,5 @@ def test_a_point_that_counted_no_request_stands_on_no_frontier_and_feeds_no_read
     points = [point(0, 1, 50.0, 100.0, requests=40), point(1, 2, 60.0, 900.0, requests=0)]
     front = pareto_front([point_xy(p) for p in points])
     assert front == (0,)
-    (read,) = read_tiers(points, front, [55], usd_per_gpu_hour=2.0)
+    (read,) = read_tiers(points, front, [55], usd_per_gpu_hour=2.0, gpus=1)
     assert read.total_tokens_per_s_per_gpu is None and read.note is not None and "above the fastest" in read.note

@@ -414,7 +414,7 @@ def make_north_star_sweep_state(measured: int = 4, **kwargs: Any) -> SweepState:
     north_star, decode = view_fronts(points, NORTH_STAR)
 
     def tiers(front: tuple[int, ...], axis: FrontierAxis) -> tuple[TierRead, ...]:
-        reads = read_tiers(points, front, SWEEP_TIERS, usd_per_gpu_hour=SWEEP_USD_PER_GPU_HOUR, axis=axis)
+        reads = read_tiers(points, front, SWEEP_TIERS, usd_per_gpu_hour=SWEEP_USD_PER_GPU_HOUR, gpus=1, axis=axis)
         return tuple(
             read.model_copy(
                 update={

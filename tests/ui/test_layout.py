@@ -88,6 +88,16 @@ NOT_VALID = AgentXVerdict(
     )
 )
 UNKNOWN = AgentXVerdict(rules=(NOT_VALID.rules[1],))
+PENDING = AgentXVerdict(
+    rules=(
+        AgentXRule(
+            rule="point_length",
+            state="pending",
+            head="points of at least 900 s",
+            detail="the point at 32 users, 23 s of 900 s (no point measured yet)",
+        ),
+    )
+)
 
 
 @pytest.mark.parametrize(
@@ -98,7 +108,11 @@ UNKNOWN = AgentXVerdict(rules=(NOT_VALID.rules[1],))
         ((120, 36), NOT_VALID, "not AgentX-valid: points shorter than 900 s (+1 more)"),
         ((200, 60), NOT_VALID, "not AgentX-valid"),
         ((120, 36), UNKNOWN, "AgentX validity unknown: KV offload unknown"),
-        ((120, 36), AgentXVerdict(), "AgentX-valid so far"),
+        # Pending is never shown as valid, at any width.
+        ((80, 24), PENDING, "AgentX pending"),
+        ((120, 36), PENDING, "AgentX pending: the point at 32 users, 23 s of 900 s (no point measured yet)"),
+        ((200, 60), PENDING, "AgentX pending"),
+        ((120, 36), AgentXVerdict(), "AgentX pending: still running"),
         ((80, 24), AgentXVerdict(final=True), "AgentX-valid"),
     ],
 )

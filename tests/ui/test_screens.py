@@ -12,7 +12,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from agentx_tui.snapshot import AgentXRule, AgentXVerdict
+from agentx_tui.snapshot import NO_GPUS, AgentXRule, AgentXVerdict, CostFigures
 from agentx_tui.ui import AgentXApp
 from tests.ui._helpers import shown
 from tests.ui.fakes import SECRET, FakeLiveControls, FakeSource, make_snapshot
@@ -82,6 +82,34 @@ def test_dashboard_not_agentx_valid_80x24(snap_compare: SnapCompare) -> None:
     assert snap_compare(app, terminal_size=(80, 24), run_before=settle)
 
 
+# A sweep 23 s into its first point: nothing is broken, but nothing is measured either.
+AGENTX_PENDING = AgentXVerdict(
+    rules=(
+        AgentXRule(
+            rule="point_length",
+            state="pending",
+            head="points of at least 900 s",
+            detail="the point at 32 users, 23 s of 1800 s (no point measured yet)",
+        ),
+        AgentXRule(
+            rule="complete",
+            state="pending",
+            head="the run ran to its end",
+            detail="still running: the point at 32 users, 23 s of 1800 s",
+        ),
+    )
+)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+def test_dashboard_agentx_pending(snap_compare: SnapCompare, size: tuple[int, int]) -> None:
+    """Pending is not valid: the header says "AgentX pending" (with what it waits for where it fits),
+    never "AgentX ✓" or "AgentX-valid", at every width."""
+    snaps = [make_snapshot(seq).model_copy(update={"agentx": AGENTX_PENDING}) for seq in range(1, LAST + 1)]
+    app = AgentXApp(FakeSource(snaps), FakeLiveControls(), refresh_s=0.25)
+    assert snap_compare(app, terminal_size=size, run_before=settle)
+
+
 def test_dashboard_without_gpu_or_price(snap_compare: SnapCompare) -> None:
     app = live_app(gpus=0, price=False, cached_reported=False)
     assert snap_compare(app, terminal_size=(160, 48), run_before=settle)
@@ -118,3 +146,15 @@ async def test_no_gpu_status_and_missing_figures_show_n_a() -> None:
         assert "--gpu-price" in cost and "press c" in cost
         # No large "n/a" meters: the pane says how to set a price instead.
         assert not any(meter.display for meter in app.query("#pane-cost .meter"))
+
+
+async def test_a_price_without_a_gpu_count_says_once_that_every_dollar_figure_is_n_a() -> None:
+    """The one price rule on screen: the price is shown, its source says why nothing is priced."""
+    unpriced = CostFigures(usd_per_gpu_hour=2.9, price_source=f"--gpu-price; {NO_GPUS}", mode="rental")
+    snaps = [make_snapshot(seq).model_copy(update={"cost": unpriced}) for seq in range(1, LAST + 1)]
+    app = AgentXApp(FakeSource(snaps), FakeLiveControls(), refresh_s=0.25)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        cost = str(app.query_one("#cost-figures", Static).render())
+        assert cost.count("GPU count unknown: every $ figure is n/a (pass --gpus N)") == 1
+        assert "$2.90/GPU-h × n/a" in cost and "spent n/a" in cost

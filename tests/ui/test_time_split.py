@@ -67,7 +67,9 @@ def test_the_acceptance_length_at_80x24_takes_the_words_that_fit() -> None:
     unknown = shaped(spec=True, spec_golden_acceptance_length=None, spec_acceptance_vs_golden=None)
     assert text(unknown, NARROW)[1] == "spec AL 2.50 · 0.80 0.50 0.20"
     idle = shaped(spec=True, spec_acceptance_length=None)
-    assert text(idle, NARROW)[1] == "spec k 3: no draft in the window"
+    assert text(idle, NARROW)[1] == "spec k 3: n/a: no draft in the window"
+    # Where there is room, the report's words for it (`spec_unknown`).
+    assert text(idle, 76)[1] == "spec     k 3: n/a: no draft was verified in the window"
 
 
 def test_an_acceptance_length_off_the_golden_one_by_more_than_2_percent_is_in_the_warning_colour() -> None:

@@ -3,18 +3,14 @@
 Rental: ``usd_spent = USD/GPU-hour × GPUs × elapsed / 3600`` at the current price, so changing the
 price live re-prices the whole run. Owned: the fixed part (capex + operations) the same way, plus the
 energy of the measured power integrated tick by tick (board power for ticks without a measurement).
+Every dollar figure follows the one price rule (`snapshot.pricing`): without a GPU count there is none,
+and the price's source says so.
 """
 
 from __future__ import annotations
 
 from agentx_tui.cost._price import PriceChoice
-from agentx_tui.snapshot import CostFigures
-
-
-def _per_dollar(tokens: float | None, usd: float | None) -> float | None:
-    if tokens is None or usd is None or not usd > 0:
-        return None
-    return tokens / usd
+from agentx_tui.snapshot import NO_GPUS, CostFigures, Pricing, pricing
 
 
 class CostMeter:
@@ -31,6 +27,10 @@ class CostMeter:
     @property
     def gpus(self) -> int | None:
         return self._gpus
+
+    def count_gpus(self, gpus: int | None) -> None:
+        """The GPUs behind the target as the run knows them now (None: not known, so no dollar figure)."""
+        self._gpus = gpus
 
     def set_price(self, usd_per_gpu_hour: float | None, gpus: int | None) -> None:
         """Override the price (a flat, rental-style price) and/or the GPU count; None keeps each."""
@@ -64,27 +64,28 @@ class CostMeter:
         if price is None:
             return CostFigures(gpus=self._gpus)
         gpus = self._gpus
-        source = price.source
-        if gpus is None:
-            gpus = 1
-            source += "; 1 GPU assumed (no GPU count known)"
         per_gpu_hour = price.at_power(gpu_power_w)
+        now = pricing(per_gpu_hour, gpus)
+        if now.usd_per_hour is None or gpus is None:
+            # The one rule: a price without a GPU count prices nothing (no GPU is assumed).
+            return CostFigures(
+                usd_per_gpu_hour=per_gpu_hour, price_source=f"{price.source}; {NO_GPUS}", mode=price.mode
+            )
         usd_spent = self._spent(price, gpus, elapsed_s, gpu_power_w)
-        usd_per_hour = per_gpu_hour * gpus
-        usd_per_million = None
-        if usd_spent is not None and output_tokens is not None and output_tokens > 0:
-            usd_per_million = usd_spent * 1e6 / output_tokens
+        # The run so far at its mean price an hour (owned: the energy integrated tick by tick), so its
+        # tokens per dollar are its tokens ÷ the dollars spent.
+        run = Pricing(usd_spent * 3600.0 / elapsed_s) if elapsed_s > 0 and usd_spent > 0 else Pricing(None)
         return CostFigures(
             usd_per_gpu_hour=per_gpu_hour,
             gpus=gpus,
-            price_source=source,
+            price_source=price.source,
             mode=price.mode,
             usd_spent=usd_spent,
-            tokens_per_dollar_total=_per_dollar(total_tokens, usd_spent),
-            tokens_per_dollar_output=_per_dollar(output_tokens, usd_spent),
-            usd_per_million_output_tokens=usd_per_million,
-            tokens_per_dollar_total_window=_per_hour(window_total_tokens_per_s, usd_per_hour),
-            tokens_per_dollar_output_window=_per_hour(window_output_tokens_per_s, usd_per_hour),
+            tokens_per_dollar_total=run.tokens_per_dollar(_rate(total_tokens, elapsed_s)),
+            tokens_per_dollar_output=run.tokens_per_dollar(_rate(output_tokens, elapsed_s)),
+            usd_per_million_output_tokens=run.usd_per_million_tokens(_rate(output_tokens, elapsed_s)),
+            tokens_per_dollar_total_window=now.tokens_per_dollar(window_total_tokens_per_s),
+            tokens_per_dollar_output_window=now.tokens_per_dollar(window_output_tokens_per_s),
         )
 
     def _spent(self, price: PriceChoice, gpus: int, elapsed_s: float, power_w: float | None) -> float:
@@ -102,8 +103,6 @@ class CostMeter:
         return price.fixed_usd_per_gpu_hour * gpus * hours + self._energy_usd
 
 
-def _per_hour(tokens_per_s: float | None, usd_per_hour: float) -> float | None:
-    """Tokens per dollar from a rate: tokens/s × 3600 / (USD/GPU-hour × GPUs)."""
-    if tokens_per_s is None or not usd_per_hour > 0:
-        return None
-    return tokens_per_s * 3600.0 / usd_per_hour
+def _rate(tokens: float | None, elapsed_s: float) -> float | None:
+    """The run's tokens per second so far."""
+    return tokens / elapsed_s if tokens is not None and elapsed_s > 0 else None

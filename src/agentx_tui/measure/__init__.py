@@ -21,9 +21,15 @@ the bytes of one answer to the run's and a sweep point's figures. A leaf: it rea
     schedule.py    a timed replay's schedule as kept: behind or not, the users that would keep it
     reuse.py       where each prompt went: cold, hit, evicted; the idle times; the retention curve
     stats.py       the client's figures over the run and its sliding window (`ClientStats`)
+    agentx.py      what AgentX's rules measure of the client's requests: context overflows, output
+                   coverage, warm-up requests per user
 
 Public:
     SseScanner, classify, RETRIABLE                 reading an SSE stream; error kinds, the retriable ones
+    OVER_CONTEXT and its kinds (CONTEXT_OVERFLOW, SESSION_CALL_TOO_LONG, TRACE_TOO_LONG, AGENT_STEP_TOO_LONG)
+                                                    a request over the model's context, refused or not sent
+    ContextOverflows, output_coverage, fewest_requests
+                                                    AgentX's rules' figures of the client's requests
     UsageFigures, usage_int, usage_cached_tokens    token counts from a `usage` object
     answer_figures, AnswerFigures, token_gaps       a finished answer's output tokens, TTFT, decode, ITL
                                                     (the one rule of the load client and the proxy)
@@ -47,6 +53,7 @@ Public:
     SeenPrefixes, cacheable_tokens                  the prefixes sent, for the ceiling and reused tokens
 """
 
+from agentx_tui.measure.agentx import ContextOverflows, fewest_requests, output_coverage
 from agentx_tui.measure.cold import cold_start
 from agentx_tui.measure.headline import TALLY_KEYS, tally_figures
 from agentx_tui.measure.histogram import IntegerCounts, LogHistogram, bucket_of, bucketed
@@ -56,7 +63,16 @@ from agentx_tui.measure.record import Completed, Failed, RequestRecord
 from agentx_tui.measure.reuse import PromptSplit, ReuseTally, split_prompt
 from agentx_tui.measure.schedule import ScheduleBook, behind_schedule
 from agentx_tui.measure.slots import slot_of, spread_tokens
-from agentx_tui.measure.sse import RETRIABLE, SseScanner, classify
+from agentx_tui.measure.sse import (
+    AGENT_STEP_TOO_LONG,
+    CONTEXT_OVERFLOW,
+    OVER_CONTEXT,
+    RETRIABLE,
+    SESSION_CALL_TOO_LONG,
+    TRACE_TOO_LONG,
+    SseScanner,
+    classify,
+)
 from agentx_tui.measure.stats import ClientStats, StatsSink
 from agentx_tui.measure.tally import CallTally, Tally
 from agentx_tui.measure.time_split import TailShares, TimeSplit
@@ -73,14 +89,20 @@ from agentx_tui.measure.usage import UsageFigures, usage_cached_tokens, usage_in
 from agentx_tui.measure.window import SLOT_S, PointSample, SlotSample, TreeSample, WindowFigures
 
 __all__ = [
+    "AGENT_STEP_TOO_LONG",
+    "CONTEXT_OVERFLOW",
+    "OVER_CONTEXT",
     "RETRIABLE",
+    "SESSION_CALL_TOO_LONG",
     "SLOT_S",
     "STALL_FACTOR",
     "TALLY_KEYS",
+    "TRACE_TOO_LONG",
     "AnswerFigures",
     "CallTally",
     "ClientStats",
     "Completed",
+    "ContextOverflows",
     "Failed",
     "IntegerCounts",
     "LogHistogram",
@@ -109,7 +131,9 @@ __all__ = [
     "cold_start",
     "decode_stalls",
     "e2e_per_token",
+    "fewest_requests",
     "linear_quantile",
+    "output_coverage",
     "slot_of",
     "split_prompt",
     "spread_tokens",

@@ -23,11 +23,18 @@ _OTHER_TOKENS = (b'"tool_calls":[{', b'"reasoning":', b'"reasoning_content":', b
 _OVERFLOW_HINTS = ("context length", "maximum context", "max_model_len", "too long", "context window")
 # The error kinds worth another try: the server was busy or away, or the stream went silent.
 RETRIABLE = frozenset({"rate_limited", "unavailable", "connection", "timeout"})
+# A request over the model's context: refused by the server for its length; or, by the client, not sent
+# because it would not fit (a session replay's call, a trace's request, a synthetic agent's next step).
+CONTEXT_OVERFLOW = "context_overflow"
+SESSION_CALL_TOO_LONG = "session_call_too_long"
+TRACE_TOO_LONG = "trace_skipped_too_long"
+AGENT_STEP_TOO_LONG = "agent_step_too_long"
+OVER_CONTEXT = frozenset({CONTEXT_OVERFLOW, SESSION_CALL_TOO_LONG, TRACE_TOO_LONG, AGENT_STEP_TOO_LONG})
 
 
 def classify(status: int, body: str) -> str:
     if status == 400 and any(h in body.lower() for h in _OVERFLOW_HINTS):
-        return "context_overflow"
+        return CONTEXT_OVERFLOW
     if status == 429:
         return "rate_limited"
     if status == 503:

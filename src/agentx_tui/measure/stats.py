@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from typing import Protocol
 
+from agentx_tui.measure.agentx import ContextOverflows, output_coverage
 from agentx_tui.measure.cold import cold_start
 from agentx_tui.measure.headline import tally_figures
 from agentx_tui.measure.record import Completed, Failed
@@ -51,6 +52,7 @@ class ClientStats:
         self.window_s = window_s
         self._slots: dict[int, Tally] = {}
         self._window_start = started_at
+        self.started_at = started_at
         self.run = Tally()
         self.warm = Tally()  # the latencies of the requests that were not a session's first (measure/cold.py)
         self.schedule = ScheduleBook()  # a timed replay's requests (measure/schedule.py)
@@ -66,6 +68,11 @@ class ClientStats:
         # are a cohort apart from those it added (sweep/intervals.py stratifies by it). O(users).
         self.user_since: dict[int, float] = {}
         self.tasks = TaskBook(started_at)  # per session tree (measure/tasks.py)
+        # AgentX's rules (measure/agentx.py): requests over the model's context; when output last came;
+        # each user slot's completed requests (a sweep point's warm-up per user). O(users).
+        self.overflows = ContextOverflows()
+        self.last_output_at: float | None = None
+        self.user_requests: dict[int, int] = {}
 
     # -- input ---------------------------------------------------------------------------------
     def _slot(self, key: int) -> Tally:
@@ -93,6 +100,9 @@ class ClientStats:
 
     def error(self, failed: Failed) -> None:
         self.errors[failed.kind] = self.errors.get(failed.kind, 0) + 1
+        self.overflows.count(failed)
+        for window in self._windows:
+            window.overflows_of(failed)
         if failed.final:
             self.requests_failed += 1
             if failed.tree >= 0:
@@ -104,8 +114,10 @@ class ClientStats:
         """One completed request: whole into the run's tally; in the sliding window its prompt side
         when its first token came, the request and its latencies when it ended, its output tokens over
         the seconds they came in; into every open sweep window (window.py); into its task."""
-        if done.user >= 0 and done.sent_at < self.user_since.get(done.user, math.inf):
-            self.user_since[done.user] = done.sent_at
+        if done.user >= 0:
+            if done.sent_at < self.user_since.get(done.user, math.inf):
+                self.user_since[done.user] = done.sent_at
+            self.user_requests[done.user] = self.user_requests.get(done.user, 0) + 1
         self.run.count(done)
         if not done.first_call:
             self.warm.count_answer(done)
@@ -114,6 +126,8 @@ class ClientStats:
         if done.cached_tokens is not None:
             self.cached_reported = True
         first, last = done.decoded
+        if done.output_tokens > 0 and (self.last_output_at is None or last > self.last_output_at):
+            self.last_output_at = last
         self._slot(slot_of(first)).count_prompt(done)
         self._slot(slot_of(done.ended_at)).count_answer(done)
         self._spread_output(first, last, done.output_tokens)
@@ -136,6 +150,7 @@ class ClientStats:
     def open_window(self, now: float) -> WindowFigures:
         window = WindowFigures(start=now)
         window.user_since = self.user_since  # the run's, read when the window's intervals are computed
+        window.requests_before = tuple(self.user_requests.values())  # its warm-up per user slot
         window.tasks = self.tasks.open_window(now)
         window.task_book = self.tasks
         self._windows.append(window)
@@ -169,6 +184,11 @@ class ClientStats:
         window = tally_figures(merged, span=span if span > 0 else None, cached_reported=self.cached_reported)
         run = tally_figures(self.run, span=None, cached_reported=self.cached_reported)
         lag = self.run.schedule_lag.percentiles()
+        totals = self.totals()
+        agentx = {
+            **self.overflows.figures(totals.requests_completed, totals.requests_failed),
+            "output_coverage": output_coverage(self.started_at, now, self.last_output_at),
+        }
         schedule = {
             "schedule_lag_p50_s": lag.p50,
             "schedule_lag_p90_s": lag.p90,
@@ -178,10 +198,10 @@ class ClientStats:
         }
         return ClientFigures(
             window=window,
-            run=run.updated(**schedule, **cold_start(run, self.run.requests, self.warm, advice=True)),
+            run=run.updated(**schedule, **agentx, **cold_start(run, self.run.requests, self.warm, advice=True)),
             requests_per_s=merged.requests / span if span > 0 else None,
             in_flight=self.in_flight,
-            totals=self.totals(),
+            totals=totals,
         )
 
     def totals(self) -> ClientTotals:

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 
 from agentx_tui.measure.histogram import LogHistogram, Samples
 from agentx_tui.measure.reuse import PromptSplit
-from agentx_tui.snapshot import StepRow, TaskFigures
+from agentx_tui.snapshot import StepRow, TaskFigures, usd_per_task
 
 STEPS_ALONE = 8  # steps 1..8 get a row each; beyond, one row per power of two
 
@@ -332,7 +332,7 @@ def _figures(
 ) -> TaskFigures:
     done = tally.completed
     tokens_mean = tally.tokens / done if done else None
-    per_dollar, gpu_count, hours = _positive(tokens_per_dollar), _positive(gpus), _positive(span_s / 3600)
+    gpu_count, hours = _positive(gpus), _positive(span_s / 3600)
     rows = tuple(tally.step_rows[first].row(*step_bucket(first)) for first in sorted(tally.step_rows))
     return TaskFigures(
         tasks_completed=done,
@@ -344,7 +344,7 @@ def _figures(
         steps_per_task_mean=tally.steps / done if done else None,
         tokens_per_task_mean=tokens_mean,
         output_tokens_per_task_mean=tally.output_tokens / done if done else None,
-        usd_per_task=tokens_mean / per_dollar if tokens_mean is not None and per_dollar is not None else None,
+        usd_per_task=usd_per_task(tokens_mean, tokens_per_dollar),
         tasks_per_hour_per_gpu=done / hours / gpu_count if hours is not None and gpu_count is not None else None,
         step_curve=rows,
         task_s_histogram=_histogram(tally.wall.histogram),

@@ -15,6 +15,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from agentx_tui.measure.agentx import ContextOverflows, fewest_requests, output_coverage
 from agentx_tui.measure.histogram import bucket_of
 from agentx_tui.measure.record import Completed, Failed
 from agentx_tui.measure.slots import slot_of, spread_tokens
@@ -134,6 +135,12 @@ class WindowFigures:
     # The tasks (session trees) that began and ended inside, kept by the run's `TaskBook`.
     tasks: TaskWindow | None = None
     task_book: TaskBook | None = None
+    # AgentX's rules (measure/agentx.py): the requests over the model's context sent (or not sent)
+    # inside; the last output token, inside, of a request sent after the warm-up; each user slot's
+    # completed requests when the window opened.
+    overflows: ContextOverflows = field(default_factory=ContextOverflows)
+    last_output_at: float | None = None
+    requests_before: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         self.sample = PointSample(self.start)
@@ -172,6 +179,22 @@ class WindowFigures:
         if self.inside(done.sent_at, done.ended_at):
             self.count(done, tree)
 
+    def overflows_of(self, failed: Failed) -> None:
+        """A request over the model's context, refused or not sent: counted when it was due inside."""
+        if self.inside(failed.sent_at, failed.at):
+            self.overflows.count(failed)
+
+    def agentx_figures(self, users: int) -> dict[str, int | float | None]:
+        """The window's figures for AgentX's rules: its requests over the context and their share, its
+        output coverage (over its measured length), the fewest requests any of `users` completed before
+        it opened."""
+        end = self.end if self.end is not None else self.start
+        return {
+            **self.overflows.figures(self.latency.requests, self.failed),
+            "output_coverage": output_coverage(self.start, end, self.last_output_at),
+            "warmup_requests_min": fewest_requests(self.requests_before, users),
+        }
+
     def error(self, failed: Failed) -> None:
         """A request that failed for good: counted when it was sent after the warm-up and ended inside."""
         if self.inside(failed.sent_at, failed.at):
@@ -209,6 +232,10 @@ class WindowFigures:
             decoded += share
         if not (inside or decoded):
             return None
+        if decoded and done.sent_at >= self.start:
+            seen = min(last, end)
+            if self.last_output_at is None or seen > self.last_output_at:
+                self.last_output_at = seen
         self.output_in_window += decoded
         inside += decoded
         found = sample.tree_of(done.tree)

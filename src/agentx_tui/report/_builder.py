@@ -406,7 +406,7 @@ def _cost_figures(last: Snapshot) -> Figures:
     c = last.cost
     return Figures(
         usd_per_gpu_hour=c.usd_per_gpu_hour,
-        gpus=c.gpus if c.gpus is not None else (len(last.gpu.gpus) or None),
+        gpus=c.gpus,  # the per-GPU figures' divisor (never the local machine's count for a remote target)
         usd_spent=c.usd_spent,
         tokens_per_dollar_total=c.tokens_per_dollar_total,
         tokens_per_dollar_output=c.tokens_per_dollar_output,

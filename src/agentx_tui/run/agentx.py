@@ -105,6 +105,7 @@ def agentx_setup(
         run_duration_s=plan.duration_s,
         run_warmup_s=plan.warmup_s,
         max_think_s=plan.load.settings.max_think_s,
+        idle_cap_s=plan.load.settings.idle_cap_s,
         offload=offload,
         memory=memory,
         sends_load=plan.load.sends_load,
@@ -153,4 +154,4 @@ class AgentXWatch:
         if said == self._said:
             return
         self._said = said
-        self._say(validity_words(verdict.valid, "; ".join(verdict.reasons), so_far=verdict.so_far))
+        self._say(validity_words(verdict.valid, "; ".join(verdict.reasons), pending=verdict.waiting))

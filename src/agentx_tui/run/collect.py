@@ -106,6 +106,7 @@ class Collectors:
             self._nvml.start()
         self._user_price = plan.price.gpu_price is not None or plan.price.cost_profile is not None
         self._gpus_set_by_user = plan.price.gpus is not None
+        self._gpus_set_live = False
         self._meter = CostMeter(self._resolve_price((), plan.price.gpus or serving.sim_gpus))
         self._peaks = load_peaks()  # read (and checked) once: preflight said a bad file already
         self._dtype = compute_dtype(next((e.model for e in serving.endpoints), None), plan.target.vllm_args)
@@ -131,6 +132,7 @@ class Collectors:
         self._meter.set_price(usd_per_gpu_hour, gpus)
         self._user_price = True
         self._gpus_set_by_user = self._gpus_set_by_user or gpus is not None
+        self._gpus_set_live = self._gpus_set_live or gpus is not None
 
     async def close(self) -> None:
         if self._nvml is not None:
@@ -154,10 +156,14 @@ class Collectors:
         endpoints = [self._golden.of(e) for e in endpoints]
         aggregate = aggregate_endpoints(endpoints)
         gpus, gpus_source = self._gpu_count(gpu)
+        if self._gpus_set_live:  # the count typed live (key c) is every figure's, the meter's too
+            gpus, gpus_source = self._meter.gpus, "set live"
         if not self._user_price and self._meter.price is None:
             self._meter = CostMeter(self._resolve_price(tuple(g.name for g in gpu.gpus), gpus))
-        elif not self._gpus_set_by_user and gpus is not None and gpus != self._meter.gpus:
-            self._meter.set_price(None, gpus)  # a fleet's GPUs show up (or change): price them all
+        if not self._gpus_set_by_user and gpus != self._meter.gpus:
+            # One count for every figure: the GPUs found here (a fleet's show up or change), or none,
+            # and then no dollar figure (never the local machine's GPUs for a remote target).
+            self._meter.count_gpus(gpus)
         cost = self._cost(now, load.client if load else None, aggregate, gpu)
         if gpus is not None:  # known whether or not a price is: the per-GPU figures need only the count
             cost = cost.model_copy(update={"gpus": gpus, "gpus_source": gpus_source})

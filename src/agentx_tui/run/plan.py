@@ -17,7 +17,7 @@ from agentx_tui.recording import RecordedProxy, RecordedSettings, RecordedSweep
 from agentx_tui.report import Check
 from agentx_tui.sim import SpecDecoding
 from agentx_tui.snapshot import FrontierAxis
-from agentx_tui.sweep import MIN_POINT_S
+from agentx_tui.sweep import AGENTX_POINT_S, MIN_POINT_S
 
 TargetKind = Literal["attach", "serve", "sim", "prometheus"]
 API_KEY_ENV = ("AGENTX_API_KEY", "VLLM_API_KEY", "OPENAI_API_KEY")
@@ -110,6 +110,12 @@ class AgentXPlan:
     server_dram_bytes: float | None = None  # --server-dram-gb: the DRAM of each server behind the target
     server_gpus: int | None = None  # --server-gpus: the GPUs in each server
     spec_golden: float | None = None  # --spec-golden: the acceptance length the served model is pinned to
+
+    @property
+    def point_s(self) -> float:
+        """`--agentx`'s point length: 1800 s (900 s the least the rule allows), or the tests' shorter
+        length under AGENTX_TEST_MIN_POINT_S."""
+        return AGENTX_POINT_S if self.min_point_s == MIN_POINT_S else self.min_point_s
 
 
 @dataclass(frozen=True)

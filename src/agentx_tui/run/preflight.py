@@ -52,7 +52,14 @@ from agentx_tui.run.plan import (
 )
 from agentx_tui.sim import DEFAULT_PROFILE, load_profile
 from agentx_tui.snapshot import FrontierAxis
-from agentx_tui.sweep import AGENTX_TIERS, FRONTIER_AXES, MIN_POINT_S, TEST_MIN_POINT_ENV, peak_auto_users
+from agentx_tui.sweep import (
+    AGENTX_IDLE_CAP_S,
+    AGENTX_TIERS,
+    FRONTIER_AXES,
+    MIN_POINT_S,
+    TEST_MIN_POINT_ENV,
+    peak_auto_users,
+)
 from agentx_tui.telemetry import PROMETHEUS_TOKEN_ENV, check_selector, parse_prometheus_header
 
 
@@ -131,7 +138,12 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
     load_golden()  # and the user's golden acceptance lengths
     api_key = args.api_key or api_key_from_env()
     settings = LoadSettings(
-        users=users, seed=args.seed, sessions=args.sessions, max_think_s=args.max_think, api_key=api_key
+        users=users,
+        seed=args.seed,
+        sessions=args.sessions,
+        max_think_s=args.max_think,
+        idle_cap_s=AGENTX_IDLE_CAP_S if agentx.asked else None,  # the harness's replay (docs/sweeps.md)
+        api_key=api_key,
     )
     peak = _peak_users(users, sweep)
     load = LoadPlan(
@@ -198,7 +210,7 @@ def _rule_defaults(args: argparse.Namespace, agentx: AgentXPlan) -> None:
     """Fill the flags the user did not give: with --agentx the rules' values (a sweep, unless --duration
     asks for a plain run of one point), else the usual defaults."""
     if args.point_duration is None:
-        args.point_duration = agentx.min_point_s if agentx.asked else DEFAULT_POINT_DURATION_S
+        args.point_duration = agentx.point_s if agentx.asked else DEFAULT_POINT_DURATION_S
     if args.tiers is None:
         args.tiers = ",".join(f"{t:g}" for t in AGENTX_TIERS) if agentx.asked else DEFAULT_TIERS
     if args.frontier_axis is None:

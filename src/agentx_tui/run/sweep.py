@@ -265,7 +265,7 @@ class SweepPhases:
             for axis, frontier in zip((self.axis, other_axis(self.axis)), fronts, strict=True):
                 # The decode view beside the North Star: its frontier keeps the North Star's points only.
                 within = NORTH_STAR if axis != NORTH_STAR and self.axis == NORTH_STAR else None
-                reads = read_tiers(self.points, frontier, self.tiers, usd_per_gpu_hour=price, axis=axis)
+                reads = read_tiers(self.points, frontier, self.tiers, usd_per_gpu_hour=price, gpus=gpus, axis=axis)
                 found.append(tier_intervals(self.points, frontier, reads, axis=axis, within=within))
             agents = read_agents(self.points, fronts[0], self.tiers, gpus=gpus, axis=self.axis)
             primary = tuple(

@@ -13,6 +13,7 @@ rows         the rows a set of figures lists (users, steps, endpoints, task-time
 legacy       recordings of earlier versions, read as this one
 rates        which rates a tick shows: the client's when it sends load, else the servers'
 stat         running means and maxima over ticks (the report's and a sweep point's `_mean`/`_max`)
+price        the one price rule: USD per hour, tokens per dollar, USD per 1M tokens and per task
 bottleneck   whether the simulated engine, not the modelled GPU, limited a tick's figures
 agentx       whether the run meets AgentX's rules, rule by rule, and the verdict in words
 limits       how close to the limit: the roofline (MFU, MBU, the bound) and energy (J/token, agents per MW)
@@ -78,6 +79,7 @@ from agentx_tui.snapshot.model import (
     SweepState,
     TaskFigures,
 )
+from agentx_tui.snapshot.price import NO_GPUS, NO_PRICE, Pricing, pricing, usd_per_task
 from agentx_tui.snapshot.rows import (
     IDLE_BUCKETS_S,
     EndpointRow,
@@ -114,6 +116,8 @@ __all__ = [
     "FRACTION",
     "GATE",
     "IDLE_BUCKETS_S",
+    "NO_GPUS",
+    "NO_PRICE",
     "POINTS_SPEED",
     "POINTS_USE",
     "SCHEMA_VERSION",
@@ -150,6 +154,7 @@ __all__ = [
     "Percentiles",
     "Place",
     "PointFigures",
+    "Pricing",
     "ProxyState",
     "RetentionRow",
     "RooflineBound",
@@ -178,6 +183,7 @@ __all__ = [
     "idle_place",
     "lost_users_reason",
     "lost_worker_words",
+    "pricing",
     "prompt_shares",
     "restarted_worker_words",
     "server_time_figures",
@@ -186,5 +192,6 @@ __all__ = [
     "totals_server_time",
     "totals_since",
     "ttft_outside_server",
+    "usd_per_task",
     "validity_words",
 ]

@@ -18,6 +18,7 @@ RuleState = Literal["met", "broken", "unknown", "pending"]
 VALID = "AgentX-valid"
 INVALID = "not AgentX-valid"
 UNKNOWN = "AgentX validity unknown"
+PENDING = "AgentX pending"  # nothing broken or unknown yet, but not every rule met: not valid (yet)
 
 
 class AgentXRule(Frozen):
@@ -34,12 +35,14 @@ class AgentXRule(Frozen):
         return f"{self.head}: {self.detail}"
 
 
-def validity_words(valid: bool | None, first: str | None = None, more: int = 0, *, so_far: bool = False) -> str:
-    """ "AgentX-valid", "not AgentX-valid: <first> (+N more)" or "AgentX validity unknown: <first>":
-    the verdict in words, with its first reason (a rule's head, or its whole sentence) and how many
-    others there are. `so_far`: the run is still being measured, and a valid run may yet break a rule."""
+def validity_words(valid: bool | None, first: str | None = None, more: int = 0, *, pending: bool = False) -> str:
+    """ "AgentX-valid", "not AgentX-valid: <first> (+N more)", "AgentX validity unknown: <first>" or, while
+    a rule waits for its measure (`pending`), "AgentX pending: <what it waits for>": the verdict in words,
+    with its first reason (a rule's head, or its whole sentence) and how many others there are."""
+    if pending:
+        return PENDING + (f": {first}" if first else "")
     if valid is True:
-        return VALID + (" so far" if so_far else "")
+        return VALID
     words = INVALID if valid is False else UNKNOWN
     if first:
         words += f": {first}"
@@ -70,12 +73,22 @@ class AgentXVerdict(Frozen):
         return self._in("met")
 
     @property
+    def pending(self) -> tuple[AgentXRule, ...]:
+        return self._in("pending")
+
+    @property
     def valid(self) -> bool | None:
-        """False when a rule is broken; None when none is but one cannot be checked; else True (so far,
-        while a rule is still pending)."""
+        """False when a rule is broken; None when none is but one cannot be checked, or while the verdict
+        is `waiting` (pending is not valid); True once the run has ended with every rule met."""
         if self.broken:
             return False
-        return None if self.unknown else True
+        return None if self.unknown or self.waiting else True
+
+    @property
+    def waiting(self) -> bool:
+        """Nothing broken or unknown, but a rule still waits for its measure (a point, the run's end):
+        the run is not AgentX-valid yet, and the verdict says what it waits for."""
+        return not self.broken and not self.unknown and (bool(self.pending) or not self.final)
 
     @property
     def reasons(self) -> tuple[str, ...]:
@@ -83,15 +96,21 @@ class AgentXVerdict(Frozen):
         return tuple(r.sentence for r in (*self.broken, *self.unknown))
 
     @property
-    def so_far(self) -> bool:
-        return not self.final
+    def waiting_for(self) -> str | None:
+        """What a `waiting` verdict waits for: the first pending rule's measured value (e.g. "the run's one
+        point, 23 s of 900 s"); None when it waits for nothing."""
+        if not self.waiting:
+            return None
+        return self.pending[0].detail if self.pending else "still running"
 
     def labels(self) -> tuple[str, ...]:
         """The verdict in words, longest first, for the room there is: with the first reason and the count
-        of the others, the first reason alone, the verdict alone."""
+        of the others, the first reason alone, the verdict alone; while it waits, what it waits for."""
+        if self.waiting:
+            return (validity_words(None, self.waiting_for, pending=True), validity_words(None, pending=True))
         first = (*self.broken, *self.unknown)
         if not first:
-            valid = validity_words(True, so_far=self.so_far)
+            valid = validity_words(True)
             if self.test_min_point_s is None:
                 return (valid,)
             return (f"{valid} (test rule: points ≥ {self.test_min_point_s:g} s)", valid)

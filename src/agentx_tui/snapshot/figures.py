@@ -634,6 +634,22 @@ class Figures(FigureSet):
     )
 
     # --- AgentX validity (docs/sweeps.md, "AgentX validity") -------------------------------------------
+    context_overflow_requests: int | None = agentx_figure(
+        COUNT, "requests over the model's context: refused by the server, or not sent because they would not fit"
+    )
+    context_overflow_share: float | None = agentx_figure(
+        FRACTION,
+        "context_overflow_requests ÷ every request wanted (completed + failed + not sent); AgentX: at most 1%",
+        better="lower",
+        compare=SHOW,
+    )
+    output_coverage: float | None = agentx_figure(
+        FRACTION,
+        "how far into the window output kept arriving: its start to its last output token ÷ its length; "
+        "AgentX: at least 95%",
+        better="higher",
+        compare=SHOW,
+    )
     agentx_valid: bool | None = agentx_figure(
         "",
         "whether the run meets AgentX's rules: true, false (a rule broken), null (one could not be checked)",
@@ -736,6 +752,9 @@ class PointFigures(Figures):
         shown_in=(POINTS_USE,),
         label="peak in flight",
         default=0,
+    )
+    warmup_requests_min: int | None = point_figure(
+        COUNT, "a point: the fewest requests any of its users completed before its window opened (AgentX: 10)"
     )
 
 

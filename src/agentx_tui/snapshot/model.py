@@ -27,6 +27,7 @@ from agentx_tui.snapshot.base import Frozen
 from agentx_tui.snapshot.buckets import histogram_quantile
 from agentx_tui.snapshot.figures import Figures, PointFigures, RunIntervals, TierRead
 from agentx_tui.snapshot.legacy import client_figures_of_older
+from agentx_tui.snapshot.price import NO_PRICE
 from agentx_tui.snapshot.rows import FrontierAxis, RooflineBound, StepRow, UserRow, WorkerLossRow
 
 SCHEMA_VERSION = 1
@@ -422,11 +423,12 @@ class TaskFigures(Frozen):
 
 
 class CostFigures(Frozen):
-    """The tokens-per-dollar meter (docs/metrics.md). All ``None`` when no price is known."""
+    """The tokens-per-dollar meter (docs/metrics.md). Every dollar figure ``None`` when no price or no GPU count
+    is known (`price_source` then says which)."""
 
     usd_per_gpu_hour: float | None = None
     gpus: int | None = None
-    price_source: str = "no price: pass --gpu-price USD or --cost-profile NAME"
+    price_source: str = NO_PRICE
     mode: Literal["rental", "owned", "none"] = "none"
     usd_spent: float | None = None
     tokens_per_dollar_total: float | None = None  # run-wide

@@ -19,6 +19,8 @@ reason for the same n/a:
 `gpu_unknown`              the GPUs' utilisation and power
 `interval_unknown`         a 95% interval (`_ci_low`/`_ci_high`)
 `server_unknown`           the servers' own counters and hit rates
+`phases_unknown`           the servers' request phases (`server_*_mean`, `ttft_outside_server_s_mean`)
+`spec_unknown`             speculative decoding: acceptance, draft length, the golden length
 =========================  ===========================================================================
 
 `why_unknown(key, figures)` gives a report key's reason: its family found from its declaration
@@ -166,6 +168,26 @@ def server_unknown(scraped: bool) -> str:
     return "the server has no such counter" if scraped else "no server metrics"
 
 
+def phases_unknown(scraped: bool, *, client_ttft: bool = True) -> str:
+    """The servers' request phases (vLLM's `request_*_time_seconds` and step histograms); the TTFT outside
+    the servers needs the client's TTFT too (`client_ttft`)."""
+    if not scraped:
+        return "no server metrics"
+    if not client_ttft:
+        return "no client TTFT: the run sent no calls of its own"
+    return "the servers export no request-phase histograms (vLLM's request_queue_time_seconds, …)"
+
+
+def spec_unknown(draft_length: int | None, golden_source: str | None, *, golden: bool = False) -> str:
+    """Speculative decoding: none at all (no `spec_decode` counters), no draft in the window, or, for the
+    golden length and the ratio to it, why no golden length is known (its source says)."""
+    if draft_length is None:
+        return "the servers do not speculate: no spec_decode counters"
+    if golden:
+        return _words(golden_source) or "no golden acceptance length for this model: --spec-golden AL"
+    return "no draft was verified in the window"
+
+
 def _words(source: str | None) -> str:
     """A report's source words without their leading "n/a: "."""
     return (source or "").removeprefix("n/a: ").removeprefix("n/a ")
@@ -251,6 +273,12 @@ def why_unknown(key: str, f: Figures) -> str:
         return _limits(key, f)
     if fig.group == "tasks" and not key.endswith("_per_gpu") and USD not in fig.unit:
         return task_unknown(sends, f.tasks_completed)
+    if key.startswith("spec_"):
+        return spec_unknown(f.spec_draft_length, f.spec_golden_source, golden="golden" in key)
+    if key == "ttft_outside_server_s_mean":
+        return phases_unknown(_scraped(f), client_ttft=f.ttft_s_mean is not None)
+    if (key.startswith("server_") and key.endswith("_mean")) or key == "server_preemptions_per_request":
+        return phases_unknown(_scraped(f))
     if key.startswith("kv_block_"):
         return residency_unknown(f.kv_cache_metrics_sample)
     if key.startswith("kv_offload_"):

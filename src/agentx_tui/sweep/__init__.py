@@ -14,6 +14,8 @@ report's (report/_keys.py).
 
 from agentx_tui.sweep.agents import AgentsRead, agents_at_tiers, read_agents
 from agentx_tui.sweep.agentx import (
+    AGENTX_IDLE_CAP_S,
+    AGENTX_POINT_S,
     AGENTX_TIERS,
     DRAM_CAP_BYTES,
     MAX_ERROR_RATE,
@@ -53,6 +55,8 @@ from agentx_tui.sweep.tier_intervals import tier_intervals
 from agentx_tui.sweep.tiers import read_tiers, tier_suffix
 
 __all__ = [
+    "AGENTX_IDLE_CAP_S",
+    "AGENTX_POINT_S",
     "AGENTX_TIERS",
     "AUTO_MAX_POINTS",
     "DECODE",

@@ -7,8 +7,14 @@ and AIPerf's `inferencex-agentx-mvp` scenario, which stamps `submission_valid`),
 
 - every point measures at least 900 s (AIPerf refuses a shorter `--benchmark-duration` unless told to
   mark the run invalid);
+- every user has completed at least 10 requests before a point's window opens (AIPerf's
+  `--warmup-requests-per-lane 10`); a plain run measures from its first request, with no warm-up;
 - at most 10% of a point's requests fail (failed / (completed + failed) ≤ 0.10, the limit inclusive),
   and a point completes at least one;
+- at most 1% of a point's requests exceed the model's context, refused by the server or not sent because
+  they would not fit (AIPerf: `context_overflow_rate_exceeded`, strictly above 1% fails);
+- output keeps arriving through at least 95% of each window: its start to its last output token over its
+  length (AIPerf's `minimum_profile_metric_coverage_ratio` 0.95: `insufficient_profile_metric_coverage`);
 - the tiers are read on the North Star, E2E-normalized interactivity (the canonical frontier);
 - KV cache offloading, when the server does it, goes to CPU DRAM only and within the budget: the server's
   DRAM (at most 3 TB per server when the SKU has no standard DRAM) × the GPUs the configuration uses ÷
@@ -26,8 +32,8 @@ and AIPerf's `inferencex-agentx-mvp` scenario, which stamps `submission_valid`),
 A plain run (no sweep) is one point: its window is the run. Nothing unknown is taken for a pass or a
 failure: a rule that cannot be checked (the server's DRAM, whether it offloads) is said to be so, and
 the run is then neither valid nor invalid (`AgentXVerdict.valid` is None). While a run is measured,
-rules wait for their points (`pending`); a point length or a flag that already breaks a rule says so at
-once.
+rules wait for their points (`pending`), and the run is not valid until it ends with every rule met; a
+point length or a flag that already breaks a rule says so at once.
 """
 
 from __future__ import annotations
@@ -39,10 +45,12 @@ from typing import Final
 from agentx_tui.snapshot import (
     AgentXRule,
     AgentXVerdict,
+    Figures,
     FrontierAxis,
     PointFigures,
     RuleState,
     Snapshot,
+    SweepState,
     WorkerLossRow,
     lost_users_reason,
     totals_server_time,
@@ -51,7 +59,14 @@ from agentx_tui.sweep.axes import DECODE, NORTH_STAR
 from agentx_tui.units import percent
 
 MIN_POINT_S: Final = 900.0
+# `--agentx`'s point length: the harness's default `--benchmark-duration` (900 s stays the least a point may have).
+AGENTX_POINT_S: Final = 1800.0
+# `--agentx`'s replay: whole-system idle gaps capped at this (the harness's `--system-idle-gap-cap-seconds 10`).
+AGENTX_IDLE_CAP_S: Final = 10.0
 MAX_ERROR_RATE: Final = 0.10
+MAX_CONTEXT_OVERFLOW: Final = 0.01  # of a point's requests; exactly 1% passes
+MIN_OUTPUT_COVERAGE: Final = 0.95  # of a window's length; exactly 95% passes
+WARMUP_REQUESTS: Final = 10  # per user, before a point's window opens
 # The per-server ceiling on the DRAM baseline (decimal, as InferenceX's budget formula: 2,861,022 MiB).
 DRAM_CAP_BYTES: Final = 3e12
 # `--agentx`'s tiers (tok/s/user, p90 on the North Star).
@@ -92,6 +107,7 @@ class AgentXSetup:
     run_duration_s: float | None = None  # a plain run's --duration; None: until it is stopped
     run_warmup_s: float = 0.0  # a plain run's --warmup: its first seconds, not part of its point
     max_think_s: float | None = None  # --max-think
+    idle_cap_s: float | None = None  # --agentx's whole-system idle cap (not a cap on any think time)
     offload: KvOffload = field(default_factory=lambda: KvOffload(None, source="the server does not say"))
     memory: ServerMemory = field(default_factory=ServerMemory)
     # The run sends load of its own (simulated users, a trace, session files). A run that only observes,
@@ -113,18 +129,29 @@ def judge(
     sweep = snap.sweep
     if sweep is not None:
         points = list(sweep.points)
+        progress = _progress(sweep)
         rules = [
-            _sweep_length(sweep.point_duration_s, points, setup),
+            _sweep_length(sweep.point_duration_s, points, setup, progress),
+            _sweep_warmup(points, final=final),
             _sweep_errors(points, final=final),
+            _sweep_overflow(points, final=final),
+            _sweep_coverage(points, final=final),
             _north_star(sweep.frontier_axis),
         ]
     else:
-        rules = [_run_length(snap.elapsed_s, setup, final=final), _run_errors(snap, final=final)]
+        rules = [
+            _run_length(snap.elapsed_s, setup, final=final),
+            _run_warmup(snap, setup, final=final),
+            _run_errors(snap, final=final),
+            _run_overflow(snap, final=final),
+            _run_coverage(snap, final=final),
+        ]
+        progress = f"{_seconds(snap.elapsed_s)} into the run"
     rules += [
         _offload(setup, snap.cost.gpus),
-        _complete(partial_reason, final=final),
+        _complete(partial_reason, progress, final=final),
         _load_workers(snap.run.load_losses, final=final),
-        _think_time(setup.max_think_s),
+        _think_time(setup.max_think_s, setup.idle_cap_s),
         _answer_length(snap.run.output_scale),
         _golden_acceptance(_acceptances(snap), final=final),
     ]
@@ -157,7 +184,20 @@ def _length_heads(setup: AgentXSetup) -> tuple[str, str, str]:
     return f"points of at least {least}", f"points shorter than {least}", note
 
 
-def _sweep_length(planned_s: float, points: list[PointFigures], setup: AgentXSetup) -> AgentXRule:
+def _progress(sweep: SweepState) -> str:
+    """Where a sweep stands, in words, for a rule that waits on it: "the point at 32 users, 23 s of 1800 s"."""
+    if sweep.current_users is None:
+        return "the sweep's last point is measured"
+    at = f"the point at {_users(sweep.current_users)}"
+    left = sweep.phase_left_s
+    if sweep.phase == "warmup":
+        return f"{at}, warming up" + (f" ({_seconds(left)} left)" if left is not None else "")
+    if left is None:
+        return f"{at}, measuring"
+    return f"{at}, {_seconds(max(0.0, sweep.point_duration_s - left))} of {_seconds(sweep.point_duration_s)}"
+
+
+def _sweep_length(planned_s: float, points: list[PointFigures], setup: AgentXSetup, progress: str) -> AgentXRule:
     """Every point measures at least the minimum: its planned length (`--point-duration`), and the points
     `--precision` ended early, their measured windows."""
     met, broken, note = _length_heads(setup)
@@ -168,8 +208,9 @@ def _sweep_length(planned_s: float, points: list[PointFigures], setup: AgentXSet
         p = min(short, key=lambda p: p.duration_s)
         detail = f"the point at {_users(p.users)} ended after {_seconds(p.duration_s)} (--precision){note}"
         return _rule("point_length", "broken", broken, detail)
-    state: RuleState = "met" if points else "pending"
-    return _rule("point_length", state, met, f"--point-duration {_seconds(planned_s)}{note}")
+    if not points:
+        return _rule("point_length", "pending", met, f"{progress} (no point measured yet){note}")
+    return _rule("point_length", "met", met, f"--point-duration {_seconds(planned_s)}{note}")
 
 
 def _run_length(elapsed_s: float, setup: AgentXSetup, *, final: bool) -> AgentXRule:
@@ -190,7 +231,51 @@ def _run_length(elapsed_s: float, setup: AgentXSetup, *, final: bool) -> AgentXR
     if final:
         detail = f"the run's one point ended after {_seconds(measured)}{after}{note}"
         return _rule("point_length", "broken", broken, detail)
-    return _rule("point_length", "pending", met, f"the run's one point, {_seconds(measured)} so far{after}{note}")
+    of = f"{_seconds(measured)} of {_seconds(setup.min_point_s)}"
+    return _rule("point_length", "pending", met, f"the run's one point, {of}{after}{note}")
+
+
+_WARMUP_MET = f"{WARMUP_REQUESTS} warm-up requests per user"
+_WARMUP_BROKEN = f"fewer than {WARMUP_REQUESTS} warm-up requests per user"
+
+
+def _sweep_warmup(points: list[PointFigures], *, final: bool) -> AgentXRule:
+    """Before each point's window opened, each of its users had completed at least 10 requests (AIPerf's
+    warm-up of 10 requests per lane): the point's fewest (`warmup_requests_min`)."""
+    known = [p for p in points if p.warmup_requests_min is not None]
+    if not known:
+        if final and points:
+            return _rule("warmup", "unknown", "warm-up per user unknown", "the points do not say it")
+        if final:
+            return _rule("warmup", "broken", _WARMUP_BROKEN, "no point was measured")
+        return _rule("warmup", "pending", _WARMUP_MET, "no point measured yet")
+    worst = min(known, key=lambda p: p.warmup_requests_min or 0)
+    fewest = worst.warmup_requests_min or 0
+    detail = f"the fewest a user had completed when a window opened: {fewest} (at {_users(worst.users)})"
+    if fewest < WARMUP_REQUESTS:
+        return _rule("warmup", "broken", _WARMUP_BROKEN, detail)
+    return _rule("warmup", "met", _WARMUP_MET, detail)
+
+
+def _run_warmup(snap: Snapshot, setup: AgentXSetup, *, final: bool) -> AgentXRule:
+    """A plain run is one point, measured after its `--warmup` (run/phases.py): the fewest requests any
+    user had completed when its window opened, known at its end. Without a warm-up its window is the
+    whole run, its users' first requests measured: broken at once."""
+    if not setup.run_warmup_s:
+        detail = "a plain run without --warmup measures from its users' first requests"
+        return _rule("warmup", "broken", _WARMUP_BROKEN, detail)
+    measured = snap.measured
+    if measured is None or measured.warmup_requests_min is None:
+        if final:
+            return _rule("warmup", "unknown", "warm-up per user unknown", "the run's window does not say it")
+        return _rule(
+            "warmup", "pending", _WARMUP_MET, f"the window opens after the {_seconds(setup.run_warmup_s)} warm-up"
+        )
+    fewest = measured.warmup_requests_min
+    detail = f"the fewest a user had completed when the window opened: {fewest} (after {_seconds(setup.run_warmup_s)})"
+    if fewest < WARMUP_REQUESTS:
+        return _rule("warmup", "broken", _WARMUP_BROKEN, detail)
+    return _rule("warmup", "met", _WARMUP_MET, detail)
 
 
 _ERRORS_MET = f"error rate at most {percent(MAX_ERROR_RATE, 0)}"
@@ -229,6 +314,95 @@ def _run_errors(snap: Snapshot, *, final: bool) -> AgentXRule:
     if rate > MAX_ERROR_RATE:
         return _rule("error_rate", "broken", _ERRORS_BROKEN, f"{percent(rate)} of the run's requests failed{so_far}")
     return _rule("error_rate", "met", _ERRORS_MET, f"{percent(rate)} of the run's requests failed{so_far}")
+
+
+_OVERFLOW_MET = f"context overflow at most {percent(MAX_CONTEXT_OVERFLOW, 0)}"
+_OVERFLOW_BROKEN = f"context overflow above {percent(MAX_CONTEXT_OVERFLOW, 0)}"
+
+
+def _overflow_words(requests: int | None, share: float) -> str:
+    n = requests or 0
+    return f"{percent(share)} of the requests ({n} over the model's context)"
+
+
+def _sweep_overflow(points: list[PointFigures], *, final: bool) -> AgentXRule:
+    """Each point's requests over the model's context, refused or not sent, at most 1% of its requests
+    (`context_overflow_share`; exactly 1% passes)."""
+    known = [p for p in points if p.context_overflow_share is not None]
+    if not known:
+        if final and points:
+            return _rule("context_overflow", "unknown", "context overflow unknown", "the points do not say it")
+        state: RuleState = "broken" if final else "pending"
+        head = _OVERFLOW_BROKEN if final else _OVERFLOW_MET
+        return _rule("context_overflow", state, head, "no point was measured" if final else "no point measured yet")
+    worst = max(known, key=lambda p: p.context_overflow_share or 0.0)
+    share = worst.context_overflow_share or 0.0
+    detail = f"{_overflow_words(worst.context_overflow_requests, share)} at {_users(worst.users)}"
+    if share > MAX_CONTEXT_OVERFLOW:
+        return _rule("context_overflow", "broken", _OVERFLOW_BROKEN, detail)
+    return _rule("context_overflow", "met", _OVERFLOW_MET, f"the highest was {detail}")
+
+
+def _run_window(snap: Snapshot) -> Figures | None:
+    """A plain run's figures the rules read: its measured window's at its end when it had a `--warmup`
+    (run/phases.py), else the whole run's (so far, while it runs)."""
+    if snap.measured is not None:
+        return snap.measured
+    return snap.client.run if snap.client is not None else None
+
+
+def _run_overflow(snap: Snapshot, *, final: bool) -> AgentXRule:
+    """A plain run's requests over the model's context over its window (`_run_window`)."""
+    run = _run_window(snap)
+    share = run.context_overflow_share if run is not None else None
+    if share is None:
+        if final:
+            return _rule("context_overflow", "unknown", "context overflow unknown", "no request of the run counted it")
+        return _rule("context_overflow", "pending", _OVERFLOW_MET, "no request yet")
+    requests = run.context_overflow_requests if run is not None else None
+    detail = _overflow_words(requests, share) + ("" if final else " so far")
+    if share > MAX_CONTEXT_OVERFLOW:
+        return _rule("context_overflow", "broken", _OVERFLOW_BROKEN, detail)
+    return _rule("context_overflow", "met", _OVERFLOW_MET, detail)
+
+
+_COVERAGE_MET = f"output through at least {percent(MIN_OUTPUT_COVERAGE, 0)} of each window"
+_COVERAGE_BROKEN = f"output through less than {percent(MIN_OUTPUT_COVERAGE, 0)} of a window"
+
+
+def _sweep_coverage(points: list[PointFigures], *, final: bool) -> AgentXRule:
+    """Each point's output kept arriving through at least 95% of its window (`output_coverage`: the
+    window's start to its last output token over its length)."""
+    known = [p for p in points if p.output_coverage is not None]
+    if not known:
+        if final and points:
+            return _rule("coverage", "unknown", "output coverage unknown", "the points do not say it")
+        state: RuleState = "broken" if final else "pending"
+        head = _COVERAGE_BROKEN if final else _COVERAGE_MET
+        return _rule("coverage", state, head, "no point was measured" if final else "no point measured yet")
+    worst = min(known, key=lambda p: p.output_coverage or 0.0)
+    coverage = worst.output_coverage or 0.0
+    detail = f"{percent(coverage)} of the window at {_users(worst.users)}"
+    if coverage < MIN_OUTPUT_COVERAGE:
+        return _rule("coverage", "broken", _COVERAGE_BROKEN, detail)
+    return _rule("coverage", "met", _COVERAGE_MET, f"the lowest was {detail}")
+
+
+def _run_coverage(snap: Snapshot, *, final: bool) -> AgentXRule:
+    """A plain run's output kept arriving through at least 95% of its window (`_run_window`); while it
+    runs, the value so far is pending (output may come again)."""
+    run = _run_window(snap)
+    coverage = run.output_coverage if run is not None else None
+    if coverage is None:
+        if final:
+            return _rule("coverage", "unknown", "output coverage unknown", "the run had no length")
+        return _rule("coverage", "pending", _COVERAGE_MET, "no output yet")
+    if not final:
+        return _rule("coverage", "pending", _COVERAGE_MET, f"{percent(coverage)} of the run so far")
+    detail = f"{percent(coverage)} of the run"
+    if coverage < MIN_OUTPUT_COVERAGE:
+        return _rule("coverage", "broken", _COVERAGE_BROKEN, detail)
+    return _rule("coverage", "met", _COVERAGE_MET, detail)
 
 
 def _north_star(axis: FrontierAxis | None) -> AgentXRule:
@@ -272,13 +446,13 @@ def _offload(setup: AgentXSetup, gpus_used: int | None) -> AgentXRule:
     return _rule("kv_offload", "met", within, f"{_tb(offload.size_bytes)} of a budget of {_tb(budget)} ({how})")
 
 
-def _complete(partial_reason: str | None, *, final: bool) -> AgentXRule:
-    """The run ran to its end (AIPerf marks a cancelled run invalid)."""
+def _complete(partial_reason: str | None, progress: str, *, final: bool) -> AgentXRule:
+    """The run ran to its end (AIPerf marks a cancelled run invalid); while it runs, where it stands."""
     if partial_reason is not None:
         return _rule("complete", "broken", "the run was cut short", partial_reason)
     if final:
         return _rule("complete", "met", "the run ran to its end", "not cut short")
-    return _rule("complete", "pending", "the run ran to its end", "still running")
+    return _rule("complete", "pending", "the run ran to its end", f"still running: {progress}")
 
 
 def _load_workers(losses: Sequence[WorkerLossRow], *, final: bool) -> AgentXRule:
@@ -297,12 +471,17 @@ def _load_workers(losses: Sequence[WorkerLossRow], *, final: bool) -> AgentXRule
     return _rule("load_workers", "pending", met, "no load worker lost so far")
 
 
-def _think_time(max_think_s: float | None) -> AgentXRule:
-    """No cap on the time between a session's calls: AIPerf's AgentX scenario forbids per-turn caps."""
+def _think_time(max_think_s: float | None, idle_cap_s: float | None) -> AgentXRule:
+    """No cap on the time between a session's calls: AIPerf's AgentX scenario forbids per-turn caps. Its
+    whole-system idle cap (`--agentx`'s too) is another thing: it cuts only time in which nothing is in
+    flight, moving every waiting think time alike, and breaks nothing."""
     if max_think_s is not None:
         detail = f"--max-think {_seconds(max_think_s)}; AgentX keeps each session's own pacing"
         return _rule("think_time", "broken", "think times capped", detail)
-    return _rule("think_time", "met", "think times as the sessions have them", "no --max-think")
+    detail = "no --max-think"
+    if idle_cap_s is not None:
+        detail += f"; whole-system idle gaps capped at {_seconds(idle_cap_s)}, as the harness does"
+    return _rule("think_time", "met", "think times as the sessions have them", detail)
 
 
 def _answer_length(output_scale: float) -> AgentXRule:

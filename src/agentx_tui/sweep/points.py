@@ -32,6 +32,7 @@ from agentx_tui.snapshot import (
     acceptance_vs_golden,
     cache_figures,
     declared,
+    pricing,
     totals_server_time,
     totals_since,
     ttft_outside_server,
@@ -157,7 +158,7 @@ class PointWindow:
             client = client.updated(**cold_start(client, tally.requests, c.warm, advice=False))
         total_rate, output_rate = client.total_tokens_per_s, client.output_tokens_per_s
         price = cost.usd_per_gpu_hour
-        usd_per_hour = price * gpus if price is not None and gpus else None
+        dollars = pricing(price, gpus)  # the one price rule: no GPU count, no dollar figure
         ci = point_intervals(interval_sample(c, duration, self.cohort_edge)) if duration else PointIntervals()
         intervals = {
             "total_tokens_per_s_per_gpu": _per_gpu(_around(ci.throughput, total_rate), gpus),
@@ -173,7 +174,7 @@ class PointWindow:
         tasks = c.task_figures(
             time.monotonic(),
             gpus=gpus,
-            tokens_per_dollar=ratio(total_rate * 3600 if total_rate else None, usd_per_hour),
+            tokens_per_dollar=dollars.tokens_per_dollar(total_rate),
         )
         server = _server_deltas(
             self.start.aggregate.totals if self.start.aggregate else None,
@@ -184,7 +185,7 @@ class PointWindow:
         # last tick, so over the time between those ticks.
         server_span = end.time - self.start.time
         return PointFigures(
-            **{**client.set_values(), **limits, "intervals": known},
+            **{**client.set_values(), **limits, **c.agentx_figures(self.users), "intervals": known},
             index=self.index,
             users=self.users,
             warmup_s=self.warmup_s,
@@ -204,14 +205,10 @@ class PointWindow:
             gpu_power_w_mean=self.hardware.gpu_power.mean,
             usd_per_gpu_hour=price,
             gpus=gpus,
-            tokens_per_dollar_total=ratio(total_rate * 3600 if total_rate is not None else None, usd_per_hour),
-            tokens_per_dollar_output=ratio(output_rate * 3600 if output_rate is not None else None, usd_per_hour),
-            usd_per_million_output_tokens=ratio(
-                usd_per_hour * 1e6 if usd_per_hour else None, output_rate * 3600 if output_rate else None
-            ),
-            usd_per_million_total_tokens=ratio(
-                usd_per_hour * 1e6 if usd_per_hour else None, total_rate * 3600 if total_rate else None
-            ),
+            tokens_per_dollar_total=dollars.tokens_per_dollar(total_rate),
+            tokens_per_dollar_output=dollars.tokens_per_dollar(output_rate),
+            usd_per_million_output_tokens=dollars.usd_per_million_tokens(output_rate),
+            usd_per_million_total_tokens=dollars.usd_per_million_tokens(total_rate),
             mean_prompt_tokens=ratio(c.prompts.prompt, c.first_tokens),
             requests=tally.requests,
             thin=is_thin(tally.requests),

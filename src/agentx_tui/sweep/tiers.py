@@ -6,11 +6,10 @@ Pure functions on `PointFigures`: no I/O, no clock, no Textual.
 
 from __future__ import annotations
 
-import math
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 
-from agentx_tui.snapshot import FrontierAxis, PointFigures, TierRead
+from agentx_tui.snapshot import FrontierAxis, PointFigures, Pricing, TierRead, pricing
 from agentx_tui.sweep.axes import DECODE, axis_name, point_xy
 from agentx_tui.sweep.intervals import thin_words
 from agentx_tui.sweep.pareto import MonotoneCurve, frontier_curve
@@ -23,22 +22,23 @@ def read_tiers(
     tiers: Sequence[float],
     *,
     usd_per_gpu_hour: float | None,
+    gpus: int | None,
     axis: FrontierAxis | None = None,
 ) -> tuple[TierRead, ...]:
     """Throughput per GPU read on the frontier (on `axis`) at each tier T (p90 tok/s/user), and its cost.
     The reads carry their `axis`; None reads on decode interactivity and says no axis (a read of before
     the axis was chosen).
 
-    usd_per_million_total_tokens = price × 10⁶ / (tput × 3600); tokens_per_dollar_total = 10⁶ / that.
-    Outside the frontier's interactivity range every figure is None and `note` says why; without a price
-    (None, or not a positive finite number) the throughput is read but the cost figures are None. A read
-    that stands on a thin point says so in its `note` too.
+    Its cost follows the one price rule (`snapshot.pricing`) at the read's throughput over all `gpus`, as
+    a point's does: the same operating point reads the same tokens per dollar. Outside the frontier's
+    interactivity range every figure is None and `note` says why; without a price or a GPU count the
+    throughput is read but the cost figures are None, and `note` says which is missing. A read that
+    stands on a thin point says so in its `note` too.
     """
     xy = [point_xy(p, axis or DECODE) for p in points]
     curve = frontier_curve(xy, frontier)
-    price = usd_per_gpu_hour if usd_per_gpu_hour is not None and math.isfinite(usd_per_gpu_hour) else None
-    price = price if price is not None and price > 0 else None
-    reads = [_read_tier(curve, float(tier), price, axis) for tier in tiers]
+    price = pricing(usd_per_gpu_hour, gpus)
+    reads = [_read_tier(curve, float(tier), price, gpus, axis) for tier in tiers]
     # Which point stands at each knot of the curve (the frontier's points have distinct x).
     at_knot = {xy[i][0]: points[i] for i in frontier}
     return tuple(_thin_note(read, curve, at_knot) for read in reads)
@@ -60,7 +60,9 @@ def _thin_note(read: TierRead, curve: MonotoneCurve, at_knot: Mapping[float | No
     return read.model_copy(update={"note": f"{read.note}; {note}" if read.note else note})
 
 
-def _read_tier(curve: MonotoneCurve, tier: float, price: float | None, axis: FrontierAxis | None) -> TierRead:
+def _read_tier(
+    curve: MonotoneCurve, tier: float, price: Pricing, gpus: int | None, axis: FrontierAxis | None
+) -> TierRead:
     words = axis_name(axis)
     if not curve.xs:
         return TierRead(tier=tier, note="no measured point", axis=axis)
@@ -73,21 +75,18 @@ def _read_tier(curve: MonotoneCurve, tier: float, price: float | None, axis: Fro
     tput = curve.at(tier)
     if tput is None:  # NaN tier: not in any range
         return TierRead(tier=tier, note="not a number", axis=axis)
-    if price is None:
-        return TierRead(
-            tier=tier, total_tokens_per_s_per_gpu=tput, note="no price: set --gpu-price or --cost-profile", axis=axis
-        )
+    if price.usd_per_hour is None or gpus is None:
+        return TierRead(tier=tier, total_tokens_per_s_per_gpu=tput, note=price.missing, axis=axis)
     if not tput > 0:
         return TierRead(
             tier=tier, total_tokens_per_s_per_gpu=tput, note="no throughput, so no cost per token", axis=axis
         )
-    usd_per_mtok = price * 1e6 / (tput * 3600)
     return TierRead(
         axis=axis,
         tier=tier,
         total_tokens_per_s_per_gpu=tput,
-        usd_per_million_total_tokens=usd_per_mtok,
-        tokens_per_dollar_total=1e6 / usd_per_mtok,
+        usd_per_million_total_tokens=price.usd_per_million_tokens(tput * gpus),
+        tokens_per_dollar_total=price.tokens_per_dollar(tput * gpus),
     )
 
 

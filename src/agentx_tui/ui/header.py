@@ -23,9 +23,10 @@ _STATE_STYLE = {
     "finished": "bold $secondary",
 }
 _SEP = Content.styled(" │ ", "$text-muted")
-# The AgentX verdict: valid, not valid (a rule broken), or not known (a rule that cannot be checked).
-_AGENTX_STYLE = {True: "bold $success", False: "bold $error", None: "bold $warning"}
-_AGENTX_BADGE = {True: "AgentX ✓", False: "AgentX ✗", None: "AgentX ?"}  # when no words fit
+# The AgentX verdict: valid, not valid (a rule broken), not known (a rule that cannot be checked), or
+# pending (nothing broken yet, but not every rule met: never shown as valid).
+_AGENTX_STYLE = {True: "bold $success", False: "bold $error", None: "bold $warning", "pending": "bold $accent"}
+_AGENTX_BADGE = {True: "AgentX ✓", False: "AgentX ✗", None: "AgentX ?", "pending": "AgentX …"}  # no words fit
 
 
 class RunHeader(Static):
@@ -96,8 +97,9 @@ class RunHeader(Static):
         plain = pack(parts, width, gap)
         if verdict is None:
             return plain
-        words = (*verdict.labels(), _AGENTX_BADGE[verdict.valid])
-        forms = [Content.styled(label, _AGENTX_STYLE[verdict.valid]) for label in words]
+        state: bool | str | None = "pending" if verdict.waiting else verdict.valid  # pending: valid is None
+        words = (*verdict.labels(), _AGENTX_BADGE[state])
+        forms = [Content.styled(label, _AGENTX_STYLE[state]) for label in words]
         for form in forms:
             for at in range(len(parts), 1, -1):  # never before the title and the run's state
                 lines = pack([*parts[:at], form, *parts[at:]], width, gap)

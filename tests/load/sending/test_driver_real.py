@@ -136,7 +136,12 @@ def test_client_hit_rate_is_high_and_within_the_ceiling(run: Run) -> None:
 def test_sessions_end_cleanly_at_the_context_limit(run: Run) -> None:
     totals = run.figures.totals
     assert totals.sessions_ended_by_context >= USERS
-    assert totals.requests_failed == 0 and totals.errors_by_kind == {}
+    # Each ended at a step that would not fit: never sent, counted as a request over the context.
+    assert totals.requests_failed == 0
+    assert totals.errors_by_kind == {"agent_step_too_long": totals.sessions_ended_by_context}
+    overflow = run.figures.run.context_overflow_requests, run.figures.run.context_overflow_share
+    wanted = totals.requests_completed + totals.sessions_ended_by_context
+    assert overflow == (totals.sessions_ended_by_context, totals.sessions_ended_by_context / wanted)
     assert all(r.error is None and r.attempts == 1 for r in run.records)
     longest = max((r.prompt_tokens or 0) + r.expected_output_tokens for r in run.records)
     # Sessions went close to the limit (a step adds at most ~400 tokens) and never past it.

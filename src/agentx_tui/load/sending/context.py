@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 
 from agentx_tui.load.sending.gates import PauseGate
+from agentx_tui.load.sending.idle import IdleCap
 from agentx_tui.load.sending.sender import EventThrottle, RequestSender, ServerConnection
 from agentx_tui.load.sending.settings import IdStride, LoadSettings
 from agentx_tui.load.sending.users import User
@@ -42,6 +43,9 @@ class LoopContext:
         self._next_child = CHILD_ID_BASE
         self._session_seq = 0  # local counter of the session ids handed out
         self._sessions_started = 0
+        # Think times, with the whole system's idle gaps capped under --agentx (load/sending/idle.py).
+        self.idle = IdleCap(self.settings.idle_cap_s, lambda: self.sender.in_flight, on_cap=self._idle_capped)
+        self.sender.on_idle = self.idle.system_idle
 
     # -- servers and sending ------------------------------------------------------------------
     def pick_server(self) -> ServerConnection:
@@ -50,12 +54,20 @@ class LoopContext:
         return server
 
     async def think(self, seconds: float) -> None:
-        """Wait a think (tool) time, capped by --max-think."""
+        """Wait a think (tool) time, capped by --max-think; under --agentx it ends early when the whole
+        system has been idle for the idle cap (load/sending/idle.py)."""
         cap = self.settings.max_think_s
         if cap is not None:
             seconds = min(seconds, cap)
         if seconds > 0:
-            await asyncio.sleep(seconds)
+            await self.idle.sleep(seconds)
+
+    def _idle_capped(self, skipped_s: float) -> None:
+        cap = self.settings.idle_cap_s
+        self.events.count(
+            "idle_cap",
+            lambda n: f"{n} whole-system idle gap(s) capped at {cap:g} s (--agentx), the latest by {skipped_s:.1f} s",
+        )
 
     # -- sessions -----------------------------------------------------------------------------
     def next_session_id(self) -> int | None:
@@ -98,12 +110,17 @@ class LoopContext:
         limit = server.max_len
         if limit is None or prompt_tokens + out <= limit:
             return False
-        now = time.monotonic()
-        self.sender.sink.error(Failed(kind, False, now, now))
+        self.not_sent(kind)
         self.events.count(
             kind, lambda n: f"{n} {what}: longer than the model's context ({limit} tokens); lower --scale to fit them"
         )
         return True
+
+    def not_sent(self, kind: str) -> None:
+        """A request not sent because it would not fit the model's context: counted as `kind` (one of
+        `measure.OVER_CONTEXT`), so AgentX's context-overflow share counts it (docs/sweeps.md)."""
+        now = time.monotonic()
+        self.sender.sink.error(Failed(kind, False, now, now))
 
     async def error_pause(self, user: User) -> None:
         """After a session that failed: show the error a moment, and do not hammer a failing server."""

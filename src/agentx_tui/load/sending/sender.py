@@ -19,6 +19,7 @@ from agentx_tui.load.sending.wire import StreamPool
 from agentx_tui.load.workload.conversation import CeilingTracker, Conversation
 from agentx_tui.load.workload.text import TextMaker, TokenModel
 from agentx_tui.measure import (
+    CONTEXT_OVERFLOW,
     RETRIABLE,
     Completed,
     Failed,
@@ -103,6 +104,7 @@ class RequestSender:
         self.records: deque[RequestRecord] = deque(maxlen=RECORDS_KEPT)
         self.limit = ConnectionLimit(connections)
         self.in_flight = 0  # requests on the wire, of every loop (retired users' too)
+        self.on_idle: Callable[[], None] | None = None  # told each time `in_flight` falls to 0
         self.watch = StallWatch()  # ends requests that went silent
         self._pause = pause
         self._events = events
@@ -147,6 +149,8 @@ class RequestSender:
                 finally:
                     user.in_flight = False
                     self.in_flight -= 1
+                    if not self.in_flight and self.on_idle is not None:
+                        self.on_idle()
             if first_sent is None:
                 first_sent = res.sent_at
             if res.error in RETRIABLE and attempt < MAX_ATTEMPTS and not user.retire:
@@ -204,5 +208,5 @@ class RequestSender:
     def _error(self, user: User, kind: str, *, final: bool, sent_at: float, at: float) -> None:
         user.errors += 1
         self.sink.error(Failed(kind, final, sent_at, at, tree=user.tree))
-        if kind != "context_overflow":
+        if kind != CONTEXT_OVERFLOW:
             self._events.count("errors", lambda n: f"{n} request error(s) in the last seconds, latest: {kind}")

@@ -16,6 +16,8 @@ class LoadSettings:
     # `--sessions`: sessions (session trees) to start in all, over every user and worker; None: no limit.
     sessions: int | None = None
     max_think_s: float | None = None  # `--max-think`: every think time is capped at this
+    # `--agentx`: whole-system idle gaps capped at this (load/sending/idle.py); not a cap on any think time.
+    idle_cap_s: float | None = None
     window_s: float = 10.0  # the rate window of the client figures
     api_key: str | None = field(default=None, repr=False)
     # Scopes the text of session-file replays to this run: every worker of a run shares it, so their

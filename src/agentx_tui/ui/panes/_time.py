@@ -15,7 +15,7 @@ from typing import Literal
 from textual.content import Content
 
 from agentx_tui.snapshot import EndpointFigures, Figures, Snapshot, TailSplit, tail_split, ttft_outside_server
-from agentx_tui.snapshot.unknown import client_unknown
+from agentx_tui.snapshot.unknown import client_unknown, spec_unknown
 from agentx_tui.ui._format import cells, count, percent, seconds
 from agentx_tui.ui.panes._base import flow, label, line, value
 
@@ -181,8 +181,11 @@ def _spec(agg: EndpointFigures, width: int, detail: bool) -> list[Content]:
     `detail` the acceptance rate, k and where the golden length came from too."""
     head = label("spec".ljust(LABEL_WIDE if width >= WIDE else LABEL + 1))
     al, k = agg.spec_acceptance_length, agg.spec_draft_length
-    if al is None:
-        return [line(head, Content.styled(f"k {k}: no draft in the window", "$text-muted"))]
+    if al is None:  # the report's reason where it fits, else its gist
+        why = spec_unknown(k, agg.spec_golden_source)
+        room = width - head.cell_length - len(f"k {k}: n/a: ")
+        said = why if len(why) <= room else "no draft in the window"
+        return [line(head, Content.styled(f"k {k}: n/a: {said}", "$text-muted"))]
     ratio = agg.spec_acceptance_vs_golden
     off = ratio is not None and abs(ratio - 1) > GOLDEN_TOLERANCE
     length = line(label("AL "), value(f"{al:.2f}", "bold $warning" if off else "bold $accent"))
@@ -196,24 +199,28 @@ def _spec(agg: EndpointFigures, width: int, detail: bool) -> list[Content]:
             line(label("accepted "), value(percent(agg.spec_acceptance_rate, 0))),
             line(label("by position "), numbers),
         ]
-        golden_words = _golden_words(golden, ratio, off, agg.spec_golden_source)
+        golden_words = _golden_words(golden, ratio, off, agg.spec_golden_source, k)
         return [_row("spec", parts, width, " · "), _row("", golden_words, width, " ")]
     room = width - head.cell_length
-    said = line(label("golden "), value(f"{golden:.2f}")) if golden is not None else None
-    forms = [[length, numbers, said], [length, said, levels], [length, said]] if said else []
+    forms: list[list[Content]] = []
+    if golden is not None:
+        pinned = line(label("golden "), value(f"{golden:.2f}"))
+        forms += [[length, numbers, pinned], [length, pinned, levels], [length, pinned]]
     forms += [[length, numbers], [length, levels], [length]]
     for parts in forms:
-        joined = Content(" · ").join(part for part in parts if part is not None)
+        joined = Content(" · ").join(parts)
         if joined.cell_length <= room:
             return [line(head, joined)]
     return [line(head, length)]
 
 
-def _golden_words(golden: float | None, ratio: float | None, off: bool, source: str | None) -> list[Content]:
+def _golden_words(
+    golden: float | None, ratio: float | None, off: bool, source: str | None, k: int | None
+) -> list[Content]:
     """The golden length, measured ÷ golden, and where the golden came from (or why there is none), in
     parts a line breaks between."""
     if golden is None:
-        return [label("golden n/a:"), *(label(word) for word in (source or "not known").split(" "))]
+        return [label("golden n/a:"), *(label(word) for word in spec_unknown(k, source, golden=True).split(" "))]
     measured = value(f"×{ratio:.2f}", "bold $warning" if off else "bold") if ratio is not None else value("×n/a")
     said = line(label("golden "), value(f"{golden:.2f}"), label(", measured "), measured)
     return [said, *(label(word) for word in f"({source})".split(" "))] if source else [said]

@@ -72,7 +72,8 @@ class CostPane(Pane):
                 value(f"${cost.usd_per_gpu_hour:.2f}/GPU-h × {gpus}"),
                 label(f" {cost.mode}"),
             ),
-            line(label("from "), Content(cost.price_source)),
+            # Without a GPU count the source says that every $ figure is n/a: in the warning's colour.
+            line(label("from "), Content.styled(cost.price_source, "" if cost.gpus else "$text-warning")),
         ]
         figures.show(Content("\n").join([*lines, self._reference(lines)]))
 

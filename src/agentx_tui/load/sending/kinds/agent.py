@@ -26,6 +26,7 @@ from agentx_tui.load.workload.agent import (
     segment,
 )
 from agentx_tui.load.workload.conversation import Segment
+from agentx_tui.measure import AGENT_STEP_TOO_LONG, CONTEXT_OVERFLOW
 
 _ARRIVAL_SALT = 0xA441
 
@@ -89,6 +90,7 @@ class AgentLoop:
             out = w.output_tokens.draw_int(rng)
             user.context_tokens = conv.prompt_tokens
             if server.max_len is not None and conv.prompt_tokens + out > server.max_len:
+                ctx.not_sent(AGENT_STEP_TOO_LONG)  # the session ends cleanly; the step is an overflow still
                 return "context"
             if user.retire:
                 return "retired"
@@ -97,7 +99,7 @@ class AgentLoop:
             record, text = await ctx.sender.send(
                 server, user, conv, out, step, temperature=w.temperature, echo=w.history == "echo"
             )
-            if record.error == "context_overflow":
+            if record.error == CONTEXT_OVERFLOW:
                 return "context"
             if record.error is not None:
                 return "error"

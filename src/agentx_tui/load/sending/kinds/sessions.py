@@ -32,12 +32,12 @@ from agentx_tui.load.sending.sender import ServerConnection
 from agentx_tui.load.sending.users import User
 from agentx_tui.load.workload.session_prompts import PassPrompts
 from agentx_tui.load.workload.sessions import PreparedSessions, SessionCall, SessionSubAgent, SessionTree
-from agentx_tui.measure import Failed
+from agentx_tui.measure import SESSION_CALL_TOO_LONG, Failed
 
 Agent = SessionTree | SessionSubAgent  # the parent is the tree itself
 CallSender = Callable[[Agent, SessionCall], Awaitable[bool]]  # one request; True when it succeeded
 Ended = Literal["done", "error", "stopped"]
-TOO_LONG = "session_call_too_long"
+TOO_LONG = SESSION_CALL_TOO_LONG
 UNREADABLE = "session_file_unreadable"  # a session the stream could not read: skipped, counted
 
 
@@ -305,7 +305,10 @@ class SessionsLoop:
 
         try:
             max_think = ctx.settings.max_think_s
-            outcome = await replay_tree(tree, send, max_think_s=max_think, stop=stop, on_subagent=subagent)
+            outcome = await replay_tree(
+                tree, send, max_think_s=max_think, stop=stop, on_subagent=subagent, sleep=ctx.idle.sleep,
+                clock=ctx.idle.now,
+            )  # fmt: skip
         finally:
             for child in children.values():
                 ctx.drop_child(child)

@@ -20,8 +20,9 @@ from agentx_tui.load.sending.gates import FairQueue
 from agentx_tui.load.sending.users import User
 from agentx_tui.load.workload.conversation import Conversation
 from agentx_tui.load.workload.trace import PreparedTrace, TraceRequest, build_request
+from agentx_tui.measure import TRACE_TOO_LONG
 
-TOO_LONG = "trace_skipped_too_long"
+TOO_LONG = TRACE_TOO_LONG
 
 
 class TraceLoop:
