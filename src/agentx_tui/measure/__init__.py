@@ -9,7 +9,8 @@ the bytes of one answer to the run's and a sweep point's figures. A leaf: it rea
                    place for the load client and the proxy), and as the driver keeps it
     percentile.py  the one percentile rule: linear between the closest ranks (numpy's default)
     histogram.py   log-bucketed histograms, mergeable exactly; a figure's values exact while few
-    slots.py       time in slots; a request's output tokens spread over them (one rule, every window)
+    slots.py       time in slots; a request's tokens placed in them (one rule, every window), counted
+                   live while it streams
     tally.py       what a set of requests adds up to: a slot's, the run's or a window's; a users-table row's
     headline.py    a tally's headline figures (rates, latencies, interactivity, hit rates): one rule
                    for the client's window and run, a sweep point and a --precision run
@@ -26,7 +27,10 @@ Public:
     answer_end, e2e_per_token                       where E2E ends; r_i = E2E latency / output tokens
     Completed, Failed, RequestRecord                one request as counted (`Completed.of_answer`); as
                                                     the driver saw it
-    slot_of, spread_tokens                          the slot of a moment; output tokens over slots
+    slot_of, spread_tokens, arrivals_of             the slot of a moment; output tokens over slots; a
+                                                    stream's content events per second
+    LiveCount, Streamed, Arrivals, TokensPerEvent   a request's tokens counted as it streams; what the
+                                                    requests in flight streamed since the last tick
     linear_quantile                                 the percentile of exact samples (the one rule)
     LogHistogram, bucket_of, bucketed               log-bucketed histograms
     Tally, CallTally                                a set of requests' figures; a users-table row's
@@ -46,7 +50,15 @@ from agentx_tui.measure.prefixes import SeenPrefixes, cacheable_tokens
 from agentx_tui.measure.record import Completed, Failed, RequestRecord
 from agentx_tui.measure.reuse import PromptSplit, ReuseTally, split_prompt
 from agentx_tui.measure.schedule import ScheduleBook, behind_schedule
-from agentx_tui.measure.slots import slot_of, spread_tokens
+from agentx_tui.measure.slots import (
+    Arrivals,
+    LiveCount,
+    Streamed,
+    TokensPerEvent,
+    arrivals_of,
+    slot_of,
+    spread_tokens,
+)
 from agentx_tui.measure.sse import RETRIABLE, SseScanner, classify
 from agentx_tui.measure.stats import ClientStats, StatsSink
 from agentx_tui.measure.tally import CallTally, Tally
@@ -58,10 +70,12 @@ __all__ = [
     "RETRIABLE",
     "SLOT_S",
     "AnswerFigures",
+    "Arrivals",
     "CallTally",
     "ClientStats",
     "Completed",
     "Failed",
+    "LiveCount",
     "LogHistogram",
     "PointSample",
     "PromptSplit",
@@ -72,12 +86,15 @@ __all__ = [
     "SlotSample",
     "SseScanner",
     "StatsSink",
+    "Streamed",
     "Tally",
+    "TokensPerEvent",
     "TreeSample",
     "UsageFigures",
     "WindowFigures",
     "answer_end",
     "answer_figures",
+    "arrivals_of",
     "behind_schedule",
     "bucket_of",
     "bucketed",

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentx_tui.load.sending.wire import StreamPool, WireError
-from agentx_tui.measure import SseScanner, UsageFigures, classify, token_gaps
+from agentx_tui.measure import LiveCount, SseScanner, UsageFigures, classify, token_gaps
 
 STREAM_IDLE_TIMEOUT_S = 600.0  # a stream with no network read for this long has failed
 
@@ -92,17 +92,21 @@ async def stream_chat(
     want_text: bool = False,
     watch: StallWatch | None = None,
     on_first_token: Callable[[], None] | None = None,
+    live: LiveCount | None = None,
 ) -> StreamResult:
     """POST one streaming chat completion to `path` of `pool`'s server; never raises for HTTP,
     connection or stream errors.
 
     With a `watch`, a request silent for the watch's idle time (before or during its answer) fails as
     a `timeout`; without one, nothing times it out once connected. `on_first_token` is called once,
-    when the first content arrives (a user's row then says "decoding")."""
+    when the first content arrives (a user's row then says "decoding"). A `live` count follows the
+    scan's reads, for the live window (agentx_tui.measure `LiveCount`: nothing per read here)."""
     result = StreamResult(status=None, error=None, sent_at=time.monotonic())
     scan = SseScanner(want_text=want_text)
     read_times = scan.read_times
     result.read_times, result.read_events = read_times, scan.read_events
+    if live is not None:
+        live.follow(read_times, scan.read_events)
     first_token = on_first_token
 
     def on_read(now: float) -> None:

@@ -87,6 +87,7 @@ class WorkerCore(DriverControls):
             finished=self.driver.finished,
             events=events,
             now=time.monotonic(),
+            streamed=self.driver.take_streamed(),
         )
 
     async def stop(self) -> None:
