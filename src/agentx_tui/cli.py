@@ -182,7 +182,10 @@ def _workload_flags(w: argparse._ArgumentGroup) -> None:
         "30%% shorter would save (compare with a plain run; docs/metrics.md)",
     )
     w.add_argument(
-        "--duration", type=seconds(), metavar="SECONDS", help="stop after this many seconds (default: until quit)"
+        "--duration",
+        type=seconds(),
+        metavar="SECONDS",
+        help="stop after this many seconds; the dashboard's pause (p) stops the clock (default: until quit)",
     )
     w.add_argument("--seed", type=int, default=0, metavar="N", help="random seed for the workload (default 0)")
 

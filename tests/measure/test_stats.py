@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentx_tui.measure import ClientStats, Completed, Failed, Tally, bucketed
+from agentx_tui.measure import ClientStats, Completed, Failed, LiveCount, Streamed, Tally, arrivals_of, bucketed
 
 
 def _done(t: float, prompt: int = 100, cached: int | None = 50, out: int = 10) -> Completed:
@@ -17,7 +17,7 @@ def test_window_rates_and_run_totals() -> None:
     stats = ClientStats(window_s=10, started_at=1000.0)
     for i in range(10):
         stats.add(_done(1001.0 + i))
-    f = stats.figures(1010.9)
+    f = stats.figures(1010.0)  # the window [1000, 1010]: every request whole
     assert f.window.output_tokens_per_s == pytest.approx(100 / 10)
     assert f.window.prompt_tokens_per_s == pytest.approx(1000 / 10)
     assert f.window.prefix_cache_hit_rate_client == pytest.approx(0.5)
@@ -115,3 +115,49 @@ def test_a_windows_sample_splits_its_tokens_by_tree_user_and_second() -> None:
     # Only requests that started after the warm-up and ended inside count for latencies (their ITL).
     assert [t.requests for t in sample.trees.values()] == [1, 2, 1]
     assert sum(s.requests for s in sample.slots.values()) == window.latency.requests == 4
+
+
+def test_a_request_in_flight_counts_what_it_streamed_and_its_completion_only_the_rest() -> None:
+    """A long answer still streaming: the window holds its prompt (the client's estimate) from its first
+    token and its output as it came, before it completes; its completion adds the difference from the
+    server's counts (a longer prompt; 2 tokens an event, counted 1 while it streamed), so the window
+    then holds exactly what the server counted."""
+    stats = ClientStats(window_s=10.0, started_at=0.0)
+    times: list[float] = []
+    events: list[int] = []
+    live = LiveCount(prompt_estimate=990)
+    live.follow(times, events)
+    times += [2.5, 2.9, 3.4]
+    events += [1, 2, 2]
+    streamed = Streamed()
+    live.take(streamed, per_event=1.0)
+    stats.count_streamed(streamed)
+    now = stats.figures(4.0)
+    assert now.totals.requests_completed == 0 and now.window.requests_completed == 0
+    assert now.window.prompt_tokens_per_s == pytest.approx(990 / 4)  # the window since 0, still filling
+    assert now.window.output_tokens_per_s == pytest.approx(5 / 4)
+    times += [4.5, 5.2]
+    events += [3, 2]
+    stats.add(
+        Completed(
+            sent_at=2.0, first_token_at=2.5, last_token_at=5.2, ended_at=5.3, prompt_tokens=1000, cached_tokens=None,
+            output_tokens=20, ceiling_tokens=None, ttft_s=0.5, decode_tokens_per_s=None,
+            arrivals=arrivals_of(times, events), live_prompt=live.prompt, live_output=live.output,
+            live_events=live.events,
+        )
+    )  # fmt: skip
+    end = stats.figures(10.0).window  # [0, 10]
+    assert end.prompt_tokens_per_s == pytest.approx(1000 / 10) and end.output_tokens_per_s == pytest.approx(20 / 10)
+    assert stats.totals().prompt_tokens == 1000 and stats.totals().output_tokens == 20
+
+
+def test_the_windows_cached_tokens_are_its_prompt_tokens_at_its_hit_rate() -> None:
+    """A prompt's cached tokens are known when its request completes: while another's prompt streams,
+    the window's cached share is the hit rate of those it knows."""
+    stats = ClientStats(window_s=10.0, started_at=0.0)
+    stats.add(_done(2.0, prompt=100, cached=50))  # first token at 1.5
+    stats.count_streamed(Streamed(prompts=[(2.5, 300)]))
+    window = stats.figures(4.0).window
+    assert window.prompt_tokens_per_s == pytest.approx(400 / 4)
+    assert window.prefix_cache_hit_rate_client == pytest.approx(0.5)
+    assert window.cached_prompt_tokens_per_s == pytest.approx(0.5 * 400 / 4)

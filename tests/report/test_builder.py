@@ -485,3 +485,11 @@ def test_the_gpu_count_is_the_meters_never_the_local_machines() -> None:
     r = build(unknown)
     assert r["gpus"] is None and r["total_tokens_per_s_per_gpu"] is None
     assert build(snaps)["gpus"] == 2
+
+
+def test_the_report_says_how_long_the_run_was_paused() -> None:
+    """Its rates are over duration_s, the pause inside it: the report says how much of it was a pause."""
+    snaps = stream()
+    assert build(snaps)["paused_s"] == 0.0
+    snaps[-1] = snaps[-1].model_copy(update={"run": snaps[-1].run.model_copy(update={"paused_s": 2.5})})
+    assert build(snaps)["paused_s"] == 2.5

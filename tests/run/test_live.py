@@ -239,6 +239,7 @@ async def test_a_plain_run_shows_the_users_it_drives_and_stops_when_none_is_left
     live.collectors = Losing(load, live.started_at)
     outcome = await asyncio.wait_for(live.run(), 20)
     assert [s.run.users for s in recorded.snaps[:4]] == [4, 4, 2, 2]  # driven: the asked 4 less the lost
+    assert [s.run.users_lost for s in recorded.snaps[:4]] == [0, 0, 2, 2]  # …said apart: not a ramp
     (row,) = recorded.snaps[2].run.load_losses
     assert (row.worker, row.workers, row.pid, row.users_left, row.point) == (2, 2, 4001, 2, None)
     assert 0 <= row.at_s < 5  # on the run's clock
@@ -246,3 +247,49 @@ async def test_a_plain_run_shows_the_users_it_drives_and_stops_when_none_is_left
     assert outcome.partial_reason == "every load worker died: no user is left to measure"
     assert recorded.snaps[-1].run.users == 0 and len(recorded.snaps[-1].run.load_losses) == 2
     assert recorded.snaps[-1].run.load_losses[0] == row  # rows keep their first stamps
+
+
+class PausableLoad(LosingLoad):
+    """A load that the dashboard's `p` pauses and resumes."""
+
+    def pause(self) -> None:
+        self.paused = True
+
+    def resume(self) -> None:
+        self.paused = False
+
+
+class WallClock(FakeCollectors):
+    """Collections stamped with the wall clock, as the real collectors stamp them."""
+
+    async def collect(self) -> Collected:
+        return replace(await super().collect(), time=time.time())
+
+
+async def test_a_pause_stops_the_runs_clock_and_its_duration() -> None:
+    plan = build_plan(parse_args(["--interval", "0.05", "--duration", "0.3"]))
+    recorded, events = Recorded(), EventLog(plan.secrets)
+    load = PausableLoad()
+    traffic = Traffic(load, None, load.stats)  # type: ignore[arg-type]
+    live = LiveRun(
+        plan, Serving("fake", True, []), traffic, TimedRun(0.3), Fanout([recorded], on_error=events.add), events
+    )
+    live.collectors = WallClock(live.started_at)
+    live.pause()
+    task = asyncio.create_task(live.run())
+    await until(lambda: len(recorded.snaps) >= 2 and recorded.snaps[-1].elapsed_s >= 0.6)
+    first, paused = recorded.snaps[0], recorded.snaps[-1]
+    assert paused.run.state == "paused" and paused.elapsed_s - first.elapsed_s >= 0.3
+    # The clock stands still (read apart from the tick: 0.1 s on a busy host) while the wall clock runs on.
+    assert paused.clock_s == pytest.approx(first.clock_s, abs=0.1)
+    held = paused.run.paused_s
+    assert (
+        held >= paused.elapsed_s - first.elapsed_s - 0.1 and not task.done()
+    )  # a wall-clock 0.3 s run would have ended
+    live.resume()
+    await asyncio.wait_for(task, 20)
+    last = recorded.snaps[-1]
+    # The run ran its 0.3 s of clock after the pause, so it outlived the wall-clock moment it was paused at.
+    assert last.clock_s >= 0.3 and last.run.paused_s >= held and last.elapsed_s > paused.elapsed_s
+    # The pause ended: its length stays what it was.
+    assert last.run.paused_s == pytest.approx(recorded.snaps[-2].run.paused_s)

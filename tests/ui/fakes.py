@@ -91,10 +91,12 @@ def make_snapshot(
     server_log: Sequence[str] = (),
     events: Sequence[str] = (),
     offload: bool = False,
+    spec: bool = False,
 ) -> Snapshot:
     """A plausible tick of an H200 run; every figure is a fixed function of `seq`, so tests repeat. Its
-    server records KV residency (--kv-cache-metrics, 1 in 10 blocks); with `offload` it offloads KV to
-    500 GB of CPU memory, and a fifth of the prompt tokens come from there."""
+    server records KV residency (--kv-cache-metrics, 1 in 10 blocks) and its request phases; with
+    `offload` it offloads KV to 500 GB of CPU memory, and a fifth of the prompt tokens come from there;
+    with `spec` it speculates (k = 3, acceptance length 2.5 against a golden 2.49)."""
     wave = 0.5 + 0.5 * math.sin(seq / 5)
     output_tps = 9000 + 3000 * wave
     prompt_tps = 200_000 + 50_000 * wave
@@ -118,6 +120,26 @@ def make_snapshot(
         "waiting_capacity": 3.0,
         "waiting_deferred": 2.0 if offload else 0.0,
     }
+    # vLLM's request phases over the window: 30 ms queued, 150 ms in prefill (the client's TTFT mean
+    # 210 ms leaves 30 ms outside the server), 4.1 s decoding; 2 K tokens an engine step.
+    cache.update(
+        server_queue_s_mean=0.03,
+        server_prefill_s_mean=0.15,
+        server_decode_s_mean=4.1,
+        server_step_tokens_mean=2048.0,
+        server_prefill_computed_tokens_mean=1900.0,
+        server_preemptions_per_request=0.01,
+    )
+    if spec:
+        cache.update(
+            spec_draft_length=3,
+            spec_acceptance_length=2.5,
+            spec_acceptance_rate=0.5,
+            spec_acceptance_by_position=(0.8, 0.5, 0.2),
+            spec_golden_acceptance_length=2.49,
+            spec_golden_source="DeepSeek-V4 MTP, on, k = 3: InferenceX dsv4_mtp.yaml",
+            spec_acceptance_vs_golden=2.5 / 2.49,
+        )
     if offload:
         # A fifth of 200–250 K prompt tok/s at 128 KiB a token (Llama-3.1-8B): about 5–7 GB/s loaded.
         cache.update(
@@ -236,6 +258,15 @@ def make_snapshot(
                 itl_p50_s=0.009,
                 itl_p90_s=0.014,
                 prefix_evicted_share=0.08 if cached_reported else None,
+                # Where the North Star's time went: of the p90 tail's r_i, 38% before the first token and
+                # 7% in decode stalls.
+                ttft_s_mean=0.21,
+                north_star_ttft_share=0.38,
+                north_star_stall_share=0.07,
+                median_ttft_share=0.22,
+                output_tokens_p50=310,
+                decode_stall_share=0.04,
+                decode_stalls_per_request=0.6,
             ),
             run=retention_figures(cached_reported),
             requests_per_s=22.5,

@@ -89,15 +89,40 @@ def test_an_offload_tier_the_server_has_not_got_is_off_with_its_flag() -> None:
     assert "n/a: SGLang exports no KV offload metrics" in _words(sglang, 63)
 
 
-def test_residency_known_over_the_run_but_not_in_this_window_is_na_not_a_missing_flag() -> None:
+@pytest.mark.parametrize(
+    ("sample", "evicted", "reason"),
+    [
+        (1.0, 0.0, "n/a: no evictions yet"),
+        (0.1, 0.0, "n/a: no sampled block evicted yet: 1 in 10 is sampled"),
+        (1.0, 5.0, "n/a: none evicted in the window"),
+    ],
+    ids=["none-yet", "none-sampled-yet", "none-in-window"],
+)
+@pytest.mark.parametrize("width", [NARROW, 63])
+def test_residency_exported_but_not_in_this_window_says_why_not_a_missing_flag(
+    sample: float, evicted: float, reason: str, width: int
+) -> None:
+    """The simulator's case at its start: it exports the histograms (every block sampled), nothing was
+    evicted yet. One reason for both figures, the report's where it is the run's (`residency_unknown`)."""
     quiet = _with(
         make_snapshot(),
         kv_block_idle_before_evict=Percentiles(),
         kv_block_reuse_gap=Percentiles(),
-        totals=EndpointTotals(kv_block_idle_before_evict=BucketCounts(bounds=(1.0,), counts=(0.0, 0.0))),
+        kv_cache_metrics_sample=sample,
+        totals=EndpointTotals(kv_block_idle_before_evict=BucketCounts(bounds=(1.0,), counts=(evicted, evicted))),
     )
-    rows = _text(quiet, NARROW)
-    assert "resid.  evict n/a  reuse n/a" in rows and not any("needs" in row for row in rows)
+    rows = _text(quiet, width)
+    assert reason in _words(quiet, width) and not any("needs" in row for row in rows)
+    assert "evict n/a" not in _words(quiet, width) and max(len(row) for row in rows) <= width
+
+
+@pytest.mark.parametrize("width", [NARROW, 63])
+def test_a_reuse_gap_unknown_beside_evictions_says_no_block_was_hit_twice(width: int) -> None:
+    once = _with(make_snapshot(), kv_block_reuse_gap=Percentiles())
+    words = _words(once, width)
+    assert "evict 16 s/41 s" in words or "p50 16 s p90 41 s" in words
+    assert ("reuse n/a (no block hit twice)" if width == NARROW else "n/a (no evicted block was hit twice)") in words
+    assert max(len(row) for row in _text(once, width)) <= width
 
 
 def test_no_server_metrics_and_caching_off_are_said() -> None:

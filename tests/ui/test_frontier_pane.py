@@ -435,7 +435,7 @@ async def test_keys_x_and_y_flip_the_frontiers_axes() -> None:
         await pilot.pause()
         assert not frontier.other_view and frontier.y_figure == "throughput"
         help_rows = dict(app.key_help())
-        assert help_rows["x"].startswith("frontier: x") and help_rows["y"].startswith("frontier: y")
+        assert help_rows["x y"].startswith("frontier: x North Star / decode; y ")
 
 
 async def test_a_sweep_with_one_view_says_so_and_an_ordinary_run_has_no_x_or_y_keys() -> None:

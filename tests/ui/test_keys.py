@@ -202,9 +202,9 @@ async def test_question_mark_lists_every_key(tmp_path: Path) -> None:
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
         text = str(app.screen.query_one("#help-text").render())
-        for key in ("q", "p", "+", "-", "1–7", "escape", "t", "c", "s", "r", "o", "?"):
+        for key in ("q", "p", "+", "-", "1–7", "esc", "t", "c", "s", "r", "o", "O", "?"):
             assert f"\n{key}" in f"\n{text}" or f" {key} " in text, key
-        assert "step forward" not in text  # replay keys are hidden in a live run
+        assert "step one tick" not in text  # replay keys are hidden in a live run
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, HelpScreen)
@@ -312,7 +312,7 @@ async def test_replay_keys_drive_the_replay_and_live_keys_are_hidden(tmp_path: P
         await pilot.press("question_mark")
         await pilot.pause()
         help_text = str(app.screen.query_one("#help-text").render())
-        assert "step forward" in help_text and "one more concurrent user" not in help_text
+        assert "step one tick forward / back" in help_text and "concurrent user" not in help_text
         await pilot.press("escape", "q")
         await pilot.pause()
     assert app.return_code == 0

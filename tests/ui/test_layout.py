@@ -301,3 +301,37 @@ async def test_the_header_says_a_runs_output_scale_beside_its_workload() -> None
     async with plain.run_test(size=(200, 60)) as pilot:
         await shown(pilot, 3)
         assert "outputs" not in str(plain.query_one(RunHeader).render())
+
+
+def _run_as(seq: int, **run: object) -> Snapshot:
+    snap = make_snapshot(seq)
+    return snap.model_copy(update={"run": snap.run.model_copy(update=run)})
+
+
+async def test_the_header_clock_leaves_out_the_time_paused() -> None:
+    """Pause stops the run's clock: 100 s since the first tick, 40 of them paused, reads 1:00."""
+    snaps = [_run_as(seq, state="paused", paused_s=40.0).model_copy(update={"elapsed_s": 100.0}) for seq in (1, 2)]
+    app = AgentXApp(FakeSource(snaps), FakeLiveControls(paused=True), refresh_s=0.25)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await shown(pilot, 2)
+        assert "● paused 0:01:00" in str(app.query_one(RunHeader).render())
+
+
+@pytest.mark.parametrize(
+    ("asked", "shown_users"),
+    [(16, "users 8 (8 lost)"), (20, "users 8→12 (8 lost)"), (12, "users 8→4 (8 lost)")],
+    ids=["lost", "lost-and-more-asked", "lost-and-fewer-asked"],
+)
+async def test_users_a_dead_worker_took_are_said_apart_not_as_a_ramp(asked: int, shown_users: str) -> None:
+    """16 users asked for, a load worker of two died with 8: `users 8 (8 lost)`, never `8→16`."""
+    snaps = [_run_as(seq, users=8, users_lost=8) for seq in (1, 2)]
+    app = AgentXApp(FakeSource(snaps), FakeLiveControls(users=asked), refresh_s=0.25)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await shown(pilot, 2)
+        text = str(app.query_one(RunHeader).render())
+        assert shown_users in text and "→16" not in text
+    ramp = AgentXApp(FakeSource([_run_as(seq, users=8) for seq in (1, 2)]), FakeLiveControls(users=16))
+    async with ramp.run_test(size=(80, 24)) as pilot:
+        await shown(pilot, 2)
+        text = str(ramp.query_one(RunHeader).render())
+        assert "users 8→16" in text and "lost" not in text  # a ramp is still a ramp

@@ -23,7 +23,7 @@ def clean_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NO_COLOR", raising=False)
 
 
-TITLES = ("GPU", "KV cache", "Cache", "Throughput", "Cost", "Log", "Users")
+TITLES = ("GPU", "KV cache", "Prefix cache", "Throughput", "Cost", "Log", "Users")
 
 
 def _screen_text(app: AgentXApp) -> str:

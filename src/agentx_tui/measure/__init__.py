@@ -11,7 +11,8 @@ the bytes of one answer to the run's and a sweep point's figures. A leaf: it rea
     percentile.py  the one percentile rule: linear between the closest ranks (numpy's default)
     histogram.py   log-bucketed histograms, mergeable exactly; a figure's values exact while few;
                    whole numbers counted exactly
-    slots.py       time in slots; a request's output tokens spread over them (one rule, every window)
+    slots.py       time in slots; a request's tokens placed in them (one rule, every window), counted
+                   live while it streams
     time_split.py  where r_i went over a set of requests: its parts summed per bucket of r_i
     tally.py       what a set of requests adds up to: a slot's, the run's or a window's; a users-table row's
     headline.py    a tally's headline figures (rates, latencies, interactivity, hit rates): one rule
@@ -37,7 +38,10 @@ Public:
     decode_stalls, STALL_FACTOR                     a request's decode stalls (the stall rule)
     Completed, Failed, RequestRecord                one request as counted (`Completed.of_answer`); as
                                                     the driver saw it
-    slot_of, spread_tokens                          the slot of a moment; output tokens over slots
+    slot_of, spread_tokens, arrivals_of             the slot of a moment; output tokens over slots; a
+                                                    stream's content events per second
+    LiveCount, Streamed, Arrivals, TokensPerEvent   a request's tokens counted as it streams; what the
+                                                    requests in flight streamed since the last tick
     linear_quantile                                 the percentile of exact samples (the one rule)
     LogHistogram, bucket_of, bucketed               log-bucketed histograms
     IntegerCounts                                   whole numbers counted exactly (output tokens)
@@ -62,7 +66,15 @@ from agentx_tui.measure.prefixes import SeenPrefixes, cacheable_tokens
 from agentx_tui.measure.record import Completed, Failed, RequestRecord
 from agentx_tui.measure.reuse import PromptSplit, ReuseTally, split_prompt
 from agentx_tui.measure.schedule import ScheduleBook, behind_schedule
-from agentx_tui.measure.slots import slot_of, spread_tokens
+from agentx_tui.measure.slots import (
+    Arrivals,
+    LiveCount,
+    Streamed,
+    TokensPerEvent,
+    arrivals_of,
+    slot_of,
+    spread_tokens,
+)
 from agentx_tui.measure.sse import (
     AGENT_STEP_TOO_LONG,
     CONTEXT_OVERFLOW,
@@ -99,12 +111,14 @@ __all__ = [
     "TALLY_KEYS",
     "TRACE_TOO_LONG",
     "AnswerFigures",
+    "Arrivals",
     "CallTally",
     "ClientStats",
     "Completed",
     "ContextOverflows",
     "Failed",
     "IntegerCounts",
+    "LiveCount",
     "LogHistogram",
     "PointSample",
     "PromptSplit",
@@ -115,14 +129,17 @@ __all__ = [
     "SlotSample",
     "SseScanner",
     "StatsSink",
+    "Streamed",
     "TailShares",
     "Tally",
     "TimeSplit",
+    "TokensPerEvent",
     "TreeSample",
     "UsageFigures",
     "WindowFigures",
     "answer_end",
     "answer_figures",
+    "arrivals_of",
     "behind_schedule",
     "bucket_of",
     "bucketed",

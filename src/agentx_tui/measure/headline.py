@@ -20,6 +20,7 @@ def tally_figures(
     span: float | None,
     cached_reported: bool,
     prompts: Tally | None = None,
+    prompt: float | None = None,
     output: float | None = None,
 ) -> Figures:
     """`tally`'s figures; token rates over `span` seconds (None: no rates, the run's are the report's).
@@ -27,10 +28,12 @@ def tally_figures(
     `prompts` is the prompt side when it is not `tally`'s own: a measured window (measure/window.py)
     counts its latencies over the requests that started and ended inside, but its prompt and cached
     tokens, hit rates and reuse over the prompts whose first token came inside, one set for all of them.
-    `output` likewise: the output tokens decoded inside the window. The cached-token rate is None unless
-    the server `cached_reported` its cached tokens."""
+    `prompt` and `output` are the prompt and output tokens to rate when they are not the prompt side's
+    and the tally's own (the live window's: only the part of its oldest slot that lies inside it; a
+    measured window's: the output decoded inside it). The cached-token rate is None unless the server
+    `cached_reported` its cached tokens."""
     side = tally if prompts is None else prompts
-    prompt = side.prompt
+    prompt = side.prompt if prompt is None else prompt
     output = tally.output if output is None else output
 
     def per_s(tokens: float) -> float | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from agentx_tui.measure.slots import Arrivals
 from agentx_tui.measure.timing import AnswerFigures, answer_end
 
 
@@ -62,6 +63,15 @@ class Completed:
     # start − the end of its agent's previous call (a sub-agent's first: the parent call it followed).
     # None for a session's first call and for a trace's requests (each a session of its own).
     idle_s: float | None = None
+    # When its output came (docs/metrics.md §4, "Tokens in time"): its content events per second of the
+    # clock (measure/slots.py `arrivals_of`); () when not counted so (a proxied call).
+    arrivals: Arrivals = ()
+    # What the live window counted of it while it streamed (slots.py `LiveCount`): its prompt tokens (the
+    # client's estimate), and output tokens (an estimate) for its first `live_events` content events. Its
+    # completion adds only the difference from the server's counts.
+    live_prompt: int = 0
+    live_output: float = 0.0
+    live_events: int = 0
 
     @classmethod
     def of_answer(
@@ -79,6 +89,10 @@ class Completed:
         due_at: float | None = None,
         schedule_lag_s: float | None = None,
         idle_s: float | None = None,
+        arrivals: Arrivals = (),
+        live_prompt: int = 0,
+        live_output: float = 0.0,
+        live_events: int = 0,
     ) -> Completed:
         """A finished call as the statistics count it. `answer` is its `answer_figures`, worked out from
         its start: `due_at` when it was scheduled (a timed replay: "Honest clocks", docs/metrics.md),
@@ -107,6 +121,10 @@ class Completed:
             due_at=due_at,
             schedule_lag_s=schedule_lag_s,
             idle_s=idle_s,
+            arrivals=arrivals,
+            live_prompt=live_prompt,
+            live_output=live_output,
+            live_events=live_events,
         )
 
     @property

@@ -11,8 +11,10 @@ same read did arrive at the same time.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 _DATA = b"data:"
+_DATA_OBJECT = b"data: {"
 _CONTENT = b'"content":'
 _USAGE = b'"usage":'
 _NULLS = (b"null", b" null")
@@ -40,16 +42,6 @@ def classify(status: int, body: str) -> str:
     if status == 503:
         return "unavailable"
     return f"http_{status}"
-
-
-def _content_nonempty(payload: bytes) -> bool:
-    i = payload.find(_CONTENT)
-    if i < 0:
-        return False
-    i += len(_CONTENT)
-    if payload[i : i + 1] == b" ":
-        i += 1
-    return payload[i : i + 1] == b'"' and payload[i + 1 : i + 2] != b'"'
 
 
 def _string_nonempty(payload: bytes, at: int) -> bool:
@@ -84,7 +76,9 @@ class SseScanner:
         "error",
         "events",
         "finish_reason",
+        "last_read",
         "malformed",
+        "on_first",
         "pieces",
         "read_events",
         "read_times",
@@ -93,7 +87,16 @@ class SseScanner:
         "want_text",
     )
 
-    def __init__(self, *, want_text: bool = False, want_finish: bool = False, any_tokens: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        want_text: bool = False,
+        want_finish: bool = False,
+        any_tokens: bool = False,
+        on_first: Callable[[], None] | None = None,
+    ) -> None:
+        """`on_first` is called once, when the first content event has come (a users-table row then
+        says "decoding")."""
         self.want_text = want_text
         self.want_finish = want_finish
         self.any_tokens = any_tokens
@@ -108,53 +111,69 @@ class SseScanner:
         self.pieces: list[str] = []
         self.read_times: list[float] = []
         self.read_events: list[int] = []
+        self.last_read = 0.0  # when the latest read came (a stall watch reads it)
+        self.on_first = on_first
 
     def feed(self, data: bytes, now: float) -> int:
         """Scan one read that arrived at `now`; returns the content events it completed."""
-        buf = self.buf
-        lines = (buf + data).split(b"\n") if buf else data.split(b"\n")
-        self.buf = lines.pop()
-        want_text, want_finish, any_tokens = self.want_text, self.want_finish, self.any_tokens
-        n = 0
-        for line in lines:
-            if not line or line == b"\r" or line[:1] == b":":
-                continue
-            if line[:5] != _DATA:
-                if not line.startswith((b"event:", b"id:", b"retry:")):
-                    self.malformed += 1
-                continue
-            payload = line[5:].strip()
-            if payload[:1] != b"{":
-                if payload == b"[DONE]":
+        self.last_read = now
+        if not self.buf and data[:7] == _DATA_OBJECT and data[-3:] == b"}\n\n" and data.find(b"\n") == len(data) - 2:
+            n = self._event(data, 6)  # the usual read (vLLM's): one whole event, scanned in place
+        else:
+            n = 0
+            lines = (self.buf + data).split(b"\n") if self.buf else data.split(b"\n")
+            self.buf = lines.pop()
+            for line in lines:
+                if line[:7] == _DATA_OBJECT and line[-1:] == b"}":
+                    n += self._event(line, 6)
+                    continue
+                if not line or line == b"\r" or line[:1] == b":":
+                    continue
+                if line[:5] != _DATA:
+                    if not line.startswith((b"event:", b"id:", b"retry:")):
+                        self.malformed += 1
+                    continue
+                payload = line[5:].strip()
+                if payload[:1] == b"{":
+                    n += self._event(payload, 0)
+                elif payload == b"[DONE]":
                     self.done = True
                 else:
                     self.malformed += 1
-                continue
-            if _content_nonempty(payload) or (any_tokens and _other_tokens(payload)):
-                n += 1
-                if want_text:
-                    self.pieces.append(_delta_text(payload))
-            if want_finish:
-                f = payload.find(_FINISH)
-                if f >= 0 and _string_nonempty(payload, f + len(_FINISH)):
-                    self.finish_reason = _string_at(payload, f + len(_FINISH))
-            u = payload.find(_USAGE)
-            if u >= 0 and payload[u + 8 : u + 13] not in _NULLS:
-                try:
-                    usage = json.loads(payload).get("usage")
-                except ValueError:
-                    self.malformed += 1
-                    continue
-                if isinstance(usage, dict):
-                    self.usage = usage
-            elif payload.startswith(b'{"error"'):
-                self.error = "stream_error"
-                self.detail = payload[:500].decode(errors="replace")
         if n:
+            if not self.events and self.on_first is not None:
+                self.on_first()
             self.read_times.append(now)
             self.read_events.append(n)
             self.events += n
         return n
+
+    def _event(self, line: bytes, at: int) -> int:
+        """One event's JSON object, from `at` in `line` (whitespace may follow it); 1 when it is a
+        content event. Only the usage chunk (and, with `want_text`, content) is decoded as JSON."""
+        content = 0
+        c = line.find(_CONTENT, at)
+        if (c >= 0 and _string_nonempty(line, c + 10)) or (self.any_tokens and _other_tokens(line)):
+            content = 1
+            if self.want_text:
+                self.pieces.append(_delta_text(line[at:]))
+        if self.want_finish:
+            f = line.find(_FINISH, at)
+            if f >= 0 and _string_nonempty(line, f + len(_FINISH)):
+                self.finish_reason = _string_at(line, f + len(_FINISH))
+        u = line.find(_USAGE, at)
+        if u >= 0 and line[u + 8 : u + 13] not in _NULLS:
+            try:
+                usage = json.loads(line[at:]).get("usage")
+            except ValueError:
+                self.malformed += 1
+                return content
+            if isinstance(usage, dict):
+                self.usage = usage
+        elif line.startswith(b'{"error"', at):
+            self.error = "stream_error"
+            self.detail = line[at:].rstrip()[:500].decode(errors="replace")
+        return content
 
     def end(self) -> None:
         """The body ended: a partial line left over is malformed."""

@@ -1,14 +1,18 @@
-"""Client-side figures from completed requests: windowed rates and percentiles, run-wide percentiles
-(docs/metrics.md), and the sweep windows still counting (window.py).
+"""Client-side figures from the requests the load sends: windowed rates and percentiles, run-wide
+percentiles (docs/metrics.md), and the sweep windows still counting (window.py).
 
-Every load process hands its completed requests to one `ClientStats` as `Completed` summaries (local
-ones directly, worker processes through their pipe), so one and many workers share one accounting.
-Per-token work happens where the stream is read: a request's token gaps arrive already bucketed.
+Every load process hands what happened to one `ClientStats`: its completed requests as `Completed`
+summaries, and, each tick, the tokens its requests in flight streamed since the last (`Streamed`;
+local ones directly, worker processes through their pipe), so one and many workers share one
+accounting. Per-token work happens where the stream is read: a request's token gaps arrive already
+bucketed, its tokens already counted per second.
 
 Memory is bounded whatever the run length: latencies go into log-bucketed histograms (histogram.py),
-windows are a ring of one-second slots. A request's output tokens are spread over the seconds it was
-decoding (the one rule of slots.py, which a sweep window's sample follows too) and its prompt tokens
-are counted when its first token arrived, so rates do not jump when long requests finish.
+windows are a ring of one-second slots. Tokens count in the window when they happened, by the one
+rule of slots.py (which a sweep window's sample follows too): a request's prompt tokens at its first
+token, its output tokens as they arrived, while it is still streaming; its completion adds the
+difference between the server's counts and what was counted live. So rates neither jump when long
+requests finish nor lag behind the server while they stream.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from agentx_tui.measure.headline import tally_figures
 from agentx_tui.measure.record import Completed, Failed
 from agentx_tui.measure.reuse import split_prompt
 from agentx_tui.measure.schedule import ScheduleBook, behind_schedule
-from agentx_tui.measure.slots import slot_of, spread_tokens
+from agentx_tui.measure.slots import Streamed, slot_of, spread_tokens
 from agentx_tui.measure.tally import Tally
 from agentx_tui.measure.tasks import TaskBook
 from agentx_tui.measure.window import WindowFigures
@@ -112,8 +116,9 @@ class ClientStats:
 
     def add(self, done: Completed) -> None:
         """One completed request: whole into the run's tally; in the sliding window its prompt side
-        when its first token came, the request and its latencies when it ended, its output tokens over
-        the seconds they came in; into every open sweep window (window.py); into its task."""
+        at its first token, the request and its latencies when it ended, and whatever of its tokens the
+        window had not counted as they streamed (`count_streamed`: `done.live_prompt`, `live_output`),
+        by the rule of slots.py; into every open sweep window (window.py); into its task."""
         if done.user >= 0:
             if done.sent_at < self.user_since.get(done.user, math.inf):
                 self.user_since[done.user] = done.sent_at
@@ -128,9 +133,15 @@ class ClientStats:
         first, last = done.decoded
         if done.output_tokens > 0 and (self.last_output_at is None or last > self.last_output_at):
             self.last_output_at = last
-        self._slot(slot_of(first)).count_prompt(done)
+        at_first = self._slot(slot_of(first))
+        at_first.count_prompt(done)
+        at_first.prompt -= done.live_prompt  # counted as it streamed, at the same first token
         self._slot(slot_of(done.ended_at)).count_answer(done)
-        self._spread_output(first, last, done.output_tokens)
+        for key, share in spread_tokens(
+            first, last, done.output_tokens, arrivals=done.arrivals, live_events=done.live_events,
+            live_tokens=done.live_output,
+        ):  # fmt: skip
+            self._slot(key).output += share
         for window in self._windows:
             window.add(done)
         if done.tree >= 0:
@@ -141,10 +152,19 @@ class ClientStats:
             # Where its prompt went, for its task (the tallies count it with the prompt: `count_prompt`).
             self.tasks.call_reuse(done.tree, split_prompt(done.prompt_tokens, done.ceiling_tokens, done.cached_tokens))
 
-    def _spread_output(self, first: float, last: float, tokens: int) -> None:
-        """`tokens` decoded from `first` to `last` into the seconds they came in (measure/slots.py)."""
-        for key, share in spread_tokens(first, last, tokens):
-            self._slot(key).output += share
+    def count_streamed(self, streamed: Streamed, shift: float = 0.0) -> None:
+        """Tokens of requests still in flight, as they streamed (slots.py `LiveCount`), into the sliding
+        window: each prompt at its first token, the content events in the second they came. `shift`
+        moves another node's clock onto this one (a Ray actor's): a second then spreads over the two
+        slots it straddles."""
+        for at, prompt in streamed.prompts:
+            self._slot(slot_of(at + shift)).prompt += prompt
+        for second, events in streamed.output.items():
+            if shift:
+                for key, share in spread_tokens(second + shift, second + 1 + shift, events):
+                    self._slot(key).output += share
+            else:
+                self._slot(second).output += events
 
     # -- sweep windows ---------------------------------------------------------------------------
     def open_window(self, now: float) -> WindowFigures:
@@ -175,13 +195,33 @@ class ClientStats:
         self._window_start = now
 
     def figures(self, now: float) -> ClientFigures:
-        lo = now - self.window_s
-        merged = Tally()
+        """The sliding window's figures at `now` (the last `window_s` seconds; since the window's start
+        while it is still filling) and the run's."""
+        filling = now - self.window_s < self._window_start
+        lo = self._window_start if filling else now - self.window_s
+        first_key = math.floor(lo)
+        merged, oldest = Tally(), None
         for key, slot in self._slots.items():
-            if key + 1 > lo and key <= now:
+            if first_key <= key <= now:
                 merged.merge(slot)
-        span = min(self.window_s, now - self._window_start)
-        window = tally_figures(merged, span=span if span > 0 else None, cached_reported=self.cached_reported)
+                if key == first_key:
+                    oldest = slot
+        span = now - lo
+        # The oldest slot began before the window: only the share of it inside counts for the rates (its
+        # tokens came evenly over it, as far as a slot knows). While the window fills, the slot it began
+        # in holds only what came after (a reset emptied it).
+        before = 0.0 if filling or oldest is None else lo - first_key
+        prompt = merged.prompt - before * oldest.prompt if oldest is not None else merged.prompt
+        output = merged.output - before * oldest.output if oldest is not None else merged.output
+        requests = merged.requests - before * oldest.requests if oldest is not None else merged.requests
+        window = tally_figures(
+            merged, span=span if span > 0 else None, cached_reported=self.cached_reported, prompt=prompt, output=output
+        )
+        hit, prompt_per_s = window.prefix_cache_hit_rate_client, window.prompt_tokens_per_s
+        if hit is not None and prompt_per_s is not None:
+            # A prompt's cached tokens are known only when its request completes, while the window counts
+            # the prompt from its first token: the cached share of the window's prompt tokens is its hit rate.
+            window = window.updated(cached_prompt_tokens_per_s=prompt_per_s * hit)
         run = tally_figures(self.run, span=None, cached_reported=self.cached_reported)
         lag = self.run.schedule_lag.percentiles()
         totals = self.totals()
@@ -199,7 +239,7 @@ class ClientStats:
         return ClientFigures(
             window=window,
             run=run.updated(**schedule, **agentx, **cold_start(run, self.run.requests, self.warm, advice=True)),
-            requests_per_s=merged.requests / span if span > 0 else None,
+            requests_per_s=requests / span if span > 0 else None,
             in_flight=self.in_flight,
             totals=totals,
         )

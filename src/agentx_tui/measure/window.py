@@ -237,8 +237,9 @@ class WindowFigures:
                 sample.tokens_at(first, prompt)
         decoded = 0.0
         for key, share in spread_tokens(
-            first, last, done.output_tokens, origin=self.start, width=sample.slot_s, lo=self.start, hi=end
-        ):
+            first, last, done.output_tokens, arrivals=done.arrivals, origin=self.start, width=sample.slot_s,
+            lo=self.start, hi=end,
+        ):  # fmt: skip
             sample.tokens_in(key, share)
             decoded += share
         if not (inside or decoded):

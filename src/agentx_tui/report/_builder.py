@@ -192,6 +192,7 @@ class ReportBuilder:
             ended_at=last.time,
             duration_s=duration,
             drain_s=self._drain_s(last),
+            paused_s=last.run.paused_s,
             model=_joined(e.model for e in last.endpoints),
             engine_version=_joined(e.engine_version for e in last.endpoints),
             kv_cache_usage_mean=self._hardware.kv.mean,

@@ -92,6 +92,9 @@ class LiveRun:
         self._losses: tuple[WorkerLossRow, ...] = ()  # the load workers that died, as the snapshots carry them
         self._seen_losses: tuple[WorkerLoss, ...] = ()  # …and as the load last said them
         self._point: int | None = None  # the sweep point (1-based) under way at the last tick; None: no sweep
+        # The load's pauses on the run's (unix) clock: when the one under way began, the length of those ended.
+        self._paused_since: float | None = None
+        self._paused_before = 0.0
 
     # ---- LiveControls ----------------------------------------------------------------------------
     @property
@@ -105,12 +108,22 @@ class LiveRun:
     def pause(self) -> None:
         if self.load:
             self.load.pause()
+            if self._paused_since is None:
+                self._paused_since = time.time()
             self.events.add("load paused")
 
     def resume(self) -> None:
         if self.load:
             self.load.resume()
+            if self._paused_since is not None:
+                self._paused_before += max(0.0, time.time() - self._paused_since)
+                self._paused_since = None
             self.events.add("load resumed")
+
+    def _paused_s(self, now: float) -> float:
+        """Seconds the load was paused until `now` (unix time), the pause under way included."""
+        ongoing = now - self._paused_since if self._paused_since is not None else 0.0
+        return self._paused_before + max(0.0, ongoing)
 
     def set_users(self, users: int) -> None:
         if self.load:
@@ -245,9 +258,11 @@ class LiveRun:
                 workload=self._workload.name,
                 output_scale=self.plan.load.output_scale,
                 users=self.users - (self.load.users_lost if self.load else 0),
+                users_lost=self.load.users_lost if self.load else 0,
                 load_losses=self._lost_workers(),
                 state=self._state(c),
                 started_at=self.started_at,
+                paused_s=self._paused_s(c.time),
                 refresh_s=self.plan.output.refresh_s,
             ),
             endpoints=c.endpoints,

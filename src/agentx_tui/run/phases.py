@@ -121,7 +121,7 @@ class TimedRun:
                 return snap.model_copy(update={"measured": figures})
         if final:
             return snap
-        if self.duration_s is not None and snap.elapsed_s >= self.duration_s:
+        if self.duration_s is not None and snap.clock_s >= self.duration_s:  # a pause stops the clock
             run.request_stop("duration reached")
         elif run.load is not None and run.load.finished:
             run.request_stop("every session has ended")

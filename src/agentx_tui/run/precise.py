@@ -66,7 +66,7 @@ class PreciseRun:
         return snap.model_copy(update={"intervals": self._state(window)})
 
     def _check(self, snap: Snapshot, run: RunHandle, window: PointWindow) -> None:
-        out_of_time = self.duration_s is not None and snap.elapsed_s >= self.duration_s
+        out_of_time = self.duration_s is not None and snap.clock_s >= self.duration_s
         finished = run.load is not None and run.load.finished
         check = window.check_precision(self._clock(), force=out_of_time or finished)
         target = f"±{self.precision:.0%}"

@@ -114,6 +114,11 @@ class Figures(FigureSet):
         "the end of duration_s after the run was stopped: the tick that stopped it to the last sample, while the "
         "requests then in flight finished (they are counted)",
     )
+    paused_s: float | None = figure(
+        SECONDS,
+        "seconds the run was paused (p in the dashboard: no new request sent), inside duration_s: its rates "
+        "count them as time",
+    )
     samples: int | None = figure(COUNT, "ticks (snapshots) the report is built from")
     partial: bool | None = figure(
         "", "true when the run was cut short (a signal, a server that died) or lost users (a load worker died)"

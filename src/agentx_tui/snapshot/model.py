@@ -520,11 +520,15 @@ class RunInfo(Frozen):
     workload: str = "none"
     output_scale: float = 1.0  # --output-scale: every answer's length × this (1 in older recordings)
     users: int = 0  # the users driven now: those asked for, less the users of load workers that died
+    users_lost: int = 0  # of those asked for, the users no worker drives now: their worker died
     # Every load worker that died so far (docs/scale.md): when, how, the users it took with it, and
     # whether a fresh worker took them again.
     load_losses: tuple[WorkerLossRow, ...] = ()
     state: RunState = "starting"
     started_at: float = 0.0  # unix time of the run's first tick
+    # Seconds the load was paused so far (the dashboard's `p`), the pause under way included: the run's
+    # clock (the header's time, `--duration`) leaves them out.
+    paused_s: float = 0.0
     refresh_s: float = 1.0
 
 
@@ -558,6 +562,11 @@ class Snapshot(Frozen):
     limits: LimitsFigures | None = None  # roofline and energy; None in recordings made before them
     events: tuple[str, ...] = ()  # app events new since the previous tick (already redacted)
     server_log: tuple[str, ...] = ()  # launched-server log lines new since the previous tick
+
+    @property
+    def clock_s(self) -> float:
+        """The run's clock: the time since its first tick less the time its load was paused (`p`)."""
+        return max(0.0, self.elapsed_s - self.run.paused_s)
 
     def to_json(self) -> str:
         return self.model_dump_json()

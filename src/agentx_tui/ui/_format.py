@@ -7,7 +7,20 @@ from collections.abc import Sequence
 
 from agentx_tui.units import NA, compact, percent
 
-__all__ = ["NA", "bar", "compact", "count", "duration", "level", "money", "number", "percent", "seconds", "series"]
+__all__ = [
+    "NA",
+    "bar",
+    "cells",
+    "compact",
+    "count",
+    "duration",
+    "level",
+    "money",
+    "number",
+    "percent",
+    "seconds",
+    "series",
+]
 
 _EIGHTHS = " ▏▎▍▌▋▊▉█"
 
@@ -66,6 +79,16 @@ def bar(fraction: float | None, width: int) -> str:
     full, part = divmod(eighths, 8)
     text = "█" * full + (_EIGHTHS[part] if part and full < width else "")
     return text.ljust(width)
+
+
+def cells(shares: Sequence[float], width: int) -> list[int]:
+    """Shares that add up to 1 as whole cells of a stacked bar exactly `width` wide (largest remainders:
+    each share gets its whole cells, the cells left over go to the largest fractions left)."""
+    raw = [share * width for share in shares]
+    whole = [int(r) for r in raw]
+    for i in sorted(range(len(raw)), key=lambda i: raw[i] - whole[i], reverse=True)[: max(width - sum(whole), 0)]:
+        whole[i] += 1
+    return whole
 
 
 def level(fraction: float | None, warn: float = 0.75, crit: float = 0.92) -> str:

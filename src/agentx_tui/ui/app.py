@@ -30,7 +30,8 @@ from agentx_tui.ui._history import History
 from agentx_tui.ui._themes import BUNDLED_DIR, choose_theme, load_themes, user_theme_dir
 from agentx_tui.ui.header import RunHeader
 from agentx_tui.ui.messages import SnapshotArrived, SourceEnded
-from agentx_tui.ui.panes import PANES, FrontierPane, LogPane, Pane, UsersPane
+from agentx_tui.ui.panes import PANES, FrontierPane, LogPane, Pane, ThroughputPane, UsersPane
+from agentx_tui.ui.panes._time import bar_legend
 from agentx_tui.ui.screens import CostScreen, HelpScreen, PriceEdit, WorkloadScreen
 
 MIN_SIZE = (80, 24)
@@ -71,7 +72,7 @@ class AgentXApp(App[None]):
         Binding("plus,equals_sign", "users_up", "+user", key_display="+"),
         Binding("minus", "users_down", "-user", key_display="-"),
         *(Binding(str(n), f"maximize({n})", f"{n}", show=False) for n in range(10)),
-        Binding("escape", "restore", "back", show=False),
+        Binding("escape", "restore", "back", show=False, key_display="esc"),
         Binding("t", "next_theme", "theme"),
         Binding("c", "edit_cost", "cost"),
         Binding("w", "switch_workload", "workload"),
@@ -92,28 +93,32 @@ class AgentXApp(App[None]):
         Binding("question_mark", "help", "help", key_display="?"),
     ]
 
+    # The help's words for each action: at most HELP_TEXT_WIDTH columns, so that the help fits whole in an
+    # 80×24 terminal. An action of a pair shares its partner's row (`HELP_ROW_OF`): `+ -  one user more / fewer`.
     KEY_HELP: ClassVar[dict[str, str]] = {
         "quit": "quit (stops a launched vLLM server)",
-        "pause": "pause / resume",
-        "users_up": "one more concurrent user",
-        "users_down": "one user fewer",
+        "pause": "pause / resume the load; the run's clock stops",
+        "users_up": "one concurrent user more / fewer",
         "restore": "restore the maximised pane",
         "next_theme": "next theme",
         "edit_cost": "edit cost: USD per GPU-hour and GPUs",
-        "switch_workload": "switch the workload (running sessions finish their request first)",
+        "switch_workload": "switch the workload (requests under way end first)",
         "save_svg": "save an SVG screenshot (API keys masked)",
         "reset": "reset windows and histories",
-        "sort": "sort users by the next column",
-        "sort_reverse": "reverse the users sort",
-        "frontier_x": "frontier: x on the North Star (E2E-normalized) / decode interactivity",
-        "frontier_y": "frontier: y total tok/s per GPU / tasks per hour per GPU",
-        "step_fwd": "step forward one tick",
-        "step_back": "step back one tick",
-        "slower": "half speed",
-        "faster": "double speed",
-        "first": "go to the start",
-        "last": "go to the end",
+        "sort": "sort users by the next column / reverse the sort",
+        "frontier_x": "frontier: x North Star / decode; y tok/s / tasks per GPU",
+        "step_fwd": "step one tick forward / back",
+        "slower": "half / double speed",
+        "first": "go to the start / the end",
         "help": "this help",
+    }
+    HELP_ROW_OF: ClassVar[dict[str, str]] = {
+        "users_down": "users_up",
+        "sort_reverse": "sort",
+        "frontier_y": "frontier_x",
+        "step_back": "step_fwd",
+        "faster": "slower",
+        "last": "first",
     }
 
     # repaint=False: a new Snapshot repaints only the widgets whose figures changed, not the whole screen.
@@ -402,27 +407,42 @@ class AgentXApp(App[None]):
             if action == "maximize" or not self.check_action(action, ()):
                 continue
             shown = binding.key_display or binding.key
-            rows.setdefault(action, []).append(shown)
-        result = _pane_keys()
+            rows.setdefault(self.HELP_ROW_OF.get(action, action), []).append(shown)
+        result = [*_pane_keys(), (str(ThroughputPane.KEY), f"p90 bar: {bar_legend()}")]
         result += [(" ".join(keys), self.KEY_HELP[action]) for action, keys in rows.items()]
         result.append(("tab", "move focus (the body scrolls with ↑ ↓ pgup pgdn)"))
         return result
 
 
-def _pane_keys(per_row: int = 4) -> list[tuple[str, str]]:
+# The help's widest text, in columns: an 80-column terminal's help box (90% of it, less its border and
+# padding) less the keys' column.
+HELP_TEXT_WIDTH = 58
+
+
+def _pane_keys() -> list[tuple[str, str]]:
     """The help's rows for the digit keys, from the panes themselves: those always shown, then those
-    shown only when the run has what they show."""
+    shown only when the run has what they show, as many to a row as fit HELP_TEXT_WIDTH."""
     panes = sorted(PANES, key=lambda p: p.KEY or 10)  # 0 after 9, as on the keyboard
     always = [p for p in panes if not p.SHOWN_WHEN]
-    named = [f"{p.KEY} {p.TITLE}" for p in always]
-    rows = [" · ".join(named[i : i + per_row]) for i in range(0, len(named), per_row)]
-    keys = f"{always[0].KEY}–{always[-1].KEY}"
-    result = [(keys if i == 0 else "", ("maximise a pane: " if i == 0 else "") + row) for i, row in enumerate(rows)]
     sometimes = [p for p in panes if p.SHOWN_WHEN]
+    keys = f"{always[0].KEY}–{always[-1].KEY}"
+    result = _named_rows(keys, "maximise a pane: ", [f"{p.KEY} {p.TITLE}" for p in always])
     if sometimes:
-        # Two to a row: the help must fit an 80-column terminal.
-        named = [f"{p.KEY} {p.TITLE} ({p.SHOWN_WHEN})" for p in sometimes]
-        rows = [" · ".join(named[i : i + 2]) for i in range(0, len(named), 2)]
-        keys = " ".join(str(p.KEY) for p in sometimes)
-        result += [(keys if i == 0 else "", ("maximise " if i == 0 else "") + row) for i, row in enumerate(rows)]
+        result += _named_rows(
+            " ".join(str(p.KEY) for p in sometimes),
+            "maximise ",
+            [f"{p.KEY} {p.TITLE} ({p.SHOWN_WHEN})" for p in sometimes],
+        )
     return result
+
+
+def _named_rows(keys: str, lead: str, names: list[str]) -> list[tuple[str, str]]:
+    """`names` joined by " · " after `lead`, in rows of at most HELP_TEXT_WIDTH columns; `keys` on the first."""
+    rows = [lead + names[0]]
+    for name in names[1:]:
+        joined = f"{rows[-1]} · {name}"
+        if len(joined) <= HELP_TEXT_WIDTH:
+            rows[-1] = joined
+        else:
+            rows.append(name)
+    return [(keys if i == 0 else "", row) for i, row in enumerate(rows)]

@@ -64,7 +64,8 @@ class RunHeader(Static):
             version = endpoint.engine_version if endpoint and endpoint.engine_version else "n/a"
             # Narrow terminals drop the self-evident labels so the header stays on two lines.
             named = self.size.width >= 180
-            elapsed = _pair("elapsed" if named else "", duration(snap.elapsed_s))
+            # The run's clock: it stops while the load is paused (`p`), as `--duration` does.
+            elapsed = _pair("elapsed" if named else "", duration(snap.clock_s))
             parts += [
                 # The state first: it is what a glance at the header is for, and it never wraps away.
                 Content.assemble(self._state(run.state), " ", elapsed),
@@ -73,7 +74,7 @@ class RunHeader(Static):
                 _pair("vLLM", version),
                 _pair("workload" if named else "", run.workload),
                 *self._outputs(run.output_scale),
-                _pair("users", self._users(run.users)),
+                self._users(run.users, run.users_lost),
                 *self._client(snap),
             ]
         if isinstance(self.controls, ReplayControls):
@@ -128,10 +129,16 @@ class RunHeader(Static):
             parts.append(_pair("real agents", str(snap.proxy.live_sessions)))
         return parts
 
-    def _users(self, running: int) -> str:
-        if isinstance(self.controls, LiveControls) and self.controls.users != running:
-            return f"{running}→{self.controls.users}"
-        return str(running)
+    def _users(self, running: int, lost: int) -> Content:
+        """The users driven now, `→ N` while the load moves to the users just asked for (`+`/`-`), and
+        the users that dead load workers took with them, apart and in the error colour: a loss never
+        reads as a ramp."""
+        # What was asked for, less the users lost (their workers' shares of it): where the load is going.
+        target = self.controls.users - lost if isinstance(self.controls, LiveControls) else running
+        users = _pair("users", f"{running}→{target}" if target != running else str(running))
+        if not lost:
+            return users
+        return Content.assemble(users, Content.styled(f" ({lost} lost)", "bold $error"))
 
     def _state(self, state: str) -> Content:
         if isinstance(self.controls, LiveControls) and state in ("running", "paused"):

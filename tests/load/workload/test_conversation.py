@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import json
 
-from agentx_tui.load.workload.conversation import CeilingTracker, Conversation, Segment
+from agentx_tui.load.workload.conversation import CeilingTracker, Conversation, Segment, SingleMessage
 from agentx_tui.load.workload.text import TokenModel
 
 TABLE = {"system": 3, "user": 3, "assistant": 3}
@@ -89,3 +89,26 @@ def test_ceiling_memory_is_bounded_and_keeps_the_prefixes_in_use() -> None:
     again.add("system", [_seg(1, 30)])
     again.add("user", [_seg(100, 5)])  # the first one-off prompt, seen long ago: forgotten but for its prefix
     assert 33 <= tracker.observe("e", again) < again.prompt_tokens - 1
+
+
+def test_a_forked_prompt_hands_the_ceiling_only_its_new_points_and_counts_the_same() -> None:
+    """A prompt forked from one already sent shares its leading points: only its new ones go to the
+    tracker, and what it counts is what handing over every point counts (a prompt that goes back to
+    an earlier point too)."""
+
+    def ceilings(every_point: bool) -> list[int]:
+        tracker = CeilingTracker(block_size=16)
+        message = SingleMessage(TM)
+        message.extend([_seg(k, 20) for k in range(1, 9)])
+        counted = [tracker.observe("e", message.finish())]
+        for n, new_keys in ((8, (20, 21)), (5, (30,)), (6, (40, 41, 42))):
+            message = message.fork(n)
+            message.extend([_seg(k, 20) for k in new_keys])
+            conv = message.finish()
+            assert conv.registered == n + 1  # the opening point and its first n segments' went over with it
+            if every_point:
+                conv.registered = 0
+            counted.append(tracker.observe("e", conv))
+        return counted
+
+    assert ceilings(every_point=False) == ceilings(every_point=True) == [0, 160, 96, 112]

@@ -36,7 +36,7 @@ from agentx_tui.load.sending.users import User
 from agentx_tui.load.sending.wire import StreamPool
 from agentx_tui.load.workload import PreparedWorkload, Workload, WorkloadBase, prepare
 from agentx_tui.load.workload.text import TextMaker, TokenModel
-from agentx_tui.measure import ClientStats, RequestRecord, StatsSink
+from agentx_tui.measure import ClientStats, RequestRecord, StatsSink, Streamed
 from agentx_tui.snapshot import USERS_SHOWN, ClientFigures, UserRow
 
 _CONTROL_TIMEOUT = aiohttp.ClientTimeout(total=30)
@@ -231,7 +231,12 @@ class Driver:
         """Window and run figures of this driver's own statistics; `now` is `time.monotonic()`."""
         assert self.stats is not None, "a driver with an outside sink keeps no figures of its own"
         self.stats.in_flight = self.in_flight
+        self.stats.count_streamed(self.take_streamed())
         return self.stats.figures(now)
+
+    def take_streamed(self) -> Streamed:
+        """The tokens the requests in flight streamed since the last call, for the live window."""
+        return self._ctx.sender.take_streamed()
 
     def rows(self, limit: int = USERS_SHOWN) -> tuple[UserRow, ...]:
         """Up to `limit` rows (live users first, by id, then sub-agents): O(limit), not O(users)."""

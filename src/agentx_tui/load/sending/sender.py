@@ -23,10 +23,14 @@ from agentx_tui.measure import (
     RETRIABLE,
     Completed,
     Failed,
+    LiveCount,
     RequestRecord,
     StatsSink,
+    Streamed,
+    TokensPerEvent,
     answer_end,
     answer_figures,
+    arrivals_of,
     split_prompt,
 )
 
@@ -105,12 +109,23 @@ class RequestSender:
         self.limit = ConnectionLimit(connections)
         self.in_flight = 0  # requests on the wire, of every loop (retired users' too)
         self.on_idle: Callable[[], None] | None = None  # told each time `in_flight` falls to 0
+        self.streaming: set[LiveCount] = set()  # their tokens as they stream, for the live window
+        self.per_event = TokensPerEvent()  # output tokens per content event, of the answers lately
         self.watch = StallWatch()  # ends requests that went silent
         self._pause = pause
         self._events = events
 
     async def close(self) -> None:
         await self.watch.close()
+
+    def take_streamed(self) -> Streamed:
+        """What the requests in flight streamed since the last call (measure/slots.py `LiveCount`): the
+        live window's tokens, handed over once a tick, never per token."""
+        streamed = Streamed()
+        per_event = self.per_event.value
+        for live in self.streaming:
+            live.take(streamed, per_event)
+        return streamed
 
     async def send(
         self,
@@ -139,16 +154,19 @@ class RequestSender:
             # first attempt was computed before it failed), and a perfect cache would have it too.
             ceiling = self.ceiling.observe(server.url, conv)
             user.state, user.in_flight = "prefill", True
+            live = LiveCount(expected)
             async with self.limit:
                 self.in_flight += 1
+                self.streaming.add(live)
                 try:
                     res = await stream_chat(
                         server.streams, CHAT_PATH, body, want_text=echo, watch=self.watch,
-                        on_first_token=user.decoding,
+                        on_first_token=user.decoding, live=live,
                     )  # fmt: skip
                 finally:
                     user.in_flight = False
                     self.in_flight -= 1
+                    self.streaming.discard(live)
                     if not self.in_flight and self.on_idle is not None:
                         self.on_idle()
             if first_sent is None:
@@ -193,12 +211,14 @@ class RequestSender:
             self._error(user, res.error, final=True, sent_at=res.sent_at, at=res.ended_at)
             return record, res.text
         prompt = res.prompt_tokens if res.prompt_tokens is not None else expected
+        self.per_event.observe(answer.output_tokens or 0, res.events)
         self.sink.add(
             Completed.of_answer(
                 answer, sent_at=res.sent_at, ended_at=res.ended_at, prompt_tokens=prompt,
                 cached_tokens=res.cached_tokens, ceiling_tokens=ceiling,
                 tree=user.tree, user=user.user if user.parent is None else user.parent, step=step,
-                due_at=due, schedule_lag_s=lag, idle_s=idle,
+                due_at=due, schedule_lag_s=lag, idle_s=idle, arrivals=arrivals_of(res.read_times, res.read_events),
+                live_prompt=live.prompt, live_output=live.output, live_events=live.events,
             )
         )  # fmt: skip
         user.count(answer)

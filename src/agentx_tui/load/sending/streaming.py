@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentx_tui.load.sending.wire import StreamPool, WireError
-from agentx_tui.measure import SseScanner, UsageFigures, classify, token_gaps
+from agentx_tui.measure import LiveCount, SseScanner, UsageFigures, classify, token_gaps
 
 STREAM_IDLE_TIMEOUT_S = 600.0  # a stream with no network read for this long has failed
 
@@ -30,11 +30,18 @@ class StreamResult(UsageFigures):
     malformed: int = 0
     text: str = ""
     detail: str = ""
-    last_read: float = 0.0  # time of the latest network read of the body (the StallWatch reads it)
+    last_read: float = 0.0  # when it was sent, for the StallWatch (its scan keeps its latest read's time)
+    scan: SseScanner | None = None  # its body's scan, while it streams
 
     def itl_samples(self) -> tuple[tuple[float, float], ...]:
         """(gap per token, tokens) per read after the first that carried content (`SseScanner.itl_samples`)."""
         return token_gaps(self.read_times, self.read_events, self.events, self.output_tokens)
+
+
+def _last_read(result: StreamResult) -> float:
+    """When `result` last heard from its server: its latest network read of the body, else its sending."""
+    scan = result.scan
+    return scan.last_read if scan is not None and scan.last_read > result.last_read else result.last_read
 
 
 class StallWatch:
@@ -63,7 +70,7 @@ class StallWatch:
 
     def sweep(self, now: float) -> int:
         """End every stream silent since `now - idle_s`; returns how many."""
-        stalled = [(r, abort) for r, abort in self._open.values() if now - r.last_read > self.idle_s]
+        stalled = [(r, abort) for r, abort in self._open.values() if now - _last_read(r) > self.idle_s]
         for result, abort in stalled:
             self.discard(result)
             abort(WireError("timeout", f"no data for {self.idle_s:g} s"))
@@ -92,32 +99,28 @@ async def stream_chat(
     want_text: bool = False,
     watch: StallWatch | None = None,
     on_first_token: Callable[[], None] | None = None,
+    live: LiveCount | None = None,
 ) -> StreamResult:
     """POST one streaming chat completion to `path` of `pool`'s server; never raises for HTTP,
     connection or stream errors.
 
     With a `watch`, a request silent for the watch's idle time (before or during its answer) fails as
     a `timeout`; without one, nothing times it out once connected. `on_first_token` is called once,
-    when the first content arrives (a user's row then says "decoding")."""
+    when the first content arrives (a user's row then says "decoding"). A `live` count follows the
+    scan's reads, for the live window (agentx_tui.measure `LiveCount`: nothing per read here)."""
     result = StreamResult(status=None, error=None, sent_at=time.monotonic())
-    scan = SseScanner(want_text=want_text)
+    scan = result.scan = SseScanner(want_text=want_text, on_first=on_first_token)
     read_times = scan.read_times
     result.read_times, result.read_events = read_times, scan.read_events
-    first_token = on_first_token
-
-    def on_read(now: float) -> None:
-        nonlocal first_token
-        result.last_read = now
-        if first_token is not None and read_times:
-            first_token()
-            first_token = None
+    if live is not None:
+        live.follow(read_times, scan.read_events)
 
     def on_sent(abort: Callable[[WireError], None]) -> None:
         assert watch is not None
         watch.add(result, abort)
 
     try:
-        answer = await pool.post(path, body, scan, on_read=on_read, on_sent=on_sent if watch is not None else None)
+        answer = await pool.post(path, body, scan, on_sent=on_sent if watch is not None else None)
     except WireError as exc:
         result.status, result.error, result.detail = exc.status, exc.kind, exc.detail
     else:
@@ -135,6 +138,7 @@ async def stream_chat(
         result.ended_at = time.monotonic()
         if watch is not None:
             watch.discard(result)
+        result.scan = None
     if result.status != 200:
         return result
     result.usage, result.events, result.malformed = scan.usage, scan.events, scan.malformed

@@ -51,20 +51,19 @@ class BodySink(Protocol):
 
 class Answer:
     """One response as it arrives: status, a kept error body, and whether it is complete. The
-    callbacks are httptools'; `on_read` is called after each network read that carried body bytes."""
+    callbacks are httptools'."""
 
-    __slots__ = ("_pieces", "complete", "error_body", "framed", "keep_alive", "on_read", "parser", "sink", "status")
+    __slots__ = ("_body", "complete", "error_body", "framed", "keep_alive", "parser", "sink", "status")
 
-    def __init__(self, sink: BodySink, on_read: Callable[[float], None] | None) -> None:
+    def __init__(self, sink: BodySink) -> None:
         self.parser = httptools.HttpResponseParser(self)
         self.sink = sink
-        self.on_read = on_read
         self.status: int | None = None
         self.framed = False  # the body's end is marked (a length or chunks), not the connection's close
         self.keep_alive = False
         self.complete = False
         self.error_body = bytearray()
-        self._pieces: list[bytes] = []
+        self._body = b""  # of the network read being parsed: its chunks, joined
 
     def on_header(self, name: bytes, value: bytes) -> None:
         if name.lower() in _FRAMING:
@@ -75,7 +74,7 @@ class Answer:
 
     def on_body(self, body: bytes) -> None:
         if self.status == 200:
-            self._pieces.append(body)
+            self._body = self._body + body if self._body else body  # (one chunk a read, mostly: no copy)
         elif len(self.error_body) < ERROR_BODY_KEPT:
             self.error_body += body
 
@@ -87,12 +86,10 @@ class Answer:
         """One network read: parsed, and its body bytes fed to the sink in one piece, so that events
         spread over several chunks of one read share that read's time."""
         self.parser.feed_data(data)
-        pieces = self._pieces
-        if pieces:
-            self.sink.feed(pieces[0] if len(pieces) == 1 else b"".join(pieces), now)
-            pieces.clear()
-            if self.on_read is not None:
-                self.on_read(now)
+        body = self._body
+        if body:
+            self._body = b""
+            self.sink.feed(body, now)
 
 
 class _Connection(asyncio.Protocol):
@@ -230,7 +227,6 @@ class StreamPool:
         body: bytes,
         sink: BodySink,
         *,
-        on_read: Callable[[float], None] | None = None,
         on_sent: Callable[[Callable[[WireError], None]], None] | None = None,
     ) -> Answer:
         """POST `body` to `path` (under the URL's prefix) and wait for the whole answer; a 200 answer's
@@ -242,7 +238,7 @@ class StreamPool:
         head += b"Content-Length: %d\r\n\r\n" % len(body)
         while True:
             conn, reused = await self._acquire()
-            answer = Answer(sink, on_read)
+            answer = Answer(sink)
             done = conn.send(head, body, answer)
             if on_sent is not None:
                 on_sent(functools.partial(conn.fail, answer))

@@ -318,6 +318,7 @@ class WorkerPool:
             shift = self._offsets[report.index] = min(self._offsets.get(report.index, seen), seen)
         for done in report.completed:
             self.stats.add(_shifted(done, shift) if shift else done)
+        self.stats.count_streamed(report.streamed, shift)
         for failed in report.failed:
             self.stats.error(replace(failed, sent_at=failed.sent_at + shift, at=failed.at + shift) if shift else failed)
         for how, tree in report.sessions_ended:
@@ -360,4 +361,5 @@ def _shifted(done: Completed, shift: float) -> Completed:
         last_token_at=None if done.last_token_at is None else done.last_token_at + shift,
         ended_at=done.ended_at + shift,
         due_at=None if done.due_at is None else done.due_at + shift,
+        arrivals=tuple((second + shift, events) for second, events in done.arrivals),
     )

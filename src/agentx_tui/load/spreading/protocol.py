@@ -2,12 +2,13 @@
 
 The main process sends `Command`s; `collect`, `drain` and `stop` have an answer (`ANSWERS`), the
 others none. A worker reports with a `WorkerReport`: what happened since it was last asked (request
-summaries, its users' rows, its health). `WorkerHandle` is one worker as the pool sees it.
+summaries, the tokens of its requests in flight, its users' rows, its health). `WorkerHandle` is one
+worker as the pool sees it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
 
@@ -16,7 +17,7 @@ from agentx_tui.load.sending import LoadSettings
 from agentx_tui.load.sending.health import ProcessHealth
 from agentx_tui.load.workload import PreparedWorkload
 from agentx_tui.load.workload.text import TokenModel
-from agentx_tui.measure import Completed, Failed
+from agentx_tui.measure import Completed, Failed, Streamed
 from agentx_tui.snapshot import UserRow
 
 
@@ -79,6 +80,8 @@ class WorkerReport:
     events: list[str]
     now: float = 0.0  # the worker's `time.monotonic()` when it reported (another node's clock, with Ray)
     sessions_taken: int = 0  # sessions its driver has taken so far (a restarted worker begins past them)
+    # The tokens its requests in flight streamed since its last report, for the live window.
+    streamed: Streamed = field(default_factory=Streamed)
 
 
 class WorkerHandle(Protocol):

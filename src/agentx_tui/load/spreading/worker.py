@@ -89,6 +89,7 @@ class WorkerCore(DriverControls):
             events=events,
             now=time.monotonic(),
             sessions_taken=self.driver.sessions_taken,
+            streamed=self.driver.take_streamed(),
         )
 
     async def stop(self) -> None:

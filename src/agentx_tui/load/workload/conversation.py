@@ -19,6 +19,7 @@ from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring  # how json.dumps(..., ensure_ascii=False) writes a string
+from typing import NamedTuple
 
 from agentx_tui.load.workload.text import TokenModel
 from agentx_tui.measure import SeenPrefixes, cacheable_tokens
@@ -49,9 +50,10 @@ def _encoded(text: str) -> bytes:
     return encode_basestring(text)[1:-1].encode()
 
 
-@dataclass(frozen=True, slots=True)
-class Segment:
-    """A piece of message content whose text is fully decided by `key` (equal keys, equal text)."""
+class Segment(NamedTuple):
+    """A piece of message content whose text is fully decided by `key` (equal keys, equal text). A
+    named tuple: a replayed session's prompt makes a hundred a call, and a frozen dataclass costs
+    three times as much to make."""
 
     key: int
     text: str
@@ -123,7 +125,19 @@ class SingleMessage:
     a slice of this one's bytes and their points are copied, so a prompt that repeats most of an
     earlier one costs the encoding and hashing of its new segments and one join of the bytes."""
 
-    __slots__ = ("_ends", "_h", "_open", "_pieces", "_position", "_size", "conversation", "hashes", "positions", "tm")
+    __slots__ = (
+        "_ends",
+        "_h",
+        "_open",
+        "_pieces",
+        "_position",
+        "_registered",
+        "_size",
+        "conversation",
+        "hashes",
+        "positions",
+        "tm",
+    )
 
     def __init__(self, tm: TokenModel) -> None:
         self.tm = tm
@@ -138,6 +152,7 @@ class SingleMessage:
         self.hashes.append(self._h)
         self.positions.append(self._position)
         self.conversation: Conversation | None = None  # once finished
+        self._registered = 0  # leading points the CeilingTracker already has (`Conversation.registered`)
 
     @property
     def nbytes(self) -> int:
@@ -146,14 +161,40 @@ class SingleMessage:
         return message + sum(a.itemsize * len(a) for a in (self._ends, self.hashes, self.positions))
 
     def add(self, seg: Segment) -> None:
-        piece = _encoded(seg.text)
-        self._pieces.append(piece)
-        self._size += len(piece)
-        self._ends.append(self._size)
-        self._position += seg.tokens
-        self._h = _link(self._h, seg)
-        self.hashes.append(self._h)
-        self.positions.append(self._position)
+        self.extend_parts((seg.key,), (seg.text,), (seg.tokens,))
+
+    def extend(self, segments: Sequence[Segment]) -> None:
+        """`add` each of `segments`, in order."""
+        self.extend_parts([s.key for s in segments], [s.text for s in segments], [s.tokens for s in segments])
+
+    def extend_parts(
+        self, keys: Sequence[int], texts: Sequence[str], tokens: Sequence[int], *, plain: bool = False
+    ) -> None:
+        """`extend` by segments given as their keys, texts and token counts: a prompt's new blocks in
+        one call, with no `Segment` made for each (a replayed session's call has a hundred). `plain`:
+        the texts are known to need no JSON escaping (`TextMaker.json_plain`)."""
+        pieces, ends, hashes, positions = self._pieces, self._ends, self.hashes, self.positions
+        size, position, h = self._size, self._position, self._h
+        text = "".join(texts)
+        encoded = text.encode() if plain else _encoded(text)
+        # Nothing escaped, all ASCII (the word pool's text): each segment's bytes are its characters, so
+        # the segments are encoded at once, not one call each.
+        whole = len(encoded) == len(text)
+        if whole:
+            pieces.append(encoded)
+        for key, piece, count in zip(keys, texts, tokens, strict=True):
+            if whole:
+                size += len(piece)
+            else:
+                encoded = _encoded(piece)
+                pieces.append(encoded)
+                size += len(encoded)
+            ends.append(size)
+            position += count
+            h = hash((h, key, count))  # `_link`, inline: this loop runs a hundred times a call
+            hashes.append(h)
+            positions.append(position)
+        self._size, self._position, self._h = size, position, h
 
     def finish(self) -> Conversation:
         """The conversation of this message (its bytes joined once); nothing may be added after."""
@@ -169,7 +210,7 @@ class SingleMessage:
         self.positions.append(tokens)
         self.conversation = Conversation(
             self.tm, tokens=tokens, messages=1, point_hashes=self.hashes, point_positions=self.positions,
-            _json=message, _hash=end,
+            registered=self._registered, _json=message, _hash=end,
         )  # fmt: skip
         return self.conversation
 
@@ -184,6 +225,9 @@ class SingleMessage:
         other._ends = self._ends[:n]
         other.hashes, other.positions = self.hashes[: n + 1], self.positions[: n + 1]
         other._h, other._position = other.hashes[n], other.positions[n]
+        # The points it shares with this one went to the CeilingTracker with it (a session's prompts go
+        # to one server): only its new points are handed over again.
+        other._registered = min(self.conversation.registered, n + 1)
         return other
 
 
@@ -208,14 +252,19 @@ class CeilingTracker:
         shared = 0
         hashes = conv.point_hashes
         whole = hash((conv._hash, _GEN))
+        known = conv.registered  # its leading points this tracker already has (an earlier prompt's too)
+        new = hashes[known:] if known else hashes
         if seen.seen(whole):
             shared = conv.prompt_tokens
-        elif not seen.none_seen(hashes):  # (a cold prompt: in C)
-            for j in range(len(hashes) - 1, -1, -1):
+        else:  # its longest prefix seen: from its last point back; in C while none of its new ones was
+            last = len(hashes) - 1 if not seen.none_seen(new) else known - 1
+            for j in range(last, -1, -1):
                 if seen.seen(hashes[j]):
                     shared = conv.point_positions[j]
                     break
-        seen.add(hashes[conv.registered :] if conv.registered else hashes)
+        # (Its known points are not handed over again: like a conversation's earlier messages, they stay
+        # in the generation they went into.)
+        seen.add(new)
         conv.registered = len(hashes)
         seen.newer.add(whole)
         return cacheable_tokens(shared, conv.prompt_tokens, self.block_size)

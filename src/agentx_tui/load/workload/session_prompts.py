@@ -89,8 +89,7 @@ class PassPrompts:
         # The marker is segment 0, block i (from `_first` on) segment i - _first + 1.
         start = latest.message if latest is not None and shared > self._first else self._opening
         message = start.fork(1 + max(shared - self._first, 0))
-        for i in range(max(shared, self._first), k):
-            message.add(self._block(ids[i], i))
+        message.extend_parts(*self._blocks(ids, max(shared, self._first), k), plain=self.maker.json_plain)
         tail = self._tail(call, k)
         if tail is not None:
             message.add(tail)
@@ -101,7 +100,7 @@ class PassPrompts:
     def segments(self, call: SessionCall) -> list[Segment]:
         """The call's content from scratch (what `build` puts together from earlier prompts)."""
         ids, k = call.hash_ids, self._whole_blocks(call)
-        segments = [self._marker, *(self._block(ids[i], i) for i in range(self._first, k))]
+        segments = [self._marker, *map(Segment, *self._blocks(ids, self._first, k))]
         tail = self._tail(call, k)
         return [*segments, tail] if tail is not None else segments
 
@@ -110,12 +109,21 @@ class PassPrompts:
         end = call.input_tokens - self._after  # where the content must end, in prompt positions
         return max(bisect.bisect_right(self._bounds, end, 0, len(call.hash_ids) + 1) - 1, 0)
 
-    def _block(self, hash_id: int, i: int) -> Segment:
-        # The header and marker take the front of the first block with text.
-        tokens = self._bounds[i + 1] - max(self._bounds[i], self._content_start)
-        key = hash((_BLOCK, self.tree.key, self.pass_key, hash_id))
-        text, real = self.maker.text(key, tokens)
-        return Segment(key, text, real)
+    def _blocks(self, ids: array[int], lo: int, hi: int) -> tuple[list[int], list[str], list[int]]:
+        """Blocks `lo` to `hi` (their hash ids in `ids`) as their keys, texts and token counts: a
+        block's text is decided by its hash id and its size (its place)."""
+        bounds, content_start, text = self._bounds, self._content_start, self.maker.text
+        tree_key, pass_key = self.tree.key, self.pass_key
+        keys, texts, tokens = [], [], []
+        for i in range(lo, hi):
+            # The header and marker take the front of the first block with text.
+            begin = bounds[i]
+            key = hash((_BLOCK, tree_key, pass_key, ids[i]))
+            words, real = text(key, bounds[i + 1] - (begin if begin > content_start else content_start))
+            keys.append(key)
+            texts.append(words)
+            tokens.append(real)
+        return keys, texts, tokens
 
     def _tail(self, call: SessionCall, k: int) -> Segment | None:
         tail = call.input_tokens - self._after - max(self._bounds[k], self._content_start)

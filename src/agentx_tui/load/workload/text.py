@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import random
+from array import array
 from dataclasses import dataclass, field
 
 # Common English words plus the words agents' text is full of; the cheap ones are kept.
@@ -79,6 +80,11 @@ class TextMaker:
     _stream: list[str] = field(init=False, repr=False)
     _cum: list[int] = field(init=False, repr=False)
     _fillers: list[str] = field(init=False, repr=False)
+    # The stream joined once, and where each of its words starts in it: a text is one slice of it (a
+    # replayed session's prompt is a hundred short texts a call: a join of each cost as much again).
+    _joined: str = field(init=False, repr=False)
+    _starts: list[int] = field(init=False, repr=False)
+    _last_by: array[int] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         rng = random.Random(self.seed)
@@ -91,12 +97,48 @@ class TextMaker:
             total += cost
             self._cum.append(total)
         self._filler_cost = dict(pool)[self._fillers[0]]
+        self._joined = "".join(self._stream)
+        self._starts = [0]
+        for word in self._stream:
+            self._starts.append(self._starts[-1] + len(word))
+        self._salt = self.seed << 32
+        # For each token count c of the stream, the last word that ends by it (what `bisect_right(cum,
+        # c) - 1` finds): a text's run ends at a look-up, not a search (a hundred texts a prompt).
+        self._last_by = array("i")
+        for i in range(len(self._stream)):
+            self._last_by.extend([i] * (self._cum[i + 1] - self._cum[i]))
+        self._last_by.append(len(self._stream))
+        # Whether every text it makes (of the model's words) goes into a JSON string as it is (ASCII,
+        # nothing to escape): the word pool's words do, so a prompt's bytes need no escaping pass.
+        self.json_plain = all(
+            w.isascii() and w.isprintable() and '"' not in w and "\\" not in w for w in self.model.words
+        )
 
     def text(self, key: int, tokens: int) -> tuple[str, int]:
-        """Text of `tokens` tokens (the second value is what it really costs) for `key`."""
+        """Text of `tokens` tokens (the second value is what it really costs) for `key`: a run of the
+        stream from a place `key` picks, wrapping round at its end, then one-token fillers."""
         if tokens <= 0:
             return "", 0
-        start = _mix(key ^ (self.seed << 32)) % len(self._stream)
+        cum, last_by = self._cum, self._last_by
+        start = _mix(key ^ self._salt) % len(self._stream)
+        reach = cum[start] + tokens
+        if reach < len(last_by):  # the common case, one slice (what `_wrapped` does, without its joins)
+            end = last_by[reach]
+            text, have = self._joined[self._starts[start] : self._starts[end]], cum[end] - cum[start]
+        else:
+            text, have = self._wrapped(start, tokens)
+        if tokens - have < self._filler_cost:
+            return text, have
+        parts = [text]
+        pick = key
+        while tokens - have >= self._filler_cost:
+            pick = _mix(pick + _GOLDEN)
+            parts.append(self._fillers[pick % len(self._fillers)])
+            have += self._filler_cost
+        return "".join(parts), have
+
+    def _wrapped(self, start: int, tokens: int) -> tuple[str, int]:
+        """The stream's words from `start` on, wrapping round at its end, up to `tokens` tokens."""
         parts: list[str] = []
         have = 0
         while tokens - have > 0:
@@ -104,14 +146,9 @@ class TextMaker:
             end = bisect.bisect_right(self._cum, base + tokens - have) - 1
             if end <= start:
                 break
-            parts.append("".join(self._stream[start:end]))
+            parts.append(self._joined[self._starts[start] : self._starts[end]])
             have += self._cum[end] - base
             if end < len(self._stream):
                 break
             start = 0
-        pick = key
-        while tokens - have >= self._filler_cost:
-            pick = _mix(pick + _GOLDEN)
-            parts.append(self._fillers[pick % len(self._fillers)])
-            have += self._filler_cost
         return "".join(parts), have

@@ -1,4 +1,4 @@
-"""³ Cache: where the prompt tokens came from (computed, the GPU prefix cache, an offload tier), the
+"""³ Prefix cache: where the prompt tokens came from (computed, the GPU prefix cache, an offload tier), the
 hit rates beside the workload's ceiling, the offload tier's traffic, and how long KV blocks stay.
 
 Lines, in order: the server's window hit rate (and since it started), the client's and the ceiling;
@@ -19,7 +19,8 @@ from textual.containers import Vertical
 from textual.content import Content
 
 from agentx_tui.snapshot import EndpointFigures, Percentiles, Snapshot
-from agentx_tui.ui._format import NA, compact, percent, seconds
+from agentx_tui.snapshot.unknown import BY_SOURCE_SINCE, residency_unknown
+from agentx_tui.ui._format import NA, cells, compact, percent, seconds
 from agentx_tui.ui._history import History
 from agentx_tui.ui.panes._base import GaugePane, flow, label, line, plot, value
 from agentx_tui.ui.panes._retention import RetentionChart, RetentionView, retention_view
@@ -32,13 +33,12 @@ SOURCES = (
     ("█", "$success", "GPU cache", "GPU"),
     ("▓", "$accent", "offload", "offl"),
 )
-BY_SOURCE_SINCE = "vLLM ≥ 0.16"  # vllm:prompt_tokens_by_source (docs/vllm.md)
 MUTED = "$text-muted"
 
 
 class CachePane(GaugePane):
     KEY = 3
-    TITLE = "Cache"
+    TITLE = "Prefix cache"
 
     def __init__(self, history: History, *, id: str | None = None) -> None:
         super().__init__(history, id=id)
@@ -110,12 +110,9 @@ def _hit_rates(snap: Snapshot, width: int) -> list[Content]:
 
 def _bar(shares: tuple[float, float, float], width: int) -> Content:
     """The three shares as one bar exactly `width` cells wide (largest remainders)."""
-    raw = [share * width for share in shares]
-    cells = [int(r) for r in raw]
-    for i in sorted(range(3), key=lambda i: raw[i] - cells[i], reverse=True)[: width - sum(cells)]:
-        cells[i] += 1
+    widths = cells(list(shares), width)
     return Content.assemble(
-        *(Content.styled(glyph * n, style) for (glyph, style, _, _), n in zip(SOURCES, cells, strict=True))
+        *(Content.styled(glyph * n, style) for (glyph, style, _, _), n in zip(SOURCES, widths, strict=True))
     )
 
 
@@ -194,17 +191,41 @@ def _has_residency(agg: EndpointFigures) -> bool:
 
 def _residency(agg: EndpointFigures, width: int) -> list[Content]:
     idle, reuse = agg.kv_block_idle_before_evict, agg.kv_block_reuse_gap
+    head = "residency" if width >= WIDE else "resid."
     if not _has_residency(agg):
         flag = "--kv-cache-metrics" if agg.flavor == "sim" or width < WIDE else "vLLM's --kv-cache-metrics"
-        return [_row("residency" if width >= WIDE else "resid.", _why("n/a: needs", flag), width, " ")]
+        return [_row(head, _why("n/a: needs", flag), width, " ")]
+    if _unknown(idle) and _unknown(reuse):  # nothing evicted to read them from: one reason for both
+        return [_row(head, _why(*f"n/a: {_no_eviction(agg)}".split(" ")), width, " ")]  # wrapped by word
     if width < WIDE:  # p50/p90 and the sample rate are said on the border
         parts = [line(label("evict "), _pair(idle)), line(label("reuse "), _pair(reuse))]
+        if _unknown(reuse):
+            parts.append(label(f"({NO_REUSE_GAP_SHORT})"))
         return [_row("resid.", parts, width)]
     lifetime = line(label("block lifetime p50 "), value(_s(agg.kv_block_lifetime.p50)))
+    reuse_parts = [line(value(NA), label(f" ({NO_REUSE_GAP})"))] if _unknown(reuse) else [_p50_p90(reuse)]
     return [
         _row("idle→evict", [_p50_p90(idle), lifetime], width),
-        _row("reuse gap", [_p50_p90(reuse), label(sample_words(agg))], width),
+        _row("reuse gap", [*reuse_parts, label(sample_words(agg))], width),
     ]
+
+
+# Reuse gaps are the gaps between a block's last accesses, recorded when it is evicted: none for blocks
+# evicted after one use.
+NO_REUSE_GAP, NO_REUSE_GAP_SHORT = "no evicted block was hit twice", "no block hit twice"
+
+
+def _unknown(p: Percentiles) -> bool:
+    return p.p50 is None and p.p90 is None
+
+
+def _no_eviction(agg: EndpointFigures) -> str:
+    """Why the window has no residency figure while the server exports them: no block evicted in it,
+    or none ever (the report's reason, `residency_unknown`)."""
+    evicted = agg.totals.kv_block_idle_before_evict
+    if evicted is not None and evicted.counts[-1] > 0:
+        return "none evicted in the window"
+    return residency_unknown(agg.kv_cache_metrics_sample, exported=True)
 
 
 def sample_words(agg: EndpointFigures | None) -> str:

@@ -1,5 +1,7 @@
 """⁴ Throughput: output, prompt, cached and total tokens/s with histories; tokens/s per user (the North
-Star and decode); requests/s; TTFT and ITL; a timed replay that falls behind its schedule."""
+Star and decode) and where the North-Star-setting requests' time went (panes/_time.py: first token,
+decode, stalls; the servers' phases; speculative decoding's acceptance); requests/s; TTFT and ITL; a
+timed replay that falls behind its schedule."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from collections import deque
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.content import Content
+from textual.geometry import Size
 from textual.widgets import Sparkline
 
 from agentx_tui.snapshot import Figures, Percentiles, Snapshot
@@ -16,14 +19,24 @@ from agentx_tui.sweep import DECODE, NORTH_STAR, point_x
 from agentx_tui.ui._format import NA, compact, percent, seconds
 from agentx_tui.ui.panes._base import FigureLines, Pane, label, line, plot, value
 from agentx_tui.ui.panes._spark import HistoryChart
+from agentx_tui.ui.panes._time import time_lines
 
 _SERIES = ("output", "prompt", "cached", "total")
 _BORDER_CELLS = 6  # a border title's corners and the spaces around it
+_MAXIMISED_CHART_ROWS = 2  # a maximised pane's rate charts keep this many rows each (app.tcss)
 
 
 class ThroughputPane(Pane):
     KEY = 4
     TITLE = "Throughput"
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        # Textual's grid sizes an auto row by its panes' heights at one column's width, also for a pane
+        # that spans two (this one, in the full layout): its long lines would wrap there and the row would
+        # get rows it never draws. Measured at the width it is drawn at.
+        span = self.styles.column_span or 1
+        gutter = self.styles.gutter.totals[0]
+        return super().get_content_height(container, viewport, (width + gutter) * span - gutter)
 
     def compose(self) -> ComposeResult:
         for name in _SERIES:
@@ -55,12 +68,14 @@ class ThroughputPane(Pane):
         client = snap.client
         ttft, itl = rates.ttft, rates.itl
         width = self.query_one("#tps-latency", FigureLines).size.width
-        lines = [
+        before = [
             _per_user(
                 point_x(client.window, NORTH_STAR) if client else None,
                 point_x(client.window, DECODE) if client else None,
                 width,
-            ),
+            )
+        ]
+        after = [
             _latency("TTFT", ttft),
             _latency("ITL ", itl),
             _requests_and_per_gpu(
@@ -68,14 +83,21 @@ class ThroughputPane(Pane):
             ),
         ]
         if snap.proxy is not None:
-            lines.append(_real_share(snap))
+            after.append(_real_share(snap))
         if client is not None and client.run.schedule_behind:
-            lines += _behind_schedule(client.run, width)
+            after += _behind_schedule(client.run, width)
         if client is not None and client.run.cold_start_figures:
-            lines.append(_cold_start(client.run, width))
+            after.append(_cold_start(client.run, width))
         if client is not None and client.totals.requests_failed:
-            lines.append(Content.styled(f"{client.totals.requests_failed} failed requests", "bold $text-error"))
-        self.query_one("#tps-latency", FigureLines).show(Content("\n").join(lines))
+            after.append(Content.styled(f"{client.totals.requests_failed} failed requests", "bold $text-error"))
+        # Where that North Star's time went, and speculative decoding when the server speculates: maximised,
+        # in as much detail as the rows the charts leave (two each) hold.
+        room = self.content_size.height - _MAXIMISED_CHART_ROWS * len(_SERIES) - len(before) - len(after)
+        for detail, rule in ((True, True), (True, False), (False, False)) if self.is_maximized else ((False, False),):
+            time = time_lines(snap, width, detail=detail, rule=rule)
+            if sum(part.plain.count("\n") + 1 for part in time) <= room:
+                break
+        self.query_one("#tps-latency", FigureLines).show(Content("\n").join([*before, *time, *after]))
         self.set_subtitle(_source(rates.source, snap, self.size.width))
 
 
