@@ -236,22 +236,33 @@ def _theme(text: str) -> str:
 def _sweep_flags(s: argparse._ArgumentGroup) -> None:
     s.add_argument(
         "--sweep",
-        metavar="users=N,N,…|auto",
+        metavar="users=N,N,…|auto|tiers",
         help="one measured point per user count, sessions kept running, then the frontier; "
-        "`auto` doubles the users until a stop rule says the curve is done",
+        "`auto` doubles the users until a stop rule says the curve is done; `tiers` (the default with "
+        "--agentx) probes where p90 interactivity crosses each tier with short windows, then measures full "
+        "points only beside the crossings",
     )
     s.add_argument(
         "--warmup",
         type=seconds(0, MAX_SECONDS, lo_open=False),
         metavar="S",
-        help="seconds not measured: per sweep point (default 20), or a plain run's first S seconds, whose "
-        "requests its latency, interactivity, hit-rate and rate figures leave out (default 0)",
+        help="a sweep point's (and probe's) window opens once its load is steady (MSER-5 on throughput and "
+        "p90 E2E per output token) and every user has 10 requests done: S is the most it waits (default "
+        "120; 900 with --agentx); a plain run: its first S seconds, whose requests its latency, "
+        "interactivity, hit-rate and rate figures leave out (default 0)",
     )
     s.add_argument(
         "--point-duration",
         type=seconds(),
         metavar="S",
         help="per point: seconds measured (default 60; 1800 with --agentx)",
+    )
+    s.add_argument(
+        "--probe-duration",
+        type=seconds(),
+        metavar="S",
+        help="--sweep tiers: a probe's window, seconds (default a tenth of --point-duration, at least 30; "
+        "longer until it has counted 20 requests, at most --point-duration)",
     )
     s.add_argument(
         "--tiers",
@@ -292,9 +303,9 @@ def _agentx_flags(a: argparse._ArgumentGroup) -> None:
     a.add_argument(
         "--agentx",
         action="store_true",
-        help="the defaults AgentX's rules need: --point-duration 1800, --frontier-axis e2e (the North Star), "
-        "--tiers 30,50,75,100 and, without --sweep or --duration, --sweep auto; a flag you give wins (the "
-        "run is then labelled by the rule it breaks); and the harness's replay: whole-system idle gaps "
+        help="the defaults AgentX's rules need: --point-duration 1800, --warmup 900, --frontier-axis e2e (the "
+        "North Star), --tiers 30,50,75,100 and, without --sweep or --duration, --sweep tiers; a flag you give "
+        "wins (the run is then labelled by the rule it breaks); and the harness's replay: whole-system idle gaps "
         "capped at 10 s. Every run is judged by the rules, with or without it",
     )
     a.add_argument(

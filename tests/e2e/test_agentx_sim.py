@@ -58,10 +58,11 @@ def test_a_20_s_run_is_not_agentx_valid_points_shorter_than_900_s(tmp_path: Path
 def test_agentx_on_the_simulator_meets_every_rule(tmp_path: Path) -> None:
     report = tmp_path / "agentx.json"
     workload = write_small_agent_workload(tmp_path, steps=6)
-    # A warm-up long enough for 10 requests a user (~0.4 s each); points long enough that the users' think
-    # times of 0.2 s leave no 5% of a window without output.
+    # A warm-up long enough for 10 requests a user (~0.4 s each) and for MSER-5 to find the load steady (4
+    # batches of 5 s at least); points long enough that the users' think times of 0.2 s leave no 5% of a
+    # window without output.
     run = _agentx_tui(
-        "--agentx", "--sweep", "users=2,4", "--warmup", "15", "-w", str(workload), "--report", str(report),
+        "--agentx", "--sweep", "users=2,4", "--warmup", "45", "-w", str(workload), "--report", str(report),
         env={"AGENTX_TEST_MIN_POINT_S": "6"},
     )  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]
@@ -73,6 +74,7 @@ def test_agentx_on_the_simulator_meets_every_rule(tmp_path: Path) -> None:
     assert met == [
         "points of at least 6 s",
         "10 warm-up requests per user",
+        "every point steady before its window",
         "error rate at most 10%",
         "context overflow at most 1%",
         "output through at least 95% of each window",

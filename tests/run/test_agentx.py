@@ -111,7 +111,7 @@ def tick(seq: int, elapsed_s: float, *, gpus: int = 0, failed: int = 0) -> Snaps
     first = PointFigures(
         index=0, users=2, warmup_s=20.0, duration_s=900.0, window_start_s=20.0, requests_completed=50,
         error_rate=0.0, warmup_requests_min=10, context_overflow_requests=0, context_overflow_share=0.0,
-        output_coverage=1.0,
+        output_coverage=1.0, steady=True,
     )  # fmt: skip
     sweep = SweepState(
         points=(first,), point_duration_s=900.0, frontier_axis=NORTH_STAR, current_users=4, phase="warmup"

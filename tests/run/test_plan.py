@@ -94,6 +94,18 @@ def test_a_list_sweep_sets_the_users_and_must_rise() -> None:
         plan("--sweep", "auto", "-w", "none")
 
 
+def test_a_tier_sweep_starts_from_users_and_takes_a_probe_duration() -> None:
+    p = plan("--sweep", "tiers", "-u", "8", "--probe-duration", "20", "--point-duration", "120")
+    assert p.sweep is not None and p.sweep.targeted and not p.sweep.auto and p.sweep.users == ()
+    assert (p.sweep.start_users, p.load.users, p.sweep.probe_duration_s) == (8, 8, 20.0)
+    assert p.recorded_settings().sweep is not None and p.recorded_settings().sweep.users == "tiers"  # type: ignore[union-attr]
+    assert plan("--sweep", "tiers").sweep.probe_duration_s is None  # type: ignore[union-attr]
+    with pytest.raises(UsageError, match="--probe-duration needs --sweep tiers"):
+        plan("--sweep", "auto", "--probe-duration", "20")
+    with pytest.raises(UsageError, match="--probe-duration 90 is longer than --point-duration 60"):
+        plan("--sweep", "tiers", "--probe-duration", "90")
+
+
 def test_an_auto_sweep_starts_from_users_or_one() -> None:
     assert plan("--sweep", "auto").load.users == 1
     p = plan("--sweep", "auto", "-u", "16")
@@ -160,11 +172,11 @@ def test_precision_goes_to_the_plan_and_its_recorded_settings() -> None:
     assert plan().precision is None
 
 
-def test_agentx_sets_the_rules_defaults_an_auto_sweep_of_1800_s_points_on_the_north_star() -> None:
+def test_agentx_sets_the_rules_defaults_a_tier_sweep_of_1800_s_points_on_the_north_star() -> None:
     """The harness's default length, 1800 s a point (900 s stays the least the rule allows), and its replay:
-    whole-system idle gaps capped at 10 s."""
+    whole-system idle gaps capped at 10 s; the sweep a tier sweep."""
     p = plan("--agentx")
-    assert p.agentx.asked and p.sweep is not None and p.sweep.auto
+    assert p.agentx.asked and p.sweep is not None and p.sweep.targeted and not p.sweep.auto
     assert (p.sweep.point_duration_s, p.sweep.tiers, p.frontier_axis) == (
         1800.0,
         (30.0, 50.0, 75.0, 100.0),
@@ -208,15 +220,16 @@ def test_the_servers_dram_and_gpus_are_taken_as_given() -> None:
 
 
 def test_warmup_is_a_sweep_point_s_by_default_and_a_plain_run_s_when_given() -> None:
-    """A sweep point waits 20 s unless told; a plain run measures from its start unless given --warmup,
+    """A sweep point waits for a steady load at most 120 s unless told (900 s with --agentx); a plain run
+    measures from its start unless given --warmup,
     its first seconds inside --duration (docs/usage.md)."""
     sweep = plan("--sweep", "users=2,4")
-    assert sweep.sweep is not None and sweep.sweep.warmup_s == 20.0 and sweep.warmup_s == 0.0
+    assert sweep.sweep is not None and sweep.sweep.warmup_s == 120.0 and sweep.warmup_s == 0.0
     assert plan().warmup_s == 0.0 and plan("--duration", "30").warmup_s == 0.0
     assert plan("--duration", "30", "--warmup", "10").warmup_s == 10.0
     assert plan("--warmup", "10").warmup_s == 10.0  # until quit: the warm-up, then the window
     agentx = plan("--agentx")  # a sweep by the rules: its points' warm-up
-    assert agentx.sweep is not None and agentx.sweep.warmup_s == 20.0 and agentx.warmup_s == 0.0
+    assert agentx.sweep is not None and agentx.sweep.warmup_s == 900.0 and agentx.warmup_s == 0.0
 
 
 @pytest.mark.parametrize(

@@ -83,7 +83,9 @@ def test_a_worker_lost_mid_point_is_restarted_and_the_point_measured_again() -> 
     assert sweep.points[1].window_start_s == 16.0
     events = run.events.take()
     assert any("sweep point 1 (2 users): load workers lost; its window is dropped" in e for e in events)
-    assert any(e.endswith("sweep point 1: 2 users run again, warm-up 2 s") for e in events)
+    assert any(
+        e.endswith("sweep point 1 (2 users): its users run again, warm-up until steady, at most 2 s") for e in events
+    )
 
 
 def test_lost_again_in_the_same_point_the_sweep_stops_cut_short() -> None:
@@ -126,6 +128,6 @@ def test_users_that_cannot_be_restarted_stop_the_sweep() -> None:
     drive(phases, run, clock, 60, losses)
     assert run.partial
     assert run.stopped == (
-        "sweep stopped: the load workers lost in point 1 could not be restarted: "
+        "sweep stopped: the load workers lost in point 1 (2 users) could not be restarted: "
         "Load worker 1 did not start within 60 s"
     )

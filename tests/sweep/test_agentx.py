@@ -63,6 +63,8 @@ def point(
     warmup: int | None = 10,
     overflow: tuple[int, float | None] = (0, 0.0),
     coverage: float | None = 1.0,
+    steady: bool | None = True,
+    steady_reason: str | None = None,
 ) -> PointFigures:
     return PointFigures(
         index=0,
@@ -77,6 +79,8 @@ def point(
         context_overflow_requests=overflow[0],
         context_overflow_share=overflow[1],
         output_coverage=coverage,
+        steady=steady,
+        steady_reason=steady_reason,
     )
 
 
@@ -642,3 +646,29 @@ def test_a_run_still_measured_is_pending_never_valid() -> None:
 def test_a_broken_rule_is_said_at_once_even_while_others_wait() -> None:
     v = verdict(tick(sweep=sweep(point(32, overflow=(40, 0.04)), at=(64, "measure", 600.0))))
     assert not v.waiting and v.labels()[0] == "not AgentX-valid: context overflow above 1%"
+
+
+# --- a sweep's points were steady when their windows opened (MSER-5) ---------------------------------
+
+
+def test_a_sweep_with_a_point_that_never_settled_is_not_agentx_valid() -> None:
+    drifting = "--warmup 900 s reached, p90 r_i still drifting (truncated at the first half's end: 90 of 180 batches)"
+    v = verdict(tick(sweep=sweep(point(16), point(32, steady=False, steady_reason=drifting))), final=True)
+    assert v.valid is False
+    assert rule(v, "steady") == ("broken", f"a point never settled: at 32 users: {drifting}")
+
+
+def test_every_point_steady_meets_the_rule_with_its_warm_ups() -> None:
+    v = verdict(tick(sweep=sweep(point(16), point(32))), final=True)
+    assert rule(v, "steady") == ("met", "every point steady before its window: MSER-5 found each of 2 points steady "
+                                "after 20 s of warm-up")  # fmt: skip
+    # While the first point warms up the rule waits; points of an older report, which do not say, are unknown.
+    assert rule(verdict(tick(sweep=sweep(at=(16, "warmup", 30.0)))), "steady")[0] == "pending"
+    assert rule(verdict(tick(sweep=sweep(point(16, steady=None))), final=True), "steady")[0] == "unknown"
+
+
+def test_a_tier_sweep_waiting_on_a_probe_says_so() -> None:
+    state = sweep(at=(48, "measure", 20.0)).model_copy(update={"probing": True, "step_for": "tier 50"})
+    assert rule(verdict(tick(sweep=state)), "point_length")[1].endswith(
+        "probing 48 users for tier 50 (no point measured yet)"
+    )

@@ -12,7 +12,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from agentx_tui.snapshot import Snapshot, TierRead
+from agentx_tui.snapshot import ProbeRow, Snapshot, SweepState, TierRead
 from agentx_tui.sweep import DECODE, NORTH_STAR, SweepChart
 from agentx_tui.ui import AgentXApp
 from agentx_tui.ui.panes.frontier import (
@@ -21,6 +21,7 @@ from agentx_tui.ui.panes.frontier import (
     BELOW_FRONTIER,
     LIVE,
     ON_FRONTIER,
+    PROBE,
     ChartData,
     FrontierChart,
     FrontierPane,
@@ -65,13 +66,13 @@ def test_progress_says_which_point_how_many_users_and_time_left() -> None:
         "point 3 of 6 · 32 users · measuring, 41 s left"
     )
     assert progress(make_sweep_state(2, phase="warmup", phase_left_s=12.0)) == (
-        "point 3 of 6 · 32 users · warm-up, 12 s left"
+        "point 3 of 6 · 32 users · warm-up, at most 12 s left"
     )
 
 
 def test_progress_in_auto_mode_has_no_planned_total() -> None:
     assert progress(make_sweep_state(2, mode="auto", phase="warmup", phase_left_s=5)) == (
-        "point 3 · auto · 32 users · warm-up, 5 s left"
+        "point 3 · auto · 32 users · warm-up, at most 5 s left"
     )
 
 
@@ -494,3 +495,94 @@ def test_a_point_that_counted_no_request_is_not_counted_as_measured() -> None:
     unmeasured = sweep.points[0].model_copy(update={"requests": 0})
     done = sweep.model_copy(update={"points": (unmeasured, *sweep.points[1:]), "current": None, "phase": "done"})
     assert progress(done) == f"done · {len(sweep.points) - 1} points measured"
+
+
+# --- a tier sweep: its plan, its probes, its GPU time ------------------------------------------------------
+
+# Probes of a tier sweep over the fake points' server: (users, what for, decode p90, tok/s/GPU).
+TIER_PROBES = (
+    (8, "bracketing tiers 30 50 75 100 150 200", 180.0, 20_000.0),
+    (16, "bracketing tiers 30 50 75 100 150", 150.0, 38_000.0),
+    (32, "bracketing tiers 30 50 75 100", 104.0, 58_000.0),
+    (64, "bracketing tiers 30 50 75", 70.0, 100_000.0),
+    (128, "bracketing tiers 30 50", 44.0, 112_000.0),
+    (48, "tier 75", 80.0, 90_000.0),
+)
+
+
+def tier_sweep_state(*, probing: bool, **kwargs: object) -> SweepState:
+    """The fake sweep as a tier sweep: probes, then (not `probing`) its points, with 2 GPUs for 1.3 hours."""
+    base = make_sweep_state(**kwargs)  # type: ignore[arg-type]
+    probes = tuple(
+        ProbeRow(
+            index=i + 1, users=users, purpose=purpose, warmup_s=25.0, duration_s=30.0, window_start_s=60.0 * i,
+            requests=80, interactivity_p90_tokens_per_s=x, total_tokens_per_s_per_gpu=y,
+        )
+        for i, (users, purpose, x, y) in enumerate(TIER_PROBES)
+    )  # fmt: skip
+    update: dict[str, object] = {
+        "mode": "tiers",
+        "probes": probes,
+        "sweep_s": 2400.0,
+        "gpu_seconds": 4800.0,
+        "probe_duration_s": 30.0,
+    }
+    if probing:
+        update |= {
+            "points": (), "frontier": (), "tiers": (), "planned_users": (), "current": 0, "current_users": 96,
+            "probing": True, "step_for": "tier 50", "phase": "warmup", "phase_left_s": 80.0,
+        }  # fmt: skip
+    else:
+        update |= {"step_for": "tier 100 (below) · tier 75 (above)"}
+    return base.model_copy(update=update)
+
+
+def test_a_tier_sweep_says_its_plan_and_its_gpu_time() -> None:
+    assert progress(tier_sweep_state(probing=True)) == (
+        "probing 96 users for tier 50 · probe 7 · warm-up, at most 80 s left · 1.3 GPU·h"
+    )
+    bracketing = tier_sweep_state(probing=True).model_copy(update={"step_for": "bracketing tiers 30 50"})
+    assert progress(bracketing).startswith("probing 96 users, bracketing tiers 30 50 · probe 7")
+    assert progress(tier_sweep_state(probing=False, measured=2)) == (
+        "point 3 of 6 · 32 users for tier 100 (below) · tier 75 (above) · measuring, 41 s left · 1.3 GPU·h"
+    )
+    assert progress(tier_sweep_state(probing=False, phase="done")) == (
+        "done · 4 points measured after 6 probes · 1.3 GPU·h"
+    )
+    no_count = tier_sweep_state(probing=False, phase="done").model_copy(update={"gpu_seconds": None})
+    assert progress(no_count).endswith("GPU time n/a: no GPU count")
+    short = make_sweep_state(phase="done").model_copy(update={"sweep_s": 600.0, "gpu_seconds": 1200.0})
+    assert progress(short) == "done · 4 points measured · 1200 GPU·s"
+
+
+def test_probes_are_drawn_apart_hollow_and_never_on_the_curve() -> None:
+    snap = make_sweep_snapshot(sweep=tier_sweep_state(probing=False))
+    assert snap.sweep is not None
+    data = chart_data(snap, snap.sweep)
+    probes = [m for m in data.markers if m.role == "probe"]
+    assert [(m.x, m.y, m.glyph) for m in probes] == [(x, y, PROBE) for _, _, x, y in TIER_PROBES]
+    assert all(m.x_span is None and m.y_span is None and not m.tag for m in probes)
+    assert not {(m.x, m.y) for m in probes} & set(data.curve)
+    # The points are the sweep's own: a probe is none of them.
+    assert {m.tag for m in data.markers if m.role in ("point", "dominated")} == {"8", "16", "32", "64"}
+    assert "◇ probe" in _legend(80, live=False, bars=False, probes=True, y_words="tok/s/GPU").plain
+    while_probing = make_sweep_snapshot(sweep=tier_sweep_state(probing=True))
+    assert while_probing.sweep is not None
+    drawn = chart_data(while_probing, while_probing.sweep)
+    assert drawn.curve == () and {m.role for m in drawn.markers} == {"probe"}
+
+
+def tier_app(*, probing: bool) -> AgentXApp:
+    snaps = [make_sweep_snapshot(seq, sweep=tier_sweep_state(probing=probing)) for seq in range(1, LAST + 1)]
+    return AgentXApp(FakeSource(snaps), FakeLiveControls())
+
+
+def test_frontier_tier_sweep_probing_120x40(snap_compare: SnapCompare) -> None:
+    async def settle(pilot: Pilot[None]) -> None:
+        await shown(pilot, LAST)
+
+    assert snap_compare(tier_app(probing=True), terminal_size=(120, 40), run_before=settle)
+
+
+def test_frontier_tier_sweep_points_80x24(snap_compare: SnapCompare) -> None:
+    assert snap_compare(tier_app(probing=False), terminal_size=(80, 24), run_before=_scroll_to_frontier)

@@ -42,6 +42,9 @@ class SlotSample:
 
     tokens: float = 0.0
     requests: int = 0
+    # The tokens (prompt + output) of every request that ended in it, whenever it was sent: the
+    # throughput series a point's steady rule reads (sweep/steady.py), final once the slot is over.
+    ended_tokens: float = 0.0
     itl: dict[int, float] = field(default_factory=dict)
     e2e: dict[int, float] = field(default_factory=dict)  # r_i, E2E per output token
 
@@ -93,6 +96,12 @@ class PointSample:
     def tokens_in(self, key: int, tokens: float) -> None:
         """`tokens` into slot `key`: a share that measure/slots.py `spread_tokens` gave it."""
         self._slot(key).tokens += tokens
+
+    def ended(self, done: Completed) -> None:
+        """A request that ended inside the window, whenever it was sent: its tokens to its end's slot."""
+        self._slot(slot_of(done.ended_at, self.start, self.slot_s)).ended_tokens += (
+            done.prompt_tokens + done.output_tokens
+        )
 
     def counted(self, tree: TreeSample, done: Completed) -> None:
         """A request counted for the window's latencies (started after the warm-up, ended inside)."""
@@ -176,6 +185,8 @@ class WindowFigures:
         """A finished request: its tokens that came inside the window count for the window's rates; the
         request itself for its latencies when it started after the warm-up and ended inside."""
         tree = self.spread(done)
+        if self.start <= done.ended_at and (self.end is None or done.ended_at <= self.end):
+            self.sample.ended(done)
         if self.inside(done.sent_at, done.ended_at):
             self.count(done, tree)
 

@@ -35,7 +35,7 @@ class RecordedEndpoint(_Recorded):
 
 
 class RecordedSweep(_Recorded):
-    users: tuple[int, ...] | Literal["auto"]
+    users: tuple[int, ...] | Literal["auto", "tiers"]
     warmup_s: float
     point_duration_s: float
     tiers: tuple[float, ...]

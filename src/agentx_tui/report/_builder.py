@@ -493,6 +493,10 @@ def _sweep_figures(last: Snapshot) -> dict[str, Any]:
         "tiers": [*sweep.tiers, *(sweep.secondary_tiers or ())],
         "sweep_stop_reason": sweep.stop_reason,
         "precision": sweep.precision,
+        # Every sweep's GPU time, probes and warm-ups included (null without a GPU count); a tier sweep's
+        # probes, apart from its points (docs/sweeps.md, "A tier sweep").
+        "sweep_gpu_seconds": sweep.gpu_seconds,
+        "probes": list(sweep.probes) if sweep.mode == "tiers" else None,
     }
 
 

@@ -49,7 +49,7 @@ from agentx_tui.report._svg import (
     place_labels,
     y_title,
 )
-from agentx_tui.snapshot import PointFigures
+from agentx_tui.snapshot import PointFigures, ProbeRow
 from agentx_tui.sweep import NORTH_STAR, SweepChart, axis_name, axis_title
 
 FRONTIER_COLOUR = "#1f5fa8"
@@ -61,8 +61,9 @@ OTHER_COLOUR = "#d9480f"
 def _sweep(report: Report) -> SweepChart:
     # A point this version cannot read keeps its place (None), so `frontier` still points at the right ones.
     points = [p if isinstance(p, PointFigures) else None for p in report.points or ()]
+    probes = [p for p in report.probes or () if isinstance(p, ProbeRow)]
     # On the report's frontier axis (None: a report of before the axis was chosen, decode).
-    return SweepChart.of(points, report.frontier, report.tiers or (), report.frontier_axis)
+    return SweepChart.of(points, report.frontier, report.tiers or (), report.frontier_axis, probes=probes)
 
 
 def run_line(report: Report, *more: str) -> str:
@@ -85,6 +86,9 @@ def render_frontier_svg(report: Report) -> str:
     known = sweep.placed
     xs = [p.interactivity_p90 for _, p in known if p.interactivity_p90 is not None]
     ys = [p.throughput for _, p in known if p.throughput is not None]
+    # A tier sweep's probes: inside the axes too, drawn apart (hollow squares, no curve through them).
+    probe_x = [p.interactivity_p90 for p in sweep.probes if p.interactivity_p90 is not None]
+    probe_y = [p.throughput for p in sweep.probes if p.throughput is not None]
     # The error bars' ends are inside the axes too (a bar is not cut off at the frame).
     x_ends = [end for _, p in known if p.interactivity_p90_ci for end in p.interactivity_p90_ci]
     y_ends = [end for _, p in known if p.throughput_ci for end in p.throughput_ci]
@@ -96,14 +100,14 @@ def render_frontier_svg(report: Report) -> str:
 
     box: Box = (96.0, 78.0, 830.0, 446.0)
     title = f"Frontier: total tokens/s per GPU against {axis_name(sweep.axis)}"
-    legend_rows = 2 if sweep.intervals else 1
+    legend_rows = 1 + bool(sweep.intervals) + bool(sweep.probes)
     svg = Svg(860, 540 + 18 * len(notes) + 20 * (legend_rows - 1), title)
     svg.heading(box[0], title, subtitle)
     # The axis reaches the tiers near the measured range (a gap to a tier is the message); reaching far
     # ones would squash the points. Every tier inside the axis is drawn; the note names those not read.
     near = [t.tier for t in sweep.tiers if xs and min(xs) / 1.3 <= t.tier <= max(xs) * 1.3]
-    x_ticks = nice_ticks(xs, 8, room=0.03, also=[*near, *x_ends])
-    y_ticks = nice_ticks(ys, 6, also=y_ends)
+    x_ticks = nice_ticks(xs or probe_x, 8, room=0.03, also=[*near, *x_ends, *probe_x])
+    y_ticks = nice_ticks(ys or probe_y, 6, also=[*y_ends, *probe_y])
     shown_tiers = [t for t in sweep.tiers if x_ticks[0] <= t.tier <= x_ticks[-1]]
     sx = Linear(x_ticks[0], x_ticks[-1], box[0], box[2])
     sy = Linear(y_ticks[0], y_ticks[-1], box[3], box[1])
@@ -137,6 +141,11 @@ def render_frontier_svg(report: Report) -> str:
         svg.add(f'<path d="{" ".join(d)}" fill="none" stroke="{FRONTIER_COLOUR}" stroke-width="2.5"/>')
         obstacles += _along(curve.bezier(), curve.xs[0], curve.ys[0], sx, sy)
 
+    for probe in sweep.probes:  # under the points: a point in the same place is drawn over a probe
+        assert probe.interactivity_p90 is not None and probe.throughput is not None
+        x, y = sx(probe.interactivity_p90), sy(probe.throughput)
+        svg.square(x, y, 3.5, stroke=MUTED)
+        obstacles.append((x - 4, y - 4, x + 4, y + 4))
     for _, p in known:  # error bars first: the markers are drawn over their middles
         assert p.interactivity_p90 is not None and p.throughput is not None
         colour = FRONTIER_COLOUR if p.on_frontier else OTHER_COLOUR
@@ -166,10 +175,14 @@ def render_frontier_svg(report: Report) -> str:
         svg.text((box[0] + box[2]) / 2, (box[1] + box[3]) / 2, "no point has both figures", anchor="middle", fill=MUTED)
 
     _frontier_legend(svg, box[0], box[3] + 76)
+    row = box[3] + 96
     if sweep.intervals:
-        y = box[3] + 96
-        _error_bar(svg, (box[0], y - 4), (box[0] + 30, y - 4), INK)
-        svg.text(box[0] + 36, y, "95% intervals: each point's throughput and p90 interactivity, each tier's read")
+        _error_bar(svg, (box[0], row - 4), (box[0] + 30, row - 4), INK)
+        svg.text(box[0] + 36, row, "95% intervals: each point's throughput and p90 interactivity, each tier's read")
+        row += 20
+    if sweep.probes:
+        svg.square(box[0] + 5, row - 4, 3.5, stroke=MUTED)
+        svg.text(box[0] + 16, row, "probe: a short window that found where the tiers cross (not a point)", fill=MUTED)
     for n, note in enumerate(notes):
         svg.text(box[0], box[3] + 80 + 20 * legend_rows + 18 * n, note, size=12, fill=MUTED)
     return svg.render()

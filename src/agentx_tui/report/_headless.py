@@ -26,6 +26,7 @@ from agentx_tui.snapshot import (
     SUMMARY_TABLE,
     Figure,
     PointFigures,
+    ProbeRow,
     RetentionRow,
     Snapshot,
     TierRead,
@@ -132,7 +133,39 @@ def sweep_lines(report: Report) -> list[str]:
         lines += ["  tiers (where the frontier crosses p90 interactivity T tok/s/user):", *_columns(tier_head, tiers)]
         if not any(p.get("total_tokens_per_s_per_gpu_ci_low") is not None for p in points):
             lines.append("    (no point carries a 95% interval: too few requests in each)")
-    return lines
+    return lines + probe_lines(report) + gpu_time_lines(report)
+
+
+_PROBE_HEAD = ("users", "for", "window", "tok/s/GPU", "North Star p90", "decode p90")
+
+
+def probe_lines(report: Report) -> list[str]:
+    """A tier sweep's probes (docs/sweeps.md, "A tier sweep"): short windows, never points."""
+    probes = [p.model_dump() if isinstance(p, ProbeRow) else p for p in report.probes or ()]
+    if not probes:
+        return []
+    rows = [
+        [
+            cell(p.get("users")),
+            str(p.get("purpose") or ""),
+            _seconds(p.get("duration_s")),
+            si(p.get("total_tokens_per_s_per_gpu")),
+            si(p.get("e2e_interactivity_p90_tokens_per_s")),
+            si(p.get("interactivity_p90_tokens_per_s")),
+        ]
+        for p in probes
+    ]
+    return ["  probes (short windows that found where the tiers cross; not points):", *_columns(_PROBE_HEAD, rows)]
+
+
+def gpu_time_lines(report: Report) -> list[str]:
+    """The sweep's GPU time: its wall time, probes and warm-ups included, × its GPUs."""
+    if report.sweep_gpu_seconds is None:
+        return ["  sweep GPU time: n/a (no GPU count)"] if report.has("sweep_gpu_seconds") else []
+    hours = report.sweep_gpu_seconds / 3600
+    return [
+        f"  sweep GPU time: {report.sweep_gpu_seconds:,.0f} GPU·s ({hours:.2f} GPU·h), probes and warm-ups included"
+    ]
 
 
 def _columns(head: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -266,6 +299,12 @@ def measured_lines(report: Report) -> list[str]:
         lines += _wrapped("thin points: ", f"{', '.join(thin)} users ({MIN_REQUESTS} requests give an interval)")
     if unmeasured:
         lines += _wrapped("not measured: ", f"{', '.join(unmeasured)} users (no request counted in the window)")
+    unsteady = [str(p.users) for p in points if p.steady is False]
+    if unsteady:
+        lines += _wrapped(
+            "not steady: ",
+            f"{', '.join(unsteady)} users (--warmup ran out before MSER-5 found their load steady: steady_reason)",
+        )
     return lines
 
 

@@ -292,9 +292,71 @@ def _points_section(report: Report, data: dict[str, Any]) -> list[str]:
     ]
     if gaps:
         lines += ["Why a point's interval is n/a (`ci_note`):", "", *gaps, ""]
+    lines += _warm_ups(data.get("points") or [])
     if report.sweep_stop_reason:
         lines += [f"The sweep ended: {_esc(report.sweep_stop_reason.rstrip('.'))}.", ""]
+    lines += _probes_table(data)
+    if report.has("sweep_gpu_seconds"):
+        gpu_s = report.sweep_gpu_seconds
+        took = NA + " (no GPU count)" if gpu_s is None else f"{gpu_s:,.0f} GPU·s ({gpu_s / 3600:.2f} GPU·h)"
+        what = "its wall time × GPUs, probes and warm-ups included"
+        lines += [f"The sweep's GPU time (`sweep_gpu_seconds`, {what}): {took}.", ""]
     return lines
+
+
+def _warm_ups(points: Sequence[dict[str, Any]]) -> list[str]:
+    """How long the points warmed up, and each one whose load had not settled when its window opened."""
+    judged = [p for p in points if p.get("steady") is not None]
+    if not judged:
+        return []
+    waits = [p.get("warmup_s") or 0.0 for p in judged]
+    span = cell(min(waits)) if cell(min(waits)) == cell(max(waits)) else f"{cell(min(waits))}–{cell(max(waits))}"
+    lines = [
+        f"Each point's window opened once its load was steady (MSER-5) and every user had 10 requests done, "
+        f'or at `--warmup` (`steady`, `steady_reason`; docs/sweeps.md, "Warm-up by the data"): after {span} s '
+        "of warm-up.",
+        "",
+    ]
+    unsteady = [
+        f"- point {i + 1} ({p.get('users')} user{'s' if p.get('users') != 1 else ''}), after "
+        f"{cell(p.get('warmup_s'))} s: {_esc(str(p.get('steady_reason') or ''))}"
+        for i, p in enumerate(points)
+        if p.get("steady") is False
+    ]
+    if unsteady:
+        lines += ["Not steady when its window opened:", "", *unsteady, ""]
+    return lines
+
+
+_PROBE_COLUMNS: tuple[tuple[str, str, Format], ...] = (
+    ("users", "users", cell),
+    ("purpose", "for", str),
+    ("warmup_s", "warm-up s", cell),
+    ("duration_s", "window s", cell),
+    ("requests", "requests", cell),
+    ("e2e_interactivity_p90_tokens_per_s", "North Star p90 tok/s/user", si),
+    ("interactivity_p90_tokens_per_s", "decode p90 tok/s/user", si),
+    ("total_tokens_per_s_per_gpu", "total tok/s/GPU", si),
+    ("steady", "steady", cell),
+)
+
+
+def _probes_table(data: dict[str, Any]) -> list[str]:
+    """A tier sweep's probes (docs/sweeps.md, "A tier sweep"): apart from the points, never on the frontier."""
+    probes = data.get("probes") or []
+    if not probes:
+        return []
+    lines = [
+        "The probes (`probes`): short windows that found where p90 interactivity crosses each tier. They are "
+        "not points: no frontier or tier read stands on them.",
+        "",
+    ]
+    rows: list[list[Cell]] = [
+        [(str(p.get("index", i + 1)), None)]
+        + [_cell(p.get(key), fmt, "not measured in its window") for key, _, fmt in _PROBE_COLUMNS]
+        for i, p in enumerate(probes)
+    ]
+    return lines + _grid(["probe", *(title for _, title, _ in _PROBE_COLUMNS)], rows, "probe")
 
 
 def _tiers_table(report: Report) -> list[str]:

@@ -143,6 +143,11 @@ class Svg:
         centre = f'cx="{coord(x)}" cy="{coord(y)}"'
         self.add(f'<circle {centre} r="{r:g}" fill="{fill}" stroke="{stroke}" stroke-width="1.5"/>')
 
+    def square(self, x: float, y: float, r: float, *, stroke: str) -> None:
+        """A hollow square of half-side `r`: a tier sweep's probe."""
+        corner = f'x="{coord(x - r)}" y="{coord(y - r)}" width="{coord(2 * r)}" height="{coord(2 * r)}"'
+        self.add(f'<rect {corner} fill="#ffffff" stroke="{stroke}" stroke-width="1.3"/>')
+
     def render(self) -> str:
         return "\n".join([*self.parts, "</svg>", ""])
 

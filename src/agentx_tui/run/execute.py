@@ -173,6 +173,8 @@ def _phases(plan: RunPlan) -> Phases:
         tiers=sweep.tiers,
         precision=plan.precision,
         axis=plan.frontier_axis,
+        targeted=sweep.targeted,
+        probe_duration_s=sweep.probe_duration_s,
     )
 
 

@@ -90,15 +90,19 @@ class ProxyPlan:
 class SweepPlan:
     """docs/sweeps.md: one measured point per user count, sessions kept running from point to point."""
 
-    users: tuple[int, ...] = ()  # empty: auto (doubling from `start_users`)
+    users: tuple[int, ...] = ()  # empty: auto (doubling from `start_users`), or the tier sweep's planner
     start_users: int = 1
-    warmup_s: float = 20.0
+    warmup_s: float = 120.0  # the most a point waits for its load to be steady
     point_duration_s: float = 60.0
     tiers: tuple[float, ...] = (30.0, 50.0, 75.0, 100.0, 150.0, 200.0)
+    # --sweep tiers: probes find where the tiers cross, full points only beside them (docs/sweeps.md);
+    # a probe's window (--probe-duration; None: the default, run/sweep.py `default_probe_s`).
+    targeted: bool = False
+    probe_duration_s: float | None = None
 
     @property
     def auto(self) -> bool:
-        return not self.users
+        return not self.users and not self.targeted
 
 
 @dataclass(frozen=True)
@@ -185,7 +189,7 @@ class RunPlan:
             sweep=None
             if self.sweep is None
             else RecordedSweep(
-                users=self.sweep.users or "auto",
+                users=self.sweep.users or ("tiers" if self.sweep.targeted else "auto"),
                 warmup_s=self.sweep.warmup_s,
                 point_duration_s=self.sweep.point_duration_s,
                 tiers=self.sweep.tiers,

@@ -74,7 +74,10 @@ def api_key_from_env() -> str | None:
 # Without --agentx: the sweep flags' defaults (docs/sweeps.md). With it: the rules' (docs/sweeps.md,
 # "AgentX validity"); a flag the user gives wins either way.
 DEFAULT_POINT_DURATION_S = 60.0
-DEFAULT_POINT_WARMUP_S = 20.0  # a sweep point's --warmup; a plain run has none unless given
+# A sweep point's --warmup, the most it waits for its load to be steady (900 s with --agentx: AgentX's
+# ten warm-up requests per user can take minutes of think time); a plain run has none unless given.
+DEFAULT_POINT_WARMUP_S = 120.0
+AGENTX_POINT_WARMUP_S = 900.0
 DEFAULT_TIERS = "30,50,75,100,150,200"
 DEFAULT_FRONTIER_AXIS = "e2e"
 
@@ -86,7 +89,7 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
     sweep = _sweep(args)
     if sweep is None:
         users = DEFAULT_USERS if args.users is None else args.users
-    elif sweep.auto:
+    elif sweep.auto or sweep.targeted:
         sweep = replace(sweep, start_users=max(1, args.users or 1))
         users = sweep.start_users
     elif args.users is not None:
@@ -216,9 +219,11 @@ def _rule_defaults(args: argparse.Namespace, agentx: AgentXPlan) -> None:
     if args.frontier_axis is None:
         args.frontier_axis = DEFAULT_FRONTIER_AXIS
     if agentx.asked and args.sweep is None and args.duration is None:
-        args.sweep = "auto"
+        args.sweep = "tiers"
     if args.warmup is None and args.sweep is not None:
         args.warmup = DEFAULT_POINT_WARMUP_S
+        if agentx.asked:  # the tests' shorter points (AGENTX_TEST_MIN_POINT_S) wait as long at most
+            args.warmup = min(AGENTX_POINT_WARMUP_S, agentx.min_point_s)
 
 
 def _run_warmup(args: argparse.Namespace, sweep: SweepPlan | None) -> float:
@@ -359,13 +364,30 @@ def _target(args: argparse.Namespace) -> TargetPlan:
 
 def _sweep(args: argparse.Namespace) -> SweepPlan | None:
     tiers = _tiers(args.tiers)
+    text = (args.sweep or "").strip()
+    if args.probe_duration is not None and text != "tiers":
+        raise UsageError("--probe-duration needs --sweep tiers.", "Probes are the tier sweep's short windows.")
     if args.sweep is None:
         return None
-    text = args.sweep.strip()
     if text == "auto":
         return SweepPlan(warmup_s=args.warmup, point_duration_s=args.point_duration, tiers=tiers)
+    if text == "tiers":
+        if args.probe_duration is not None and args.probe_duration > args.point_duration:
+            raise UsageError(
+                f"--probe-duration {args.probe_duration:g} is longer than --point-duration {args.point_duration:g}.",
+                "A probe is a short window: give one shorter than a point's.",
+            )
+        return SweepPlan(
+            warmup_s=args.warmup,
+            point_duration_s=args.point_duration,
+            tiers=tiers,
+            targeted=True,
+            probe_duration_s=args.probe_duration,
+        )
     if not text.startswith("users="):
-        raise UsageError(f"--sweep {args.sweep!r} is not users=N,N,… or auto.", "For example --sweep users=1,2,4,8.")
+        raise UsageError(
+            f"--sweep {args.sweep!r} is not users=N,N,…, auto or tiers.", "For example --sweep users=1,2,4,8."
+        )
     parse = number("users", 1, MAX_USERS, integer=True)
     try:
         users = tuple(int(parse(part)) for part in text.removeprefix("users=").split(",") if part.strip())
@@ -396,7 +418,7 @@ def _peak_users(users: int, sweep: SweepPlan | None) -> int:
     """The most users the run will have (an auto sweep may double up to its last point)."""
     if sweep is None:
         return users
-    return max(sweep.users) if sweep.users else peak_auto_users(sweep.start_users)
+    return max(sweep.users) if sweep.users else peak_auto_users(sweep.start_users)  # auto and tiers: doubling
 
 
 def _workers(text: str, users: int) -> int:

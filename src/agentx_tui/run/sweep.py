@@ -1,16 +1,21 @@
-"""A sweep's phases (docs/sweeps.md): one measured point per user count, sessions kept running.
+"""A sweep's phases (docs/sweeps.md): measured points at user counts, sessions kept running.
 
-Per point: set the users (more are added, none restarted), wait the warm-up, measure for
-`point_duration` — or, with `--precision F`, until both 95% half-widths are within F (checked each
-tick once 20 requests are counted; `point_duration` is then the longest) — record the point; then
-the next user count (the list's, or double for `auto`, until a stop rule says the curve is done).
-A load worker that dies mid-point takes its users with it: the point's window is dropped, the users
-restarted in a fresh worker, and the point measured again from a new warm-up; lost again in the same
-point (or not restartable), the sweep stops. Each tick the Snapshot carries the sweep's state, so the
-dashboard draws the frontier as points arrive and a recording replays it: the frontier and tier reads
-on the chosen x-axis (`--frontier-axis`, the North Star by default), with the agents per GPU at each
-tier read on that frontier too, and the other view's frontier and tier reads beside them
-(docs/sweeps.md).
+Per step: set the users (more are added, fewer retired, none restarted), warm up until the load is
+steady — MSER-5 on the throughput and p90 r_i of 5-s batches since the users were set (sweep/steady.py)
+and every user past its warm-up requests — or until `--warmup` seconds, the most a point waits (the
+window then opens anyway, and the point says whether and why not steady); measure for `point_duration`
+— or, with `--precision F`, until both 95% half-widths are within F (checked each tick once 20 requests
+are counted; `point_duration` is then the longest) — and record the point. Which user counts: the
+list's, doubling for `auto` until a stop rule says the curve is done, or, for `tiers`, the planner's
+(sweep/targets.py): short **probes** first, never points, that find where p90 interactivity crosses each
+tier, then full points only beside the crossings. A load worker that dies mid-step takes its users with
+it: the window is dropped, the users restarted in a fresh worker, and the step measured again from a new
+warm-up; lost again in the same step (or not restartable), the sweep stops. Each tick the Snapshot
+carries the sweep's state, so the dashboard draws the frontier as points arrive and a recording
+replays it: the frontier and tier reads on the chosen x-axis (`--frontier-axis`, the North Star by
+default), with the agents per GPU at each tier read on that frontier too, and the other view's
+frontier and tier reads beside them (docs/sweeps.md); a tier sweep's probes and plan; the sweep's GPU
+time so far.
 """
 
 from __future__ import annotations
@@ -18,12 +23,26 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from agentx_tui.measure import ClientStats, WindowFigures
+from agentx_tui.measure import ClientStats, WindowFigures, fewest_requests
 from agentx_tui.run.phases import RunHandle
-from agentx_tui.snapshot import FrontierAxis, PointFigures, Snapshot, SweepPhase, SweepState, TierRead
+from agentx_tui.snapshot import (
+    FrontierAxis,
+    PointFigures,
+    ProbeRow,
+    Snapshot,
+    SweepPhase,
+    SweepState,
+    TierRead,
+)
 from agentx_tui.sweep import (
+    BATCH_S,
+    MIN_REQUESTS,
     NORTH_STAR,
+    WARMUP_REQUESTS,
     PointWindow,
+    Steadiness,
+    Step,
+    TierPlanner,
     auto_stop_reason,
     axis_name,
     measured,
@@ -33,11 +52,21 @@ from agentx_tui.sweep import (
     point_x_interval,
     read_agents,
     read_tiers,
+    steadiness,
     thin_words,
     tier_intervals,
     view_fronts,
 )
 from agentx_tui.units import compact
+
+PROBE_SHARE = 0.1  # a probe's window: a tenth of --point-duration …
+PROBE_FLOOR_S = 30.0  # … and at least 30 s (at most --point-duration)
+
+
+def default_probe_s(point_duration_s: float) -> float:
+    """A probe's window when `--probe-duration` is not given (docs/sweeps.md): a tenth of a point's, at
+    least 30 s, at most the point's."""
+    return min(point_duration_s, max(PROBE_FLOOR_S, PROBE_SHARE * point_duration_s))
 
 
 class SweepPhases:
@@ -51,17 +80,24 @@ class SweepPhases:
         tiers: tuple[float, ...],
         precision: float | None = None,
         axis: FrontierAxis = NORTH_STAR,
+        targeted: bool = False,
+        probe_duration_s: float | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.auto = not users
-        self.axis = axis  # the frontier's x-axis: tier reads, the auto stop rule and --precision are on it
+        self.mode = "tiers" if targeted else "list" if users else "auto"
+        self.auto = self.mode == "auto"
+        self.axis = axis  # the frontier's x-axis: tier reads, the stop rules and --precision are on it
         self._clock = clock  # the load statistics' clock (monotonic), for the windows' edges
-        self.planned = list(users) if users else [start_users]
-        self.warmup_s = warmup_s
+        # The tier sweep's plan (sweep/targets.py); the users of a list or auto sweep's points.
+        self.planner = TierPlanner(tiers, start_users=start_users, axis=axis) if targeted else None
+        self.planned = list(users) if users else [] if targeted else [start_users]
+        self.warmup_s = warmup_s  # the most a step waits for its load to be steady
         self.point_duration_s = point_duration_s
+        self.probe_duration_s = probe_duration_s or default_probe_s(point_duration_s)
         self.tiers = tiers
         self.precision = precision
         self.points: list[PointFigures] = []
+        self.probes: list[ProbeRow] = []
         # The tier reads and their intervals on both views (the chosen axis's, the other's), kept until
         # the points, the price or the GPU count change (a Monte Carlo each).
         self._reads: (
@@ -71,16 +107,26 @@ class SweepPhases:
             ]
             | None
         ) = None
-        self._index = 0
+        self._step: Step | None = None  # what is measured now
         self._phase: SweepPhase = "warmup"
         self._phase_started: float | None = None  # snapshot time the phase began
+        self._started: float | None = None  # snapshot time of the sweep's first tick
         self._window: PointWindow | None = None
-        self._closing: tuple[PointWindow, ClientStats] | None = None  # the last point, still counting tokens
-        self._users_set_at: float | None = None  # the stats' clock when this point's users were set
+        # The last step's window, still counting the tokens of the requests it counted half: (its window,
+        # the statistics, whether a probe, its index in `probes` or `points`).
+        self._closing: tuple[PointWindow, ClientStats, bool, int] | None = None
+        self._users_set_at: float | None = None  # the stats' clock when this step's users were set
+        # The steady rule's view of the step since its users were set (sweep/steady.py): a window the
+        # statistics feed, and its verdict as of the last whole batch.
+        self._watch: WindowFigures | None = None
+        self._verdict: Steadiness | None = None
+        self._judged = -1  # whole batches the verdict is over
+        self._warm = 0  # the fewest requests any of the step's users had completed, as last counted …
+        self._warm_judged = -1  # … at that many whole batches
         self._stop_reason: str | None = None
         self._losses_seen = 0  # the run's lost load workers already acted on
-        self._lost_in: dict[int, int] = {}  # a point's index → how often load workers were lost in it
-        self._restarting = False  # the point waits for the lost users to run again
+        self._lost_in: dict[int, int] = {}  # a step's number → how often load workers were lost in it
+        self._restarting = False  # the step waits for the lost users to run again
 
     # -- Phases -------------------------------------------------------------------------------------
     def advance(self, snap: Snapshot, run: RunHandle, *, final: bool) -> Snapshot:
@@ -90,74 +136,171 @@ class SweepPhases:
         if final:
             self._finish(snap, stats)
             return snap.model_copy(update={"sweep": self._state(snap)})
-        if self._phase_started is None:
-            self._phase_started = snap.time
-            run.set_users(self.planned[0])
-            self._users_set_at = self._clock()
-            run.events.add(f"sweep point 1: {self.planned[0]} users, warm-up {self.warmup_s:g} s")
+        if self._started is None:
+            self._started = snap.time
+            self._start_step(self._first_step(), snap, stats, run)
         if run.load is not None and run.load.finished:  # --sessions ran out before the sweep did
             self._stop_reason = self._stop_reason or "every session has ended"
             run.request_stop(f"sweep ended: {self._stop_reason}")
         if self._held_by_losses(snap, stats, run):
             return snap.model_copy(update={"sweep": self._state(snap)})
+        assert self._phase_started is not None
         elapsed = snap.time - self._phase_started
-        if self._phase == "warmup" and elapsed >= self.warmup_s:
-            self._begin_measure(snap, stats)
+        if self._phase == "warmup":
+            self._warm_up(snap, stats)
         elif self._phase == "measure" and self._window is not None:
             self._window.tick(snap)
             if self._window_done(self._window, elapsed):
-                self._end_point(snap, stats, run)
+                self._end_step(snap, stats, run)
         return snap.model_copy(update={"sweep": self._state(snap)})
 
+    # -- steps ----------------------------------------------------------------------------------------
+    def _first_step(self) -> Step:
+        if self.planner is not None:
+            step = self.planner.next_step()
+            assert step is not None  # a planner's first step is always a probe
+            return step
+        return Step(self.planned[0], False, "")
+
+    @property
+    def _index(self) -> int:
+        """The index the point being measured (or the next one) gets in `points`."""
+        return len(self.points)
+
+    def _label(self, step: Step) -> str:
+        """'sweep probe 3 (48 users, tier 50)' or 'sweep point 2 (64 users)'."""
+        if step.probe:
+            return f"sweep probe {len(self.probes) + 1} ({step.users} users, {step.purpose})"
+        purpose = f", {step.purpose}" if step.purpose else ""
+        return f"sweep point {self._index + 1} ({step.users} users{purpose})"
+
+    def _start_step(self, step: Step, snap: Snapshot, stats: ClientStats, run: RunHandle) -> None:
+        """Set the step's users and begin its warm-up: the steady rule watches from now."""
+        self._step = step
+        run.set_users(step.users)
+        self._users_set_at = self._clock()
+        self._watch_from(stats, self._users_set_at)
+        run.events.add(f"{self._label(step)}: warm-up until steady, at most {self.warmup_s:g} s")
+        self._phase, self._phase_started = "warmup", snap.time
+
+    def _watch_from(self, stats: ClientStats, now: float) -> None:
+        """Open the steady rule's window (closing the last one): its series begin `now`."""
+        if self._watch is not None:
+            stats.close_window(self._watch)
+        self._watch = stats.open_window(now)
+        self._verdict, self._judged = None, -1
+        self._warm, self._warm_judged = 0, -1
+
+    def _steadiness(self, now: float) -> Steadiness:
+        """MSER-5 on the step's series since its users were set, judged again whenever a batch ends."""
+        assert self._watch is not None
+        seen = max(0.0, now - self._watch.start)
+        batches = int(seen / BATCH_S + 1e-9)
+        if self._verdict is None or batches != self._judged:
+            slots = self._watch.sample.slots
+            ended = {key: slot.ended_tokens for key, slot in slots.items()}
+            e2e = {key: slot.e2e for key, slot in slots.items() if slot.e2e}
+            self._verdict, self._judged = steadiness(ended, e2e, batches * BATCH_S), batches
+        return self._verdict
+
+    def _warm_up(self, snap: Snapshot, stats: ClientStats) -> None:
+        """Open the window once the load is steady and every user has its warm-up requests, or once
+        `--warmup` seconds have gone by (the most a step waits)."""
+        assert self._step is not None and self._watch is not None
+        now = self._clock()
+        verdict = self._steadiness(now)
+        # On the statistics' clock, from the users' setting (or their restart): the warm-up the point records.
+        waited = now - self._watch.start
+        capped = waited >= self.warmup_s
+        # The users' warm-up requests: O(users log users), so counted once a batch, and only when it can
+        # decide (the load steady, or the most a step waits reached).
+        if (verdict.steady and self._warm_judged != self._judged) or capped:
+            self._warm_judged = self._judged
+            self._warm = fewest_requests(stats.user_requests.values(), self._step.users)
+        warm = self._warm
+        if verdict.steady and warm >= WARMUP_REQUESTS:
+            reason = f"steady after {waited:.0f} s: {verdict.words()}; every user had {WARMUP_REQUESTS}+ requests"
+        elif capped:
+            fewest = f"; a user had {warm} of {WARMUP_REQUESTS} requests" if warm < WARMUP_REQUESTS else ""
+            held = "the load steady" if verdict.steady else verdict.words()
+            reason = f"--warmup {self.warmup_s:g} s reached, {held}{fewest}"
+        else:
+            return
+        self._begin_measure(snap, stats, waited, verdict.steady, reason)
+
+    def _begin_measure(self, snap: Snapshot, stats: ClientStats, waited: float, steady: bool, why: str) -> None:
+        assert self._step is not None
+        self._close_previous()  # its in-flight requests have had the warm-up to finish
+        if self._watch is not None:
+            stats.close_window(self._watch)
+            self._watch = None
+        window: WindowFigures = stats.open_window(self._clock())
+        self._window = PointWindow(self._index, self._step.users, waited, snap, window, axis=self.axis)
+        self._window.cohort_edge = self._users_set_at  # slots that sent before it came from earlier points
+        self._window.steady, self._window.steady_reason = steady, why
+        self._phase, self._phase_started = "measure", snap.time
+
     def _held_by_losses(self, snap: Snapshot, stats: ClientStats, run: RunHandle) -> bool:
-        """A load worker died (docs/sweeps.md, "A lost load worker"): the point under way is not measured
+        """A load worker died (docs/sweeps.md, "A lost load worker"): the step under way is not measured
         with its users, so its window (if open) is dropped, the lost users restarted in fresh workers, and
-        the point measured again from a new warm-up once they run. Lost again in the same point, or not
-        restartable, the sweep stops. Whether the point is held this tick (waiting, or stopped)."""
+        the step measured again from a new warm-up once they run. Lost again in the same step, or not
+        restartable, the sweep stops. Whether the step is held this tick (waiting, or stopped)."""
         losses = snap.run.load_losses
-        if self._phase == "done":
+        if self._phase == "done" or self._step is None:
             return False
-        number, users = self._index + 1, self.planned[self._index]
+        label = self._label(self._step)
+        number = len(self.points) + len(self.probes)
         if len(losses) > self._losses_seen:
             self._losses_seen = len(losses)
-            self._lost_in[self._index] = self._lost_in.get(self._index, 0) + 1
+            self._lost_in[number] = self._lost_in.get(number, 0) + 1
             if self._window is not None:  # measured with fewer users than its label: not a point
                 stats.close_window(self._window.client)
                 self._window = None
-            if self._lost_in[self._index] > 1:
-                self._stop(run, f"load workers lost again in point {number} ({users} users): {losses[-1].words}")
+            if self._lost_in[number] > 1:
+                self._stop(run, f"load workers lost again in {label.removeprefix('sweep ')}: {losses[-1].words}")
                 return True
             if run.load is not None:
                 run.load.restart_lost()
             self._restarting = True
             self._phase = "warmup"
             run.events.add(
-                f"sweep point {number} ({users} users): load workers lost; its window is dropped and the point "
-                "measured again once their users run again"
+                f"{label}: load workers lost; its window is dropped and it is measured again once their users run again"
             )
         if not self._restarting:
             return False
         self._phase_started = snap.time  # its warm-up begins once every user runs again
         failed = next((loss for loss in losses if loss.restart_error is not None), None)
         if failed is not None:
-            self._stop(run, f"the load workers lost in point {number} could not be restarted: {failed.restart_error}")
+            where = label.removeprefix("sweep ")
+            self._stop(run, f"the load workers lost in {where} could not be restarted: {failed.restart_error}")
             return True
         if any(loss.restarted_at_s is None for loss in losses):
             return True
         # (The point's cohort edge stays when its users were set: the fresh worker's users began after it.)
         self._restarting = False
-        run.events.add(f"sweep point {number}: {users} users run again, warm-up {self.warmup_s:g} s")
+        self._watch_from(stats, self._clock())  # the steady rule watches the users running again
+        run.events.add(f"{label}: its users run again, warm-up until steady, at most {self.warmup_s:g} s")
         return False
 
     def _stop(self, run: RunHandle, reason: str) -> None:
-        """End the sweep early: it could not measure the point under way."""
+        """End the sweep early: it could not measure the step under way."""
         self._stop_reason = reason
         self._phase = "done"
         run.events.add(f"sweep ended: {reason}")
         run.request_stop(f"sweep stopped: {reason}", partial=True)
 
     def _window_done(self, window: PointWindow, elapsed: float) -> bool:
-        """Whether the point's window ends now, and why (set on the window)."""
+        """Whether the step's window ends now, and why (set on the window)."""
+        assert self._step is not None
+        if self._step.probe:
+            # A probe: its length, and 20 counted requests (a p90 worth reading), at most a point's length.
+            if elapsed >= self.point_duration_s:
+                window.stop_reason = f"a probe: --point-duration {self.point_duration_s:g} s reached"
+                return True
+            if elapsed >= self.probe_duration_s and window.client.latency.requests >= MIN_REQUESTS:
+                window.stop_reason = f"a probe: {self.probe_duration_s:g} s measured"
+                return True
+            return False
         if self.precision is not None:
             last = elapsed >= self.point_duration_s
             check = window.check_precision(self._clock(), force=last)
@@ -177,83 +320,119 @@ class SweepPhases:
             return True
         return False
 
-    # -- internals ----------------------------------------------------------------------------------
-    def _begin_measure(self, snap: Snapshot, stats: ClientStats) -> None:
-        self._close_previous(stats)  # its in-flight requests have had the warm-up to finish
-        window: WindowFigures = stats.open_window(self._clock())
-        self._window = PointWindow(self._index, self.planned[self._index], self.warmup_s, snap, window, axis=self.axis)
-        self._window.cohort_edge = self._users_set_at  # slots that sent before it came from earlier points
-        self._phase, self._phase_started = "measure", snap.time
-
-    def _end_point(self, snap: Snapshot, stats: ClientStats, run: RunHandle) -> None:
-        assert self._window is not None
-        stats.end_window(self._window.client, self._clock())
-        self.points.append(self._window.figures())
-        self._closing = (self._window, stats)
+    def _end_step(self, snap: Snapshot, stats: ClientStats, run: RunHandle) -> None:
+        assert self._window is not None and self._step is not None
+        step, window = self._step, self._window
+        stats.end_window(window.client, self._clock())
+        figures = window.figures()
+        if step.probe:
+            self.probes.append(_probe_row(len(self.probes) + 1, step, figures))
+            self._closing = (window, stats, True, len(self.probes) - 1)
+            run.events.add(
+                f"sweep probe {len(self.probes)} done: {step.users} users ({step.purpose}), {axis_name(self.axis)} "
+                f"{compact(point_x(figures, self.axis), trim=True)} tok/s/user, "
+                f"{compact(figures.total_tokens_per_s_per_gpu, trim=True)} tok/s/GPU"
+            )
+        else:
+            self.points.append(figures)
+            self._closing = (window, stats, False, len(self.points) - 1)
+            self._said_point(figures, run)
         self._window = None
-        point = self.points[-1]
+        if not step.probe and not figures.steady:
+            run.events.add(f"sweep point {len(self.points)} did not settle: {figures.steady_reason}")
+        if self.planner is not None:
+            self.planner.record(step, figures)
+        following, reason = self._next_step()
+        if following is None:
+            self._stop_reason = reason
+            self._phase = "done"
+            run.events.add(f"sweep ended: {reason}")
+            run.request_stop(f"sweep done: {reason}")
+            return
+        self._start_step(following, snap, stats, run)
+
+    def _said_point(self, point: PointFigures, run: RunHandle) -> None:
+        number = len(self.points)
         run.events.add(
-            f"sweep point {self._index + 1} done: {point.users} users, "
+            f"sweep point {number} done: {point.users} users, "
             f"{compact(point.total_tokens_per_s_per_gpu, trim=True)}"
             f"{_span(*point.interval('total_tokens_per_s_per_gpu'))} tok/s/GPU "
             f"at {axis_name(self.axis)} {compact(point_x(point, self.axis), trim=True)}"
             f"{_span(*point_x_interval(point, self.axis))} tok/s/user"
         )
         if point.stopped_early and point.stop_reason:
-            run.events.add(f"sweep point {self._index + 1} ended early: {point.stop_reason}")
+            run.events.add(f"sweep point {number} ended early: {point.stop_reason}")
         if not measured(point):
             run.events.add(
-                f"sweep point {self._index + 1} not measured: no request started after its warm-up and ended "
+                f"sweep point {number} not measured: no request started after its warm-up and ended "
                 "inside its window (a longer --point-duration would count some)"
             )
         elif point.thin:
-            run.events.add(f"sweep point {self._index + 1} is thin: {thin_words(point.requests or 0)}")
-        reason = self._next_reason()
-        if reason is not None:
-            self._stop_reason = reason
-            self._phase = "done"
-            run.events.add(f"sweep ended: {reason}")
-            run.request_stop(f"sweep done: {reason}")
-            return
-        self._index += 1
-        if self.auto:
-            self.planned.append(next_auto_users(self.planned[-1]))
-        users = self.planned[self._index]
-        run.set_users(users)
-        self._users_set_at = self._clock()
-        run.events.add(f"sweep point {self._index + 1}: {users} users, warm-up {self.warmup_s:g} s")
-        self._phase, self._phase_started = "warmup", snap.time
+            run.events.add(f"sweep point {number} is thin: {thin_words(point.requests or 0)}")
 
-    def _next_reason(self) -> str | None:
+    def _next_step(self) -> tuple[Step | None, str]:
+        """The next step, or None and why the sweep ends."""
+        if self.planner is not None:
+            step = self.planner.next_step()
+            if step is not None:
+                self.planned = [s.users for s in self.planner.planned]
+                return step, ""
+            return None, self._tiers_done_reason()
         if not self.auto:
-            if self._index + 1 < len(self.planned):
-                return None
+            if len(self.points) < len(self.planned):
+                return Step(self.planned[len(self.points)], False, ""), ""
             unmeasured = sum(1 for p in self.points if not measured(p))
             if unmeasured:
-                return f"all {len(self.planned)} points done, {unmeasured} not measured (no request counted)"
-            return f"all {len(self.planned)} points measured"
-        return auto_stop_reason(self.points, lowest_tier=min(self.tiers), axis=self.axis)
+                return None, f"all {len(self.planned)} points done, {unmeasured} not measured (no request counted)"
+            return None, f"all {len(self.planned)} points measured"
+        reason = auto_stop_reason(self.points, lowest_tier=min(self.tiers), axis=self.axis)
+        if reason is not None:
+            return None, reason
+        self.planned.append(next_auto_users(self.planned[-1]))
+        return Step(self.planned[-1], False, ""), ""
 
-    def _close_previous(self, stats: ClientStats) -> None:
-        """Final token rates of the last point: requests it counted half have finished since."""
+    def _tiers_done_reason(self) -> str:
+        assert self.planner is not None
+        points, probes = len(self.points), len(self.probes)
+        said = f"{points} point{'s' if points != 1 else ''} measured after {probes} probe{'s' if probes != 1 else ''}"
+        if self.planner.bracket_reason:
+            said += f"; probing ended: {self.planner.bracket_reason.rstrip('.')}"
+        missing = self.planner.unbracketed()
+        if missing:
+            said += "; " + "; ".join(f"tier {t:g} not bracketed: {why}" for t, why in missing.items())
+        return said
+
+    def _close_previous(self) -> None:
+        """Final token rates of the last step: requests it counted half have finished since."""
         if self._closing is None:
             return
-        window, closing_stats = self._closing
+        window, closing_stats, probe, index = self._closing
         closing_stats.close_window(window.client)
-        self.points[window.index] = window.figures()
+        figures = window.figures()
+        if probe:
+            row = self.probes[index]
+            self.probes[index] = _probe_row(row.index, Step(row.users, True, row.purpose, row.tiers), figures)
+        else:
+            self.points[index] = figures
         self._closing = None
 
     def _finish(self, snap: Snapshot, stats: ClientStats) -> None:
         """The run's last snapshot (after the drain): close what is open and say why the sweep ended."""
-        self._close_previous(stats)
-        if self._window is not None:  # interrupted mid-point: a partial window is not a point
+        self._close_previous()
+        if self._watch is not None:
+            stats.close_window(self._watch)
+            self._watch = None
+        if self._window is not None:  # interrupted mid-step: a partial window is not a point
             stats.close_window(self._window.client)
             self._window = None
         if self._stop_reason is None:
             measured = len(self.points)
             self._stop_reason = f"interrupted after {measured} point{'s' if measured != 1 else ''}"
+            if self.probes:
+                self._stop_reason += f" and {len(self.probes)} probe{'s' if len(self.probes) != 1 else ''}"
         self._phase = "done"
 
+    # -- the state each tick carries --------------------------------------------------------------------
     def _tiers(
         self, fronts: tuple[tuple[int, ...], tuple[int, ...]], price: float | None, gpus: int | None
     ) -> tuple[tuple[TierRead, ...], tuple[TierRead, ...]]:
@@ -287,11 +466,16 @@ class SweepPhases:
         gpus = snap.cost.gpus or next((p.gpus for p in reversed(self.points) if p.gpus), None)
         tiers, secondary_tiers = self._tiers((frontier, secondary), snap.cost.usd_per_gpu_hour, gpus)
         left = None
-        if self._phase != "done" and self._phase_started is not None:
-            span = self.warmup_s if self._phase == "warmup" else self.point_duration_s
+        step = self._step
+        if self._phase != "done" and self._phase_started is not None and step is not None:
+            span = self.warmup_s
+            if self._phase == "measure":
+                span = self.probe_duration_s if step.probe else self.point_duration_s
             left = max(0.0, span - (snap.time - self._phase_started))
+        done = self._phase == "done" or step is None
+        sweep_s = snap.time - self._started if self._started is not None else None
         return SweepState(
-            mode="auto" if self.auto else "list",
+            mode="tiers" if self.planner is not None else "auto" if self.auto else "list",
             planned_users=tuple(self.planned),
             tiers=tiers,
             points=tuple(self.points),
@@ -299,15 +483,42 @@ class SweepPhases:
             frontier_axis=self.axis,
             secondary_frontier=secondary,
             secondary_tiers=secondary_tiers,
-            current=None if self._phase == "done" else self._index,
-            current_users=None if self._phase == "done" else self.planned[self._index],
+            current=None if done else self._index,
+            current_users=None if done or step is None else step.users,
             phase=self._phase,
             phase_left_s=left,
             warmup_s=self.warmup_s,
             point_duration_s=self.point_duration_s,
             stop_reason=self._stop_reason,
             precision=self.precision,
+            probes=tuple(self.probes),
+            probing=not done and step is not None and step.probe,
+            step_for=None if done or step is None else step.purpose or None,
+            probe_duration_s=self.probe_duration_s if self.planner is not None else None,
+            sweep_s=sweep_s,
+            gpu_seconds=sweep_s * gpus if sweep_s is not None and gpus else None,
         )
+
+
+def _probe_row(index: int, step: Step, figures: PointFigures) -> ProbeRow:
+    """A probe as the report lists it: its window's figures that tell where the tiers cross."""
+    return ProbeRow(
+        index=index,
+        users=step.users,
+        purpose=step.purpose,
+        tiers=step.tiers,
+        warmup_s=figures.warmup_s,
+        duration_s=figures.duration_s,
+        window_start_s=figures.window_start_s,
+        requests=figures.requests,
+        e2e_interactivity_p90_tokens_per_s=figures.e2e_interactivity_p90_tokens_per_s,
+        interactivity_p90_tokens_per_s=figures.interactivity_p90_tokens_per_s,
+        total_tokens_per_s=figures.total_tokens_per_s,
+        total_tokens_per_s_per_gpu=figures.total_tokens_per_s_per_gpu,
+        error_rate=figures.error_rate,
+        steady=figures.steady,
+        steady_reason=figures.steady_reason,
+    )
 
 
 def _span(low: float | None, high: float | None) -> str:

@@ -55,6 +55,7 @@ from agentx_tui.snapshot.figureset import (
 from agentx_tui.snapshot.rows import (
     EndpointRow,
     FrontierAxis,
+    ProbeRow,
     RetentionRow,
     RooflineBound,
     StepRow,
@@ -72,6 +73,7 @@ User = Annotated[UserRow | JsonObject, _MODEL_FIRST]
 Step = Annotated[StepRow | JsonObject, _MODEL_FIRST]
 Retention = Annotated[RetentionRow | JsonObject, _MODEL_FIRST]
 LostWorker = Annotated[WorkerLossRow | JsonObject, _MODEL_FIRST]
+Probe = Annotated[ProbeRow | JsonObject, _MODEL_FIRST]
 
 
 def _north_star(percentile: str, *, interval: bool = False, **shown: Any) -> Any:
@@ -598,6 +600,12 @@ class Figures(FigureSet):
     stopped_early: bool | None = figure("", "true when --precision was met before the time ran out")
     stop_reason: str | None = figure("", "why the measured window ended, in words")
     frontier_axis: FrontierAxis | None = figure("", "a sweep: the interactivity its frontier and tiers are read on")
+    sweep_gpu_seconds: float | None = figure(
+        "GPU·s",
+        "a sweep: its wall time (probes and warm-ups included) × the GPUs behind the target; null without a GPU count",
+        better="lower",
+        compare=SHOW,
+    )
 
     # --- a timed replay's schedule -------------------------------------------------------------------
     schedule_lag_p50_s: float | None = figure(SECONDS, "a scheduled request's first send − when it was due, p50")
@@ -633,6 +641,11 @@ class Figures(FigureSet):
     endpoints: list[Endpoint] | None = figure("", "the same server figures per endpoint")
     users_detail: list[User] | None = figure(
         "", "one row per user or real session: its counts at the end, its state when the run was stopped"
+    )
+    probes: list[Probe] | None = figure(
+        "",
+        "a tier sweep's probes, apart from its points (never on the frontier): {index, users, purpose, tiers, "
+        "warmup_s, duration_s, requests, e2e_interactivity_p90_tokens_per_s, total_tokens_per_s_per_gpu, steady, …}",
     )
     worker_losses: list[LostWorker] | None = figure(
         "", "each load worker that died {at_s, worker, how, users_lost, users_left, point, restarted_at_s, …}"
@@ -760,6 +773,15 @@ class PointFigures(Figures):
     )
     warmup_requests_min: int | None = point_figure(
         COUNT, "a point: the fewest requests any of its users completed before its window opened (AgentX: 10)"
+    )
+    steady: bool | None = point_figure(
+        "",
+        "a point: true when MSER-5 found its throughput and p90 r_i steady before its window opened",
+        shown_in=(POINTS_USE,),
+        label="steady",
+    )
+    steady_reason: str | None = point_figure(
+        "", "a point: what opened its window, and how steady its load was, in words"
     )
 
 

@@ -28,7 +28,7 @@ from agentx_tui.snapshot.buckets import histogram_quantile
 from agentx_tui.snapshot.figures import Figures, PointFigures, RunIntervals, TierRead
 from agentx_tui.snapshot.legacy import client_figures_of_older
 from agentx_tui.snapshot.price import NO_PRICE
-from agentx_tui.snapshot.rows import FrontierAxis, RooflineBound, StepRow, UserRow, WorkerLossRow
+from agentx_tui.snapshot.rows import FrontierAxis, ProbeRow, RooflineBound, StepRow, UserRow, WorkerLossRow
 
 SCHEMA_VERSION = 1
 # What kind of server an endpoint is: decided by the attach probe, refined by the metric names it serves.
@@ -477,10 +477,12 @@ SweepPhase = Literal["warmup", "measure", "done"]
 
 
 class SweepState(Frozen):
-    """Where a sweep stands: measured points, the frontier, tier reads, the point in progress."""
+    """Where a sweep stands: measured points, the frontier, tier reads, the point in progress; a tier sweep's
+    probes and plan."""
 
-    mode: Literal["list", "auto"] = "list"
-    planned_users: tuple[int, ...] = ()  # list: all; auto: those measured and the next one
+    mode: Literal["list", "auto", "tiers"] = "list"
+    # list: all; auto: those measured and the next one; tiers: the full points planned (none while probing)
+    planned_users: tuple[int, ...] = ()
     tiers: tuple[TierRead, ...] = ()  # read on `frontier_axis`
     points: tuple[PointFigures, ...] = ()
     frontier: tuple[int, ...] = ()  # indices into `points` of the Pareto-optimal ones, by interactivity
@@ -498,6 +500,15 @@ class SweepState(Frozen):
     point_duration_s: float = 0.0
     stop_reason: str | None = None  # why the sweep ended (auto's rule, a list's end, an interruption)
     precision: float | None = None  # --precision F: a point ends once both half-widths are within F
+    # A tier sweep (docs/sweeps.md, "A tier sweep"): its probes so far (never points), whether the step under
+    # way is one, what it is for ("tier 50", "bracketing tiers 30 50"), and how long a probe's window is.
+    probes: tuple[ProbeRow, ...] = ()
+    probing: bool = False
+    step_for: str | None = None
+    probe_duration_s: float | None = None
+    # The sweep's wall time so far (probes and warm-ups included), and times the GPUs; None without a count.
+    sweep_s: float | None = None
+    gpu_seconds: float | None = None
 
 
 RunState = Literal["starting", "running", "paused", "server down", "stopping", "finished"]

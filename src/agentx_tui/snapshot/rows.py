@@ -72,6 +72,28 @@ class StepRow(Frozen):
     e2e_p90_s: float | None = None
 
 
+class ProbeRow(Frozen):
+    """A tier sweep's probe (docs/sweeps.md, "A tier sweep"): a short window that tells where p90
+    interactivity crosses the tiers, never a point (it stands on no frontier and feeds no tier read).
+    Its figures are over its window, as a point's are; `purpose` says what it was for."""
+
+    index: int  # 1-based, in the order the probes were measured
+    users: int
+    purpose: str  # "bracketing tiers 30 50 75 100", "tier 50"
+    tiers: tuple[float, ...] = ()  # the tiers it was for
+    warmup_s: float  # from its users' setting to its window's opening
+    duration_s: float  # its window's length
+    window_start_s: float  # run-elapsed seconds at which its window opened
+    requests: int | None = None  # counted for its latencies, as a point's
+    e2e_interactivity_p90_tokens_per_s: float | None = None
+    interactivity_p90_tokens_per_s: float | None = None
+    total_tokens_per_s: float | None = None
+    total_tokens_per_s_per_gpu: float | None = None
+    error_rate: float | None = None
+    steady: bool | None = None  # whether its load was steady when its window opened (sweep/steady.py)
+    steady_reason: str | None = None
+
+
 class WorkerLossRow(Frozen):
     """A load worker that died during the run (docs/scale.md, "A lost load worker"): when it was seen, how
     it ended, the users it drove, and whether a fresh worker took them again. The report's `worker_losses`

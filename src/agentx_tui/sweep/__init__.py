@@ -21,12 +21,19 @@ from agentx_tui.sweep.agentx import (
     MAX_ERROR_RATE,
     MIN_POINT_S,
     TEST_MIN_POINT_ENV,
+    WARMUP_REQUESTS,
     AgentXSetup,
     KvOffload,
     ServerMemory,
     judge,
 )
-from agentx_tui.sweep.auto import AUTO_MAX_POINTS, auto_stop_reason, next_auto_users, peak_auto_users
+from agentx_tui.sweep.auto import (
+    AUTO_MAX_POINTS,
+    auto_stop_reason,
+    next_auto_users,
+    peak_auto_users,
+    stopped_growing,
+)
 from agentx_tui.sweep.axes import (
     DECODE,
     FRONTIER_AXES,
@@ -51,6 +58,8 @@ from agentx_tui.sweep.intervals import (
 )
 from agentx_tui.sweep.pareto import MonotoneCurve, frontier_curve, north_star_policy, pareto_front, view_fronts
 from agentx_tui.sweep.points import WARMED_KEYS, PointWindow, interval_sample
+from agentx_tui.sweep.steady import BATCH_S, Steadiness, steadiness
+from agentx_tui.sweep.targets import Step, TierPlanner
 from agentx_tui.sweep.tier_intervals import tier_intervals
 from agentx_tui.sweep.tiers import read_tiers, tier_suffix
 
@@ -59,6 +68,7 @@ __all__ = [
     "AGENTX_POINT_S",
     "AGENTX_TIERS",
     "AUTO_MAX_POINTS",
+    "BATCH_S",
     "DECODE",
     "DRAM_CAP_BYTES",
     "FRONTIER_AXES",
@@ -68,6 +78,7 @@ __all__ = [
     "NORTH_STAR",
     "TEST_MIN_POINT_ENV",
     "WARMED_KEYS",
+    "WARMUP_REQUESTS",
     "AgentXSetup",
     "AgentsRead",
     "ChartPoint",
@@ -80,7 +91,10 @@ __all__ = [
     "PointWindow",
     "Precision",
     "ServerMemory",
+    "Steadiness",
+    "Step",
     "SweepChart",
+    "TierPlanner",
     "agents_at_tiers",
     "auto_stop_reason",
     "axis_name",
@@ -102,6 +116,8 @@ __all__ = [
     "point_xy",
     "read_agents",
     "read_tiers",
+    "steadiness",
+    "stopped_growing",
     "thin_words",
     "tier_intervals",
     "tier_suffix",

@@ -9,6 +9,9 @@ and AIPerf's `inferencex-agentx-mvp` scenario, which stamps `submission_valid`),
   mark the run invalid);
 - every user has completed at least 10 requests before a point's window opens (AIPerf's
   `--warmup-requests-per-lane 10`); a plain run measures from its first request, with no warm-up;
+- a sweep's every point was steady when its window opened (MSER-5 on its throughput and p90 r_i,
+  sweep/steady.py): a window opened in the transient reads the early, short contexts and flatters the
+  point (the harness's ten warm-up requests per user stand in for the same);
 - at most 10% of a point's requests fail (failed / (completed + failed) ≤ 0.10, the limit inclusive),
   and a point completes at least one;
 - at most 1% of a point's requests exceed the model's context, refused by the server or not sent because
@@ -133,6 +136,7 @@ def judge(
         rules = [
             _sweep_length(sweep.point_duration_s, points, setup, progress),
             _sweep_warmup(points, final=final),
+            _sweep_steady(points, final=final),
             _sweep_errors(points, final=final),
             _sweep_overflow(points, final=final),
             _sweep_coverage(points, final=final),
@@ -188,6 +192,8 @@ def _progress(sweep: SweepState) -> str:
     """Where a sweep stands, in words, for a rule that waits on it: "the point at 32 users, 23 s of 1800 s"."""
     if sweep.current_users is None:
         return "the sweep's last point is measured"
+    if sweep.probing:  # a tier sweep's probe (docs/sweeps.md): no point is measured yet
+        return f"probing {_users(sweep.current_users)}" + (f" for {sweep.step_for}" if sweep.step_for else "")
     at = f"the point at {_users(sweep.current_users)}"
     left = sweep.phase_left_s
     if sweep.phase == "warmup":
@@ -255,6 +261,32 @@ def _sweep_warmup(points: list[PointFigures], *, final: bool) -> AgentXRule:
     if fewest < WARMUP_REQUESTS:
         return _rule("warmup", "broken", _WARMUP_BROKEN, detail)
     return _rule("warmup", "met", _WARMUP_MET, detail)
+
+
+_STEADY_MET = "every point steady before its window"
+_STEADY_BROKEN = "a point never settled"
+
+
+def _sweep_steady(points: list[PointFigures], *, final: bool) -> AgentXRule:
+    """Each point's load was steady when its window opened (MSER-5, sweep/steady.py): its `steady`, with
+    `steady_reason` for a point that still drifted when `--warmup` ran out."""
+    known = [p for p in points if p.steady is not None]
+    if not known:
+        if final and points:
+            return _rule("steady", "unknown", "steadiness unknown", "the points do not say it")
+        if final:
+            return _rule("steady", "broken", _STEADY_BROKEN, "no point was measured")
+        return _rule("steady", "pending", _STEADY_MET, "no point measured yet")
+    unsteady = [p for p in known if not p.steady]
+    if unsteady:
+        first = unsteady[0]
+        more = f" (+{len(unsteady) - 1} more)" if len(unsteady) > 1 else ""
+        return _rule("steady", "broken", _STEADY_BROKEN, f"at {_users(first.users)}: {first.steady_reason}{more}")
+    waits = [p.warmup_s for p in known]
+    detail = f"MSER-5 found each of {len(known)} point{'s' if len(known) != 1 else ''} steady after "
+    low, high = min(waits), max(waits)
+    detail += f"{_seconds(low)}" if _seconds(low) == _seconds(high) else f"{_seconds(low)}–{_seconds(high)}"
+    return _rule("steady", "met", _STEADY_MET, detail + " of warm-up")
 
 
 def _run_warmup(snap: Snapshot, setup: AgentXSetup, *, final: bool) -> AgentXRule:

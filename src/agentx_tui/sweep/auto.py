@@ -64,18 +64,28 @@ def auto_stop_reason(
             f"{axis_name(axis)} {at} was {figure(x)} tok/s/user, below the lowest tier "
             f"({tier_suffix(lowest_tier)} tok/s/user)."
         )
-    if len(points) >= 3:
-        values, unit = _throughputs(points[-3:])
-        a, b, c = values
-        # An unknown figure is not "no growth": the other rules stop a sweep that measures nothing.
-        if a is not None and b is not None and c is not None and _grew_too_little(a, b) and _grew_too_little(b, c):
-            users = ", ".join(str(p.users) for p in points[-3:])
-            return (
-                f"Total throughput grew less than {GROWTH_MIN:.0%} twice in a row: "
-                f"{figure(a)} → {figure(b)} → {figure(c)} {unit} at {users} users."
-            )
+    flat = stopped_growing(points)
+    if flat is not None:
+        return flat
     if len(points) >= max_points:
         return f"{len(points)} points done, the most --sweep auto measures."
+    return None
+
+
+def stopped_growing(points: Sequence[PointFigures]) -> str | None:
+    """The growth rule, in words, when it holds on the last three points: total throughput grew less than
+    5% twice in a row (where throughput stops growing); None otherwise."""
+    if len(points) < 3:
+        return None
+    values, unit = _throughputs(points[-3:])
+    a, b, c = values
+    # An unknown figure is not "no growth": the other rules stop a sweep that measures nothing.
+    if a is not None and b is not None and c is not None and _grew_too_little(a, b) and _grew_too_little(b, c):
+        users = ", ".join(str(p.users) for p in points[-3:])
+        return (
+            f"Total throughput grew less than {GROWTH_MIN:.0%} twice in a row: "
+            f"{figure(a)} → {figure(b)} → {figure(c)} {unit} at {users} users."
+        )
     return None
 
 

@@ -7,8 +7,9 @@ an older recording's: decode), y total tokens/s per GPU; when no point knows the
 is the plain total tokens/s (`SweepChart.per_gpu` says which) and no tier is read. The Frontier pane
 can place the points by tasks per hour per GPU instead (`ChartY`): the frontier stays the one found on
 throughput, and the tier reads, which are throughput, are then not placed. A figure here is never
-negative: one that is, or is not finite, cannot be placed. `nice_step` is the one rule for round axis
-ticks (1, 2 or 5 × 10ⁿ) of both charts.
+negative: one that is, or is not finite, cannot be placed. A tier sweep's probes (`SweepChart.probes`) are
+placed apart, on the throughput chart only: they stand on no frontier and no curve joins them.
+`nice_step` is the one rule for round axis ticks (1, 2 or 5 × 10ⁿ) of both charts.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
 
-from agentx_tui.snapshot import FrontierAxis, PointFigures, TierRead
+from agentx_tui.snapshot import FrontierAxis, PointFigures, ProbeRow, TierRead
 from agentx_tui.sweep.axes import DECODE, NORTH_STAR, point_x, point_x_interval
 from agentx_tui.sweep.pareto import MonotoneCurve, frontier_curve, pareto_front
 
@@ -72,6 +73,7 @@ class SweepChart:
     per_gpu: bool
     axis: FrontierAxis = DECODE  # the interactivity x is (the frontier's and the tiers')
     y: ChartY = "throughput"
+    probes: tuple[ChartPoint, ...] = ()  # a tier sweep's probes that can be placed: never on the frontier
 
     @classmethod
     def of(
@@ -82,13 +84,16 @@ class SweepChart:
         axis: FrontierAxis | None = None,
         *,
         y: ChartY = "throughput",
+        probes: Sequence[ProbeRow] = (),
     ) -> SweepChart:
         """The chart of a sweep's points (None: a point whose figures are unknown), its frontier on
         `axis` (None: an older sweep's, decode; the Pareto front is found again when it is missing or
         points elsewhere) and its tier reads on that axis (reads on the other are left out); `y` says
-        what places the points vertically."""
+        what places the points vertically; a tier sweep's `probes`, placed apart (throughput only)."""
         on_axis = axis or DECODE
-        per_gpu = any(p is not None and p.total_tokens_per_s_per_gpu is not None for p in points)
+        per_gpu = any(p is not None and p.total_tokens_per_s_per_gpu is not None for p in points) or any(
+            p.total_tokens_per_s_per_gpu is not None for p in probes
+        )
         given = list(frontier or ())
         if not given or not all(0 <= i < len(points) for i in given):
             given = list(pareto_front([_xy(p, per_gpu, on_axis) for p in points]))
@@ -104,7 +109,9 @@ class SweepChart:
             )
             for t in sorted(tiers, key=lambda t: t.tier)
         )
-        return cls(chart_points, tuple(given), chart_tiers, per_gpu, on_axis, y)
+        placed_probes = tuple(p for p in (_probe(r, per_gpu, on_axis) for r in probes) if p.placed)
+        shown_probes = placed_probes if y == "throughput" else ()
+        return cls(chart_points, tuple(given), chart_tiers, per_gpu, on_axis, y, shown_probes)
 
     @cached_property
     def curve(self) -> MonotoneCurve:
@@ -150,6 +157,13 @@ def _point(
         throughput_ci=y_ci,
         on_frontier=on_frontier,
     )
+
+
+def _probe(probe: ProbeRow, per_gpu: bool, axis: FrontierAxis) -> ChartPoint:
+    """A probe where its window put it (x on `axis`, y as the points'), with no interval: it is a short look."""
+    x = probe.e2e_interactivity_p90_tokens_per_s if axis == NORTH_STAR else probe.interactivity_p90_tokens_per_s
+    y = probe.total_tokens_per_s_per_gpu if per_gpu else probe.total_tokens_per_s
+    return ChartPoint(users=probe.users, interactivity_p90=_placeable(x), throughput=_placeable(y))
 
 
 def nice_step(span: float, count: int) -> float:

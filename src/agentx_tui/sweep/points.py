@@ -100,6 +100,10 @@ class PointWindow:
     cohort_edge: float | None = None
     # The frontier's axis: `--precision` checks the p90 interactivity on it (and the throughput).
     axis: FrontierAxis = NORTH_STAR
+    # Whether the load was steady when the window opened (sweep/steady.py), and what opened it, in words;
+    # None for a window no steady rule opened (a plain run's).
+    steady: bool | None = None
+    steady_reason: str | None = None
 
     def check_precision(self, now: float, *, force: bool = False) -> Precision | None:
         """How precise the point is so far (`--precision`): the intervals of its throughput and of its p90
@@ -220,6 +224,8 @@ class PointWindow:
             ci_method=ci.method if known else None,
             stopped_early=self.stopped_early,
             stop_reason=self.stop_reason,
+            steady=self.steady,
+            steady_reason=self.steady_reason,
             tasks_completed=tasks.tasks_completed if tasks else None,
             tasks_failed=tasks.tasks_failed if tasks else None,
             task_s_p50=tasks.task_s_p50 if tasks else None,

@@ -1,6 +1,9 @@
 """⁸ Frontier: a sweep's measured points, its Pareto frontier, the point in progress and the tier reads.
 
-Shown only while the run is a sweep (`Snapshot.sweep`); an ordinary run's layout does not change.
+Shown only while the run is a sweep (`Snapshot.sweep`); an ordinary run's layout does not change. A tier
+sweep (`--sweep tiers`) says its plan on the status line ("probing 48 users for tier 50 · probe 9", then
+"point 3 of 5 · …") and draws its probes apart, hollow (◇), never joined to the frontier; every sweep
+says its GPU time so far.
 As in docs/sweeps.md, x is p90 interactivity (tok/s/user) and y total tokens/s per GPU; the frontier
 is the monotone curve through the Pareto-optimal points, and the tiers are read off it. x is first the
 sweep's own axis (`SweepState.frontier_axis`: E2E-normalized interactivity, the North Star, unless the
@@ -47,6 +50,7 @@ from agentx_tui.ui.panes._chart import Run, RunChart
 # Marker glyphs: told apart by shape, so NO_COLOR and the mono theme read the same as colour does.
 ON_FRONTIER = "●"
 BELOW_FRONTIER = "○"
+PROBE = "◇"  # a tier sweep's probe: a short look, never a point
 LIVE = "×"
 # Error bars (a point's 95% intervals): their own glyphs, not the curve's braille nor a marker.
 BAR_X = "─"
@@ -69,7 +73,7 @@ class Marker:
     x: float
     y: float
     glyph: str
-    role: str  # a component-class suffix: "point", "dominated" or "live"
+    role: str  # a component-class suffix: "point", "dominated", "probe" or "live"
     tag: str = ""  # drawn beside the marker where there is room (the point's users)
     x_span: tuple[float, float] | None = None  # the 95% interval of x, drawn as an error bar
     y_span: tuple[float, float] | None = None  # the 95% interval of y
@@ -282,7 +286,7 @@ class FrontierChart(RunChart[ChartData]):
     """The frontier chart; redraws only when its data or its size changed."""
 
     ROLE_PREFIX = "frontier-chart--"
-    ROLES = ("axis", "label", "curve", "point", "dominated", "live", "interval")
+    ROLES = ("axis", "label", "curve", "point", "dominated", "probe", "live", "interval")
 
     def draw(self, data: ChartData, width: int, height: int) -> list[list[Run]]:
         return draw_chart(data, width, height)
@@ -342,19 +346,22 @@ class FrontierPane(OptionalPane):
             self.other_view, shown = False, view(sweep, False)
             assert shown is not None
         axis, frontier, tiers = shown
-        chart = SweepChart.of(sweep.points, frontier, tiers, axis=axis, y=self.y_figure)
+        chart = SweepChart.of(sweep.points, frontier, tiers, axis=axis, y=self.y_figure, probes=sweep.probes)
         data = chart_data(snap, sweep, chart)
         self.query_one("#frontier-chart", FrontierChart).plot(data)
         legend = self.query_one("#frontier-legend", FigureLines)
         bars = any(m.x_span or m.y_span for m in data.markers)
         live = any(m.role == "live" for m in data.markers)
+        probes = any(m.role == "probe" for m in data.markers)
         # Without a GPU count the points are placed by their total throughput: the axis says so.
         y_words = _Y_WORDS[self.y_figure] if chart.per_gpu or not chart.placed or self.y_figure == "tasks" else "tok/s"
         # A point without its x or y (too few requests or tasks in its window) is not drawn: say which.
         unknown = [str(p.users) for p in chart.points if not p.placed and p.users is not None]
         # A point with fewer requests than an interval needs (docs/sweeps.md): drawn, but said.
         thin = [str(p.users) for p in sweep.points if p.thin and measured(p)]
-        legend.show(_legend(legend.size.width, live=live, bars=bars, y_words=y_words, unknown=unknown, thin=thin))
+        legend.show(
+            _legend(legend.size.width, live=live, bars=bars, probes=probes, y_words=y_words, unknown=unknown, thin=thin)
+        )
         table, notes = tier_lines(tiers)
         self.query_one("#frontier-tiers", FigureLines).show(Content("\n").join(table))
         self.query_one("#frontier-notes", FigureLines).show(Content("\n").join(notes))
@@ -385,30 +392,56 @@ def _subtitle(axis: FrontierAxis, measured: int, on_frontier: int, width: int) -
 
 
 def progress(sweep: SweepState) -> str:
-    """Where the sweep stands, in words: 'point 3 of 6 · 64 users · measuring, 41 s left'."""
+    """Where the sweep stands, in words: 'point 3 of 6 · 64 users · measuring, 41 s left'; a tier sweep's
+    plan: 'probing 48 users for tier 50 · probe 9 · warm-up, at most 80 s left', then 'point 3 of 5 ·
+    64 users for tier 50 (below) · measuring, 41 s left'; and the sweep's GPU time so far."""
+    probes = len(sweep.probes)
+    gpu_time = gpu_time_words(sweep)
     if sweep.current is None or sweep.phase == "done":
         count = sum(1 for p in sweep.points if measured(p))  # one that counted no request is not
-        return f"done · {count} point{'s' if count != 1 else ''} measured"
-    number = sweep.current + 1
-    if sweep.mode == "auto":
-        where = f"point {number} · auto"
-    else:
-        where = f"point {number} of {len(sweep.planned_users)}" if sweep.planned_users else f"point {number}"
-    parts = [where]
-    if sweep.current_users is not None:
-        parts.append(f"{sweep.current_users} users")
+        after = f" after {probes} probe{'s' if probes != 1 else ''}" if sweep.mode == "tiers" else ""
+        return " · ".join(filter(None, ("done", f"{count} point{'s' if count != 1 else ''} measured{after}", gpu_time)))
+    number, planned = sweep.current + 1, len(sweep.planned_users)
+    users = "" if sweep.current_users is None else f"{sweep.current_users} users"
+    purpose = sweep.step_for or ""
+    if sweep.probing:  # a tier sweep's probe
+        joined = ", " if purpose.startswith("bracketing") else " for "
+        parts = [f"probing {users}{joined + purpose if purpose else ''}", f"probe {probes + 1}"]
+    elif sweep.mode == "auto":
+        parts = [f"point {number} · auto", users]
+    else:  # a list's points, or a tier sweep's (what each is for said beside its users)
+        parts = [f"point {number} of {planned}" if planned else f"point {number}", users]
+        if purpose and users:
+            parts[-1] += f" for {purpose}"
     phase = _PHASE.get(sweep.phase, sweep.phase)
     if sweep.phase_left_s is not None:
-        phase += f", {max(sweep.phase_left_s, 0.0):.0f} s left"
-    parts.append(phase)
-    return " · ".join(parts)
+        # A warm-up ends once the load is steady: its time left is the most it may take.
+        most = "at most " if sweep.phase == "warmup" else ""
+        phase += f", {most}{max(sweep.phase_left_s, 0.0):.0f} s left"
+    parts += [phase, gpu_time]
+    return " · ".join(filter(None, parts))
+
+
+def gpu_time_words(sweep: SweepState) -> str:
+    """The sweep's GPU time so far: '2.4 GPU·h', '950 GPU·s'; n/a without a GPU count."""
+    seconds = sweep.gpu_seconds
+    if seconds is None:  # a recording of before the figure says nothing
+        return f"GPU time {NA}: no GPU count" if sweep.sweep_s is not None else ""
+    return f"{seconds / 3600:.1f} GPU·h" if seconds >= 3600 else f"{seconds:.0f} GPU·s"
 
 
 def chart_data(snap: Snapshot, sweep: SweepState, chart: SweepChart | None = None) -> ChartData:
     """What the chart draws: the sweep's points (sweep/chart.py, as the report's pictures place them) as
     glyphs, the point being measured, the frontier's knots and the tiers as x ticks."""
-    chart = chart or SweepChart.of(sweep.points, sweep.frontier, sweep.tiers, axis=sweep.frontier_axis)
-    markers: list[Marker] = []
+    chart = chart or SweepChart.of(
+        sweep.points, sweep.frontier, sweep.tiers, axis=sweep.frontier_axis, probes=sweep.probes
+    )
+    # The probes first: a point in the same cell is drawn over a probe.
+    markers: list[Marker] = [
+        Marker(p.interactivity_p90, p.throughput, PROBE, "probe")
+        for p in chart.probes
+        if p.interactivity_p90 is not None and p.throughput is not None
+    ]
     for _, point in chart.placed:
         assert point.interactivity_p90 is not None and point.throughput is not None
         markers.append(
@@ -427,6 +460,8 @@ def chart_data(snap: Snapshot, sweep: SweepState, chart: SweepChart | None = Non
     if live is not None:
         markers.append(Marker(live[0], live[1], LIVE, "live", str(sweep.current_users or "")))
     empty = "warming up for the first point" if sweep.phase == "warmup" else "no point measured yet"
+    if sweep.probing:
+        empty = "probing where the tiers cross"
     if chart.y == "tasks" and sweep.points and not markers:
         empty = f"tasks/h/GPU {NA}: no point has a task done"
     return ChartData(
@@ -454,7 +489,14 @@ def _placeable(x: float, y: float) -> bool:
 
 
 def _legend(
-    width: int, *, live: bool, bars: bool, y_words: str, unknown: Sequence[str] = (), thin: Sequence[str] = ()
+    width: int,
+    *,
+    live: bool,
+    bars: bool,
+    y_words: str,
+    probes: bool = False,
+    unknown: Sequence[str] = (),
+    thin: Sequence[str] = (),
 ) -> Content:
     """The markers, then the axes' units (which x axis it is, the border says); `unknown`: the users of
     the points that could not be placed (their y is n/a); `thin`: of those with too few requests for an
@@ -463,6 +505,8 @@ def _legend(
         line(Content.styled(ON_FRONTIER, "bold $accent"), label(" frontier")),
         line(Content.styled(BELOW_FRONTIER, "$foreground"), label(" below it")),
     ]
+    if probes:
+        parts.append(line(Content.styled(PROBE, "$text-muted"), label(" probe")))
     if bars:
         parts.append(line(Content.styled(BAR_X + BAR_Y, "$secondary"), label(" 95%")))
     if live:

@@ -1,0 +1,100 @@
+"""On the built-in simulated engine, end to end (docs/sweeps.md): a point's window opens once its load is
+steady, later where contexts keep growing than on a fixed-shape workload, and a point that never settles
+says so; `--sweep tiers` probes before it measures, labels every probe, keeps them out of the points and
+the frontier, and every sweep report carries its GPU time."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+# One request a session, every length constant: the load is the same from its first seconds.
+FIXED = """\
+description: fixed shape - one request a session, constant lengths
+shared_prefix_tokens: 2000
+unique_prefix_tokens: 200
+first_message_tokens: 100
+steps: 1
+output_tokens: 60
+tool_result_tokens: 0
+tool_latency_s: 0
+"""
+# Long sessions whose 2,000-token tool results pile up: every request's context longer than the last.
+GROWING = """\
+description: growing contexts - long sessions whose tool results pile up
+shared_prefix_tokens: 2000
+unique_prefix_tokens: 200
+first_message_tokens: 100
+steps: 400
+output_tokens: 60
+tool_result_tokens: 2000
+tool_latency_s: 0.2
+"""
+
+
+def _sweep(
+    folder: Path, name: str, workload: str, *args: str
+) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
+    (folder / f"{name}.yaml").write_text(workload)
+    report = folder / f"{name}.json"
+    run = subprocess.run(
+        [
+            sys.executable, "-m", "agentx_tui", "--sim", "-w", str(folder / f"{name}.yaml"), "--headless",
+            "--report", str(report), "--report", str(folder / f"{name}.md"), *args,
+        ],
+        capture_output=True, text=True, timeout=400,
+    )  # fmt: skip
+    assert report.exists(), run.stderr[-2000:]
+    return json.loads(report.read_text()), run
+
+
+def test_growing_contexts_open_the_window_later_than_a_fixed_shape_and_say_they_never_settled(tmp_path: Path) -> None:
+    point = ("--sweep", "users=8", "--warmup", "60", "--point-duration", "5")
+    fixed, _ = _sweep(tmp_path, "fixed", FIXED, *point)
+    growing, run = _sweep(tmp_path, "growing", GROWING, *point)
+    steady, drifting = fixed["points"][0], growing["points"][0]
+    # The fixed shape: steady once MSER-5 can judge (4 batches of 5 s) and every user has its 10 requests.
+    assert steady["steady"] is True and 20 <= steady["warmup_s"] < 45, steady["steady_reason"]
+    assert steady["steady_reason"].startswith("steady after")
+    # Growing contexts: still drifting when --warmup ran out, so the window opened then, and says why.
+    assert drifting["warmup_s"] >= 60 > steady["warmup_s"]
+    assert drifting["steady"] is False and "still drifting" in drifting["steady_reason"], drifting["steady_reason"]
+    assert drifting["mean_prompt_tokens"] > 5 * steady["mean_prompt_tokens"]
+    assert "not steady: 8 users" in run.stdout
+    # Every sweep says its GPU time: its wall time × the simulated profile's one GPU.
+    assert 0 < fixed["sweep_gpu_seconds"] < growing["sweep_gpu_seconds"] and fixed["gpus"] == 1
+    assert fixed["probes"] is None  # a list or auto sweep probes nothing
+
+
+def test_a_tier_sweep_probes_then_measures_only_beside_the_crossings(tmp_path: Path) -> None:
+    data, run = _sweep(
+        tmp_path, "tiers", FIXED, "--sweep", "tiers", "-u", "2", "--tiers", "100,200", "--warmup", "4",
+        "--probe-duration", "3", "--point-duration", "6",
+    )  # fmt: skip
+    probes, points = data["probes"], data["points"]
+    assert probes and points, run.stderr[-2000:]
+    # Every probe labelled with what it was for; its window, its p90 on both axes, its throughput.
+    for probe in probes:
+        assert probe["purpose"].startswith(("bracketing tier", "tier ")), probe
+        assert probe["duration_s"] >= 2.5 and probe["e2e_interactivity_p90_tokens_per_s"] > 0
+        assert probe["interactivity_p90_tokens_per_s"] > 0 and probe["total_tokens_per_s_per_gpu"] > 0
+    # No probe is a point or on the frontier: the points' windows are their own, the frontier indexes points.
+    probe_windows = {p["window_start_s"] for p in probes}
+    assert not probe_windows & {p["window_start_s"] for p in points}
+    assert set(data["frontier"]) <= set(range(len(points)))
+    assert all(p["duration_s"] >= 5.5 for p in points)
+    # Tier 100 is crossed on this profile: a full point on each side of it, and its read from them alone.
+    x = sorted(p["e2e_interactivity_p90_tokens_per_s"] for p in points)
+    assert x[0] < 100 <= x[-1], x
+    assert data["total_tokens_per_s_per_gpu_at_100"] is not None
+    assert data["sweep_gpu_seconds"] > 0 and "probes" in data["sweep_stop_reason"]
+    assert "probes (short windows that found where the tiers cross; not points):" in run.stdout
+    markdown = (tmp_path / "tiers.md").read_text()
+    assert "The probes (`probes`)" in markdown and "sweep_gpu_seconds" in markdown
