@@ -11,7 +11,7 @@ beforehand, twice: with 1-3 content events a read (a client that fell behind, or
 bursts read together) and with one (vLLM's stream as a client that keeps up reads it). What is timed is
 what the sender and the statistics do with each once it has ended:
 
-- **convert**: `answer_figures` (output tokens, TTFT, decode, ITL, token gaps, r_i, its first-token
+- **convert**: `measure_answer` (output tokens, TTFT, decode, ITL, token gaps, r_i, its first-token
   part, its decode stalls) and the `Completed` built from it;
 - **add**: `ClientStats.add` of those `Completed`, no window open (a plain run);
 - **add+2w**: the same with two sweep windows open (a sweep point's and a `--precision` window).
@@ -43,7 +43,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from agentx_tui.measure import AnswerFigures, ClientStats, Completed, IntegerCounts, TimeSplit, answer_figures
+from agentx_tui.measure import ClientStats, Completed, IntegerCounts, MeasuredAnswer, TimeSplit, measure_answer
 from agentx_tui.measure import timing as timing_module
 
 
@@ -79,7 +79,7 @@ def answers(n: int, seed: int = 1, *, most_events: int = 3) -> list[Answer]:
     return out
 
 
-def completed(answer: AnswerFigures, a: Answer) -> Completed:
+def completed(answer: MeasuredAnswer, a: Answer) -> Completed:
     """The sender's conversion of a finished call into what the statistics count."""
     return Completed.of_answer(
         answer, sent_at=a.sent_at, ended_at=a.ended_at, prompt_tokens=1000, cached_tokens=500, ceiling_tokens=600,
@@ -90,7 +90,7 @@ def completed(answer: AnswerFigures, a: Answer) -> Completed:
 def convert(all_answers: Sequence[Answer]) -> list[Completed]:
     out = []
     for a in all_answers:
-        figures = answer_figures(
+        figures = measure_answer(
             a.sent_at, a.read_times, a.read_events, reported_output=sum(a.read_events),
             counted_events=sum(a.read_events), ended_at=a.ended_at,
         )  # fmt: skip

@@ -1,5 +1,5 @@
 """What AgentX's rules measure of the client's requests (measure/agentx.py), over the run (`ClientStats`) and
-a sweep point's window (`WindowFigures`): requests over the model's context, output coverage, warm-up
+a sweep point's window (`WindowBook`): requests over the model's context, output coverage, warm-up
 requests per user."""
 
 from __future__ import annotations

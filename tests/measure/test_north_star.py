@@ -13,8 +13,8 @@ from agentx_tui.measure import (
     LogHistogram,
     Tally,
     answer_end,
-    answer_figures,
     e2e_per_token,
+    measure_answer,
 )
 
 
@@ -26,7 +26,7 @@ def _done(
     start = sent if due is None else due
     reads = () if last is None else (sent + 0.1, last)
     events = () if last is None else (1, max(out - 1, 0))
-    answer = answer_figures(start, reads, events, reported_output=out, counted_events=None, ended_at=ended)
+    answer = measure_answer(start, reads, events, reported_output=out, counted_events=None, ended_at=ended)
     return Completed.of_answer(
         answer, sent_at=sent, ended_at=ended, prompt_tokens=100, cached_tokens=None, ceiling_tokens=None,
         tree=tree, user=user, due_at=due, schedule_lag_s=None if due is None else sent - due,
@@ -63,11 +63,11 @@ def test_a_completed_request_carries_its_answers_r_i_from_its_start() -> None:
 
 
 def test_an_answer_carries_its_r_i() -> None:
-    streamed = answer_figures(10.0, [10.5, 10.7, 11.5], [1, 2, 2], reported_output=10, counted_events=5, ended_at=12)
+    streamed = measure_answer(10.0, [10.5, 10.7, 11.5], [1, 2, 2], reported_output=10, counted_events=5, ended_at=12)
     assert streamed.e2e_per_token_s == pytest.approx(1.5 / 10)
-    whole = answer_figures(0.0, (), (), reported_output=4, counted_events=None, ended_at=2.0)  # not streamed
+    whole = measure_answer(0.0, (), (), reported_output=4, counted_events=None, ended_at=2.0)  # not streamed
     assert whole.e2e_per_token_s == pytest.approx(0.5)
-    assert answer_figures(0.0, (), (), reported_output=4, counted_events=None).e2e_per_token_s is None
+    assert measure_answer(0.0, (), (), reported_output=4, counted_events=None).e2e_per_token_s is None
 
 
 def test_the_figure_is_one_over_the_percentile_of_r_i_not_a_ratio_of_percentiles() -> None:
@@ -118,8 +118,8 @@ def test_tallies_merge_r_i_and_a_window_keeps_it_per_tree_and_slot() -> None:
 
 def test_a_users_table_row_has_its_own_e2e_normalized_rate() -> None:
     row = CallTally()
-    row.count(answer_figures(0.0, [0.5, 1.0], [1, 1], reported_output=2, counted_events=2, ended_at=1.1))  # 0.5
-    row.count(answer_figures(0.0, [1.0, 1.5], [1, 3], reported_output=4, counted_events=4, ended_at=1.6))  # 0.375
+    row.count(measure_answer(0.0, [0.5, 1.0], [1, 1], reported_output=2, counted_events=2, ended_at=1.1))  # 0.5
+    row.count(measure_answer(0.0, [1.0, 1.5], [1, 3], reported_output=4, counted_events=4, ended_at=1.6))  # 0.375
     tallied = row.tallied()
     assert tallied["e2e_interactivity_tokens_per_s"] == pytest.approx(2 / (0.5 + 0.375))
     assert CallTally().tallied()["e2e_interactivity_tokens_per_s"] is None

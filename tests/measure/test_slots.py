@@ -13,8 +13,8 @@ from agentx_tui.measure import (
     LiveCount,
     Streamed,
     TokensPerEvent,
-    answer_figures,
     arrivals_of,
+    measure_answer,
     slot_of,
     spread_tokens,
 )
@@ -59,7 +59,7 @@ def test_only_the_part_inside_the_bounds_is_given() -> None:
 
 
 def _done(first: float, last: float, out: int) -> Completed:
-    answer = answer_figures(first - 0.2, (first, last), (1, out - 1), reported_output=out, counted_events=None)
+    answer = measure_answer(first - 0.2, (first, last), (1, out - 1), reported_output=out, counted_events=None)
     return Completed.of_answer(
         answer, sent_at=first - 0.2, ended_at=last, prompt_tokens=0, cached_tokens=None, ceiling_tokens=None,
         tree=1, user=0,

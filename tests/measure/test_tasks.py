@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentx_tui.measure.histogram import EXACT_LIMIT
-from agentx_tui.measure.tasks import StepRow, TaskBook, TaskFigures, step_bucket
+from agentx_tui.measure.tasks import StepRow, TaskBook, TaskReading, step_bucket
 
 # Past `EXACT_LIMIT` values, percentiles come from 2% log buckets: within 1% of the exact ones.
 BUCKET = 0.012
@@ -127,7 +127,7 @@ def test_tasks_per_hour_per_gpu() -> None:
 
 def test_an_empty_book_knows_nothing() -> None:
     f = TaskBook(started_at=0.0).figures(now=60.0, gpus=1, tokens_per_dollar=1e9)
-    assert f == TaskFigures(tasks_per_hour_per_gpu=0.0)
+    assert f == TaskReading(tasks_per_hour_per_gpu=0.0)
 
 
 # -- running, failed, dropped ------------------------------------------------------------------

@@ -13,14 +13,14 @@ from itertools import accumulate
 import pytest
 
 from agentx_tui.measure import (
-    AnswerFigures,
     ClientStats,
     Completed,
     IntegerCounts,
+    MeasuredAnswer,
     Tally,
-    answer_figures,
     bucket_of,
     decode_stalls,
+    measure_answer,
     tally_figures,
 )
 from agentx_tui.snapshot import Figures
@@ -43,13 +43,13 @@ def _answer(
     events: Sequence[int] | None = None,
     start: float = 0.0,
     output: int | None = None,
-) -> AnswerFigures:
+) -> MeasuredAnswer:
     """The figures of an answer whose reads came `ttft` after `start`, then one per gap: one content
     event each unless `events` says how many each read held; its output tokens the events' sum (one
     token an event) unless the server's count `output` says otherwise (speculation: several an event)."""
     reads = _reads(start, ttft, gaps)
     counts = list(events) if events is not None else [1] * len(reads)
-    return answer_figures(start, reads, counts, reported_output=output, counted_events=sum(counts), ended_at=None)
+    return measure_answer(start, reads, counts, reported_output=output, counted_events=sum(counts), ended_at=None)
 
 
 def _done(
@@ -154,11 +154,11 @@ def test_an_answer_carries_its_first_token_part_and_its_stalls() -> None:
     assert done.stalls == 1 and done.stall_excess_s == pytest.approx(0.18)
     assert done.decode_span_s == pytest.approx(0.56)
     # Not streamed: r_i from the end of the body, no first-token part, no decode span, no stalls.
-    whole = answer_figures(0.0, (), (), reported_output=4, counted_events=None, ended_at=2.0)
+    whole = measure_answer(0.0, (), (), reported_output=4, counted_events=None, ended_at=2.0)
     assert whole.e2e_per_token_s == pytest.approx(0.5) and whole.ttft_per_token_s is None
     assert (whole.stalls, whole.stall_excess_s) == (0, 0.0)
     # No output token: no r_i, so no part of it.
-    assert answer_figures(0.0, [0.5], [1], reported_output=0, counted_events=1).ttft_per_token_s is None
+    assert measure_answer(0.0, [0.5], [1], reported_output=0, counted_events=1).ttft_per_token_s is None
 
 
 # --- a set of requests ------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from typing import cast
 
 from agentx_tui.measure import ClientStats
 from agentx_tui.proxy import TASK_ID_BASE, LiveProxy, LiveSessions, ProxiedCall, Tokenizer
-from agentx_tui.snapshot import TaskFigures
+from agentx_tui.snapshot import TaskReading
 from tests.proxy.calls import SYSTEM, Sink, assistant, make_call, stream, tool, user
 from tests.proxy.test_sessions import run
 from tests.proxy.two_agents import A_CALLS, B_CALLS, agent_a, agent_b
@@ -154,7 +154,7 @@ async def test_a_tree_does_not_end_before_its_calls_figures_reached_the_statisti
     assert figures.tasks_completed == 1 and figures.steps_per_task_mean == 1 and figures.tokens_per_task_mean == 7
 
 
-async def _tasks_until(stats: ClientStats, completed: int, timeout_s: float = 15.0) -> TaskFigures:
+async def _tasks_until(stats: ClientStats, completed: int, timeout_s: float = 15.0) -> TaskReading:
     deadline = time.monotonic() + timeout_s
     while (figures := stats.tasks.figures(time.monotonic())).tasks_completed < completed:
         assert time.monotonic() < deadline, f"{figures.tasks_completed} tasks completed, not {completed}"

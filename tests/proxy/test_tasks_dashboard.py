@@ -22,7 +22,7 @@ from agentx_tui.cli import parse_args
 from agentx_tui.load import load_session_set
 from agentx_tui.run import build_plan
 from agentx_tui.run.execute import execute
-from agentx_tui.snapshot import TaskFigures
+from agentx_tui.snapshot import TaskReading
 from agentx_tui.ui import AgentXApp
 from agentx_tui.ui.panes import UsersPane
 from tests.proxy.two_agents import A_CALLS, B_CALLS, Agent, agent_a, agent_b
@@ -36,8 +36,8 @@ class Seen:
     """What the dashboard showed while the agents ran."""
 
     names: set[str] = field(default_factory=set)  # the `where` cells of real agents' rows
-    after_b: TaskFigures | None = None
-    after_both: TaskFigures | None = None
+    after_b: TaskReading | None = None
+    after_both: TaskReading | None = None
     agents: list[Agent] = field(default_factory=list)
 
 
@@ -49,7 +49,7 @@ async def _until(pilot: Pilot[None], what: str, ready: Callable[[], Any]) -> Any
     return found
 
 
-def _tasks(app: AgentXApp, completed: int) -> TaskFigures | None:
+def _tasks(app: AgentXApp, completed: int) -> TaskReading | None:
     tasks = app.snapshot.tasks if app.snapshot is not None else None
     return tasks if tasks is not None and tasks.tasks_completed >= completed else None
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from agentx_tui.report import Report, ReportBuilder
 from agentx_tui.snapshot import (
-    ClientFigures,
+    ClientReading,
     ClientTotals,
-    CostFigures,
-    EndpointFigures,
+    CostReading,
+    EndpointReading,
     EndpointTotals,
     Figures,
-    GpuFigures,
+    GpuReading,
     GpuState,
     RunInfo,
     Snapshot,
@@ -27,8 +27,8 @@ B = "http://10.0.0.2:8000"
 SECRET = "sk-report-test-8c7V6b5N4m3"
 
 
-def endpoint_a(i: int) -> EndpointFigures:
-    return EndpointFigures(
+def endpoint_a(i: int) -> EndpointReading:
+    return EndpointReading(
         url=A,
         up=True,
         status="up",
@@ -52,8 +52,8 @@ def endpoint_a(i: int) -> EndpointFigures:
     )
 
 
-def endpoint_b(i: int) -> EndpointFigures:
-    return EndpointFigures(
+def endpoint_b(i: int) -> EndpointReading:
+    return EndpointReading(
         url=B,
         up=True,
         status="up",
@@ -76,8 +76,8 @@ def endpoint_b(i: int) -> EndpointFigures:
     )
 
 
-def client(i: int, *, cached_reported: bool = True) -> ClientFigures:
-    return ClientFigures(
+def client(i: int, *, cached_reported: bool = True) -> ClientReading:
+    return ClientReading(
         window=Figures(
             output_tokens_per_s=70.0 + i,
             prompt_tokens_per_s=700.0,
@@ -121,15 +121,15 @@ def gpus(i: int) -> GpuState:
     return GpuState(
         status="2 GPUs",
         gpus=(
-            GpuFigures(index=0, name="NVIDIA H200", utilization=0.5, power_w=300.0 + 10 * i),
-            GpuFigures(index=1, name="NVIDIA H200", utilization=0.1 * i, power_w=200.0),
+            GpuReading(index=0, name="NVIDIA H200", utilization=0.5, power_w=300.0 + 10 * i),
+            GpuReading(index=1, name="NVIDIA H200", utilization=0.1 * i, power_w=200.0),
         ),
     )
 
 
-def cost(i: int) -> CostFigures:
+def cost(i: int) -> CostReading:
     spent = 2.0 * 2 * (0.5 + 2 * i) / 3600
-    return CostFigures(
+    return CostReading(
         usd_per_gpu_hour=2.0,
         gpus=2,
         price_source="--gpu-price",
@@ -187,7 +187,7 @@ def snap(
         gpu=gpus(i) if with_gpus else GpuState(),
         client=client(i, cached_reported=cached_reported) if with_client else None,
         sessions=sessions(i) if with_client else (),
-        cost=cost(i) if with_price else CostFigures(),
+        cost=cost(i) if with_price else CostReading(),
         events=events,
     )
 

@@ -9,7 +9,7 @@ import pytest
 from agentx_tui.report import Report, evaluate_checks, parse_check
 from agentx_tui.report._compare import compare_reports
 from agentx_tui.report._keys import tier_report_keys
-from agentx_tui.snapshot import EndpointTotals, GpuPeak, PointFigures, Snapshot, TaskFigures, TierRead
+from agentx_tui.snapshot import EndpointTotals, GpuPeak, PointFigures, Snapshot, TaskReading, TierRead
 from agentx_tui.snapshot.limits import Roofline, gpus_energy, limits_values, tick_limits
 from agentx_tui.sweep import NORTH_STAR, pareto_front, point_xy, read_agents
 from agentx_tui.telemetry import NvmlSampler
@@ -42,7 +42,7 @@ def with_nvml(snaps: list[Snapshot]) -> list[Snapshot]:
         )
         cost = s.cost.model_copy(update={"gpus_source": "--gpus"})
         out.append(s.model_copy(update={"aggregate": agg, "gpu": gpu, "limits": limits, "cost": cost}))
-    out[-1] = out[-1].model_copy(update={"tasks": TaskFigures(tasks_completed=4)})
+    out[-1] = out[-1].model_copy(update={"tasks": TaskReading(tasks_completed=4)})
     return out
 
 

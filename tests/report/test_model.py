@@ -20,7 +20,7 @@ from agentx_tui.report import (
     write_report,
 )
 from agentx_tui.report._keys import SWEEP_KEYS, tier_report_keys
-from agentx_tui.snapshot import Figures, PointFigures, Snapshot, TaskFigures, TierRead, UserRow
+from agentx_tui.snapshot import Figures, PointFigures, Snapshot, TaskReading, TierRead, UserRow
 from tests.report._snaps import built, stream
 from tests.ui.fakes import make_sweep_snapshot, make_sweep_state
 
@@ -55,12 +55,12 @@ def test_a_misspelt_key_in_the_builder_fails_the_build(monkeypatch: pytest.Monke
     """Each part of the report is a `Figures` set; a part with a key no figure declares stops the build
     with the key's name, where it used to vanish without a word."""
 
-    def misspelt(tasks: TaskFigures) -> Figures:
+    def misspelt(tasks: TaskReading) -> Figures:
         return Figures.model_validate({"tasks_complete": tasks.tasks_completed})
 
     monkeypatch.setattr(_builder, "_task_figures", misspelt)
     snaps = stream()
-    snaps[-1] = snaps[-1].model_copy(update={"tasks": TaskFigures(tasks_completed=3)})
+    snaps[-1] = snaps[-1].model_copy(update={"tasks": TaskReading(tasks_completed=3)})
     with pytest.raises(ValidationError, match="tasks_complete"):
         built(snaps)
 

@@ -8,7 +8,7 @@ import pytest
 
 from agentx_tui.report import NUMERIC_KEYS, Report, evaluate_checks, parse_check
 from agentx_tui.report._compare import HEADLINE, compare_reports
-from agentx_tui.snapshot import SERVER_TIME_KEYS, EndpointFigures, Snapshot
+from agentx_tui.snapshot import SERVER_TIME_KEYS, EndpointReading, Snapshot
 from agentx_tui.telemetry import aggregate_endpoints
 
 from ._snaps import stream
@@ -17,7 +17,7 @@ from .test_builder import build
 GOLDEN = "DeepSeek V4 Pro MTP, thinking on, k = 3: InferenceX dsv4_mtp.yaml"
 
 
-def _served(e: EndpointFigures, requests: float, drafts: float) -> EndpointFigures:
+def _served(e: EndpointReading, requests: float, drafts: float) -> EndpointReading:
     """`e` having finished `requests` at 0.1 s queued, 0.3 s prefill, 0.56 s decode each, and verified
     `drafts` drafts of 3 tokens accepting 0.8, 0.5, 0.2 per draft by position; golden 2.49 at k = 3."""
     totals = e.totals.model_copy(

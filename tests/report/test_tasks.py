@@ -24,7 +24,7 @@ from agentx_tui.report import (
 from agentx_tui.report._compare import compare_reports
 from agentx_tui.report._compare_cli import compare_main
 from agentx_tui.report._compare_text import render_comparison
-from agentx_tui.snapshot import PointFigures, Snapshot, StepRow, SweepState, TaskFigures
+from agentx_tui.snapshot import PointFigures, Snapshot, StepRow, SweepState, TaskReading
 from tests.report._snaps import built, stream
 
 TASK_KEYS = (
@@ -41,7 +41,7 @@ TASK_KEYS = (
     "tasks_per_hour_per_gpu",
     "step_curve",
 )
-TASKS = TaskFigures(
+TASKS = TaskReading(
     tasks_completed=12,
     tasks_running=3,
     tasks_failed=1,
@@ -62,7 +62,7 @@ TASKS = TaskFigures(
 )
 
 
-def with_tasks(snaps: list[Snapshot], tasks: TaskFigures) -> list[Snapshot]:
+def with_tasks(snaps: list[Snapshot], tasks: TaskReading) -> list[Snapshot]:
     """The stream with `tasks` on its last tick (the report reads the last tick's whole-run figures)."""
     return [*snaps[:-1], snaps[-1].model_copy(update={"tasks": tasks})]
 
@@ -188,7 +188,7 @@ def test_markdown_has_a_tasks_section_and_writes_the_two_pictures(tmp_path: Path
 
 def test_markdown_says_in_words_when_no_task_completed(tmp_path: Path) -> None:
     path = tmp_path / "run.md"
-    write_report(path, built(with_tasks(stream(), TaskFigures(tasks_running=4, tasks_failed=1))))
+    write_report(path, built(with_tasks(stream(), TaskReading(tasks_running=4, tasks_failed=1))))
     text = path.read_text()
     assert "No task completed during the run (4 still running at its end, 1 failed)" in text
     assert not (tmp_path / "run.steps.svg").exists() and not (tmp_path / "run.task_time.svg").exists()
@@ -224,7 +224,7 @@ def test_the_summary_prints_the_task_figures() -> None:
 
 
 def test_the_summary_says_when_no_task_completed_and_nothing_when_observing_only() -> None:
-    text = summary(built(with_tasks(stream(), TaskFigures(tasks_running=2))))
+    text = summary(built(with_tasks(stream(), TaskReading(tasks_running=2))))
     assert "  tasks: 0 completed, 2 still running, 0 failed\n    no task completed" in text
     assert "tasks:" not in summary(built(stream(with_client=False)))
 
@@ -321,7 +321,7 @@ def test_checks_on_the_task_figures() -> None:
     checks = [parse_check("usd_per_task <= 0.05"), parse_check("task_s_p90 <= 600"), parse_check("task_s_p90 <= 60")]
     assert [c.passed for c in evaluate_checks(checks, report)] == [True, True, False]
     # Unknown (observing only, or no task completed): the check fails, as for any other key.
-    for unknown in (built(stream(with_client=False)), built(with_tasks(stream(), TaskFigures()))):
+    for unknown in (built(stream(with_client=False)), built(with_tasks(stream(), TaskReading()))):
         results = evaluate_checks(checks[:2], unknown)
         assert [(c.value, c.passed) for c in results] == [(None, False), (None, False)]
 

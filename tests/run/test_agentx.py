@@ -13,10 +13,10 @@ from agentx_tui.procfs import mem_total_bytes
 from agentx_tui.run import RunPlan, build_plan
 from agentx_tui.run.agentx import AgentXWatch, agentx_setup, launched_offload, offload_seen
 from agentx_tui.snapshot import (
-    ClientFigures,
+    ClientReading,
     ClientTotals,
-    EndpointFigures,
-    GpuFigures,
+    EndpointReading,
+    GpuReading,
     GpuState,
     PointFigures,
     RunInfo,
@@ -121,8 +121,8 @@ def tick(seq: int, elapsed_s: float, *, gpus: int = 0, failed: int = 0) -> Snaps
         time=1e9 + elapsed_s,
         elapsed_s=elapsed_s,
         run=RunInfo(target="serve tiny"),
-        client=ClientFigures(totals=ClientTotals(requests_completed=5, requests_failed=failed)),
-        gpu=GpuState(gpus=tuple(GpuFigures(index=i, name="H100") for i in range(gpus))),
+        client=ClientReading(totals=ClientTotals(requests_completed=5, requests_failed=failed)),
+        gpu=GpuState(gpus=tuple(GpuReading(index=i, name="H100") for i in range(gpus))),
         sweep=sweep,
     )
 
@@ -162,9 +162,9 @@ def test_a_launched_vllms_server_has_the_gpus_nvml_sees() -> None:
 
 def test_what_the_servers_pages_say_of_offload_decides_where_the_plan_cannot() -> None:
     """The simulator and an attached server say on their pages whether they offload KV to CPU memory
-    (`EndpointFigures.kv_offload_cpu`); the rule then reads that, where the plan's flags tell nothing."""
+    (`EndpointReading.kv_offload_cpu`); the rule then reads that, where the plan's flags tell nothing."""
     unknown = AgentXSetup(offload=KvOffload(None, None, "the attached server has not said"))
-    page = EndpointFigures(url="aggregate", flavor="vllm", kv_offload_cpu=True, kv_offload_cpu_bytes=64 * GIB)
+    page = EndpointReading(url="aggregate", flavor="vllm", kv_offload_cpu=True, kv_offload_cpu_bytes=64 * GIB)
     seen = offload_seen(tick(1, 1.0).model_copy(update={"aggregate": page}))
     assert seen == KvOffload(True, 64 * GIB, "the servers' cache_config_info")
     assert offload_seen(tick(1, 1.0)) is None  # no page said: still unknown

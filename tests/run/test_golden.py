@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agentx_tui.run.golden import GoldenLengths
-from agentx_tui.snapshot import EndpointFigures
+from agentx_tui.snapshot import EndpointReading
 from agentx_tui.telemetry import aggregate_endpoints
 
 
@@ -17,8 +17,8 @@ def _no_user_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
 
 
-def endpoint(url: str, model: str, k: int | None, length: float | None, drafts: float = 10.0) -> EndpointFigures:
-    return EndpointFigures(
+def endpoint(url: str, model: str, k: int | None, length: float | None, drafts: float = 10.0) -> EndpointReading:
+    return EndpointReading(
         url=url,
         up=True,
         model=model,

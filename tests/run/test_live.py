@@ -21,9 +21,9 @@ from agentx_tui.run.subscribers import DashboardFeed, Fanout
 from agentx_tui.run.traffic import Traffic
 from agentx_tui.snapshot import (
     AgentXVerdict,
-    ClientFigures,
     ClientHealth,
-    CostFigures,
+    ClientReading,
+    CostReading,
     Figures,
     GpuState,
     Snapshot,
@@ -45,7 +45,7 @@ class FakeCollectors:
     async def collect(self) -> Collected:
         self.collected += 1
         now = self.start + (self.collected - 1) * self.interval_s
-        return Collected(now, (), None, GpuState(), None, CostFigures(), ())
+        return Collected(now, (), None, GpuState(), None, CostReading(), ())
 
     def set_price(self, usd_per_gpu_hour: float | None, gpus: int | None) -> None:
         self.price = (usd_per_gpu_hour, gpus)
@@ -173,7 +173,7 @@ class LateReplay(FakeCollectors):
     async def collect(self) -> Collected:
         base = await super().collect()
         behind = self.collected >= 3
-        client = ClientFigures(
+        client = ClientReading(
             run=Figures(schedule_lag_p90_s=2.0 if behind else 0.001, schedule_behind=behind, schedule_users_needed=12)
         )
         return replace(base, load=LoadSample(client, ClientHealth()))

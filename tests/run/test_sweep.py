@@ -11,7 +11,7 @@ import pytest
 from agentx_tui.measure import ClientStats, Completed, e2e_per_token
 from agentx_tui.run.collect import EventLog
 from agentx_tui.run.sweep import SweepPhases
-from agentx_tui.snapshot import CostFigures, RunInfo, Snapshot
+from agentx_tui.snapshot import CostReading, RunInfo, Snapshot
 
 
 class Clock:
@@ -45,7 +45,7 @@ class FakeRun:
 def snap(t: float) -> Snapshot:
     return Snapshot(
         seq=int(t) + 1, time=1000.0 + t, elapsed_s=t, run=RunInfo(target="fake"),
-        cost=CostFigures(usd_per_gpu_hour=2.0, gpus=2, gpus_source="--gpus"),
+        cost=CostReading(usd_per_gpu_hour=2.0, gpus=2, gpus_source="--gpus"),
     )  # fmt: skip
 
 

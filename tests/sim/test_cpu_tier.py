@@ -19,7 +19,7 @@ from agentx_tui.sim.kvcache import KVCacheManager, KVSeq
 from agentx_tui.sim.offload import CpuTier
 from agentx_tui.sim.profiles import SimProfile, load_profile
 from agentx_tui.sim.scheduler import Scheduler, SimRequest
-from agentx_tui.snapshot import EndpointFigures, PointFigures
+from agentx_tui.snapshot import EndpointReading, PointFigures
 from agentx_tui.sweep import NORTH_STAR, pareto_front, point_xy, read_tiers
 from agentx_tui.telemetry import MetricsReader
 from tests.helpers.sim import sim_server
@@ -137,7 +137,7 @@ def sweeps() -> dict[str, dict[int, AgentRun]]:
     }
 
 
-def _read(run: AgentRun) -> EndpointFigures:
+def _read(run: AgentRun) -> EndpointReading:
     """The run's /metrics as a run's scraper reads it: the page before any request, then the last."""
     reader = MetricsReader("http://sim", window_s=3600)
     reader.read(run.first_page, 0.0)

@@ -3,7 +3,7 @@ scraper and turned into one sentence."""
 
 from __future__ import annotations
 
-from agentx_tui.snapshot import ClientFigures, Figures, RunInfo, Snapshot
+from agentx_tui.snapshot import ClientReading, Figures, RunInfo, Snapshot
 from agentx_tui.snapshot.bottleneck import schedule_behind, simulator_behind
 from agentx_tui.telemetry import MetricsReader
 from tests.telemetry.pages import counters_only
@@ -37,12 +37,12 @@ def test_a_real_server_has_no_simulator_figures() -> None:
     assert figures.sim_lag_s is None and figures.sim_lost_s is None
 
 
-def _with_client(client: ClientFigures | None, users: int = 1) -> Snapshot:
+def _with_client(client: ClientReading | None, users: int = 1) -> Snapshot:
     return Snapshot(seq=1, time=1.0, elapsed_s=1.0, run=RunInfo(target="t", users=users), client=client)
 
 
 def test_too_few_users_for_a_timed_replay_is_said_with_how_many_would_do() -> None:
-    late = ClientFigures(
+    late = ClientReading(
         run=Figures(schedule_lag_p90_s=2.4, schedule_behind=True, schedule_users_needed=12, e2e_p90_s=2.7)
     )
     why = schedule_behind(_with_client(late, users=1))
@@ -50,5 +50,5 @@ def test_too_few_users_for_a_timed_replay_is_said_with_how_many_would_do() -> No
     assert "2.40 s after they were due" in why and "1 user(s) are too few" in why and "about 12 users" in why
     kept = late.model_copy(update={"run": late.run.updated(schedule_behind=False)})
     assert schedule_behind(_with_client(kept)) is None
-    assert schedule_behind(_with_client(ClientFigures())) is None  # nothing scheduled
+    assert schedule_behind(_with_client(ClientReading())) is None  # nothing scheduled
     assert schedule_behind(_with_client(None)) is None  # observing only

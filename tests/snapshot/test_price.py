@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from agentx_tui.cost import CostMeter, PriceChoice
-from agentx_tui.measure import ClientStats, Completed, WindowFigures
-from agentx_tui.snapshot import NO_GPUS, NO_PRICE, CostFigures, PointFigures, RunInfo, Snapshot, pricing
+from agentx_tui.measure import ClientStats, Completed, WindowBook
+from agentx_tui.snapshot import NO_GPUS, NO_PRICE, CostReading, PointFigures, RunInfo, Snapshot, pricing
 from agentx_tui.sweep import NORTH_STAR, PointWindow, read_tiers
 
 
@@ -42,7 +42,7 @@ def test_without_a_price_or_a_gpu_count_every_dollar_figure_is_unknown(
 USD_PER_GPU_HOUR, GPUS, SPAN_S = 2.0, 4, 100.0
 
 
-def _steady_stats() -> tuple[ClientStats, WindowFigures]:
+def _steady_stats() -> tuple[ClientStats, WindowBook]:
     """Ten tasks of four 1-s calls (1000 prompt + 100 output tokens each), every one inside a window of
     100 s that is also the whole run: 44 000 tokens, 440 tokens/s."""
     stats = ClientStats(window_s=10, started_at=0.0)
@@ -62,11 +62,11 @@ def _steady_stats() -> tuple[ClientStats, WindowFigures]:
     return stats, window
 
 
-def _tick(t: float, cost: CostFigures) -> Snapshot:
+def _tick(t: float, cost: CostReading) -> Snapshot:
     return Snapshot(seq=int(t) + 1, time=1e9 + t, elapsed_s=t, run=RunInfo(target="test"), cost=cost)
 
 
-def _three_reads(gpus: int | None) -> tuple[CostFigures, float | None, PointFigures, tuple[float | None, ...]]:
+def _three_reads(gpus: int | None) -> tuple[CostReading, float | None, PointFigures, tuple[float | None, ...]]:
     stats, window = _steady_stats()
     meter = CostMeter(PriceChoice(mode="rental", usd_per_gpu_hour=USD_PER_GPU_HOUR, gpus=gpus, source="--gpu-price"))
     run = meter.figures(
@@ -78,7 +78,7 @@ def _three_reads(gpus: int | None) -> tuple[CostFigures, float | None, PointFigu
         gpu_power_w=None,
     )
     run_task = stats.tasks.figures(SPAN_S, gpus=gpus, tokens_per_dollar=run.tokens_per_dollar_total).usd_per_task
-    cost = CostFigures(usd_per_gpu_hour=USD_PER_GPU_HOUR, gpus=gpus, price_source="--gpu-price", mode="rental")
+    cost = CostReading(usd_per_gpu_hour=USD_PER_GPU_HOUR, gpus=gpus, price_source="--gpu-price", mode="rental")
     point_window = PointWindow(index=0, users=1, warmup_s=0.0, start=_tick(0.0, cost), client=window)
     point_window.tick(_tick(SPAN_S, cost))
     point = point_window.figures()

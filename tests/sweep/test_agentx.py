@@ -7,10 +7,10 @@ import pytest
 
 from agentx_tui.snapshot import (
     AgentXVerdict,
-    ClientFigures,
+    ClientReading,
     ClientTotals,
-    CostFigures,
-    EndpointFigures,
+    CostReading,
+    EndpointReading,
     EndpointTotals,
     Figures,
     FrontierAxis,
@@ -47,9 +47,9 @@ def tick(
         time=1e9 + elapsed_s,
         elapsed_s=elapsed_s,
         run=run,
-        client=ClientFigures(run=figures, totals=ClientTotals(requests_completed=completed, requests_failed=failed)),
+        client=ClientReading(run=figures, totals=ClientTotals(requests_completed=completed, requests_failed=failed)),
         sweep=sweep,
-        cost=CostFigures(gpus=gpus),
+        cost=CostReading(gpus=gpus),
     )
 
 
@@ -468,7 +468,7 @@ def test_the_test_hook_shortens_the_rule_and_the_verdict_says_so() -> None:
 
 def speculating(snap: Snapshot, *, drafts: float, accepted: float, golden: float | None, k: int = 3) -> Snapshot:
     """`snap` whose servers speculate at draft length `k`, with these run totals and golden length."""
-    aggregate = EndpointFigures(
+    aggregate = EndpointReading(
         url="aggregate",
         up=True,
         spec_draft_length=k,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agentx_tui.measure import ClientStats, Completed
-from agentx_tui.snapshot import EndpointFigures, EndpointTotals, PointFigures, RetentionRow, RunInfo, Snapshot
+from agentx_tui.snapshot import EndpointReading, EndpointTotals, PointFigures, RetentionRow, RunInfo, Snapshot
 from agentx_tui.sweep import measured, point_xy
 from agentx_tui.sweep.points import PointWindow
 
@@ -60,7 +60,7 @@ def test_a_point_carries_the_servers_phases_and_acceptance_over_its_window_only(
     stats.end_window(window, 20.0)
 
     def at(t: float, totals: EndpointTotals) -> Snapshot:
-        aggregate = EndpointFigures(
+        aggregate = EndpointReading(
             url="aggregate", up=True, totals=totals, spec_golden_acceptance_length=2.49, spec_golden_source="g"
         )
         return Snapshot(seq=1, time=1000.0 + t, elapsed_s=t, run=RunInfo(target="test"), aggregate=aggregate)

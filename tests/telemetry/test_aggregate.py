@@ -2,12 +2,12 @@ from __future__ import annotations
 
 import pytest
 
-from agentx_tui.snapshot import EndpointFigures, EndpointTotals, Percentiles
+from agentx_tui.snapshot import EndpointReading, EndpointTotals, Percentiles
 from agentx_tui.telemetry import aggregate_endpoints
 
 
-def _fig(url: str, **kw: object) -> EndpointFigures:
-    return EndpointFigures.model_validate({"url": url, "up": True, "status": "up", "flavor": "vllm", **kw})
+def _fig(url: str, **kw: object) -> EndpointReading:
+    return EndpointReading.model_validate({"url": url, "up": True, "status": "up", "flavor": "vllm", **kw})
 
 
 def test_aggregate_sums_rates_means_kv_and_weights_hit_rate() -> None:
@@ -34,7 +34,7 @@ def test_aggregate_sums_rates_means_kv_and_weights_hit_rate() -> None:
         model="m",
         totals=EndpointTotals(prompt_tokens=500, generation_tokens=None),
     )
-    down = EndpointFigures(url="c", up=False, status="down: x", totals=EndpointTotals(prompt_tokens=7))
+    down = EndpointReading(url="c", up=False, status="down: x", totals=EndpointTotals(prompt_tokens=7))
     agg = aggregate_endpoints([a, b, down])
     assert agg is not None
     assert agg.url == "aggregate" and agg.up and agg.status == "up: 2 of 3" and agg.model == "m"
@@ -53,5 +53,5 @@ def test_aggregate_of_one_keeps_percentiles_and_of_none_is_none() -> None:
     agg = aggregate_endpoints([a])
     assert agg is not None and agg.ttft == a.ttft
     assert aggregate_endpoints([]) is None
-    all_down = aggregate_endpoints([EndpointFigures(url="x", up=False, status="down: y")])
+    all_down = aggregate_endpoints([EndpointReading(url="x", up=False, status="down: y")])
     assert all_down is not None and not all_down.up and all_down.running is None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentx_tui.snapshot import BucketCounts, EndpointFigures, EndpointTotals, cache_figures
+from agentx_tui.snapshot import BucketCounts, EndpointReading, EndpointTotals, cache_figures
 from agentx_tui.telemetry import MetricsReader, aggregate_endpoints
 
 from .pages import REAL_AFTER, REAL_BEFORE, REAL_KV_METRICS_AFTER, REAL_KV_METRICS_BEFORE, offload_page
@@ -19,13 +19,13 @@ SHARES = ("prompt_share_computed", "prompt_share_gpu_cache", "prompt_share_offlo
 GIB = 1 << 30
 
 
-def _window(before: str, after: str, seconds: float, sample: float | None = None) -> EndpointFigures:
+def _window(before: str, after: str, seconds: float, sample: float | None = None) -> EndpointReading:
     reader = MetricsReader("http://x", window_s=60, kv_cache_metrics_sample=sample)
     reader.read(before, 100.0)
     return reader.read(after, 100.0 + seconds)
 
 
-def _shares_sum_to_one_and_agree_with_the_counters(figs: EndpointFigures) -> None:
+def _shares_sum_to_one_and_agree_with_the_counters(figs: EndpointReading) -> None:
     shares = [getattr(figs, key) for key in SHARES]
     assert None not in shares
     assert sum(shares) == pytest.approx(1.0, abs=0.01)
@@ -109,8 +109,8 @@ def test_an_lmcache_backend_offloads_somewhere_the_page_does_not_name() -> None:
     assert (figs.kv_offload_cpu, figs.kv_offload_cpu_bytes) == (None, None)
 
 
-def _endpoint(url: str, computed: float, gpu: float, offload: float, **kw: object) -> EndpointFigures:
-    return EndpointFigures.model_validate(
+def _endpoint(url: str, computed: float, gpu: float, offload: float, **kw: object) -> EndpointReading:
+    return EndpointReading.model_validate(
         {
             "url": url,
             "up": True,

@@ -24,7 +24,7 @@ import pytest
 
 from agentx_tui.engine import LaunchedServer, start_sim
 from agentx_tui.errors import TargetError
-from agentx_tui.snapshot import EndpointFigures
+from agentx_tui.snapshot import EndpointReading
 from agentx_tui.telemetry import EndpointMonitor, MetricsReader, aggregate_endpoints
 from agentx_tui.telemetry.prometheus import FleetSample, PrometheusSource
 
@@ -173,13 +173,13 @@ class ChatLoad:
             self.completed += 1
 
 
-async def _direct_samples(monitors: dict[str, EndpointMonitor]) -> dict[str, EndpointFigures]:
+async def _direct_samples(monitors: dict[str, EndpointMonitor]) -> dict[str, EndpointReading]:
     now = time.time()
     results = await asyncio.gather(*(m.sample(now) for m in monitors.values()))
     return dict(zip(monitors, results, strict=True))
 
 
-def _by_instance(sample: FleetSample) -> dict[str, EndpointFigures]:
+def _by_instance(sample: FleetSample) -> dict[str, EndpointReading]:
     return {f"http://{e.url}": e for e in sample.endpoints}
 
 
@@ -191,7 +191,7 @@ RATES = ("prompt_tokens_per_s", "generation_tokens_per_s", "cached_prompt_tokens
 DIRECT_WINDOW_SHORTER_S = 1.5
 
 
-def assert_agree(direct: EndpointFigures, prom: EndpointFigures, *, what: str, rel: float = 0.05) -> None:
+def assert_agree(direct: EndpointReading, prom: EndpointReading, *, what: str, rel: float = 0.05) -> None:
     """Token rates within ``rel`` (5%), the window hit rate within 1 percentage point."""
     print(
         f"\n{what}: "
@@ -267,7 +267,7 @@ def _misaligned(
 
 async def aligned_pair(
     client: httpx.AsyncClient, prom_url: str, selector: str, url: str, window_s: int
-) -> tuple[EndpointFigures, EndpointFigures]:
+) -> tuple[EndpointReading, EndpointReading]:
     """The same window read both ways: the direct scraper samples right after each of Prometheus's
     scrapes of ``url`` (their phase read from the last sample's timestamp), then the source is read
     before the next scrape, so both windows hold the same ``window_s`` instants. That premise is

@@ -13,7 +13,7 @@ import pytest
 
 from agentx_tui.snapshot import (
     SERVER_TIME_KEYS,
-    EndpointFigures,
+    EndpointReading,
     EndpointTotals,
     server_time_figures,
     totals_server_time,
@@ -39,7 +39,7 @@ SHAPE: dict[str, Any] = {
 }
 
 
-def read(*scrapes: tuple[str, float], window_s: float = 60.0) -> EndpointFigures:
+def read(*scrapes: tuple[str, float], window_s: float = 60.0) -> EndpointReading:
     """The figures of the last of `scrapes` (page text, time) read in turn by one reader."""
     reader = MetricsReader("http://server", window_s=window_s)
     figures = None
@@ -54,7 +54,7 @@ def served(requests: float, drafts: float | None, **kwargs: Any) -> str:
     return pages.phases_and_spec(requests=requests, steps=4 * requests, drafts=drafts, **kwargs)
 
 
-def of(figures: EndpointFigures | dict[str, Any]) -> dict[str, Any]:
+def of(figures: EndpointReading | dict[str, Any]) -> dict[str, Any]:
     values = figures if isinstance(figures, dict) else figures.model_dump()
     return {key: values[key] for key in SHAPE}
 

@@ -10,15 +10,15 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentx_tui.snapshot import (
-    ClientFigures,
     ClientHealth,
+    ClientReading,
     ClientTotals,
-    CostFigures,
-    EndpointFigures,
+    CostReading,
+    EndpointReading,
     EndpointTotals,
     Figures,
     FrontierAxis,
-    GpuFigures,
+    GpuReading,
     GpuState,
     Percentiles,
     PointFigures,
@@ -29,7 +29,7 @@ from agentx_tui.snapshot import (
     StepRow,
     SweepPhase,
     SweepState,
-    TaskFigures,
+    TaskReading,
     TierRead,
     UserRow,
     UserState,
@@ -148,7 +148,7 @@ def make_snapshot(
             kv_offload_load_s_per_gb=0.021,
             kv_offload_store_s_per_gb=0.022,
         )
-    endpoint = EndpointFigures(
+    endpoint = EndpointReading(
         url=URL,
         up=True,
         status="up",
@@ -177,7 +177,7 @@ def make_snapshot(
         **cache,
     )
     gpu_rows = tuple(
-        GpuFigures(
+        GpuReading(
             index=i,
             name="NVIDIA H200",
             source="nvml",
@@ -212,7 +212,7 @@ def make_snapshot(
     total_tps = prompt_tps + output_tps
     usd_hour = 2.90 * gpus
     cost = (
-        CostFigures(
+        CostReading(
             usd_per_gpu_hour=2.90,
             gpus=gpus,
             price_source="preset H200 rental (SemiAnalysis, July 2026)",
@@ -224,7 +224,7 @@ def make_snapshot(
             gpus_source="NVML of this machine (the server runs here)" if gpus else None,
         )
         if price
-        else CostFigures()
+        else CostReading()
     )
     return Snapshot(
         seq=seq,
@@ -240,7 +240,7 @@ def make_snapshot(
         endpoints=(endpoint,),
         aggregate=endpoint,
         gpu=GpuState(status=f"{gpus} GPUs via NVML", gpus=gpu_rows) if gpus else GpuState(),
-        client=ClientFigures(
+        client=ClientReading(
             window=Figures(
                 output_tokens_per_s=output_tps,
                 prompt_tokens_per_s=prompt_tps,
@@ -468,10 +468,10 @@ def make_sweep_snapshot(seq: int = 42, *, sweep: SweepState | None = None, **kwa
 TASK_BUCKETS = ((1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (6, 6), (7, 7), (8, 8), (9, 16), (17, 32), (33, 64))
 
 
-def make_task_figures(completed: int = 42, *, price: bool = True, gpus: int | None = 2) -> TaskFigures:
+def make_task_figures(completed: int = 42, *, price: bool = True, gpus: int | None = 2) -> TaskReading:
     """A coding-agent run's task figures after `completed` tasks; none of the figures when 0."""
     if completed == 0:
-        return TaskFigures(tasks_running=12)
+        return TaskReading(tasks_running=12)
     curve = tuple(
         StepRow(
             step=first,
@@ -487,7 +487,7 @@ def make_task_figures(completed: int = 42, *, price: bool = True, gpus: int | No
     )
     tokens = 1_020_000.0
     tokens_per_dollar = 1.09e9  # the fake stream's tokens per dollar, about
-    return TaskFigures(
+    return TaskReading(
         tasks_completed=completed,
         tasks_running=12,
         tasks_failed=1,
@@ -524,16 +524,16 @@ def make_fleet_snapshot(
     """`make_snapshot` over `replicas` endpoints behind a router: loads spread over the fleet, some
     replicas' GPU utilisation unknown, the `down` ones not answering."""
     base = make_snapshot(seq, **kwargs)
-    endpoints: list[EndpointFigures] = []
+    endpoints: list[EndpointReading] = []
     for i in range(replicas):
         url = fleet_url(i)
         if i in down:
-            endpoints.append(EndpointFigures(url=url, up=False, status="down: connection refused", flavor="vllm"))
+            endpoints.append(EndpointReading(url=url, up=False, status="down: connection refused", flavor="vllm"))
             continue
         # A fixed spread over replicas, swaying with `seq`, so histories move and the load order changes a little.
         load = min(max((i * 0.618) % 1.0 + 0.08 * math.sin(seq / 2 + i), 0.0), 1.0)
         endpoints.append(
-            EndpointFigures(
+            EndpointReading(
                 url=url,
                 up=True,
                 status="up",

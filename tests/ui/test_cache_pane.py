@@ -10,7 +10,7 @@ import pytest
 from textual.containers import Vertical
 from textual.pilot import Pilot
 
-from agentx_tui.snapshot import BucketCounts, EndpointFigures, EndpointTotals, Percentiles, Snapshot
+from agentx_tui.snapshot import BucketCounts, EndpointReading, EndpointTotals, Percentiles, Snapshot
 from agentx_tui.ui import AgentXApp
 from agentx_tui.ui.panes.cache import cache_lines
 from tests.ui._helpers import pane, shown
@@ -141,7 +141,7 @@ async def test_the_client_view_has_its_place_under_the_servers_figures() -> None
         # The client's view: one line of words at 80×24 (the curve itself when the pane is maximised).
         assert client.size.height == 1 and [child.id for child in client.children] == ["cache-retention"]
         assert cache.border_subtitle == "residency p50/p90, 1/10 sampled"
-        figures = EndpointFigures.model_fields  # the pane reads only the snapshot's figures
+        figures = EndpointReading.model_fields  # the pane reads only the snapshot's figures
         assert "kv_offload_load_gb_per_s" in figures
 
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 import pytest
 from textual.pilot import Pilot
 
-from agentx_tui.snapshot import EndpointFigures, Snapshot
+from agentx_tui.snapshot import EndpointReading, Snapshot
 from agentx_tui.ui import AgentXApp
 from agentx_tui.ui.panes import fleet
 from agentx_tui.ui.panes._table import Cell, KeyedTable
@@ -34,8 +34,8 @@ async def draw_each(pilot: Pilot[None], source: FakeSource, last: int) -> None:
         source.release()
 
 
-def up(url: str, kv: float | None, running: float = 0.0) -> EndpointFigures:
-    return EndpointFigures(url=url, up=True, status="up", kv_cache_usage=kv, running=running)
+def up(url: str, kv: float | None, running: float = 0.0) -> EndpointReading:
+    return EndpointReading(url=url, up=True, status="up", kv_cache_usage=kv, running=running)
 
 
 # --- order and format -------------------------------------------------------------------------------
@@ -44,7 +44,7 @@ def up(url: str, kv: float | None, running: float = 0.0) -> EndpointFigures:
 def test_load_order_is_aggregate_then_down_then_kv_then_running() -> None:
     rows = {
         "agg": FleetRow("all 5", up("all", 0.5), (), aggregate=True),
-        "down": FleetRow("d", EndpointFigures(url="http://d:1", up=False, status="down: refused"), ()),
+        "down": FleetRow("d", EndpointReading(url="http://d:1", up=False, status="down: refused"), ()),
         "hot": FleetRow("h", up("http://h:1", 0.912, 3), ()),
         "busy": FleetRow("b", up("http://b:1", 0.908, 9), ()),  # same whole percent as "hot", more running
         "cold": FleetRow("c", up("http://c:1", 0.10, 30), ()),
@@ -55,7 +55,7 @@ def test_load_order_is_aggregate_then_down_then_kv_then_running() -> None:
 
 
 def test_an_answering_replica_row() -> None:
-    figures = EndpointFigures(
+    figures = EndpointReading(
         url=fleet_url(3),
         up=True,
         status="up",
@@ -73,7 +73,7 @@ def test_an_answering_replica_row() -> None:
 
 
 def test_a_down_replica_says_so_in_words() -> None:
-    figures = EndpointFigures(url=fleet_url(5), up=False, status="down: connection refused")
+    figures = EndpointReading(url=fleet_url(5), up=False, status="down: connection refused")
     cells = row_cells(FleetRow("10.0.1.15", figures, (None, None)))
     assert cells[0].style == "down"
     assert cells[-1] == Cell(cells[-1].sort, "down: connection refused", "down", right=False)

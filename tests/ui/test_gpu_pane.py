@@ -12,7 +12,7 @@ from collections.abc import Callable
 import pytest
 from textual.pilot import Pilot
 
-from agentx_tui.snapshot import GpuPeak, GpuState, LimitsFigures, Snapshot
+from agentx_tui.snapshot import GpuPeak, GpuState, LimitsReading, Snapshot
 from agentx_tui.snapshot.limits import MODELLED_ENERGY, NO_ESTIMATE_VLLM
 from agentx_tui.ui import AgentXApp
 from agentx_tui.ui.panes import GpuPane
@@ -23,7 +23,7 @@ from tests.ui.fakes import FakeLiveControls, FakeSource, make_snapshot
 SnapCompare = Callable[..., bool]
 COMPACT, WIDE = 36, 64  # the pane's text width at 80 and at 200 columns
 H200 = GpuPeak(tflops=989.4, hbm_gb_per_s=4800.0, dtype="bf16", source="h200: NVIDIA H200 datasheet, 2024")
-DECODE = LimitsFigures(
+DECODE = LimitsReading(
     peak=H200,
     achieved_tflops_per_gpu=98.2,
     achieved_hbm_gb_per_s_per_gpu=2620.0,
@@ -36,7 +36,7 @@ DECODE = LimitsFigures(
 )
 
 
-def plain(limits: LimitsFigures, width: int) -> list[str]:
+def plain(limits: LimitsReading, width: int) -> list[str]:
     lines = [text for line in limits_lines(limits, width) for text in line.plain.split("\n")]
     assert all(len(line) <= width for line in lines), lines
     return lines
@@ -60,7 +60,7 @@ def test_the_binding_figure_is_in_bold_accent() -> None:
 
 
 def test_a_server_without_the_flag_names_it() -> None:
-    limits = LimitsFigures(peak=H200, roofline_note=NO_ESTIMATE_VLLM, joules_per_token=0.4, energy_source="x")
+    limits = LimitsReading(peak=H200, roofline_note=NO_ESTIMATE_VLLM, joules_per_token=0.4, energy_source="x")
     assert plain(limits, COMPACT) == ["MFU n/a: --enable-mfu-metrics", "0.4 J/tok"]
     assert plain(limits, WIDE)[:2] == [
         "MFU, MBU n/a: start vLLM with --enable-mfu-metrics (its",
@@ -70,7 +70,7 @@ def test_a_server_without_the_flag_names_it() -> None:
 
 def test_a_cpu_server_shows_its_work_without_a_peak() -> None:
     """The tiny engine on CPU: vLLM estimates its work, no GPU gives a ceiling or an energy."""
-    limits = LimitsFigures(
+    limits = LimitsReading(
         peak=GpuPeak(source="no peak: no GPU seen (pass --gpu-peak TFLOPS,TBPS)"),
         achieved_tflops_per_gpu=0.00123,
         achieved_hbm_gb_per_s_per_gpu=0.0456,
@@ -89,12 +89,12 @@ def test_modelled_energy_says_so() -> None:
     assert plain(sim, WIDE)[1:] == ["achieved 98.2 TF/s  2.62K GB/s per GPU", "0.015 J/tok (window, modelled)"]
 
 
-def with_limits(snap: Snapshot, limits: LimitsFigures) -> Snapshot:
+def with_limits(snap: Snapshot, limits: LimitsReading) -> Snapshot:
     return snap.model_copy(update={"limits": limits})
 
 
 async def test_without_a_gpu_the_pane_still_shows_the_work() -> None:
-    limits = LimitsFigures(peak=GpuPeak(source="no GPU"), achieved_tflops_per_gpu=0.002, roofline_note=None)
+    limits = LimitsReading(peak=GpuPeak(source="no GPU"), achieved_tflops_per_gpu=0.002, roofline_note=None)
     snap = with_limits(make_snapshot(1, gpus=0, price=False), limits)
     assert snap.gpu == GpuState()
     app = AgentXApp(FakeSource([snap]), FakeLiveControls(), refresh_s=0.25)

@@ -12,7 +12,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from agentx_tui.snapshot import NO_GPUS, AgentXRule, AgentXVerdict, CostFigures
+from agentx_tui.snapshot import NO_GPUS, AgentXRule, AgentXVerdict, CostReading
 from agentx_tui.ui import AgentXApp
 from tests.ui._helpers import shown
 from tests.ui.fakes import SECRET, FakeLiveControls, FakeSource, make_snapshot
@@ -150,7 +150,7 @@ async def test_no_gpu_status_and_missing_figures_show_n_a() -> None:
 
 async def test_a_price_without_a_gpu_count_says_once_that_every_dollar_figure_is_n_a() -> None:
     """The one price rule on screen: the price is shown, its source says why nothing is priced."""
-    unpriced = CostFigures(usd_per_gpu_hour=2.9, price_source=f"--gpu-price; {NO_GPUS}", mode="rental")
+    unpriced = CostReading(usd_per_gpu_hour=2.9, price_source=f"--gpu-price; {NO_GPUS}", mode="rental")
     snaps = [make_snapshot(seq).model_copy(update={"cost": unpriced}) for seq in range(1, LAST + 1)]
     app = AgentXApp(FakeSource(snaps), FakeLiveControls(), refresh_s=0.25)
     async with app.run_test(size=(160, 48)) as pilot:

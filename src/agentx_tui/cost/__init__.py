@@ -4,7 +4,7 @@ acceptance length AgentX pins a model's speculative decoding to (the golden tabl
 
 load_presets(path=None) -> Presets          built-in presets + the user's override file
 resolve_price(*, gpu_price, cost_profile, gpu_names, sim_gpu, gpus, presets=None) -> PriceChoice | None
-CostMeter(price).figures(...) -> CostFigures
+CostMeter(price).figures(...) -> CostReading
 load_peaks(path=None) -> PeakTable          built-in GPU peaks + the user's override file
 compute_dtype(model, vllm_args) -> (Dtype, how it is known)
 resolve_peak(*, override, sim_peak, gpu_names, dtype, sim_gpu=None, table=None) -> GpuPeak

@@ -10,7 +10,7 @@ and the price's source says so.
 from __future__ import annotations
 
 from agentx_tui.cost._price import PriceChoice
-from agentx_tui.snapshot import NO_GPUS, CostFigures, Pricing, pricing
+from agentx_tui.snapshot import NO_GPUS, CostReading, Pricing, pricing
 
 
 class CostMeter:
@@ -55,27 +55,27 @@ class CostMeter:
         window_total_tokens_per_s: float | None,
         window_output_tokens_per_s: float | None,
         gpu_power_w: float | None,
-    ) -> CostFigures:
+    ) -> CostReading:
         """Cost figures at ``elapsed_s`` into the run; ``gpu_power_w`` is the mean draw per GPU (W).
 
         Call once per tick with a growing ``elapsed_s``: owned-mode energy is integrated between calls.
         """
         price = self._price
         if price is None:
-            return CostFigures(gpus=self._gpus)
+            return CostReading(gpus=self._gpus)
         gpus = self._gpus
         per_gpu_hour = price.at_power(gpu_power_w)
         now = pricing(per_gpu_hour, gpus)
         if now.usd_per_hour is None or gpus is None:
             # The one rule: a price without a GPU count prices nothing (no GPU is assumed).
-            return CostFigures(
+            return CostReading(
                 usd_per_gpu_hour=per_gpu_hour, price_source=f"{price.source}; {NO_GPUS}", mode=price.mode
             )
         usd_spent = self._spent(price, gpus, elapsed_s, gpu_power_w)
         # The run so far at its mean price an hour (owned: the energy integrated tick by tick), so its
         # tokens per dollar are its tokens ÷ the dollars spent.
         run = Pricing(usd_spent * 3600.0 / elapsed_s) if elapsed_s > 0 and usd_spent > 0 else Pricing(None)
-        return CostFigures(
+        return CostReading(
             usd_per_gpu_hour=per_gpu_hour,
             gpus=gpus,
             price_source=price.source,

@@ -31,8 +31,8 @@ Public:
                                                     a request over the model's context, refused or not sent
     ContextOverflows, output_coverage, fewest_requests
                                                     AgentX's rules' figures of the client's requests
-    UsageFigures, usage_int, usage_cached_tokens    token counts from a `usage` object
-    answer_figures, AnswerFigures, token_gaps       a finished answer's output tokens, TTFT, decode, ITL
+    UsageCounts, usage_int, usage_cached_tokens    token counts from a `usage` object
+    measure_answer, MeasuredAnswer, token_gaps       a finished answer's output tokens, TTFT, decode, ITL
                                                     (the one rule of the load client and the proxy)
     answer_end, e2e_per_token                       where E2E ends; r_i = E2E latency / output tokens
     decode_stalls, STALL_FACTOR                     a request's decode stalls (the stall rule)
@@ -48,7 +48,7 @@ Public:
     TimeSplit, TailShares                           r_i's parts per bucket of r_i; a tail's shares
     Tally, CallTally                                a set of requests' figures; a users-table row's
     tally_figures, TALLY_KEYS                       a tally's headline figures, as the report names them
-    WindowFigures, PointSample, TreeSample, SlotSample, SLOT_S
+    WindowBook, PointSample, TreeSample, SlotSample, SLOT_S
                                                     a measured window and its sample
     cold_start                                      the latency figures the sessions' first requests set
     ClientStats, StatsSink                          the client's figures; where a load loop hands them
@@ -90,15 +90,15 @@ from agentx_tui.measure.tally import CallTally, Tally
 from agentx_tui.measure.time_split import TailShares, TimeSplit
 from agentx_tui.measure.timing import (
     STALL_FACTOR,
-    AnswerFigures,
+    MeasuredAnswer,
     answer_end,
-    answer_figures,
     decode_stalls,
     e2e_per_token,
+    measure_answer,
     token_gaps,
 )
-from agentx_tui.measure.usage import UsageFigures, usage_cached_tokens, usage_int
-from agentx_tui.measure.window import SLOT_S, PointSample, SlotSample, TreeSample, WindowFigures
+from agentx_tui.measure.usage import UsageCounts, usage_cached_tokens, usage_int
+from agentx_tui.measure.window import SLOT_S, PointSample, SlotSample, TreeSample, WindowBook
 
 __all__ = [
     "AGENT_STEP_TOO_LONG",
@@ -110,7 +110,6 @@ __all__ = [
     "STALL_FACTOR",
     "TALLY_KEYS",
     "TRACE_TOO_LONG",
-    "AnswerFigures",
     "Arrivals",
     "CallTally",
     "ClientStats",
@@ -120,6 +119,7 @@ __all__ = [
     "IntegerCounts",
     "LiveCount",
     "LogHistogram",
+    "MeasuredAnswer",
     "PointSample",
     "PromptSplit",
     "RequestRecord",
@@ -135,10 +135,9 @@ __all__ = [
     "TimeSplit",
     "TokensPerEvent",
     "TreeSample",
-    "UsageFigures",
-    "WindowFigures",
+    "UsageCounts",
+    "WindowBook",
     "answer_end",
-    "answer_figures",
     "arrivals_of",
     "behind_schedule",
     "bucket_of",
@@ -150,6 +149,7 @@ __all__ = [
     "e2e_per_token",
     "fewest_requests",
     "linear_quantile",
+    "measure_answer",
     "output_coverage",
     "slot_of",
     "split_prompt",

@@ -1,5 +1,5 @@
 """What AgentX's rules measure of the client's own requests (docs/sweeps.md, "AgentX validity"), for the
-whole run (`ClientStats`) and a sweep point's window (`WindowFigures`) alike, each rule's figure in one
+whole run (`ClientStats`) and a sweep point's window (`WindowBook`) alike, each rule's figure in one
 place:
 
 - requests over the model's context (`ContextOverflows`): refused by the server for their length

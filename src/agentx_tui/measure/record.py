@@ -3,7 +3,7 @@ handed over directly, a worker's through its pipe, a proxied call's alike) and t
 driver keeps for inspection (`RequestRecord`). Times are `time.monotonic()`, durations seconds.
 
 A finished call becomes a `Completed` in one place, `Completed.of_answer`, the load client's sender
-and the proxy alike: its figures are the ones `answer_figures` (timing.py) worked out, r_i among them,
+and the proxy alike: its figures are the ones `measure_answer` (timing.py) worked out, r_i among them,
 so every tally reads the same r_i and nothing downstream works it out again."""
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from agentx_tui.measure.slots import Arrivals
-from agentx_tui.measure.timing import AnswerFigures, answer_end
+from agentx_tui.measure.timing import MeasuredAnswer, answer_end
 
 
 @dataclass(frozen=True, slots=True)
 class Completed:
     """The figures of one finished request that the statistics need (times: `time.monotonic()`).
-    Built from a call's `AnswerFigures` by `of_answer`; built field by field only where a test or a
+    Built from a call's `MeasuredAnswer` by `of_answer`; built field by field only where a test or a
     tool makes one up. Its figures are carried, not derived from its times: moving the times (with
     `dataclasses.replace`) keeps them right only when it moves them all alike, as a clock shift does."""
 
@@ -76,7 +76,7 @@ class Completed:
     @classmethod
     def of_answer(
         cls,
-        answer: AnswerFigures,
+        answer: MeasuredAnswer,
         *,
         sent_at: float,
         ended_at: float,
@@ -94,7 +94,7 @@ class Completed:
         live_output: float = 0.0,
         live_events: int = 0,
     ) -> Completed:
-        """A finished call as the statistics count it. `answer` is its `answer_figures`, worked out from
+        """A finished call as the statistics count it. `answer` is its `measure_answer`, worked out from
         its start: `due_at` when it was scheduled (a timed replay: "Honest clocks", docs/metrics.md),
         else `sent_at`; its content times, output tokens, TTFT, decode, ITL, r_i with its first-token
         part, and its decode stalls are taken from it."""

@@ -1,6 +1,6 @@
 """Time cut into slots, and a request's tokens placed in them: one rule for the run's live window
 (`ClientStats`: one-second slots of the monotonic clock) and a sweep point's window and sample
-(`WindowFigures`, `PointSample`: `SLOT_S` slots from the window's start). docs/metrics.md §4.
+(`WindowBook`, `PointSample`: `SLOT_S` slots from the window's start). docs/metrics.md §4.
 
 Slot k holds [origin + k·width, origin + (k+1)·width): a moment on an edge is in the slot that edge
 opens.

@@ -29,8 +29,8 @@ from agentx_tui.measure.schedule import ScheduleBook, behind_schedule
 from agentx_tui.measure.slots import Streamed, slot_of, spread_tokens
 from agentx_tui.measure.tally import Tally
 from agentx_tui.measure.tasks import TaskBook
-from agentx_tui.measure.window import WindowFigures
-from agentx_tui.snapshot import ClientFigures, ClientTotals
+from agentx_tui.measure.window import WindowBook
+from agentx_tui.snapshot import ClientReading, ClientTotals
 
 
 class StatsSink(Protocol):
@@ -67,7 +67,7 @@ class ClientStats:
         self.cached_reported = False
         self.errors: dict[str, int] = {}
         self.in_flight = 0  # set by the load generator each tick
-        self._windows: list[WindowFigures] = []  # sweep points still taking requests
+        self._windows: list[WindowBook] = []  # sweep points still taking requests
         # When each user slot sent its first request: a sweep point's slots added before its warm-up
         # are a cohort apart from those it added (sweep/intervals.py stratifies by it). O(users).
         self.user_since: dict[int, float] = {}
@@ -167,8 +167,8 @@ class ClientStats:
                 self._slot(second).output += events
 
     # -- sweep windows ---------------------------------------------------------------------------
-    def open_window(self, now: float) -> WindowFigures:
-        window = WindowFigures(start=now)
+    def open_window(self, now: float) -> WindowBook:
+        window = WindowBook(start=now)
         window.user_since = self.user_since  # the run's, read when the window's intervals are computed
         window.requests_before = tuple(self.user_requests.values())  # its warm-up per user slot
         window.tasks = self.tasks.open_window(now)
@@ -176,14 +176,14 @@ class ClientStats:
         self._windows.append(window)
         return window
 
-    def end_window(self, window: WindowFigures, now: float) -> None:
+    def end_window(self, window: WindowBook, now: float) -> None:
         """The window's end: later requests no longer count for its latencies; tokens decoded inside
         it still count for its rates until `close_window` (requests in flight at its end)."""
         window.end = now
         if window.tasks is not None:
             self.tasks.end_window(window.tasks, now)
 
-    def close_window(self, window: WindowFigures) -> None:
+    def close_window(self, window: WindowBook) -> None:
         if window in self._windows:
             self._windows.remove(window)
         if window.tasks is not None:
@@ -194,7 +194,7 @@ class ClientStats:
         self._slots.clear()
         self._window_start = now
 
-    def figures(self, now: float) -> ClientFigures:
+    def figures(self, now: float) -> ClientReading:
         """The sliding window's figures at `now` (the last `window_s` seconds; since the window's start
         while it is still filling) and the run's."""
         filling = now - self.window_s < self._window_start
@@ -236,7 +236,7 @@ class ClientStats:
             "schedule_behind": behind_schedule(self.schedule.requests, lag.p90, run.e2e_p90_s),
             "schedule_users_needed": self.schedule.users_needed(),
         }
-        return ClientFigures(
+        return ClientReading(
             window=window,
             run=run.updated(**schedule, **agentx, **cold_start(run, self.run.requests, self.warm, advice=True)),
             requests_per_s=requests / span if span > 0 else None,

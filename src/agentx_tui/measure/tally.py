@@ -5,10 +5,10 @@
   path per request is `count`, or its two halves where a slot splits a request by time
   (`count_prompt` when the first token came, `count_answer` when it ended).
 - `CallTally`: a users-table row's running *means* and last TTFT, per call as it ends, from the
-  call's `AnswerFigures`: a few sums, no histogram, never merged (a row is one user's or one proxied
+  call's `MeasuredAnswer`: a few sums, no histogram, never merged (a row is one user's or one proxied
   session's), and its errors.
 
-Both read one call's figures as `answer_figures` worked them out (r_i included: a `Completed` carries
+Both read one call's figures as `measure_answer` worked them out (r_i included: a `Completed` carries
 the answer's), so a row and the run never disagree on what a call measured."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from agentx_tui.measure.histogram import IntegerCounts, LogHistogram
 from agentx_tui.measure.record import Completed
 from agentx_tui.measure.reuse import PromptSplit, ReuseTally
 from agentx_tui.measure.time_split import TimeSplit
-from agentx_tui.measure.timing import AnswerFigures
+from agentx_tui.measure.timing import MeasuredAnswer
 
 
 @dataclass
@@ -143,7 +143,7 @@ class CallTally:
     reused_reported: int = 0
     hit: int = 0
 
-    def count(self, answer: AnswerFigures) -> None:
+    def count(self, answer: MeasuredAnswer) -> None:
         """One completed call."""
         self.requests += 1
         self.output_tokens += answer.output_tokens or 0

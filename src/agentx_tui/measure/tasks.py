@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 
 from agentx_tui.measure.histogram import LogHistogram, Samples
 from agentx_tui.measure.reuse import PromptSplit
-from agentx_tui.snapshot import StepRow, TaskFigures, usd_per_task
+from agentx_tui.snapshot import StepRow, TaskReading, usd_per_task
 
 STEPS_ALONE = 8  # steps 1..8 get a row each; beyond, one row per power of two
 
@@ -196,7 +196,7 @@ class TaskWindow:
 
 
 class TaskBook:
-    """The run's task accounting: calls and tree ends in, `TaskFigures` out (module docstring).
+    """The run's task accounting: calls and tree ends in, `TaskReading` out (module docstring).
 
     The load side reports each call as it ends (`call_ended`, with its tree id; a sub-agent's calls
     carry its parent's) and each tree as it ends (`tree_ended`, or `tree_dropped` for one cut off:
@@ -310,7 +310,7 @@ class TaskBook:
         *,
         gpus: float | None = None,
         tokens_per_dollar: float | None = None,
-    ) -> TaskFigures:
+    ) -> TaskReading:
         """The whole run's figures up to `now`, or the window's (until its end, else until `now`).
         O(open trees): it counts the running ones."""
         running = [tree for tree in self._open.values() if not tree.failed]
@@ -329,12 +329,12 @@ def _positive(value: float | None) -> float | None:
 
 def _figures(
     tally: _Tally, running: int, span_s: float, gpus: float | None, tokens_per_dollar: float | None
-) -> TaskFigures:
+) -> TaskReading:
     done = tally.completed
     tokens_mean = tally.tokens / done if done else None
     gpu_count, hours = _positive(gpus), _positive(span_s / 3600)
     rows = tuple(tally.step_rows[first].row(*step_bucket(first)) for first in sorted(tally.step_rows))
-    return TaskFigures(
+    return TaskReading(
         tasks_completed=done,
         tasks_running=running,
         tasks_failed=tally.failed,

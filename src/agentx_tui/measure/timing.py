@@ -34,7 +34,7 @@ STALL_FACTOR = 3.0
 
 
 @dataclass(frozen=True, slots=True)
-class AnswerFigures:
+class MeasuredAnswer:
     """What one finished answer says, in the statistics' terms (None: not known or not defined)."""
 
     output_tokens: int | None
@@ -60,7 +60,7 @@ class AnswerFigures:
         return bucketed(self.gaps)
 
 
-def answer_figures(
+def measure_answer(
     sent_at: float,
     read_times: Sequence[float],
     read_events: Sequence[int],
@@ -68,7 +68,7 @@ def answer_figures(
     reported_output: int | None,
     counted_events: int | None,
     ended_at: float | None = None,
-) -> AnswerFigures:
+) -> MeasuredAnswer:
     """The figures of an answer sent at `sent_at` whose content came in reads at `read_times` (with
     `read_events` content events each; both empty for an answer that was not streamed).
 
@@ -87,7 +87,7 @@ def answer_figures(
     ttft = None if first is None else first - sent_at
     e2e = e2e_per_token(sent_at, last, ended_at, output)
     stalls, excess = decode_stalls(read_times, read_events)
-    return AnswerFigures(
+    return MeasuredAnswer(
         output_tokens=output,
         ttft_s=ttft,
         decode_tokens_per_s=decode,

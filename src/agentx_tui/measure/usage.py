@@ -18,7 +18,7 @@ def usage_cached_tokens(usage: object) -> int | None:
     return usage_int(details, "cached_tokens")
 
 
-class UsageFigures:
+class UsageCounts:
     """Token counts read from the OpenAI `usage` object of whatever holds one as `usage` (an answer
     streamed to the load client, or relayed by the proxy)."""
 

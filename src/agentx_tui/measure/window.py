@@ -1,7 +1,7 @@
 """A measured window (docs/sweeps.md): a sweep point's, or a plain run's after its `--warmup`. Its client
-figures (`WindowFigures`) and the raw sample its confidence intervals are computed from (`PointSample`,
+figures (`WindowBook`) and the raw sample its confidence intervals are computed from (`PointSample`,
 per session tree and per one-second slot; sweep/intervals.py). Fed by `ClientStats` with every request
-that ends while the window is open (`WindowFigures.add`); its tokens are placed in time by the one rule
+that ends while the window is open (`WindowBook.add`); its tokens are placed in time by the one rule
 of measure/slots.py.
 
 Two sets of requests, each named where it is counted: the **prompts** whose first token came inside the
@@ -21,7 +21,7 @@ from agentx_tui.measure.record import Completed, Failed
 from agentx_tui.measure.slots import slot_of, spread_tokens
 from agentx_tui.measure.tally import Tally
 from agentx_tui.measure.tasks import TaskBook, TaskWindow
-from agentx_tui.snapshot import TaskFigures
+from agentx_tui.snapshot import TaskReading
 
 SLOT_S = 1.0  # the sample's time slots: batch means group whole slots into sub-windows
 
@@ -119,7 +119,7 @@ class PointSample:
 
 
 @dataclass
-class WindowFigures:
+class WindowBook:
     """A measured window's client figures (docs/sweeps.md): latencies of the requests that started after
     the warm-up and ended inside the window (`latency`); token rates from token times inside the window;
     the prompt side (prompt and cached tokens, hit rates, reuse) of the prompts whose first token came
@@ -154,7 +154,7 @@ class WindowFigures:
     def __post_init__(self) -> None:
         self.sample = PointSample(self.start)
 
-    def task_figures(self, now: float, *, gpus: float | None, tokens_per_dollar: float | None) -> TaskFigures | None:
+    def task_figures(self, now: float, *, gpus: float | None, tokens_per_dollar: float | None) -> TaskReading | None:
         """The window's task figures (measure/tasks.py); None for a window no `ClientStats` opened."""
         if self.tasks is None or self.task_book is None:
             return None

@@ -14,7 +14,7 @@ The package never imports Textual; it reads `snapshot` and `measure` only.
 """
 
 from agentx_tui.proxy._call import ProxiedCall
-from agentx_tui.proxy._capture import Capture, CaptureFigures, prepare_capture_folder
+from agentx_tui.proxy._capture import Capture, CaptureCounts, prepare_capture_folder
 from agentx_tui.proxy._eviction import DEFAULT_SESSION_IDLE_S
 from agentx_tui.proxy._live import DEFAULT_HOST, LiveProxy, check_listen_address, parse_listen_address
 from agentx_tui.proxy._server import (
@@ -25,9 +25,9 @@ from agentx_tui.proxy._server import (
     parent_header,
 )
 from agentx_tui.proxy._session import REAL_ID_BASE, TASK_ID_BASE, LiveSession
-from agentx_tui.proxy._session_stats import ProxiedSessionFigures
+from agentx_tui.proxy._session_stats import ProxiedSessionCounts
 from agentx_tui.proxy._sessions import LiveSessions
-from agentx_tui.proxy._tokenize import Tokenizer, TokenizerFigures
+from agentx_tui.proxy._tokenize import Tokenizer, TokenizerCounts
 
 __all__ = [
     "DEFAULT_HOST",
@@ -36,17 +36,17 @@ __all__ = [
     "REAL_ID_BASE",
     "TASK_ID_BASE",
     "Capture",
-    "CaptureFigures",
+    "CaptureCounts",
     "LiveProxy",
     "LiveSession",
     "LiveSessions",
     "ProxiedCall",
-    "ProxiedSessionFigures",
+    "ProxiedSessionCounts",
     "ProxyHealth",
     "ProxyObserver",
     "ProxyServer",
     "Tokenizer",
-    "TokenizerFigures",
+    "TokenizerCounts",
     "check_listen_address",
     "parent_header",
     "parse_listen_address",

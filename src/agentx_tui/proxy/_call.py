@@ -8,13 +8,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentx_tui.measure import (
-    AnswerFigures,
     Completed,
     Failed,
+    MeasuredAnswer,
     SseScanner,
-    UsageFigures,
-    answer_figures,
+    UsageCounts,
     classify,
+    measure_answer,
     usage_int,
 )
 from agentx_tui.proxy._request import CallKind, CallRequest
@@ -23,7 +23,7 @@ _JSON_KEEP = 16 * 1024 * 1024  # a non-streamed answer is read for its usage up 
 
 
 @dataclass(slots=True, eq=False)
-class ProxiedCall(UsageFigures):
+class ProxiedCall(UsageCounts):
     """Filled in by the proxy as the call goes; read by its observer when it starts and when it ends.
 
     `body`, `session_name`, `parent_name` and `auth` hold what the agent sent: they stay in memory (the
@@ -53,7 +53,7 @@ class ProxiedCall(UsageFigures):
     idle_s: float | None = None
     usage: dict[str, Any] | None = None
     finish_reason: str | None = None
-    _figures: AnswerFigures | None = None  # worked out once the call is over (`figures`)
+    _figures: MeasuredAnswer | None = None  # worked out once the call is over (`figures`)
 
     # -- filled by the proxy --------------------------------------------------------------------
     def keep(self, data: bytes) -> None:
@@ -105,12 +105,12 @@ class ProxiedCall(UsageFigures):
         """When the first content event reached the proxy (streamed answers only)."""
         return self.scan.read_times[0] if self.scan is not None and self.scan.read_times else None
 
-    def figures(self) -> AnswerFigures:
+    def figures(self) -> MeasuredAnswer:
         """The ended call's output tokens, TTFT, decode tok/s, ITL and r_i, by the load client's rule
         (measure/timing.py); TTFT and E2E count from when the proxy had the request."""
         if self._figures is None:
             scan = self.scan
-            self._figures = answer_figures(
+            self._figures = measure_answer(
                 self.received_at,
                 scan.read_times if scan is not None else (),
                 scan.read_events if scan is not None else (),
@@ -122,7 +122,7 @@ class ProxiedCall(UsageFigures):
 
     @property
     def output_tokens(self) -> int | None:
-        """The server's count, else the content events counted (`answer_figures`)."""
+        """The server's count, else the content events counted (`measure_answer`)."""
         return self.figures().output_tokens
 
     @property

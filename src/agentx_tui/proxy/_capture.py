@@ -118,7 +118,7 @@ class CaptureTree:
 
 
 @dataclass(frozen=True, slots=True)
-class CaptureFigures:
+class CaptureCounts:
     capture_dir: str
     captured_sessions: int  # session trees written (one file each)
     calls_written: int
@@ -210,8 +210,8 @@ class Capture:
             tree.pending -= 1
 
     # -- files ---------------------------------------------------------------------------------------
-    def figures(self) -> CaptureFigures:
-        return CaptureFigures(
+    def figures(self) -> CaptureCounts:
+        return CaptureCounts(
             capture_dir=str(self.folder),
             captured_sessions=self._files,
             calls_written=self._calls_written,

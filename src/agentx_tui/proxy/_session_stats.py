@@ -1,4 +1,4 @@
-"""What the proxied sessions add up to (`ProxiedSessionFigures`, in every tick's `ProxyState`), and every call's
+"""What the proxied sessions add up to (`ProxiedSessionCounts`, in every tick's `ProxyState`), and every call's
 figures handed to the run's statistics (`StatsSink`) as the load client's own requests are: each call
 with its session tree's task id, and each tree's end as the end of its task (docs/metrics.md, "Tasks")."""
 
@@ -13,7 +13,7 @@ from agentx_tui.proxy._session import How
 
 
 @dataclass(frozen=True, slots=True)
-class ProxiedSessionFigures:
+class ProxiedSessionCounts:
     proxied_sessions: int  # session trees seen since the start (a sub-agent is part of its tree)
     subagents: int  # sub-agent sessions seen
     live_sessions: int  # sessions (roots and sub-agents) in the live table now
@@ -67,8 +67,8 @@ class SessionStats:
         if self.sink is not None:
             self.sink.session_ended(how, task)
 
-    def figures(self, live_sessions: int) -> ProxiedSessionFigures:
-        return ProxiedSessionFigures(
+    def figures(self, live_sessions: int) -> ProxiedSessionCounts:
+        return ProxiedSessionCounts(
             proxied_sessions=self._trees_seen,
             subagents=self._subagents_seen,
             live_sessions=live_sessions,

@@ -33,7 +33,7 @@ from agentx_tui.proxy._live_table import LiveTable
 from agentx_tui.proxy._prompt_tokens import PromptTokens
 from agentx_tui.proxy._reuse import DEFAULT_BLOCK_SIZE, SentBlocks
 from agentx_tui.proxy._session import REAL_ID_BASE, TASK_ID_BASE, How, LiveSession, LiveTree, screen_name
-from agentx_tui.proxy._session_stats import ProxiedSessionFigures, SessionStats
+from agentx_tui.proxy._session_stats import ProxiedSessionCounts, SessionStats
 from agentx_tui.proxy._tokenize import Tokenizer
 from agentx_tui.snapshot import USERS_SHOWN, UserRow
 
@@ -140,7 +140,7 @@ class LiveSessions:
     def states(self) -> dict[str, int]:
         return self._table.states()
 
-    def figures(self) -> ProxiedSessionFigures:
+    def figures(self) -> ProxiedSessionCounts:
         return self._stats.figures(live_sessions=len(self._table.sessions))
 
     # -- the observer ------------------------------------------------------------------------------

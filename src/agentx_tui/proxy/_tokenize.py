@@ -42,7 +42,7 @@ class _Job:
 
 
 @dataclass(frozen=True, slots=True)
-class TokenizerFigures:
+class TokenizerCounts:
     pending: int
     tokenized: int
     failed: int  # the server did not tokenize (an error, a timeout, no /tokenize)
@@ -103,8 +103,8 @@ class Tokenizer:
     def pending(self) -> int:
         return len(self._queue) + self._busy
 
-    def figures(self) -> TokenizerFigures:
-        return TokenizerFigures(self.pending, self.tokenized, self.failed, self.dropped, self.last_error)
+    def figures(self) -> TokenizerCounts:
+        return TokenizerCounts(self.pending, self.tokenized, self.failed, self.dropped, self.last_error)
 
     async def drain(self, timeout_s: float) -> bool:
         """Wait until every queued call is tokenized, at most `timeout_s`; whether it got there."""

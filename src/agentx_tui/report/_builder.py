@@ -60,7 +60,7 @@ from agentx_tui.report._model import Report
 from agentx_tui.report._series import ReportSeries, SeriesBuffer
 from agentx_tui.snapshot import (
     AgentXVerdict,
-    EndpointFigures,
+    EndpointReading,
     EndpointRow,
     EndpointTotals,
     Figures,
@@ -68,7 +68,7 @@ from agentx_tui.snapshot import (
     ProxyState,
     RunIntervals,
     Snapshot,
-    TaskFigures,
+    TaskReading,
     UserRow,
     acceptance_vs_golden,
     cache_figures,
@@ -228,7 +228,7 @@ class ReportBuilder:
             for row in last.sessions
         ]
 
-    def _endpoint(self, e: EndpointFigures, duration: float) -> EndpointRow:
+    def _endpoint(self, e: EndpointReading, duration: float) -> EndpointRow:
         kv = self._endpoint_kv.get(e.url, RunningStat())
         # Its counters' totals last: they are the figures above, as counted (the same preemptions).
         return EndpointRow(
@@ -271,7 +271,7 @@ _ROW_COUNTS = {
 }
 
 
-def _cache_figures(agg: EndpointFigures | None, duration: float) -> Figures:
+def _cache_figures(agg: EndpointReading | None, duration: float) -> Figures:
     """Where the servers' prompt tokens came from over the run, their offload traffic and KV residency
     (docs/metrics.md, "Cache"), and whether they offload KV to CPU memory."""
     if agg is None:
@@ -284,7 +284,7 @@ def _cache_figures(agg: EndpointFigures | None, duration: float) -> Figures:
     )
 
 
-def _golden_figures(e: EndpointFigures, server_time: dict[str, Any]) -> dict[str, Any]:
+def _golden_figures(e: EndpointReading, server_time: dict[str, Any]) -> dict[str, Any]:
     """The run's server-time figures (snapshot/servertime.py) with the golden acceptance length the run
     found for the endpoint (or the aggregate) and the measured one's ratio to it."""
     return {
@@ -296,7 +296,7 @@ def _golden_figures(e: EndpointFigures, server_time: dict[str, Any]) -> dict[str
     }
 
 
-def _server_time(agg: EndpointFigures | None, client: Figures) -> Figures:
+def _server_time(agg: EndpointReading | None, client: Figures) -> Figures:
     """Where a request's time went on the servers over the run, their speculative decoding against the
     golden acceptance length, and what the client waited for a first token outside the servers."""
     if agg is None:
@@ -471,7 +471,7 @@ def _health_figures(last: Snapshot) -> Figures:
     )
 
 
-def _task_figures(tasks: TaskFigures) -> Figures:
+def _task_figures(tasks: TaskReading) -> Figures:
     """Agents, not requests (docs/metrics.md, "Tasks"): the last tick's whole-run task figures. The run
     carries none when observing only: then every task key stays null."""
     return Figures(

@@ -10,7 +10,7 @@ Where the facts come from, never guessed:
 - whether the server offloads KV to CPU memory, and how much: a launched vLLM's own flags
   (`--kv-offloading-size` GiB with the native backend, an `OffloadingConnector`'s `cpu_bytes_to_use` in
   `--kv-transfer-config`; none of them: it does not offload); else what the servers' pages say each
-  tick (vLLM's `cache_config_info`, the simulator's CPU tier: `EndpointFigures.kv_offload_cpu`); else
+  tick (vLLM's `cache_config_info`, the simulator's CPU tier: `EndpointReading.kv_offload_cpu`); else
   unknown;
 - the golden acceptance length a speculating server is pinned to: `--spec-golden`, else the golden
   table's for the served model at the draft length its counters show (run/golden.py), carried by each

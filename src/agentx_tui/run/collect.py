@@ -24,12 +24,12 @@ from agentx_tui.run.plan import RunPlan
 from agentx_tui.run.serving import Serving
 from agentx_tui.run.traffic import Traffic
 from agentx_tui.snapshot import (
-    ClientFigures,
-    CostFigures,
-    EndpointFigures,
+    ClientReading,
+    CostReading,
+    EndpointReading,
     GpuPeak,
     GpuState,
-    LimitsFigures,
+    LimitsReading,
     ProxyState,
 )
 from agentx_tui.snapshot.limits import gpus_energy, tick_limits
@@ -62,14 +62,14 @@ class Collected:
     """One tick's figures, before the run adds its own state (seq, elapsed, phase)."""
 
     time: float
-    endpoints: tuple[EndpointFigures, ...]
-    aggregate: EndpointFigures | None
+    endpoints: tuple[EndpointReading, ...]
+    aggregate: EndpointReading | None
     gpu: GpuState
     load: LoadSample | None
-    cost: CostFigures
+    cost: CostReading
     server_log: tuple[str, ...]
     proxy: ProxyState | None = None
-    limits: LimitsFigures | None = None
+    limits: LimitsReading | None = None
 
 
 class Collectors:
@@ -190,7 +190,7 @@ class Collectors:
             self.events.add(f"prometheus answers again: {status}")
         self._fleet_status = None if up else status
 
-    def _note_up_down(self, endpoints: Sequence[EndpointFigures]) -> None:
+    def _note_up_down(self, endpoints: Sequence[EndpointReading]) -> None:
         for e in endpoints:
             slow = e.status.startswith("slow")
             if slow and e.url not in self._slow:
@@ -273,11 +273,11 @@ class Collectors:
     def _limits(
         self,
         now: float,
-        aggregate: EndpointFigures | None,
+        aggregate: EndpointReading | None,
         gpu: GpuState,
-        client: ClientFigures | None,
+        client: ClientReading | None,
         gpus: int | None,
-    ) -> LimitsFigures:
+    ) -> LimitsReading:
         """How close to the limit, this tick (docs/metrics.md, "Roofline" and "Energy")."""
         energy = gpus_energy(gpu.gpus, gpus)
         return tick_limits(
@@ -290,8 +290,8 @@ class Collectors:
         )
 
     def _cost(
-        self, now: float, client: ClientFigures | None, aggregate: EndpointFigures | None, gpu: GpuState
-    ) -> CostFigures:
+        self, now: float, client: ClientReading | None, aggregate: EndpointReading | None, gpu: GpuState
+    ) -> CostReading:
         # The meter multiplies by the GPU count, so it takes the mean power of one GPU.
         powers = [g.power_w for g in gpu.gpus if g.power_w is not None]
         tokens = run_tokens(client, aggregate)

@@ -5,7 +5,7 @@ golden table's row for its served model at its draft length, found once per (mod
 from __future__ import annotations
 
 from agentx_tui.cost import GoldenLength, GoldenTable, golden_length, load_golden
-from agentx_tui.snapshot import EndpointFigures, acceptance_vs_golden
+from agentx_tui.snapshot import EndpointReading, acceptance_vs_golden
 
 
 class GoldenLengths:
@@ -14,7 +14,7 @@ class GoldenLengths:
         self._table = table or load_golden()  # read (and checked) once: preflight said a bad file already
         self._found: dict[tuple[str | None, int | None], GoldenLength] = {}
 
-    def of(self, e: EndpointFigures) -> EndpointFigures:
+    def of(self, e: EndpointReading) -> EndpointReading:
         """`e` with the golden acceptance length of its model at its draft length, where it came from (or
         why there is none), and its measured acceptance length's ratio to it."""
         key = (e.model, e.spec_draft_length)

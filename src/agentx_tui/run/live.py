@@ -25,7 +25,7 @@ from agentx_tui.run.plan import RunPlan
 from agentx_tui.run.serving import Serving
 from agentx_tui.run.subscribers import Fanout
 from agentx_tui.run.traffic import Traffic
-from agentx_tui.snapshot import RunInfo, RunState, Snapshot, TaskFigures, WorkerLossRow
+from agentx_tui.snapshot import RunInfo, RunState, Snapshot, TaskReading, WorkerLossRow
 from agentx_tui.snapshot.bottleneck import schedule_behind, simulator_behind
 
 _CRASH_LOG_LINES = 15  # as many as a failed start-up shows (engine/launcher.py)
@@ -318,7 +318,7 @@ class LiveRun:
         self._losses = tuple(rows)
         return self._losses
 
-    def _tasks(self, c: Collected) -> TaskFigures | None:
+    def _tasks(self, c: Collected) -> TaskReading | None:
         """The run's task figures (measure/tasks.py), priced like the cost meter: None with no client traffic."""
         stats = self.traffic.stats if self.traffic is not None else None
         if stats is None:

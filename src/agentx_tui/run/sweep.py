@@ -23,7 +23,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from agentx_tui.measure import ClientStats, WindowFigures, fewest_requests
+from agentx_tui.measure import ClientStats, WindowBook, fewest_requests
 from agentx_tui.run.phases import RunHandle
 from agentx_tui.snapshot import (
     FrontierAxis,
@@ -118,7 +118,7 @@ class SweepPhases:
         self._users_set_at: float | None = None  # the stats' clock when this step's users were set
         # The steady rule's view of the step since its users were set (sweep/steady.py): a window the
         # statistics feed, and its verdict as of the last whole batch.
-        self._watch: WindowFigures | None = None
+        self._watch: WindowBook | None = None
         self._verdict: Steadiness | None = None
         self._judged = -1  # whole batches the verdict is over
         self._warm = 0  # the fewest requests any of the step's users had completed, as last counted …
@@ -234,7 +234,7 @@ class SweepPhases:
         if self._watch is not None:
             stats.close_window(self._watch)
             self._watch = None
-        window: WindowFigures = stats.open_window(self._clock())
+        window: WindowBook = stats.open_window(self._clock())
         self._window = PointWindow(self._index, self._step.users, waited, snap, window, axis=self.axis)
         self._window.cohort_edge = self._users_set_at  # slots that sent before it came from earlier points
         self._window.steady, self._window.steady_reason = steady, why

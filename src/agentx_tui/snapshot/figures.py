@@ -145,12 +145,17 @@ class Figures(FigureSet):
         interval=True,
         shown_in=(POINTS_SPEED, SUMMARY_TABLE),
         label="total tok/s/GPU",
+        warmed=True,
     )
     output_tokens_per_s: float | None = figure(
         TOKENS_PER_S, "output tokens per second", better="higher", compare=GATE, summary=True
     )
     output_tokens_per_s_per_gpu: float | None = figure(
-        TOKENS_PER_S_PER_GPU, "output tokens per second per GPU", better="higher", compare=GATE
+        TOKENS_PER_S_PER_GPU,
+        "output tokens per second per GPU",
+        better="higher",
+        compare=GATE,
+        warmed=True,
     )
     prompt_tokens_per_s: float | None = figure(TOKENS_PER_S, "prompt tokens per second, cached ones included")
     cached_prompt_tokens_per_s: float | None = figure(
@@ -243,12 +248,19 @@ class Figures(FigureSet):
 
     # --- the cold start: the sessions' first calls (docs/metrics.md, "Cold start") -------------------
     ttft_p90_s_warm: float | None = figure(
-        SECONDS, "time to first token, p90, over the requests that were not their session's first call", better="lower"
+        SECONDS,
+        "time to first token, p90, over the requests that were not their session's first call",
+        better="lower",
+        warmed=True,
     )
     cold_start_figures: list[str] | None = figure(
-        "", "the latency figures the sessions' first calls set: over the other requests each is over 20% better"
+        "",
+        "the latency figures the sessions' first calls set: over the other requests each is over 20% better",
+        warmed=True,
     )
-    cold_start_note: str | None = figure("", "which latency figures the sessions' first calls set, in words")
+    cold_start_note: str | None = figure(
+        "", "which latency figures the sessions' first calls set, in words", warmed=True
+    )
 
     # --- a plain run's --warmup (docs/metrics.md, "Warm-up") --------------------------------------------
     warmup_s: float | None = figure(SECONDS, "seconds before the measured window: a plain run's --warmup")
@@ -267,7 +279,12 @@ class Figures(FigureSet):
     )
     requests_failed: int | None = figure(COUNT, "requests that failed for good", summary=True)
     error_rate: float | None = figure(
-        FRACTION, "failed / (completed + failed) requests", better="lower", compare=SHOW, summary=True
+        FRACTION,
+        "failed / (completed + failed) requests",
+        better="lower",
+        compare=SHOW,
+        summary=True,
+        warmed=True,
     )
     errors_by_kind: dict[str, int] | None = figure("", "failed or retried attempts by kind")
     sessions_ended: int | None = figure(
@@ -277,7 +294,11 @@ class Figures(FigureSet):
 
     # --- the prefix cache ----------------------------------------------------------------------
     prefix_cache_hit_rate_server: float | None = figure(
-        FRACTION, "Δhits / Δqueries of the servers' prefix-cache counters (tokens)", compare=SHOW, summary=True
+        FRACTION,
+        "Δhits / Δqueries of the servers' prefix-cache counters (tokens)",
+        compare=SHOW,
+        summary=True,
+        warmed=True,
     )
     prefix_cache_hit_rate_client: float | None = figure(
         FRACTION,
@@ -554,12 +575,23 @@ class Figures(FigureSet):
         summary=True,
         shown_in=(POINTS_USE,),
         label="tokens/$",
+        warmed=True,
     )
     tokens_per_dollar_output: float | None = figure(
-        "tokens/USD", "output tokens per dollar", better="higher", compare=GATE, summary=True
+        "tokens/USD",
+        "output tokens per dollar",
+        better="higher",
+        compare=GATE,
+        summary=True,
+        warmed=True,
     )
     usd_per_million_output_tokens: float | None = figure(
-        "USD/1M tokens", "dollars per million output tokens", better="lower", compare=GATE, summary=True
+        "USD/1M tokens",
+        "dollars per million output tokens",
+        better="lower",
+        compare=GATE,
+        summary=True,
+        warmed=True,
     )
 
     # --- tasks: a task is one session tree ---------------------------------------------------------

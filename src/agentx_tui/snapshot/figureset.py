@@ -78,6 +78,9 @@ class Figure:
     numeric: bool = False  # a number (not a flag, a word or a list): what a `--check` may name
     shown_in: tuple[Place, ...] = ()  # the report's places that show it (`Place`)
     label: str = ""  # its column's head in a table: a few words, with the unit where the cells need it
+    # A plain run with --warmup takes it from its measured window, not the whole run (the client's
+    # figures of the requests started after the warm-up, and what follows from their rates).
+    warmed: bool = False
 
     @property
     def head(self) -> str:
@@ -101,6 +104,7 @@ def figure(
     group: str = "run",
     shown_in: Sequence[Place] = (),
     label: str = "",
+    warmed: bool = False,
     default: Any = None,
 ) -> Any:
     """A declared figure's field (None until set: a figure that cannot be known is null, never 0).
@@ -116,6 +120,7 @@ def figure(
         "group": group,
         "shown_in": list(shown_in),
         "label": label,
+        "warmed": warmed,
     }
     return Field(default, description=meaning, json_schema_extra=extra)
 
@@ -163,6 +168,7 @@ def declared(model: type[Frozen]) -> dict[str, Figure]:
             numeric=_is_numeric(info),
             shown_in=tuple(extra["shown_in"]),  # type: ignore[arg-type]
             label=str(extra["label"]),
+            warmed=bool(extra.get("warmed", False)),
         )
     return out
 

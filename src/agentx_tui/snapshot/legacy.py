@@ -2,7 +2,7 @@
 
 Up to stop 31 a tick's client figures were flat fields (`ttft` percentiles, `prefix_hit_rate`, and their
 run-wide `run_*` twins); they are now the report's figures over the window and over the run
-(`ClientFigures.window`, `.run`)."""
+(`ClientReading.window`, `.run`)."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def _latencies(out: dict[str, Any], data: dict[str, Any], flat: str, key: str, k
 
 
 def client_figures_of_older(data: Any) -> Any:
-    """A `ClientFigures` of before stop 32 (flat) in today's shape; anything else as it is."""
+    """A `ClientReading` of before stop 32 (flat) in today's shape; anything else as it is."""
     if not isinstance(data, dict) or "window" in data or "run" in data:
         return data
     data = dict(data)

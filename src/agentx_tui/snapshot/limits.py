@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentx_tui.snapshot.model import EndpointFigures, EndpointTotals, GpuFigures, GpuPeak, GpuState, LimitsFigures
+from agentx_tui.snapshot.model import EndpointReading, EndpointTotals, GpuPeak, GpuReading, GpuState, LimitsReading
 from agentx_tui.snapshot.rows import RooflineBound
 from agentx_tui.snapshot.stat import ratio
 
@@ -81,7 +81,7 @@ def roofline(
     return Roofline(tflops, gb_per_s, mfu, mbu, bound)
 
 
-def window_roofline(endpoint: EndpointFigures | None, peak: GpuPeak | None) -> Roofline:
+def window_roofline(endpoint: EndpointReading | None, peak: GpuPeak | None) -> Roofline:
     """Over the rate window, from an endpoint's (or the aggregate's) counter rates."""
     if endpoint is None:
         return Roofline()
@@ -106,7 +106,7 @@ def totals_roofline(
     )
 
 
-def roofline_note(endpoint: EndpointFigures | None) -> str | None:
+def roofline_note(endpoint: EndpointReading | None) -> str | None:
     """Why the achieved figures are n/a for good (the servers do not estimate their work); None when they
     do, or when no page was read this tick (a server down or slow says nothing of its flags)."""
     if endpoint is None or endpoint.running is None or endpoint.estimating_engines:
@@ -114,7 +114,7 @@ def roofline_note(endpoint: EndpointFigures | None) -> str | None:
     return NO_ESTIMATE_SGLANG if endpoint.flavor == "sglang" else NO_ESTIMATE_VLLM
 
 
-def gpus_energy(gpus: Sequence[GpuFigures], count: int | None) -> float | None:
+def gpus_energy(gpus: Sequence[GpuReading], count: int | None) -> float | None:
     """Joules of the GPUs behind the target since the run's first sample: the mean over the GPUs that have
     an energy figure × `count` (the GPUs behind the target, as the per-GPU figures count them: a launched
     server's, not every GPU of its machine), or their sum when no count is known."""
@@ -126,7 +126,7 @@ def gpus_energy(gpus: Sequence[GpuFigures], count: int | None) -> float | None:
     return sum(known) / len(known) * count
 
 
-def energy_source(gpus: Sequence[GpuFigures]) -> str | None:
+def energy_source(gpus: Sequence[GpuReading]) -> str | None:
     """How the GPUs' energy was measured, in words (the simulator's: modelled); None without any."""
     words: list[str] = []
     for g in gpus:
@@ -146,12 +146,12 @@ def agents_per_mw(agents_per_gpu: float | None, power_w_per_gpu: float | None) -
 def tick_limits(
     *,
     peak: GpuPeak,
-    aggregate: EndpointFigures | None,
+    aggregate: EndpointReading | None,
     gpu: GpuState,
     energy_j: float | None,
     power_w: float | None,
     total_tokens_per_s: float | None,
-) -> LimitsFigures:
+) -> LimitsReading:
     """One tick's figures (the GPU pane's): the roofline of the aggregate's rates over the rate window, the
     GPUs' energy so far (`gpus_energy`) and joules per token = their mean power over the window (`power_w`,
     all of them) ÷ the window's total tokens/s; each n/a with its note."""
@@ -159,7 +159,7 @@ def tick_limits(
     note = None
     if energy_j is None:
         note = f"n/a: {gpu.status}" if not gpu.gpus else "n/a: the GPUs report neither energy nor power"
-    return LimitsFigures(
+    return LimitsReading(
         peak=peak,
         achieved_tflops_per_gpu=window.achieved_tflops_per_gpu,
         achieved_hbm_gb_per_s_per_gpu=window.achieved_hbm_gb_per_s_per_gpu,
@@ -174,14 +174,14 @@ def tick_limits(
     )
 
 
-def achieved_source(endpoint: EndpointFigures | None, note: str | None) -> str | None:
+def achieved_source(endpoint: EndpointReading | None, note: str | None) -> str | None:
     """Whose estimate the achieved figures are, or (`note`) why there is none."""
     if endpoint is None or not endpoint.estimating_engines:
         return note
     return SIMULATED_WORK if endpoint.flavor == "sim" else VLLM_WORK
 
 
-def span_energy(start: LimitsFigures | None, end: LimitsFigures | None) -> float | None:
+def span_energy(start: LimitsReading | None, end: LimitsReading | None) -> float | None:
     """The GPUs' joules between two ticks (never below 0: fewer GPUs counted at the end is not energy given back)."""
     if start is None or end is None or start.energy_j is None or end.energy_j is None:
         return None

@@ -106,7 +106,7 @@ class EndpointTotals(Frozen):
     preemptions: float | None = None
     requests_finished: float | None = None
     # vLLM's estimated work (`--enable-mfu-metrics`): each engine's per-GPU counter, summed over engines
-    # (÷ `EndpointFigures.estimating_engines` for one GPU's share; docs/metrics.md, "Roofline").
+    # (÷ `EndpointReading.estimating_engines` for one GPU's share; docs/metrics.md, "Roofline").
     estimated_flops: float | None = None
     estimated_read_bytes: float | None = None
     estimated_write_bytes: float | None = None
@@ -151,7 +151,7 @@ class EndpointTotals(Frozen):
     spec_accepted_tokens_by_position: tuple[float, ...] | None = None
 
 
-class EngineFigures(Frozen):
+class EngineReading(Frozen):
     """One data-parallel engine (the `engine` label of vLLM's metrics) of one endpoint."""
 
     engine: str
@@ -164,7 +164,7 @@ class EngineFigures(Frozen):
     spec_acceptance_length: float | None = None
 
 
-class EndpointFigures(Frozen):
+class EndpointReading(Frozen):
     """What the scraper read from one server's /metrics (and /health) this tick."""
 
     url: str
@@ -199,7 +199,7 @@ class EndpointFigures(Frozen):
     e2e: Percentiles = Field(default_factory=Percentiles)
     queue_time: Percentiles = Field(default_factory=Percentiles)
     totals: EndpointTotals = Field(default_factory=EndpointTotals)
-    engines: tuple[EngineFigures, ...] = ()
+    engines: tuple[EngineReading, ...] = ()
     # Where the window's prompt tokens came from (`prompt_tokens_by_source`): the three shares sum to 1;
     # the rates are tokens/s. "offload" is vLLM's `external_kv_transfer`: a CPU-memory tier, LMCache,
     # Mooncake or another instance, through a KV connector.
@@ -275,7 +275,7 @@ class EndpointFigures(Frozen):
 EnergyFrom = Literal["counter", "power"]  # a GPU's energy: its energy counter's steps, or its power × time
 
 
-class GpuFigures(Frozen):
+class GpuReading(Frozen):
     """One GPU, from NVML (local) or a DCGM exporter (remote or simulated)."""
 
     index: int
@@ -300,7 +300,7 @@ class GpuFigures(Frozen):
 
 class GpuState(Frozen):
     status: str = "no NVIDIA GPU visible: not sampled"
-    gpus: tuple[GpuFigures, ...] = ()
+    gpus: tuple[GpuReading, ...] = ()
 
 
 class GpuPeak(Frozen):
@@ -314,7 +314,7 @@ class GpuPeak(Frozen):
     source: str = "no GPU seen yet"
 
 
-class LimitsFigures(Frozen):
+class LimitsReading(Frozen):
     """How close to the limit, this tick (docs/metrics.md, "Roofline" and "Energy"): the servers'
     estimated work per GPU over the rate window against the chip's peak, and the GPUs' energy. A figure
     that cannot be known is None, and the note beside it says why (the flag, the GPU, the driver)."""
@@ -352,7 +352,7 @@ class ClientTotals(Frozen):
     errors_by_kind: dict[str, int] = Field(default_factory=dict)
 
 
-class ClientFigures(Frozen):
+class ClientReading(Frozen):
     """What the load driver measured: the report's client-side figures over the rate window (`window`) and
     over the run so far (`run`: its latencies, interactivity, ceiling and a timed replay's schedule; its
     token rates are the report's, from `totals` over the run's duration), and the counts behind them."""
@@ -396,7 +396,7 @@ class ClientHealth(Frozen):
     run_reason: str | None = None
 
 
-class TaskFigures(Frozen):
+class TaskReading(Frozen):
     """Agents, not requests (docs/metrics.md, "Tasks"): a task is one session tree. Only completed
     tasks enter the figures; `tasks_running` and `tasks_failed` say what else there was."""
 
@@ -422,7 +422,7 @@ class TaskFigures(Frozen):
     task_prefix_hit_share_p90: float | None = None
 
 
-class CostFigures(Frozen):
+class CostReading(Frozen):
     """The tokens-per-dollar meter (docs/metrics.md). Every dollar figure ``None`` when no price or no GPU count
     is known (`price_source` then says which)."""
 
@@ -540,10 +540,10 @@ class Snapshot(Frozen):
     time: float  # unix time of this tick
     elapsed_s: float
     run: RunInfo
-    endpoints: tuple[EndpointFigures, ...] = ()
-    aggregate: EndpointFigures | None = None  # sum/mean over endpoints; None with no endpoint
+    endpoints: tuple[EndpointReading, ...] = ()
+    aggregate: EndpointReading | None = None  # sum/mean over endpoints; None with no endpoint
     gpu: GpuState = Field(default_factory=GpuState)
-    client: ClientFigures | None = None  # None when observing only (workload `none`)
+    client: ClientReading | None = None  # None when observing only (workload `none`)
     client_health: ClientHealth | None = None  # None when observing only
     # The users table: at most USERS_SHOWN rows; `session_states` counts the states of them all. (The
     # fields keep their first names: recordings are read back by them.)
@@ -557,9 +557,9 @@ class Snapshot(Frozen):
     # Whether the run meets AgentX's rules so far (docs/sweeps.md, "AgentX validity"); None when it sends
     # no load of its own (observing only), or in a recording of before the rules were judged.
     agentx: AgentXVerdict | None = None
-    tasks: TaskFigures | None = None  # per session tree; None when observing only or before any call
-    cost: CostFigures = Field(default_factory=CostFigures)
-    limits: LimitsFigures | None = None  # roofline and energy; None in recordings made before them
+    tasks: TaskReading | None = None  # per session tree; None when observing only or before any call
+    cost: CostReading = Field(default_factory=CostReading)
+    limits: LimitsReading | None = None  # roofline and energy; None in recordings made before them
     events: tuple[str, ...] = ()  # app events new since the previous tick (already redacted)
     server_log: tuple[str, ...] = ()  # launched-server log lines new since the previous tick
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from agentx_tui.snapshot.figures import Figures
-from agentx_tui.snapshot.model import ClientFigures, EndpointFigures, Percentiles, Snapshot
+from agentx_tui.snapshot.model import ClientReading, EndpointReading, Percentiles, Snapshot
 
 RateSource = Literal["client", "server", "none"]
 
@@ -38,7 +38,7 @@ def _latency(figures: Figures, name: str) -> Percentiles:
     return Percentiles(**{p: getattr(figures, f"{name}_{p}_s") for p in ("p50", "p90", "p99")})
 
 
-def window_rates(client: ClientFigures | None, aggregate: EndpointFigures | None) -> Rates:
+def window_rates(client: ClientReading | None, aggregate: EndpointReading | None) -> Rates:
     hit = aggregate.prefix_hit_rate_window if aggregate else None
     if client is not None:
         w = client.window
@@ -81,7 +81,7 @@ class RunTokens:
     output: float | None
 
 
-def run_tokens(client: ClientFigures | None, aggregate: EndpointFigures | None) -> RunTokens:
+def run_tokens(client: ClientReading | None, aggregate: EndpointReading | None) -> RunTokens:
     if client is not None:
         ct = client.totals
         return RunTokens(float(ct.prompt_tokens + ct.output_tokens), float(ct.output_tokens))

@@ -19,11 +19,11 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from agentx_tui.measure import TALLY_KEYS, WindowFigures, cold_start, tally_figures
+from agentx_tui.measure import TALLY_KEYS, WindowBook, cold_start, tally_figures
 from agentx_tui.snapshot import (
     COUNT,
     TOKENS,
-    EndpointFigures,
+    EndpointReading,
     EndpointTotals,
     Figures,
     FrontierAxis,
@@ -55,21 +55,13 @@ CHECK_GROWTH = 1.05  # --precision: check again once 5% more requests are counte
 
 # What a plain run's --warmup takes for its report from its window (docs/metrics.md, "Warm-up"): the
 # client's figures of the requests started after the warm-up (those a tally gives, but its counts: the
-# run's totals stay whole), the cold start among them, what follows from their rates, their error rate
-# and the servers' hit rate over the same time. Totals, tasks, means over ticks, energy and the roofline
-# stay the whole run's.
-WARMED_KEYS: tuple[str, ...] = (
-    *(key for key, fig in declared(Figures).items() if key in TALLY_KEYS and fig.unit not in (TOKENS, COUNT)),
-    "ttft_p90_s_warm",
-    "cold_start_figures",
-    "cold_start_note",
-    "total_tokens_per_s_per_gpu",
-    "output_tokens_per_s_per_gpu",
-    "error_rate",
-    "tokens_per_dollar_total",
-    "tokens_per_dollar_output",
-    "usd_per_million_output_tokens",
-    "prefix_cache_hit_rate_server",
+# run's totals stay whole), and the figures declared `warmed` (the cold start among them, what follows from
+# their rates, their error rate, the servers' hit rate over the same time). Totals, tasks, means over ticks,
+# energy and the roofline stay the whole run's.
+WARMED_KEYS: tuple[str, ...] = tuple(
+    key
+    for key, fig in declared(Figures).items()
+    if fig.warmed or (key in TALLY_KEYS and fig.unit not in (TOKENS, COUNT))
 )
 
 
@@ -81,7 +73,7 @@ class PointWindow:
     users: int
     warmup_s: float
     start: Snapshot  # the tick at which the window opened
-    client: WindowFigures
+    client: WindowBook
     last: Snapshot | None = None
     hardware: TickMeans = field(default_factory=TickMeans)
     cpu: RunningStat = field(default_factory=RunningStat)
@@ -275,7 +267,7 @@ def _around(interval: Interval | None, value: float | None) -> Interval | None:
     return interval.around(value) if interval is not None and value is not None else None
 
 
-def _server_time(server: EndpointTotals, agg: EndpointFigures | None, client: Figures) -> dict[str, object]:
+def _server_time(server: EndpointTotals, agg: EndpointReading | None, client: Figures) -> dict[str, object]:
     """Where the point's requests' time went on the servers and their speculative decoding over its window
     (snapshot/servertime.py), against the golden acceptance length the last tick found, and the client's
     wait for a first token outside the servers."""
@@ -298,7 +290,7 @@ def _server_deltas(start: EndpointTotals | None, end: EndpointTotals | None) -> 
     return totals_since(end, start)
 
 
-def interval_sample(window: WindowFigures, duration_s: float, cohort_edge: float | None = None) -> Sample:
+def interval_sample(window: WindowBook, duration_s: float, cohort_edge: float | None = None) -> Sample:
     """The window's raw sample as plain numbers (sweep/intervals.py), over its first `duration_s` seconds;
     user slots that sent their first request before `cohort_edge` form a cohort of their own."""
     raw = window.sample

@@ -5,11 +5,11 @@ hard deadline, NVML runs in its own thread, and a read that fails becomes figure
 down or slow, a GPU source's status) instead of an exception. Only what runs before the run raises:
 the `--prometheus` checks and `PrometheusSource.start()`.
 
-EndpointMonitor       one server's /metrics → EndpointFigures per tick (windowed rates, run totals)
-MetricsReader         the same without I/O: Prometheus text in, EndpointFigures out
+EndpointMonitor       one server's /metrics → EndpointReading per tick (windowed rates, run totals)
+MetricsReader         the same without I/O: Prometheus text in, EndpointReading out
 ServerIdentity        what the attach probe learnt of a server, carried into each of its figures
 describe_page         the naming and KV block size of a /metrics page (the attach probe): a PageSummary
-aggregate_endpoints   several EndpointFigures → one (url="aggregate")
+aggregate_endpoints   several EndpointReading → one (url="aggregate")
 DcgmMonitor           a dcgm-exporter page (--gpu-metrics URL) → GpuState
 gpus_from_samples     the GPUs that DCGM series describe (an exporter's page, or the simulator's own)
 NvmlSampler           local GPUs via NVML in a worker thread → GpuState

@@ -1,4 +1,4 @@
-"""`MetricsPage` + `WindowState` → `EndpointFigures` (pure): the formulas of docs/metrics.md for server figures."""
+"""`MetricsPage` + `WindowState` → `EndpointReading` (pure): the formulas of docs/metrics.md for server figures."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Any
 
 from agentx_tui.snapshot import (
     BucketCounts,
-    EndpointFigures,
+    EndpointReading,
     EndpointTotals,
-    EngineFigures,
+    EngineReading,
     Percentiles,
     prompt_shares,
     server_time_figures,
@@ -145,7 +145,7 @@ def offload_capacity(page: MetricsPage, state: WindowState) -> dict[str, bool | 
     return {"kv_offload_cpu": None if connector else False, "kv_offload_cpu_bytes": None}
 
 
-def engine_rows(page: MetricsPage, state: WindowState) -> tuple[EngineFigures, ...]:
+def engine_rows(page: MetricsPage, state: WindowState) -> tuple[EngineReading, ...]:
     engines = page.engines
     if len(engines) < 2:
         return ()
@@ -154,7 +154,7 @@ def engine_rows(page: MetricsPage, state: WindowState) -> tuple[EngineFigures, .
     for engine in engines:
         phases = server_time_window(functools.partial(state.rate, engine=engine), accepted_at)
         rows.append(
-            EngineFigures(
+            EngineReading(
                 engine=engine,
                 running=_gauge(page, "running", engine, mean=False),
                 waiting=_gauge(page, "waiting", engine, mean=False),
@@ -173,7 +173,7 @@ def accepted_positions(page: MetricsPage) -> tuple[str, ...]:
     return positions((key[0] for key in page.counters), ACCEPTED_AT)
 
 
-def page_figures(page: MetricsPage, state: WindowState, identity: EndpointFigures) -> EndpointFigures:
+def page_figures(page: MetricsPage, state: WindowState, identity: EndpointReading) -> EndpointReading:
     """``identity`` (url, flavor, status, model…) completed with the figures of this page."""
     return identity.model_copy(
         update={

@@ -1,4 +1,4 @@
-"""Prometheus query answers → one `EndpointFigures` per replica (pure: no I/O, no clock).
+"""Prometheus query answers → one `EndpointReading` per replica (pure: no I/O, no clock).
 
 The instant read (every counter, gauge and cache-config series as it is now) says which replicas
 exist and gives their gauges, lifetime hit rate and, through `RunTotals`, their run totals. The
@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 
 from agentx_tui.snapshot import (
     BucketCounts,
-    EndpointFigures,
+    EndpointReading,
     EndpointTotals,
-    EngineFigures,
+    EngineReading,
     Flavor,
     Percentiles,
 )
@@ -326,11 +326,11 @@ def totals_of(replica: ReplicaKey, totals: RunTotals, block_size: int | None, *,
 
 def replica_figures(
     replica: ReplicaKey, read: ReplicaRead, answers: WindowAnswers, totals: EndpointTotals
-) -> EndpointFigures:
+) -> EndpointReading:
     model = next(iter(read.models)) if len(read.models) == 1 else None
     engines = read.engines
     accepted_at = read.accepted_positions
-    rows: tuple[EngineFigures, ...] = ()
+    rows: tuple[EngineReading, ...] = ()
     if len(engines) >= 2:
         rows = tuple(_engine_row(read, answers, replica, engine, accepted_at) for engine in engines)
     update: dict[str, object] = {name: answers.counter(internal, replica) for name, internal in _RATE_FIELDS.items()}
@@ -358,15 +358,15 @@ def replica_figures(
         totals=totals,
         engines=rows,
     )
-    identity = EndpointFigures(url=replica_url(replica), up=True, status="up", flavor=read.flavor, model=model)
+    identity = EndpointReading(url=replica_url(replica), up=True, status="up", flavor=read.flavor, model=model)
     return identity.model_copy(update=update)
 
 
 def _engine_row(
     read: ReplicaRead, answers: WindowAnswers, replica: ReplicaKey, engine: str, accepted_at: tuple[str, ...]
-) -> EngineFigures:
+) -> EngineReading:
     phases = server_time_window(lambda name: answers.counter(name, replica, engine), accepted_at)
-    return EngineFigures(
+    return EngineReading(
         engine=engine,
         running=read.gauge("running", engine),
         waiting=read.gauge("waiting", engine),

@@ -17,7 +17,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from agentx_tui.snapshot import GpuFigures
+from agentx_tui.snapshot import GpuReading
 from agentx_tui.telemetry._promapi import Vector
 from agentx_tui.telemetry._promfigures import ReplicaKey, replica_key
 from agentx_tui.telemetry.dcgm import ENERGY_FIELD
@@ -70,7 +70,7 @@ def group_gpus(vector: Vector) -> dict[str, _Gpu]:
     return gpus
 
 
-def _figures(gpu: _Gpu) -> GpuFigures:
+def _figures(gpu: _Gpu) -> GpuReading:
     f, labels = gpu.fields, gpu.labels
     try:
         index = int(labels.get("gpu", ""))
@@ -81,7 +81,7 @@ def _figures(gpu: _Gpu) -> GpuFigures:
     if used is not None and free is not None:
         total = (used + free + f.get("DCGM_FI_DEV_FB_RESERVED", 0.0)) * _MIB
     util = f.get("DCGM_FI_DEV_GPU_UTIL")
-    return GpuFigures(
+    return GpuReading(
         index=index,
         name=labels.get("modelName") or f"GPU {index}",
         uuid=labels.get("UUID") or labels.get("uuid") or None,
@@ -101,13 +101,13 @@ def _figures(gpu: _Gpu) -> GpuFigures:
 class GpuMap:
     """GPUs (by id), which replica each is mapped to, and how."""
 
-    gpus: dict[str, GpuFigures]
+    gpus: dict[str, GpuReading]
     owner: dict[str, ReplicaKey]  # gpu id → replica
     how: dict[str, str]  # gpu id → "scrape target" | "pod" | "host"
     shared_hosts: dict[str, int]  # host → replicas on it, where GPUs could not be split
     energy_mj: dict[str, float] = field(default_factory=dict)  # gpu id → its energy counter, where it has one
 
-    def of(self, replica: ReplicaKey) -> list[GpuFigures]:
+    def of(self, replica: ReplicaKey) -> list[GpuReading]:
         return [self.gpus[g] for g, r in self.owner.items() if r == replica]
 
 
@@ -150,7 +150,7 @@ def map_gpus(vector: Vector, replicas: Mapping[ReplicaKey, Mapping[str, str]]) -
     return GpuMap({g: _figures(gpu) for g, gpu in grouped.items()}, owner, how, shared, energy)
 
 
-def describe(gmap: GpuMap, shown: list[GpuFigures], replicas: int, *, scoped: bool) -> str:
+def describe(gmap: GpuMap, shown: list[GpuReading], replicas: int, *, scoped: bool) -> str:
     """One sentence for GpuState.status."""
     hosts = {g.host for g in shown if g.host}
     where = f" on {len(hosts)} host{'s' if len(hosts) != 1 else ''}" if hosts else ""

@@ -1,4 +1,4 @@
-"""Several endpoints (replicas, nodes) folded into one `EndpointFigures` with ``url="aggregate"``.
+"""Several endpoints (replicas, nodes) folded into one `EndpointReading` with ``url="aggregate"``.
 
 Rates, totals and request counts add up (the estimated-work rates too, with the engines that export
 them, so one GPU's share stays their sum ÷ the engines). KV usage is the mean over the endpoints that
@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 from agentx_tui.snapshot import (
     BucketCounts,
-    EndpointFigures,
+    EndpointReading,
     EndpointTotals,
     Percentiles,
     acceptance_vs_golden,
@@ -116,7 +116,7 @@ def _summed_positions(families: Sequence[tuple[float, ...] | None]) -> tuple[flo
     return tuple(sum(values) for values in zip(*known, strict=True))
 
 
-def _totals(figs: Sequence[EndpointFigures]) -> EndpointTotals:
+def _totals(figs: Sequence[EndpointReading]) -> EndpointTotals:
     values: dict[str, object] = {}
     for name in EndpointTotals.model_fields:
         if name in _HISTOGRAM_TOTALS:
@@ -128,7 +128,7 @@ def _totals(figs: Sequence[EndpointFigures]) -> EndpointTotals:
     return EndpointTotals.model_validate(values)
 
 
-def _by_position(up: Sequence[EndpointFigures]) -> tuple[float, ...] | None:
+def _by_position(up: Sequence[EndpointReading]) -> tuple[float, ...] | None:
     """Accepted per draft at each position, weighted by drafts per second; None unless every endpoint
     that says has the same draft length."""
     said = [f for f in up if f.spec_acceptance_by_position is not None]
@@ -140,7 +140,7 @@ def _by_position(up: Sequence[EndpointFigures]) -> tuple[float, ...] | None:
     return known if len(known) == len(weighted) else None
 
 
-def _golden(up: Sequence[EndpointFigures]) -> dict[str, object]:
+def _golden(up: Sequence[EndpointReading]) -> dict[str, object]:
     """The endpoints' one golden acceptance length, and where it came from (that of those that have one:
     an endpoint that does not speculate has none, and says so)."""
     known = [f for f in up if f.spec_golden_acceptance_length is not None]
@@ -156,7 +156,7 @@ def _shares(update: dict[str, object]) -> dict[str, float | None]:
     return prompt_shares(*(r if isinstance(r, float) else None for r in rates))
 
 
-def _offload_cpu(up: Sequence[EndpointFigures]) -> dict[str, object]:
+def _offload_cpu(up: Sequence[EndpointReading]) -> dict[str, object]:
     said = [f for f in up if f.kv_offload_cpu is not None]
     if said and all(f.kv_offload_cpu for f in said) and len(said) == len(up):
         sizes = [f.kv_offload_cpu_bytes for f in said]
@@ -172,7 +172,7 @@ def _one(values: Sequence[object]) -> object | None:
     return distinct.pop() if len(distinct) == 1 else None
 
 
-def aggregate_endpoints(figs: Sequence[EndpointFigures]) -> EndpointFigures | None:
+def aggregate_endpoints(figs: Sequence[EndpointReading]) -> EndpointReading | None:
     if not figs:
         return None
     up = [f for f in figs if f.up]
@@ -220,7 +220,7 @@ def aggregate_endpoints(figs: Sequence[EndpointFigures]) -> EndpointFigures | No
     else:
         update.update({k: Percentiles() for k in _PERCENTILES})
     flavors = {f.flavor for f in figs}
-    base = EndpointFigures(
+    base = EndpointReading(
         url="aggregate",
         up=bool(up),
         status=status,

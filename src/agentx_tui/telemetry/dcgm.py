@@ -13,7 +13,7 @@ from typing import Literal
 
 import httpx
 
-from agentx_tui.snapshot import GpuFigures, GpuState
+from agentx_tui.snapshot import GpuReading, GpuState
 from agentx_tui.telemetry._energy import EnergyMeter
 from agentx_tui.telemetry._fetch import FetchError, fetch_text
 from agentx_tui.telemetry._parse import PageError, parse_page
@@ -53,7 +53,7 @@ def gpus_from_samples(
     *,
     energy: EnergyMeter | None = None,
     now: float = 0.0,
-) -> tuple[GpuFigures, ...]:
+) -> tuple[GpuReading, ...]:
     """Every GPU a DCGM page describes, by index; empty when the page has no DCGM series. With an
     `energy` meter (kept by the reader from page to page), each GPU's energy since its first sample."""
     util = _by_gpu(samples, "DCGM_FI_DEV_GPU_UTIL")
@@ -77,7 +77,7 @@ def gpus_from_samples(
             key = labels.get("UUID") or str(index)
             joules, how = energy.add(key, now, counter_j=counter, power_w=power.get(index))
         gpus.append(
-            GpuFigures(
+            GpuReading(
                 index=index,
                 name=labels.get("modelName") or f"GPU {index}",
                 uuid=labels.get("UUID") or None,

@@ -1,4 +1,4 @@
-"""`EndpointMonitor`: one server's /metrics, scraped once per tick into `EndpointFigures`."""
+"""`EndpointMonitor`: one server's /metrics, scraped once per tick into `EndpointReading`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Literal, TypedDict, Unpack
 
 import httpx
 
-from agentx_tui.snapshot import EndpointFigures, EndpointTotals, Flavor, GpuFigures
+from agentx_tui.snapshot import EndpointReading, EndpointTotals, Flavor, GpuReading
 from agentx_tui.telemetry import _names
 from agentx_tui.telemetry._energy import EnergyMeter
 from agentx_tui.telemetry._fetch import FetchError, fetch_text
@@ -38,7 +38,7 @@ def describe_page(text: str) -> PageSummary:
 
 
 class ServerIdentity(TypedDict, total=False):
-    """What the attach probe learnt of a server, carried into each of its `EndpointFigures`; each
+    """What the attach probe learnt of a server, carried into each of its `EndpointReading`; each
     unknown when left out (`flavor` "unknown")."""
 
     model: str | None
@@ -63,15 +63,15 @@ class MetricsReader:
         self.flavor: Flavor = identity.get("flavor", "unknown")
         self._state = WindowState(window_s)
         self._totals = EndpointTotals()
-        self.dcgm_gpus: tuple[GpuFigures, ...] = ()
+        self.dcgm_gpus: tuple[GpuReading, ...] = ()
         self._energy = EnergyMeter()  # of the GPUs its page describes (the simulator's)
         self._sim_lost: float | None = None
 
     def reset_window(self) -> None:
         self._state.reset_window()
 
-    def _identity(self, *, up: bool, status: str, flavor: Flavor) -> EndpointFigures:
-        return EndpointFigures(
+    def _identity(self, *, up: bool, status: str, flavor: Flavor) -> EndpointReading:
+        return EndpointReading(
             url=self.url,
             up=up,
             status=status,
@@ -82,20 +82,20 @@ class MetricsReader:
             kv_cache_metrics_sample=self.kv_cache_metrics_sample,
         )
 
-    def down(self, reason: str, *, answered: bool = False) -> EndpointFigures:
+    def down(self, reason: str, *, answered: bool = False) -> EndpointReading:
         """Figures for a tick without a page: all None, run totals kept."""
         status = f"no metrics: {reason}" if answered else f"down: {reason}"
         return self._identity(up=answered, status=status, flavor=self.flavor).model_copy(
             update={"totals": self._totals}
         )
 
-    def slow(self, reason: str) -> EndpointFigures:
+    def slow(self, reason: str) -> EndpointReading:
         """Figures for a tick whose page came too late: the server is up, its figures unknown."""
         return self._identity(up=True, status=f"slow: {reason}", flavor=self.flavor).model_copy(
             update={"totals": self._totals}
         )
 
-    def read(self, text: str, now: float) -> EndpointFigures:
+    def read(self, text: str, now: float) -> EndpointReading:
         try:
             page = parse_page(text, self.engine_version)
         except PageError as exc:
@@ -103,7 +103,7 @@ class MetricsReader:
             return self.down(str(exc), answered=True)
         return self.read_page(page, now)
 
-    def read_page(self, page: MetricsPage, now: float) -> EndpointFigures:
+    def read_page(self, page: MetricsPage, now: float) -> EndpointReading:
         source: Literal["dcgm", "sim"] = "sim" if self.flavor == "sim" else "dcgm"
         self.dcgm_gpus = gpus_from_samples(page.samples, source, energy=self._energy, now=now)
         flavor: Flavor = self.flavor
@@ -144,14 +144,14 @@ class EndpointMonitor:
         self._reader = MetricsReader(self.url, window_s=window_s, **identity)
 
     @property
-    def dcgm_gpus(self) -> tuple[GpuFigures, ...]:
+    def dcgm_gpus(self) -> tuple[GpuReading, ...]:
         """GPUs described by DCGM series on the same page (the simulator publishes them)."""
         return self._reader.dcgm_gpus
 
     def reset_window(self) -> None:
         self._reader.reset_window()
 
-    async def sample(self, now: float) -> EndpointFigures:
+    async def sample(self, now: float) -> EndpointReading:
         try:
             text = await fetch_text(self._client, self.url + "/metrics", self._timeout_s)
         except FetchError as exc:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any, TypeVar
 
-from agentx_tui.snapshot import GpuFigures, GpuState
+from agentx_tui.snapshot import GpuReading, GpuState
 from agentx_tui.telemetry._energy import EnergyMeter
 
 T = TypeVar("T")
@@ -133,7 +133,7 @@ class NvmlSampler:
             return GpuState(status=f"{_PREFIX}: no GPU handle could be opened")
         return GpuState(status=f"nvml: {len(gpus)} GPU{'s' if len(gpus) != 1 else ''}", gpus=tuple(gpus))
 
-    def _read_one(self, nvml: ModuleType, index: int, handle: object, now: float) -> GpuFigures:
+    def _read_one(self, nvml: ModuleType, index: int, handle: object, now: float) -> GpuReading:
         def get(call: Callable[[], T]) -> T | None:
             try:
                 return call()
@@ -154,7 +154,7 @@ class NvmlSampler:
         energy_j, energy_from = self._energy.add(
             uuid or str(index), now, counter_j=None if energy_mj is None else energy_mj / 1000.0, power_w=power_w
         )
-        return GpuFigures(
+        return GpuReading(
             index=index,
             name=name or f"GPU {index}",
             uuid=uuid,

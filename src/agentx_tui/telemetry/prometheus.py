@@ -16,7 +16,7 @@ hold different samples is off by up to one scrape's worth.
 
 Failures: at `start()` they raise the project's errors (`TargetError` exit 3, `UsageError` exit 2);
 during the run they never raise: Prometheus down or slow turns every replica into a down
-`EndpointFigures` (None figures, run totals kept) and the sample's status says why in one sentence.
+`EndpointReading` (None figures, run totals kept) and the sample's status says why in one sentence.
 The bearer token and header values are only ever in the HTTP client's headers.
 """
 
@@ -33,7 +33,7 @@ from typing import Final
 import httpx
 
 from agentx_tui.errors import TargetError, UsageError
-from agentx_tui.snapshot import EndpointFigures, GpuFigures, GpuState
+from agentx_tui.snapshot import EndpointReading, GpuReading, GpuState
 from agentx_tui.telemetry import _promql, _promstart
 from agentx_tui.telemetry._energy import EnergyMeter
 from agentx_tui.telemetry._promapi import PromApi, PromError, Vector, shown_url
@@ -102,7 +102,7 @@ class FleetDiscovery:
 class FleetSample:
     """One tick: a figure set per replica (``url`` = its pod or instance), the GPUs, and a status."""
 
-    endpoints: tuple[EndpointFigures, ...]
+    endpoints: tuple[EndpointReading, ...]
     gpu: GpuState
     up: bool  # Prometheus answered the instant read
     status: str  # one sentence
@@ -165,7 +165,7 @@ class PrometheusSource:
         self._replicas: dict[ReplicaKey, dict[str, str]] = {}  # known replicas (kept when they vanish)
         self._totals = RunTotals()
         self._energy = EnergyMeter()  # the fleet's GPUs, by UUID
-        self._last_figures: dict[ReplicaKey, EndpointFigures] = {}
+        self._last_figures: dict[ReplicaKey, EndpointReading] = {}
         self._units_task: asyncio.Task[None] | None = None
 
     # -- identity ---------------------------------------------------------------------------------
@@ -334,7 +334,7 @@ class PrometheusSource:
 
     def _figures(
         self, reads: Mapping[ReplicaKey, ReplicaRead], answers: Mapping[str, Vector | PromError]
-    ) -> dict[ReplicaKey, EndpointFigures]:
+    ) -> dict[ReplicaKey, EndpointReading]:
         def vector(key: str) -> Vector | None:
             answer = answers.get(key)
             return None if answer is None or isinstance(answer, PromError) else answer
@@ -342,7 +342,7 @@ class PrometheusSource:
         window = WindowAnswers(vector("counters"), vector("quantiles"))
         up = vector("up") or []
         failed_targets = {replica_key(labels) for labels, value in up if value == 0}
-        out: dict[ReplicaKey, EndpointFigures] = {}
+        out: dict[ReplicaKey, EndpointReading] = {}
         for key in self._replicas:
             read = reads.get(key)
             if read is None:
@@ -357,10 +357,10 @@ class PrometheusSource:
         self._last_figures = out
         return out
 
-    def _replica_down(self, key: ReplicaKey, reason: str) -> EndpointFigures:
+    def _replica_down(self, key: ReplicaKey, reason: str) -> EndpointReading:
         """None figures, identity and run totals as last shown (a vanished series adds nothing)."""
         last = self._last_figures.get(key)
-        return EndpointFigures(
+        return EndpointReading(
             url=replica_url(key),
             up=False,
             status=f"down: {reason}",
@@ -370,8 +370,8 @@ class PrometheusSource:
         )
 
     def _gpu_state(
-        self, answer: Vector | PromError | None, figures: Mapping[ReplicaKey, EndpointFigures], now: float
-    ) -> tuple[GpuState, dict[ReplicaKey, list[GpuFigures]]]:
+        self, answer: Vector | PromError | None, figures: Mapping[ReplicaKey, EndpointReading], now: float
+    ) -> tuple[GpuState, dict[ReplicaKey, list[GpuReading]]]:
         if isinstance(answer, PromError):
             return GpuState(status=f"DCGM via Prometheus: {answer.sentence}"), {}
         if not answer:
@@ -394,8 +394,8 @@ class PrometheusSource:
         return GpuState(status=status, gpus=tuple(shown)), owned
 
     def _with_gpus(
-        self, figures: Mapping[ReplicaKey, EndpointFigures], owned: Mapping[ReplicaKey, list[GpuFigures]]
-    ) -> list[EndpointFigures]:
+        self, figures: Mapping[ReplicaKey, EndpointReading], owned: Mapping[ReplicaKey, list[GpuReading]]
+    ) -> list[EndpointReading]:
         out = []
         for key, fig in figures.items():
             mine = owned.get(key) or []

@@ -22,7 +22,7 @@ from agentx_tui.engine import probe_server
 from agentx_tui.load import Driver, LoadSettings, Workload
 from agentx_tui.load.workload.spec import parse_workload
 from agentx_tui.measure import RequestRecord
-from agentx_tui.snapshot import ClientFigures, EndpointTotals
+from agentx_tui.snapshot import ClientReading, EndpointTotals
 from agentx_tui.telemetry import EndpointMonitor
 from tests.helpers.waiting import until
 
@@ -55,7 +55,7 @@ WORKLOAD = {
 @dataclass(frozen=True)
 class Run:
     records: Sequence[RequestRecord]
-    figures: ClientFigures
+    figures: ClientReading
     server: EndpointTotals  # counter deltas over the run
     calibration_notes: Sequence[str]
     drained: bool

@@ -19,7 +19,7 @@ from agentx_tui.engine import ServerInfo
 from agentx_tui.load import Driver, LoadSettings
 from agentx_tui.load.workload.spec import parse_workload
 from agentx_tui.report import Report, ReportBuilder, evaluate_checks, parse_check
-from agentx_tui.snapshot import ClientFigures, Figures, RunInfo, Snapshot
+from agentx_tui.snapshot import ClientReading, Figures, RunInfo, Snapshot
 from tests.helpers.shaped_server import AnswerShape, ShapedServer
 from tests.helpers.waiting import until
 
@@ -38,7 +38,7 @@ async def shaped() -> AsyncIterator[ShapedServer]:
     await server.close()
 
 
-async def _measure(server: ShapedServer, shape: AnswerShape) -> ClientFigures:
+async def _measure(server: ShapedServer, shape: AnswerShape) -> ClientReading:
     """`REQUESTS` answers of `shape` through the Driver (4 users); the client's figures then."""
     server.shape = shape
     workload = parse_workload(
@@ -63,7 +63,7 @@ async def _measure(server: ShapedServer, shape: AnswerShape) -> ClientFigures:
         await driver.stop()
 
 
-def _both(figures: ClientFigures) -> tuple[Figures, Figures]:
+def _both(figures: ClientReading) -> tuple[Figures, Figures]:
     return figures.window, figures.run
 
 
@@ -117,7 +117,7 @@ async def test_a_read_of_several_events_is_neither_a_stall_nor_zero_gaps(shaped:
         assert part.decode_stalls_per_request is not None and part.decode_stalls_per_request < 0.5
 
 
-def _report(client: ClientFigures) -> Report:
+def _report(client: ClientReading) -> Report:
     """The report of a run whose client figures are `client` (two ticks, a second apart)."""
     builder = ReportBuilder()
     for seq in (1, 2):

@@ -37,7 +37,7 @@ from agentx_tui.load.sending.wire import StreamPool
 from agentx_tui.load.workload import PreparedWorkload, Workload, WorkloadBase, prepare
 from agentx_tui.load.workload.text import TextMaker, TokenModel
 from agentx_tui.measure import ClientStats, RequestRecord, StatsSink, Streamed
-from agentx_tui.snapshot import USERS_SHOWN, ClientFigures, UserRow
+from agentx_tui.snapshot import USERS_SHOWN, ClientReading, UserRow
 
 _CONTROL_TIMEOUT = aiohttp.ClientTimeout(total=30)
 _CONNECT_TIMEOUT_S = 10.0  # a stream's connection; the sender's StallWatch then covers the request
@@ -227,7 +227,7 @@ class Driver:
         if self.stats is not None:
             self.stats.reset_window(time.monotonic())
 
-    def figures(self, now: float) -> ClientFigures:
+    def figures(self, now: float) -> ClientReading:
         """Window and run figures of this driver's own statistics; `now` is `time.monotonic()`."""
         assert self.stats is not None, "a driver with an outside sink keeps no figures of its own"
         self.stats.in_flight = self.in_flight

@@ -29,8 +29,8 @@ from agentx_tui.measure import (
     Streamed,
     TokensPerEvent,
     answer_end,
-    answer_figures,
     arrivals_of,
+    measure_answer,
     split_prompt,
 )
 
@@ -187,7 +187,7 @@ class RequestSender:
         # A failed request's partial stream is not counted as its output (only the server's count is),
         # nor is its last content its end: its E2E runs to the end of its body.
         e2e_s = answer_end(res.last_at if res.error is None else None, res.ended_at) - start
-        answer = answer_figures(
+        answer = measure_answer(
             start, res.read_times, res.read_events,
             reported_output=res.output_tokens, counted_events=res.events if res.error is None else None,
             ended_at=res.ended_at,

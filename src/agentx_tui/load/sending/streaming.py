@@ -10,13 +10,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentx_tui.load.sending.wire import StreamPool, WireError
-from agentx_tui.measure import LiveCount, SseScanner, UsageFigures, classify, token_gaps
+from agentx_tui.measure import LiveCount, SseScanner, UsageCounts, classify, token_gaps
 
 STREAM_IDLE_TIMEOUT_S = 600.0  # a stream with no network read for this long has failed
 
 
 @dataclass(slots=True)
-class StreamResult(UsageFigures):
+class StreamResult(UsageCounts):
     status: int | None
     error: str | None
     sent_at: float

@@ -14,12 +14,12 @@ from typing import Protocol
 
 from agentx_tui.load.workload import PreparedWorkload
 from agentx_tui.measure import ClientStats
-from agentx_tui.snapshot import ClientFigures, ClientHealth, UserRow
+from agentx_tui.snapshot import ClientHealth, ClientReading, UserRow
 
 
 @dataclass(frozen=True)
 class LoadSample:
-    client: ClientFigures
+    client: ClientReading
     health: ClientHealth
     rows: tuple[UserRow, ...] = ()  # the users table's sample (at most USERS_SHOWN)
     states: dict[str, int] = field(default_factory=dict)  # how many users are in each state, all of them

@@ -36,7 +36,7 @@ from agentx_tui import sessionfile
 from agentx_tui.errors import WorkloadError
 from agentx_tui.load.workload.base import checked_factor, output_length, p95, scaled_length
 from agentx_tui.load.workload.session_trees import (
-    SessionFigures,
+    SessionCounts,
     SessionTree,
     read_tree,
     rescaled_tree,
@@ -83,8 +83,8 @@ class ReadAhead:
             for i, o in zip(self.recorded_in, self.recorded_out, strict=True)
         ]
 
-    def figures(self, scale: float, output_scale: float) -> SessionFigures:
-        return SessionFigures(
+    def figures(self, scale: float, output_scale: float) -> SessionCounts:
+        return SessionCounts(
             sessions=self.sessions,
             calls=len(self.recorded_in),
             subagents=self.subagents,

@@ -133,7 +133,7 @@ class SessionTree:
 
 
 @dataclass
-class SessionFigures:
+class SessionCounts:
     """Counters over sessions, added one tree at a time (a whole corpus in O(1) memory)."""
 
     sessions: int = 0
@@ -145,7 +145,7 @@ class SessionFigures:
     max_context_tokens: int = 0
 
     @classmethod
-    def of(cls, trees: Iterable[SessionTree]) -> SessionFigures:
+    def of(cls, trees: Iterable[SessionTree]) -> SessionCounts:
         figures = cls()
         for tree in trees:
             figures.add(tree)
@@ -187,7 +187,7 @@ class SessionSet:
     output_scale: float = 1.0  # answers only, on top of `scale` (the module docstring)
 
     def describe(self) -> str:
-        return SessionFigures.of(self.trees).describe(self.source, self.scale, self.output_scale)
+        return SessionCounts.of(self.trees).describe(self.source, self.scale, self.output_scale)
 
     def with_scale(self, scale: float, output_scale: float = 1.0) -> SessionSet:
         """The same sessions at `scale` and `output_scale` (relative to the recorded sizes, not to this
@@ -221,10 +221,10 @@ def load_session_set(path: Path, *, scale: float = 1.0, output_scale: float = 1.
     return _make_set(path, scale, trees, output_scale)
 
 
-def survey_sessions(path: Path) -> SessionFigures:
+def survey_sessions(path: Path) -> SessionCounts:
     """Every session of a folder or file read as a replay reads it, only its figures kept (memory: one
     tree at a time); the first problem is one `WorkloadError`."""
-    return SessionFigures.of(tree for p in session_files(path) for tree in _file_trees(p, 1.0, 1.0))
+    return SessionCounts.of(tree for p in session_files(path) for tree in _file_trees(p, 1.0, 1.0))
 
 
 def read_tree(ref: sessionfile.SessionRef, scale: float = 1.0, output_scale: float = 1.0) -> SessionTree:

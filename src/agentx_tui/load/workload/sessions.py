@@ -13,7 +13,7 @@ from agentx_tui.load.workload.base import Prepared, Spec, WorkloadBase, Workload
 from agentx_tui.load.workload.session_stream import SessionStream, open_session_stream
 from agentx_tui.load.workload.session_trees import (
     SessionCall,
-    SessionFigures,
+    SessionCounts,
     SessionSet,
     SessionSubAgent,
     SessionTree,
@@ -25,7 +25,7 @@ __all__ = [
     "KIND",
     "PreparedSessions",
     "SessionCall",
-    "SessionFigures",
+    "SessionCounts",
     "SessionSet",
     "SessionStream",
     "SessionSubAgent",

@@ -14,7 +14,7 @@ from typing import Literal
 
 from textual.content import Content
 
-from agentx_tui.snapshot import EndpointFigures, Figures, Snapshot, TailSplit, tail_split, ttft_outside_server
+from agentx_tui.snapshot import EndpointReading, Figures, Snapshot, TailSplit, tail_split, ttft_outside_server
 from agentx_tui.snapshot.unknown import client_unknown, spec_unknown
 from agentx_tui.ui._format import cells, count, percent, seconds
 from agentx_tui.ui.panes._base import flow, label, line, value
@@ -73,7 +73,7 @@ def time_lines(snap: Snapshot, width: int, *, detail: bool = False, rule: bool =
     return lines
 
 
-def _bar_of(window: Figures | None, agg: EndpointFigures | None) -> TailSplit | None:
+def _bar_of(window: Figures | None, agg: EndpointReading | None) -> TailSplit | None:
     """The window's tail as one bar: the client's split, its first token cut by the servers' means."""
     if window is None:
         return None
@@ -156,7 +156,7 @@ def _legend(bar: TailSplit, width: int) -> Content:
     return _row("", parts, width)
 
 
-def _phases(agg: EndpointFigures, window: Figures | None, width: int) -> list[Content]:
+def _phases(agg: EndpointReading, window: Figures | None, width: int) -> list[Content]:
     """The servers' request phases over the window (means per finished request), the wait outside the
     server, tokens per engine step: none where the server exports none of them."""
     queue, prefill, decode = agg.server_queue_s_mean, agg.server_prefill_s_mean, agg.server_decode_s_mean
@@ -175,7 +175,7 @@ def _phases(agg: EndpointFigures, window: Figures | None, width: int) -> list[Co
     return [_row("server", parts, width)]
 
 
-def _spec(agg: EndpointFigures, width: int, detail: bool) -> list[Content]:
+def _spec(agg: EndpointReading, width: int, detail: bool) -> list[Content]:
     """Speculative decoding over the window: the acceptance length, its per-position rates, the golden
     length (the length in the warning colour when off it by more than AgentX's 2%); one line, or with
     `detail` the acceptance rate, k and where the golden length came from too."""

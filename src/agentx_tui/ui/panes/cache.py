@@ -18,7 +18,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
 
-from agentx_tui.snapshot import EndpointFigures, Percentiles, Snapshot
+from agentx_tui.snapshot import EndpointReading, Percentiles, Snapshot
 from agentx_tui.snapshot.unknown import BY_SOURCE_SINCE, residency_unknown
 from agentx_tui.ui._format import NA, cells, compact, percent, seconds
 from agentx_tui.ui._history import History
@@ -116,7 +116,7 @@ def _bar(shares: tuple[float, float, float], width: int) -> Content:
     )
 
 
-def _sources(agg: EndpointFigures, width: int) -> list[Content]:
+def _sources(agg: EndpointReading, width: int) -> list[Content]:
     shares = (agg.prompt_share_computed, agg.prompt_share_gpu_cache, agg.prompt_share_offload)
     if None in shares:
         if agg.prompt_computed_tokens_per_s is not None:  # exported, but no prompt token in the window
@@ -138,7 +138,7 @@ def _sources(agg: EndpointFigures, width: int) -> list[Content]:
     return [line(label("source".ljust(LABEL_WIDE)), _bar(known, width - LABEL_WIDE)), _row("", legend, width)]
 
 
-def _offload(agg: EndpointFigures, width: int) -> Content:
+def _offload(agg: EndpointReading, width: int) -> Content:
     load, store = agg.kv_offload_load_gb_per_s, agg.kv_offload_store_gb_per_s
     if load is None and store is None:
         return _row("offload", _why(*_no_offload(agg, width)), width, " ")
@@ -164,7 +164,7 @@ def _way(name: str, gb_per_s: float | None, s_per_gb: float | None) -> Content:
     return line(label(f"{name} "), value(_gb(gb_per_s)), label(" GB/s "), value(_ms(s_per_gb)), label(" ms/GB"))
 
 
-def _no_offload(agg: EndpointFigures, width: int) -> tuple[str, ...]:
+def _no_offload(agg: EndpointReading, width: int) -> tuple[str, ...]:
     """Why there are no offload figures: the flag that would give them, or what the server lacks."""
     if agg.kv_offload_cpu is False:
         flag = "--sim-cpu-kv-gb" if agg.flavor == "sim" else "--kv-offloading-size"
@@ -185,11 +185,11 @@ def _ms(s_per_gb: float | None) -> str:
     return f"{s_per_gb * 1000:.0f}" if s_per_gb >= 0.01 else f"{s_per_gb * 1000:.1f}"
 
 
-def _has_residency(agg: EndpointFigures) -> bool:
+def _has_residency(agg: EndpointReading) -> bool:
     return agg.totals.kv_block_idle_before_evict is not None or agg.kv_block_idle_before_evict.p50 is not None
 
 
-def _residency(agg: EndpointFigures, width: int) -> list[Content]:
+def _residency(agg: EndpointReading, width: int) -> list[Content]:
     idle, reuse = agg.kv_block_idle_before_evict, agg.kv_block_reuse_gap
     head = "residency" if width >= WIDE else "resid."
     if not _has_residency(agg):
@@ -219,7 +219,7 @@ def _unknown(p: Percentiles) -> bool:
     return p.p50 is None and p.p90 is None
 
 
-def _no_eviction(agg: EndpointFigures) -> str:
+def _no_eviction(agg: EndpointReading) -> str:
     """Why the window has no residency figure while the server exports them: no block evicted in it,
     or none ever (the report's reason, `residency_unknown`)."""
     evicted = agg.totals.kv_block_idle_before_evict
@@ -228,7 +228,7 @@ def _no_eviction(agg: EndpointFigures) -> str:
     return residency_unknown(agg.kv_cache_metrics_sample, exported=True)
 
 
-def sample_words(agg: EndpointFigures | None) -> str:
+def sample_words(agg: EndpointReading | None) -> str:
     """The share of KV blocks the residency figures sample, in words."""
     sample = agg.kv_cache_metrics_sample if agg else None
     if sample is None:
@@ -236,7 +236,7 @@ def sample_words(agg: EndpointFigures | None) -> str:
     return "every block sampled" if sample >= 1 else f"sampled: 1 in {1 / sample:.0f} blocks"
 
 
-def short_sample_words(agg: EndpointFigures | None) -> str:
+def short_sample_words(agg: EndpointReading | None) -> str:
     """`sample_words` for the border of a narrow pane."""
     sample = agg.kv_cache_metrics_sample if agg else None
     if sample is None:

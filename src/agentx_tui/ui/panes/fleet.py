@@ -23,7 +23,7 @@ from rich.style import Style
 from textual.app import ComposeResult
 from textual.color import Color
 
-from agentx_tui.snapshot import EndpointFigures, Snapshot
+from agentx_tui.snapshot import EndpointReading, Snapshot
 from agentx_tui.ui._format import compact, level, number, percent
 from agentx_tui.ui.panes._base import OptionalPane
 from agentx_tui.ui.panes._table import Cell, Column, KeyedTable
@@ -65,7 +65,7 @@ class FleetRow:
     """What one table row shows; equal rows are not redrawn."""
 
     name: str
-    figures: EndpointFigures
+    figures: EndpointReading
     history: tuple[float | None, ...]  # KV usage, oldest first, at most as many as the column shows
     aggregate: bool = False
 
@@ -152,7 +152,7 @@ class FleetPane(OptionalPane):
         history = COLUMNS[-1]
         return max(history.min_width or 1, min(history.width, self.table.size.width - _FIXED_WIDTH - 1))
 
-    def _short_names(self, endpoints: Sequence[EndpointFigures]) -> dict[str, str]:
+    def _short_names(self, endpoints: Sequence[EndpointReading]) -> dict[str, str]:
         urls = tuple(endpoint.url for endpoint in endpoints)
         if urls != self._names[0]:
             self._names = (urls, short_names(urls))
@@ -264,7 +264,7 @@ def row_cells(row: FleetRow) -> tuple[Cell, ...]:
     return tuple(cells)
 
 
-def _state(figures: EndpointFigures) -> str:
+def _state(figures: EndpointReading) -> str:
     if figures.up:
         return "up"
     return "down" if figures.status.startswith("down") else "starting"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from textual.content import Content
 
-from agentx_tui.snapshot import GpuFigures, LimitsFigures, Snapshot
+from agentx_tui.snapshot import GpuReading, LimitsReading, Snapshot
 from agentx_tui.snapshot.limits import MODELLED_ENERGY
 from agentx_tui.ui._format import NA, bar, compact, percent
 from agentx_tui.ui.panes._base import GaugePane, flow, label, load_style, plot, value
@@ -45,7 +45,7 @@ class GpuPane(GaugePane):
         self.set_subtitle(snap.gpu.gpus[0].source + (" · power modelled" if modelled else ""))
 
 
-def _row(gpu: GpuFigures, width: int) -> Content:
+def _row(gpu: GpuReading, width: int) -> Content:
     memory = (
         gpu.memory_used_bytes / gpu.memory_total_bytes
         if gpu.memory_used_bytes is not None and gpu.memory_total_bytes
@@ -83,7 +83,7 @@ def _row(gpu: GpuFigures, width: int) -> Content:
     return Content.assemble(*head, util, *tail)
 
 
-def limits_lines(limits: LimitsFigures, width: int) -> list[Content]:
+def limits_lines(limits: LimitsReading, width: int) -> list[Content]:
     """How close to the limit over the rate window, in lines of at most `width` cells (module docstring):
     the utilisations and the bound, then the work achieved and joules per token; a reason for n/a is
     wrapped at word boundaries."""
@@ -133,7 +133,7 @@ def _few(number: float | None) -> str:
     return compact(number, 3, sep="", trim=True)
 
 
-def _energy(limits: LimitsFigures, wide: bool) -> tuple[Content, str | None]:
+def _energy(limits: LimitsReading, wide: bool) -> tuple[Content, str | None]:
     """Joules per token over the window (wide: and that they are the window's, modelled on the simulator);
     n/a, and (wide) why, where they cannot be known."""
     if limits.joules_per_token is None:
@@ -142,6 +142,6 @@ def _energy(limits: LimitsFigures, wide: bool) -> tuple[Content, str | None]:
     return Content.assemble(value(f"{limits.joules_per_token:.2g}"), label(words if wide else " J/tok")), None
 
 
-def _modelled(limits: LimitsFigures) -> bool:
+def _modelled(limits: LimitsReading) -> bool:
     """Whether the energy is the simulator's power model, not a measurement."""
     return MODELLED_ENERGY in (limits.energy_source or "")

@@ -20,7 +20,7 @@ from textual.app import ComposeResult
 from textual.containers import Container, Vertical
 from textual.content import Content
 
-from agentx_tui.snapshot import Snapshot, StepRow, TaskFigures
+from agentx_tui.snapshot import Snapshot, StepRow, TaskReading
 from agentx_tui.ui._format import NA, compact, money, number, percent
 from agentx_tui.ui.panes._base import FigureLines, OptionalPane, flow, label, line, value
 from agentx_tui.ui.panes._chart import Run, RunChart
@@ -75,7 +75,7 @@ def split_bar(share: float | None, width: int) -> Content:
     )
 
 
-def figure_lines(tasks: TaskFigures, width: int) -> Content:
+def figure_lines(tasks: TaskReading, width: int) -> Content:
     """The task figures, flowed to `width`: counts and time, the time's split, then per task."""
     failed_style = "bold $text-warning" if tasks.tasks_failed else "bold"
     counts = line(
