@@ -241,6 +241,18 @@ def _run_length(elapsed_s: float, setup: AgentXSetup, *, final: bool) -> AgentXR
     return _rule("point_length", "pending", met, f"the run's one point, {of}{after}{note}")
 
 
+def _none_known(
+    rule: str, unknown: str, met: str, broken: str, points: list[PointFigures], *, final: bool
+) -> AgentXRule:
+    """A sweep rule that no measured point can judge yet: pending while the sweep runs; at its end unknown
+    when its points do not say it, broken when no point was measured."""
+    if final and points:
+        return _rule(rule, "unknown", unknown, "the points do not say it")
+    if final:
+        return _rule(rule, "broken", broken, "no point was measured")
+    return _rule(rule, "pending", met, "no point measured yet")
+
+
 _WARMUP_MET = f"{WARMUP_REQUESTS} warm-up requests per user"
 _WARMUP_BROKEN = f"fewer than {WARMUP_REQUESTS} warm-up requests per user"
 
@@ -250,11 +262,7 @@ def _sweep_warmup(points: list[PointFigures], *, final: bool) -> AgentXRule:
     warm-up of 10 requests per lane): the point's fewest (`warmup_requests_min`)."""
     known = [p for p in points if p.warmup_requests_min is not None]
     if not known:
-        if final and points:
-            return _rule("warmup", "unknown", "warm-up per user unknown", "the points do not say it")
-        if final:
-            return _rule("warmup", "broken", _WARMUP_BROKEN, "no point was measured")
-        return _rule("warmup", "pending", _WARMUP_MET, "no point measured yet")
+        return _none_known("warmup", "warm-up per user unknown", _WARMUP_MET, _WARMUP_BROKEN, points, final=final)
     worst = min(known, key=lambda p: p.warmup_requests_min or 0)
     fewest = worst.warmup_requests_min or 0
     detail = f"the fewest a user had completed when a window opened: {fewest} (at {_users(worst.users)})"
@@ -272,11 +280,7 @@ def _sweep_steady(points: list[PointFigures], *, final: bool) -> AgentXRule:
     `steady_reason` for a point that still drifted when `--warmup` ran out."""
     known = [p for p in points if p.steady is not None]
     if not known:
-        if final and points:
-            return _rule("steady", "unknown", "steadiness unknown", "the points do not say it")
-        if final:
-            return _rule("steady", "broken", _STEADY_BROKEN, "no point was measured")
-        return _rule("steady", "pending", _STEADY_MET, "no point measured yet")
+        return _none_known("steady", "steadiness unknown", _STEADY_MET, _STEADY_BROKEN, points, final=final)
     unsteady = [p for p in known if not p.steady]
     if unsteady:
         first = unsteady[0]
@@ -362,11 +366,8 @@ def _sweep_overflow(points: list[PointFigures], *, final: bool) -> AgentXRule:
     (`context_overflow_share`; exactly 1% passes)."""
     known = [p for p in points if p.context_overflow_share is not None]
     if not known:
-        if final and points:
-            return _rule("context_overflow", "unknown", "context overflow unknown", "the points do not say it")
-        state: RuleState = "broken" if final else "pending"
-        head = _OVERFLOW_BROKEN if final else _OVERFLOW_MET
-        return _rule("context_overflow", state, head, "no point was measured" if final else "no point measured yet")
+        unknown = "context overflow unknown"
+        return _none_known("context_overflow", unknown, _OVERFLOW_MET, _OVERFLOW_BROKEN, points, final=final)
     worst = max(known, key=lambda p: p.context_overflow_share or 0.0)
     share = worst.context_overflow_share or 0.0
     detail = f"{_overflow_words(worst.context_overflow_requests, share)} at {_users(worst.users)}"
@@ -407,11 +408,8 @@ def _sweep_coverage(points: list[PointFigures], *, final: bool) -> AgentXRule:
     window's start to its last output token over its length)."""
     known = [p for p in points if p.output_coverage is not None]
     if not known:
-        if final and points:
-            return _rule("coverage", "unknown", "output coverage unknown", "the points do not say it")
-        state: RuleState = "broken" if final else "pending"
-        head = _COVERAGE_BROKEN if final else _COVERAGE_MET
-        return _rule("coverage", state, head, "no point was measured" if final else "no point measured yet")
+        unknown = "output coverage unknown"
+        return _none_known("coverage", unknown, _COVERAGE_MET, _COVERAGE_BROKEN, points, final=final)
     worst = min(known, key=lambda p: p.output_coverage or 0.0)
     coverage = worst.output_coverage or 0.0
     detail = f"{percent(coverage)} of the window at {_users(worst.users)}"
