@@ -39,26 +39,39 @@ tool_latency_s: 0.2
 """
 
 
-def _sweep(
-    folder: Path, name: str, workload: str, *args: str
-) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
+def _start(folder: Path, name: str, workload: str, *args: str) -> subprocess.Popen[str]:
     (folder / f"{name}.yaml").write_text(workload)
-    report = folder / f"{name}.json"
-    run = subprocess.run(
+    return subprocess.Popen(
         [
             sys.executable, "-m", "agentx_tui", "--sim", "-w", str(folder / f"{name}.yaml"), "--headless",
-            "--report", str(report), "--report", str(folder / f"{name}.md"), *args,
+            "--report", str(folder / f"{name}.json"), "--report", str(folder / f"{name}.md"), *args,
         ],
-        capture_output=True, text=True, timeout=400,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    assert report.exists(), run.stderr[-2000:]
-    return json.loads(report.read_text()), run
+
+
+def _finish(folder: Path, name: str, run: subprocess.Popen[str]) -> tuple[dict[str, Any], str]:
+    """The sweep's report and what it printed, once it has ended."""
+    stdout, stderr = run.communicate(timeout=400)
+    report = folder / f"{name}.json"
+    assert report.exists(), stderr[-2000:]
+    return json.loads(report.read_text()), stdout
+
+
+def _sweep(folder: Path, name: str, workload: str, *args: str) -> tuple[dict[str, Any], str]:
+    return _finish(folder, name, _start(folder, name, workload, *args))
 
 
 def test_growing_contexts_open_the_window_later_than_a_fixed_shape_and_say_they_never_settled(tmp_path: Path) -> None:
+    # Both at once, each on its own simulated engine: the growing one waits out its --warmup either way.
     point = ("--sweep", "users=8", "--warmup", "60", "--point-duration", "5")
-    fixed, _ = _sweep(tmp_path, "fixed", FIXED, *point)
-    growing, run = _sweep(tmp_path, "growing", GROWING, *point)
+    fixed_run, growing_run = _start(tmp_path, "fixed", FIXED, *point), _start(tmp_path, "growing", GROWING, *point)
+    try:
+        fixed, _ = _finish(tmp_path, "fixed", fixed_run)
+        growing, stdout = _finish(tmp_path, "growing", growing_run)
+    finally:
+        for run in (fixed_run, growing_run):
+            run.kill()  # one that failed must not outlive the test (a no-op once it has ended)
     steady, drifting = fixed["points"][0], growing["points"][0]
     # The fixed shape: steady once MSER-5 can judge (4 batches of 5 s) and every user has its 10 requests.
     assert steady["steady"] is True and 20 <= steady["warmup_s"] < 45, steady["steady_reason"]
@@ -67,19 +80,19 @@ def test_growing_contexts_open_the_window_later_than_a_fixed_shape_and_say_they_
     assert drifting["warmup_s"] >= 60 > steady["warmup_s"]
     assert drifting["steady"] is False and "still drifting" in drifting["steady_reason"], drifting["steady_reason"]
     assert drifting["mean_prompt_tokens"] > 5 * steady["mean_prompt_tokens"]
-    assert "not steady: 8 users" in run.stdout
+    assert "not steady: 8 users" in stdout
     # Every sweep says its GPU time: its wall time × the simulated profile's one GPU.
     assert 0 < fixed["sweep_gpu_seconds"] < growing["sweep_gpu_seconds"] and fixed["gpus"] == 1
     assert fixed["probes"] is None  # a list or auto sweep probes nothing
 
 
 def test_a_tier_sweep_probes_then_measures_only_beside_the_crossings(tmp_path: Path) -> None:
-    data, run = _sweep(
+    data, stdout = _sweep(
         tmp_path, "tiers", FIXED, "--sweep", "tiers", "-u", "2", "--tiers", "100,200", "--warmup", "4",
         "--probe-duration", "3", "--point-duration", "6",
     )  # fmt: skip
     probes, points = data["probes"], data["points"]
-    assert probes and points, run.stderr[-2000:]
+    assert probes and points, stdout[-2000:]
     # Every probe labelled with what it was for; its window, its p90 on both axes, its throughput.
     for probe in probes:
         assert probe["purpose"].startswith(("bracketing tier", "tier ")), probe
@@ -95,6 +108,6 @@ def test_a_tier_sweep_probes_then_measures_only_beside_the_crossings(tmp_path: P
     assert x[0] < 100 <= x[-1], x
     assert data["total_tokens_per_s_per_gpu_at_100"] is not None
     assert data["sweep_gpu_seconds"] > 0 and "probes" in data["sweep_stop_reason"]
-    assert "probes (short windows that found where the tiers cross; not points):" in run.stdout
+    assert "probes (short windows that found where the tiers cross; not points):" in stdout
     markdown = (tmp_path / "tiers.md").read_text()
     assert "The probes (`probes`)" in markdown and "sweep_gpu_seconds" in markdown

@@ -267,29 +267,31 @@ class WallClock(FakeCollectors):
 
 
 async def test_a_pause_stops_the_runs_clock_and_its_duration() -> None:
-    plan = build_plan(parse_args(["--interval", "0.05", "--duration", "0.3"]))
+    # A run of 1 s of clock, paused from before its first tick: a busy host may start it late, so the
+    # pause is awaited past the run's length on the wall clock, not at a fixed moment.
+    length_s = 1.0
+    plan = build_plan(parse_args(["--interval", "0.05", "--duration", str(length_s)]))
     recorded, events = Recorded(), EventLog(plan.secrets)
     load = PausableLoad()
     traffic = Traffic(load, None, load.stats)  # type: ignore[arg-type]
     live = LiveRun(
-        plan, Serving("fake", True, []), traffic, TimedRun(0.3), Fanout([recorded], on_error=events.add), events
+        plan, Serving("fake", True, []), traffic, TimedRun(length_s), Fanout([recorded], on_error=events.add), events
     )
     live.collectors = WallClock(live.started_at)
     live.pause()
     task = asyncio.create_task(live.run())
-    await until(lambda: len(recorded.snaps) >= 2 and recorded.snaps[-1].elapsed_s >= 0.6)
+    await until(lambda: len(recorded.snaps) >= 2 and recorded.snaps[-1].elapsed_s >= length_s + 0.3, timeout=20)
     first, paused = recorded.snaps[0], recorded.snaps[-1]
     assert paused.run.state == "paused" and paused.elapsed_s - first.elapsed_s >= 0.3
     # The clock stands still (read apart from the tick: 0.1 s on a busy host) while the wall clock runs on.
     assert paused.clock_s == pytest.approx(first.clock_s, abs=0.1)
     held = paused.run.paused_s
-    assert (
-        held >= paused.elapsed_s - first.elapsed_s - 0.1 and not task.done()
-    )  # a wall-clock 0.3 s run would have ended
+    assert held >= paused.elapsed_s - first.elapsed_s - 0.1
+    assert not task.done()  # a run timed by the wall clock would have ended
     live.resume()
     await asyncio.wait_for(task, 20)
     last = recorded.snaps[-1]
-    # The run ran its 0.3 s of clock after the pause, so it outlived the wall-clock moment it was paused at.
-    assert last.clock_s >= 0.3 and last.run.paused_s >= held and last.elapsed_s > paused.elapsed_s
+    # It ran its length of clock after the pause, so it outlived the wall-clock moment it was paused at.
+    assert last.clock_s >= length_s and last.run.paused_s >= held and last.elapsed_s > paused.elapsed_s
     # The pause ended: its length stays what it was.
     assert last.run.paused_s == pytest.approx(recorded.snaps[-2].run.paused_s)
