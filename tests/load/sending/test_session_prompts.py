@@ -87,8 +87,11 @@ def test_built_prompts_are_byte_for_byte_those_built_from_scratch(scale: float, 
 @pytest.mark.slow
 @pytest.mark.parametrize("scale", [1.0, 0.1])  # 0.5 adds nothing the synthetic trees miss
 def test_every_shipped_session_builds_the_same_prompts_as_from_scratch(scale: float) -> None:
+    # At full scale every session; at a tenth (blocks of a few words) those with sub-agents, where the
+    # prompts share most.
     for i, tree in enumerate(load_session_set(WEKA, scale=scale).trees):
-        _replay_both(tree, pass_key=i)
+        if scale == 1.0 or tree.subagent_count:
+            _replay_both(tree, pass_key=i)
 
 
 def test_any_order_of_calls_gives_the_same_prompts(tmp_path: Path) -> None:
