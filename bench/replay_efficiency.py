@@ -45,7 +45,7 @@ Issue 39 asks for at most 6 ms a request; not reached. Timed in place (thread CP
 runs of ~107 requests and 140-160 reads each, load average 1-4 on the 2 cores): a network read costs
 11.7-12.6 µs (1.7-2.0 ms a request) though the Python work of one, the HTTP parse and the SSE scan, is
 ~2.3 µs when timed alone in a loop: on a shared core each wake-up finds code and data cold, as bare's
-does. Then prompts 0.8-0.9 ms, `answer_figures` 0.18-0.21, `Completed.of_answer` 0.11-0.13 (the ITL
+does. Then prompts 0.8-0.9 ms, `measure_answer` 0.18-0.21, `Completed.of_answer` 0.11-0.13 (the ITL
 buckets), `ClientStats.add` 0.23-0.25 (the buckets merged into three tallies), and 2.3-3.0 ms of system
 time. Tried and left out, none measurable against that spread: scanning reads in batches (kept, scanned
 at the live window's tick and the body's end) moved the scan's ~3.4 µs a read, it did not cut it (1.70-
