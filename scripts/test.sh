@@ -3,9 +3,10 @@
 # integration tests against a real vLLM engine (CPU build, tiny model). Extra arguments go to pytest.
 #
 # --quick: the loop while you work: lint, types and every test that needs no real vLLM, Prometheus or
-# browser (markers `vllm`, `prometheus`, `browser`), setting none of those up, over 4 pytest processes
-# (pytest-xdist, a test file's tests in one process): about 4 minutes on a 2-core machine, as its tests
-# mostly wait on the subprocesses they start. The full suite runs those the same way, then the tests
+# browser (markers `vllm`, `prometheus`, `browser`) but the dozen whole runs and sweeps of half a minute
+# or more (marker `long`), setting none of those up, over 4 pytest processes (pytest-xdist, a test file's
+# tests in one process): about 5 minutes on a 2-core machine, as its tests mostly wait on the
+# subprocesses they start. The full suite runs those the same way, then the tests
 # that need the real engines in one process, where one real vLLM serves them all. Given arguments of
 # your own, the full suite runs in one process with them (a `-m` of yours would undo the split).
 set -euo pipefail
@@ -19,7 +20,8 @@ AGENTX_EXTRAS=test,ray source scripts/_venv.sh
 real_parts="vllm or prometheus or browser"  # the markers of the tests that need a real engine
 no_engine=(-m "not ($real_parts)" -n 4 --dist loadfile)
 if $quick; then
-    pytest_args=("${no_engine[@]}" "${pytest_args[@]}")
+    # The inner loop leaves out the few whole runs and sweeps of half a minute or more (marker `long`).
+    pytest_args=(-m "not ($real_parts or long)" -n 4 --dist loadfile "${pytest_args[@]}")
 else
     bash scripts/setup-vllm-env.sh
     # The fleet tests read telemetry through a real Prometheus (Debian's package).

@@ -55,6 +55,7 @@ def test_a_20_s_run_is_not_agentx_valid_points_shorter_than_900_s(tmp_path: Path
     assert "error rate at most 10%: 0.0% of the run's requests failed" in data["agentx_rules_met"]
 
 
+@pytest.mark.long
 def test_agentx_on_the_simulator_meets_every_rule(tmp_path: Path) -> None:
     report = tmp_path / "agentx.json"
     workload = write_small_agent_workload(tmp_path, steps=6)

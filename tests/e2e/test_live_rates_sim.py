@@ -18,7 +18,7 @@ import pytest
 
 from tests.helpers.sim import sim_server
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long]
 
 _LINE = re.compile(r"^\s+\d\d:\d\d\s")  # a per-second line: elapsed mm:ss first
 _SI = {"K": 1e3, "M": 1e6, "B": 1e9}

@@ -75,6 +75,7 @@ def chat_run(tmp_path: Path, name: str, *flags: str) -> Run:
     return Run(json.loads(report.read_text()), pages)
 
 
+@pytest.mark.long
 def test_the_simulator_speculates_at_the_acceptance_length_asked(tmp_path: Path) -> None:
     plain = chat_run(tmp_path, "plain")
     spec = chat_run(tmp_path, "spec", "--sim-spec", "3:2.5")

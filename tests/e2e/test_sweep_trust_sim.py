@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long]
 
 FAST, SLOW = "h200/llama-3.1-8b", "h100/llama-3.1-8b"
 # Inside both profiles' measured range (p90 interactivity ~60–127 tok/s/user on the H200 profile,

@@ -68,7 +68,8 @@ async def test_a_known_shape_gives_the_split_the_phases_and_the_acceptance(tmp_p
     assert r["output_tokens_p50"] == 20
     assert r["north_star_ttft_share"] == pytest.approx(0.4 / 0.96, abs=SHARE_ABS)
     assert r["decode_stall_share"] == pytest.approx(0.18 / 0.56, abs=STALL_ABS)
-    assert r["decode_stalls_per_request"] == pytest.approx(1.0)
+    # One stall a request as served; a busy host can stretch one more gap past 3x its median now and then.
+    assert 1.0 <= r["decode_stalls_per_request"] <= 1.2
     # The server's own histograms and counters: what it served, exactly.
     assert r["server_queue_s_mean"] == pytest.approx(0.1)
     assert r["server_prefill_s_mean"] == pytest.approx(0.3)

@@ -85,6 +85,7 @@ def test_built_prompts_are_byte_for_byte_those_built_from_scratch(scale: float, 
 
 @needs_weka
 @pytest.mark.slow
+@pytest.mark.long
 @pytest.mark.parametrize("scale", [1.0, 0.1])  # 0.5 adds nothing the synthetic trees miss
 def test_every_shipped_session_builds_the_same_prompts_as_from_scratch(scale: float) -> None:
     # At full scale every session; at a tenth (blocks of a few words) those with sub-agents, where the

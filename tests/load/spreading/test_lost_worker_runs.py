@@ -95,6 +95,7 @@ def test_a_worker_killed_mid_run_is_said_within_a_tick_reported_and_not_agentx_v
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_a_sweep_restarts_the_lost_users_and_measures_the_point_again(tmp_path: Path) -> None:
     workload = write_workload(tmp_path, SESSIONS)
     report = tmp_path / "r.json"
