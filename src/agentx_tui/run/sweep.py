@@ -500,25 +500,17 @@ class SweepPhases:
         )
 
 
+_PROBE_OWN_KEYS = ("index", "users", "purpose", "tiers")  # the probe's place in the plan, not its window's
+_PROBE_WINDOW_KEYS = tuple(
+    key for key in ProbeRow.model_fields if key in PointFigures.model_fields and key not in _PROBE_OWN_KEYS
+)
+
+
 def _probe_row(index: int, step: Step, figures: PointFigures) -> ProbeRow:
-    """A probe as the report lists it: its window's figures that tell where the tiers cross."""
-    return ProbeRow(
-        index=index,
-        users=step.users,
-        purpose=step.purpose,
-        tiers=step.tiers,
-        warmup_s=figures.warmup_s,
-        duration_s=figures.duration_s,
-        window_start_s=figures.window_start_s,
-        requests=figures.requests,
-        e2e_interactivity_p90_tokens_per_s=figures.e2e_interactivity_p90_tokens_per_s,
-        interactivity_p90_tokens_per_s=figures.interactivity_p90_tokens_per_s,
-        total_tokens_per_s=figures.total_tokens_per_s,
-        total_tokens_per_s_per_gpu=figures.total_tokens_per_s_per_gpu,
-        error_rate=figures.error_rate,
-        steady=figures.steady,
-        steady_reason=figures.steady_reason,
-    )
+    """A probe as the report lists it: what it was for, and its window's figures that tell where the tiers
+    cross (each `ProbeRow` field a point declares too, read from the probe's figures)."""
+    window = {key: getattr(figures, key) for key in _PROBE_WINDOW_KEYS}
+    return ProbeRow(index=index, users=step.users, purpose=step.purpose, tiers=step.tiers, **window)
 
 
 def _span(low: float | None, high: float | None) -> str:
