@@ -6,41 +6,34 @@ a list of figures, under its table in a table."""
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
 from agentx_tui.report._checks import CheckResult
-from agentx_tui.report._format import NA, Format, by_unit, cell, percent, si
+from agentx_tui.report._format import NA, Format, cell, percent, si
 from agentx_tui.report._keys import FIGURES, unit
+from agentx_tui.report._md_sweep import point_why, points_section
+from agentx_tui.report._md_table import Cell, escape, figure_rows, grid, table_cell, when
 from agentx_tui.report._model import Report
 from agentx_tui.report._series import ReportSeries
 from agentx_tui.report._time_charts import columns_of, point_splits, split_of
-from agentx_tui.report._why import NO_TIER_INTERVAL, why
+from agentx_tui.report._why import why
 from agentx_tui.snapshot import (
-    AGENTS_GROUP,
     CACHE_CLIENT,
     CACHE_SERVERS,
     FRACTION,
-    POINTS_SPEED,
-    POINTS_USE,
     SECONDS,
     TIME_SPLIT,
     EndpointRow,
     Figures,
-    Place,
-    PointFigures,
     TailSplit,
-    TierRead,
     UserRow,
     WorkerLossRow,
-    declared,
     shown,
     validity_words,
 )
-from agentx_tui.snapshot.unknown import why_unknown
-from agentx_tui.sweep import DECODE, NORTH_STAR, axis_title
+from agentx_tui.sweep import axis_title
 from agentx_tui.units import outputs_scaled
 
 _BLOCKS = "▁▂▃▄▅▆▇█"
@@ -51,10 +44,6 @@ _CHARTS = (
     ("kv_cache_usage", "KV-cache usage", percent),
     ("prefix_cache_hit_rate", "Prefix-cache hit rate (window)", percent),
 )
-# The tier reads' axis, in the tiers table (a read without one is of before the axis was chosen: decode).
-_AXIS_WORDS = {NORTH_STAR: "North Star (E2E)", DECODE: "decode"}
-# A time of day is a figure whose unit says so (`started_at`, `ended_at`): the JSON keeps the number.
-_UNIX_TIME = "unix time, s"
 
 # The headline figures: those declared for the summary (snapshot/figures.py), the run's, the proxy's when it ran.
 _HEADLINE = tuple(k for k, f in FIGURES.items() if f.summary and f.group == "run")
@@ -85,77 +74,7 @@ def sparkline(values: Sequence[float | None], width: int = CHART_WIDTH) -> str:
     return "".join(out)
 
 
-def span(data: dict[str, Any], key: str) -> str:
-    """A figure's 95% interval as `low–high` (compact), or n/a."""
-    low, high = data.get(f"{key}_ci_low"), data.get(f"{key}_ci_high")
-    return NA if low is None or high is None else f"{si(low)}–{si(high)}"
-
-
-# --- tables whose n/a cells say why -----------------------------------------------------------------------
-
-Cell = tuple[str, str | None]  # the text, and why it is n/a (None: it is not)
-
-
-def _esc(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def _grid(head: Sequence[str], rows: Sequence[Sequence[Cell]], row_name: str = "row") -> list[str]:
-    """A Markdown table, then one line per column and reason for its n/a cells: which rows, and why."""
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    reasons: dict[tuple[int, str], list[int]] = {}
-    for n, row in enumerate(rows, 1):
-        lines.append("| " + " | ".join(_esc(text) for text, _ in row) + " |")
-        for col, (_, reason) in enumerate(row):
-            if reason is not None:
-                reasons.setdefault((col, reason), []).append(n)
-    if reasons:
-        lines.append("")
-        for (col, reason), at in sorted(reasons.items()):
-            which = "" if len(at) == len(rows) else f" ({row_name} {', '.join(map(str, at))})"
-            lines.append(f"- *{head[col]}* n/a{which}: {_esc(reason)}.")
-    return [*lines, ""]
-
-
-def _cell(value: Any, fmt: Format, reason: str | Callable[[], str]) -> Cell:
-    """A value as a table cell; n/a with its reason (a function is asked only when the value is n/a)."""
-    text = fmt(value)
-    if value is not None and text != NA:
-        return text, None
-    return text, reason if isinstance(reason, str) else reason()
-
-
-def _figure_value(key: str, value: Any, report: Report) -> str:
-    """A figure as a list of figures shows it: its value (a time of day in UTC), or n/a and why."""
-    if value is None or (isinstance(value, float) and cell(value) == NA):
-        return f"n/a ({why(key, report)})"
-    if unit(key) == _UNIX_TIME:
-        return _when(value)
-    return cell(value)
-
-
-def _figure_rows(keys: Sequence[str], data: dict[str, Any], report: Report, *, meaning: bool = True) -> list[str]:
-    """Figures as table rows: (what it is,) its key, its value (n/a with why), its unit."""
-    rows = []
-    for key in keys:
-        shown = _esc(_figure_value(key, data.get(key), report))
-        words = f"{_esc(FIGURES[key].meaning)} | " if meaning and key in FIGURES else ""
-        rows.append(f"| {words}{key} | {shown} | {_unit(key)} |")
-    return rows
-
-
-def _unit(key: str) -> str:
-    """A key's unit as the Markdown shows it: a time of day is in UTC here, a number in the JSON."""
-    return "UTC" if unit(key) == _UNIX_TIME else unit(key)
-
-
 # --- the verdict ---------------------------------------------------------------------------------------
-
-
-def _when(ts: Any) -> str:
-    if not isinstance(ts, int | float) or isinstance(ts, bool):
-        return NA
-    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _outputs(report: Report) -> str:
@@ -189,7 +108,7 @@ def _checks_lines(checks: Sequence[CheckResult]) -> list[str]:
     for c in checks:
         measured = c.shown_value if c.value is not None else "n/a: the figure is unknown, so the check fails"
         result = "PASS" if c.passed else "FAIL" + (f" — {c.note}" if c.note else "")
-        lines.append(f"| `{_esc(c.expr)}` | {_esc(measured)} | {_esc(result)} |")
+        lines.append(f"| `{escape(c.expr)}` | {escape(measured)} | {escape(result)} |")
     return [*lines, ""]
 
 
@@ -204,8 +123,8 @@ def _agentx_lines(report: Report) -> list[str]:
             why_not = "the run sent no load of its own"
         return [f"AgentX: not judged ({why_not}).", ""]
     lines = [f"**{validity_words(report.agentx_valid)}** by the AgentX rules a client can check:", ""]
-    lines += [f"- {_esc(reason)}" for reason in report.agentx_invalid_reasons]
-    lines += [f"- meets: {_esc(rule)}" for rule in report.agentx_rules_met or []]
+    lines += [f"- {escape(reason)}" for reason in report.agentx_invalid_reasons]
+    lines += [f"- meets: {escape(rule)}" for rule in report.agentx_rules_met or []]
     return [*lines, ""]
 
 
@@ -214,7 +133,7 @@ def _verdict(report: Report, checks: Sequence[CheckResult]) -> list[str]:
     if report.client_saturated:
         why_bound = report.client_saturated_reason or "see the log"
         lines += [
-            f"**Client-bound** ({_esc(why_bound)}): the figures measure the load generator as much as the servers.",
+            f"**Client-bound** ({escape(why_bound)}): the figures measure the load generator as much as the servers.",
             "",
         ]
     return lines
@@ -223,7 +142,7 @@ def _verdict(report: Report, checks: Sequence[CheckResult]) -> list[str]:
 def _headline(report: Report, data: dict[str, Any]) -> list[str]:
     keys = [*_HEADLINE, *(_PROXY_HEADLINE if report.proxied_requests is not None else ())]
     lines = ["## Headline figures", "", "| key | value | unit |", "|---|---|---|"]
-    lines += _figure_rows(keys, data, report, meaning=False)
+    lines += figure_rows(keys, data, report, meaning=False)
     if report.throughput_source:
         lines += ["", f"Tokens per second are {report.throughput_source}-side (`throughput_source`)."]
     return [*lines, ""]
@@ -231,175 +150,6 @@ def _headline(report: Report, data: dict[str, Any]) -> list[str]:
 
 # --- a sweep ---------------------------------------------------------------------------------------------
 
-
-def _point_table(
-    points: Sequence[PointFigures | dict[str, Any]],
-    place: Place,
-    *,
-    intervals: bool,
-    frontier: set[int],
-) -> list[str]:
-    """One table of the points: each point's users, then the figures declared for `place` (snapshot/figures.py,
-    in their order), each interval after its figure (`intervals`)."""
-    dumped = [p.model_dump() if isinstance(p, PointFigures) else p for p in points]
-    columns = shown(PointFigures, place)
-    head = ["point", "users"]
-    for fig in columns:
-        head.append(fig.head)
-        if intervals and fig.interval:
-            head.append(f"{fig.head.removesuffix(' tok/s/user').removesuffix(' tok/s/GPU')} 95%")
-    if intervals:
-        head += ["frontier", "window ended"]
-    rows: list[list[Cell]] = []
-    for i, (point, d) in enumerate(zip(points, dumped, strict=True)):
-        figures = point if isinstance(point, PointFigures) else None
-        row: list[Cell] = [(str(i + 1), None), _cell(d.get("users"), cell, partial(_point_why, "users", figures))]
-        for fig in columns:
-            row.append(_cell(d.get(fig.key), by_unit(fig.unit), partial(_point_why, fig.key, figures)))
-            if intervals and fig.interval:
-                text = span(d, fig.key)
-                row.append((text, _point_why(f"{fig.key}_ci_low", figures) if text == NA else None))
-        if intervals:
-            ended = ("early: " if d.get("stopped_early") else "") + str(d.get("stop_reason") or "")
-            row += [("yes" if i in frontier else "", None), (ended, None)]
-        rows.append(row)
-    return _grid(head, rows, "point")
-
-
-def _point_why(key: str, point: Figures | None) -> str:
-    return why_unknown(key, point) if point is not None else "the point, of another version, does not have it"
-
-
-def _points_section(report: Report, data: dict[str, Any]) -> list[str]:
-    points = report.points or []
-    frontier = set(report.frontier or [])
-    lines = ["How fast each point was:", ""]
-    lines += _point_table(points, POINTS_SPEED, intervals=True, frontier=frontier)
-    lines += ["What each point cost and how it used the servers:", ""]
-    lines += _point_table(points, POINTS_USE, intervals=False, frontier=frontier)
-    lines += _tiers_table(report)
-    methods = [
-        f"- point {i + 1}: {_esc(str(p['ci_method']))}"
-        for i, p in enumerate(data.get("points") or [])
-        if p.get("ci_method")
-    ]
-    if methods:
-        lines += ["How each point's 95% intervals were computed (`ci_method`):", "", *methods, ""]
-    gaps = [
-        f"- point {i + 1}{' (thin)' if p.get('thin') else ''}: {_esc(str(p['ci_note']))}"
-        for i, p in enumerate(data.get("points") or [])
-        if p.get("ci_note")
-    ]
-    if gaps:
-        lines += ["Why a point's interval is n/a (`ci_note`):", "", *gaps, ""]
-    lines += _warm_ups(data.get("points") or [])
-    if report.sweep_stop_reason:
-        lines += [f"The sweep ended: {_esc(report.sweep_stop_reason.rstrip('.'))}.", ""]
-    lines += _probes_table(data)
-    if report.has("sweep_gpu_seconds"):
-        gpu_s = report.sweep_gpu_seconds
-        took = NA + " (no GPU count)" if gpu_s is None else f"{gpu_s:,.0f} GPU·s ({gpu_s / 3600:.2f} GPU·h)"
-        what = "its wall time × GPUs, probes and warm-ups included"
-        lines += [f"The sweep's GPU time (`sweep_gpu_seconds`, {what}): {took}.", ""]
-    return lines
-
-
-def _warm_ups(points: Sequence[dict[str, Any]]) -> list[str]:
-    """How long the points warmed up, and each one whose load had not settled when its window opened."""
-    judged = [p for p in points if p.get("steady") is not None]
-    if not judged:
-        return []
-    waits = [p.get("warmup_s") or 0.0 for p in judged]
-    span = cell(min(waits)) if cell(min(waits)) == cell(max(waits)) else f"{cell(min(waits))}–{cell(max(waits))}"
-    lines = [
-        f"Each point's window opened once its load was steady (MSER-5) and every user had 10 requests done, "
-        f'or at `--warmup` (`steady`, `steady_reason`; docs/sweeps.md, "Warm-up by the data"): after {span} s '
-        "of warm-up.",
-        "",
-    ]
-    unsteady = [
-        f"- point {i + 1} ({p.get('users')} user{'s' if p.get('users') != 1 else ''}), after "
-        f"{cell(p.get('warmup_s'))} s: {_esc(str(p.get('steady_reason') or ''))}"
-        for i, p in enumerate(points)
-        if p.get("steady") is False
-    ]
-    if unsteady:
-        lines += ["Not steady when its window opened:", "", *unsteady, ""]
-    return lines
-
-
-_PROBE_COLUMNS: tuple[tuple[str, str, Format], ...] = (
-    ("users", "users", cell),
-    ("purpose", "for", str),
-    ("warmup_s", "warm-up s", cell),
-    ("duration_s", "window s", cell),
-    ("requests", "requests", cell),
-    ("e2e_interactivity_p90_tokens_per_s", "North Star p90 tok/s/user", si),
-    ("interactivity_p90_tokens_per_s", "decode p90 tok/s/user", si),
-    ("total_tokens_per_s_per_gpu", "total tok/s/GPU", si),
-    ("steady", "steady", cell),
-)
-
-
-def _probes_table(data: dict[str, Any]) -> list[str]:
-    """A tier sweep's probes (docs/sweeps.md, "A tier sweep"): apart from the points, never on the frontier."""
-    probes = data.get("probes") or []
-    if not probes:
-        return []
-    lines = [
-        "The probes (`probes`): short windows that found where p90 interactivity crosses each tier. They are "
-        "not points: no frontier or tier read stands on them.",
-        "",
-    ]
-    rows: list[list[Cell]] = [
-        [(str(p.get("index", i + 1)), None)]
-        + [_cell(p.get(key), fmt, "not measured in its window") for key, _, fmt in _PROBE_COLUMNS]
-        for i, p in enumerate(probes)
-    ]
-    return lines + _grid(["probe", *(title for _, title, _ in _PROBE_COLUMNS)], rows, "probe")
-
-
-def _tiers_table(report: Report) -> list[str]:
-    """The tier reads on both axes (docs/sweeps.md): the frontier's own axis first, with the agents per
-    GPU and per MW read there, then the other; every figure a read declares (`TierRead`), each interval
-    after its figure. A read of before the axis was chosen is on decode interactivity."""
-    primary = report.frontier_axis
-    reads = declared(TierRead)
-    head = ["tier (tok/s/user, p90)", "read on"]
-    for fig in reads.values():
-        head += [fig.head, "95% interval"] if fig.interval else [fig.head]
-    head.append("note (why a read is n/a)")
-    rows: list[list[Cell]] = []
-    for tier in report.tiers or []:
-        d = tier.model_dump()
-        axis = tier.axis
-        on_frontier = axis == primary if primary is not None else axis is None
-        note = tier.note or ""
-
-        def known(value: Any, fmt: Format, note: str = note) -> Cell:
-            """A read's figure; its n/a is said by the row's note when it has one."""
-            text, reason = _cell(value, fmt, "not read at this tier")
-            return text, None if note else reason
-
-        row: list[Cell] = [
-            (cell(tier.tier), None),
-            (_AXIS_WORDS.get(axis, "decode") if axis is not None else "decode", None),
-        ]
-        for key, fig in reads.items():
-            if fig.group == AGENTS_GROUP and not (on_frontier and primary is not None):  # read on its axis only
-                row.append(("", None))
-                continue
-            value = getattr(tier, key)
-            row.append(known(value, by_unit(fig.unit)))
-            if fig.interval:  # n/a with the read's note, or because its points carry none
-                interval = span(d, key)
-                unread = value is None
-                row.append(known(None, cell) if unread else (interval, NO_TIER_INTERVAL if interval == NA else None))
-        rows.append([*row, (note, None)])
-    return _grid(head, rows, "tier row")
-
-
-# --- where the time went --------------------------------------------------------------------------------
 
 _NO_PHASES = (
     "The servers export no request phases (vLLM's `vllm:request_queue_time_seconds` and "
@@ -444,12 +194,12 @@ def _speculation(report: Report) -> list[str]:
     )
     golden, source = report.spec_golden_acceptance_length, report.spec_golden_source
     if golden is None:
-        text += f"; no golden length to hold it to: {_esc(source or 'none is known')}"
+        text += f"; no golden length to hold it to: {escape(source or 'none is known')}"
     else:
         ratio = report.spec_acceptance_vs_golden
         shown_ratio = NA if ratio is None else f"{ratio:.3f}"
         text += (
-            f"; AgentX's golden length {golden:.2f} ({_esc(source or 'source unknown')}): measured ÷ golden "
+            f"; AgentX's golden length {golden:.2f} ({escape(source or 'source unknown')}): measured ÷ golden "
             f"{shown_ratio} (AgentX pins it within 2%)"
         )
     return [f"{text}.", ""]
@@ -479,19 +229,19 @@ def _time_section(report: Report, data: dict[str, Any], images: Sequence[str]) -
         for point, split in rows:
             row: list[Cell] = [(str(point.index + 1), None), (cell(point.users), None)]
             if split is None:
-                row += [(NA, _point_why("north_star_ttft_share", point))] * len(parts)
+                row += [(NA, point_why("north_star_ttft_share", point))] * len(parts)
             else:  # a part another point's split has, this one's not (its first token whole or cut): empty
                 shares = [part.share(split) for part in parts]
                 row += [("", None) if share is None else (percent(share), None) for share in shares]
             cells.append(row)
         lines += ["Each point's own tail (its requests in its window), as shares of its time:", ""]
-        lines += _grid(head, cells, "point")
+        lines += grid(head, cells, "point")
         lines += [line for image in images for line in (image, "")]
     else:
         split = split_of(report)
         splits = [split]
         if split is None:
-            lines += [f"No split: {_esc(why('north_star_ttft_share', report))}.", ""]
+            lines += [f"No split: {escape(why('north_star_ttft_share', report))}.", ""]
         else:
             lines += ["| part | share of the tail's time |", "|---|---|"]
             lines += [f"| {words} | {percent(share)} |" for words, share in _split_rows(split)]
@@ -500,7 +250,7 @@ def _time_section(report: Report, data: dict[str, Any], images: Sequence[str]) -
         lines += [_PHASES if any(s is not None and s.phased for s in splits) else _NO_PHASES, ""]
     lines += _speculation(report)
     keys = [fig.key for fig in shown(Figures, TIME_SPLIT)]
-    lines += ["| figure | key | value | unit |", "|---|---|---|---|", *_figure_rows(keys, data, report), ""]
+    lines += ["| figure | key | value | unit |", "|---|---|---|---|", *figure_rows(keys, data, report), ""]
     return lines
 
 
@@ -534,7 +284,7 @@ def _tasks_section(report: Report, data: dict[str, Any], images: Sequence[str]) 
             "",
         ]
     lines += ["A task is one session tree, first call sent → last call ended.", ""]
-    lines += ["| figure | key | value | unit |", "|---|---|---|---|", *_figure_rows(_TASK_KEYS, data, report), ""]
+    lines += ["| figure | key | value | unit |", "|---|---|---|---|", *figure_rows(_TASK_KEYS, data, report), ""]
     lines += [line for image in images for line in (image, "")]
     rows = data.get("step_curve") or []
     if rows:
@@ -547,10 +297,13 @@ def _tasks_section(report: Report, data: dict[str, Any], images: Sequence[str]) 
             cells.append(
                 [
                     (step, None),
-                    *(_cell(row.get(key), fmt, "no call of this step measured it") for key, _, fmt in _STEP_COLUMNS),
+                    *(
+                        table_cell(row.get(key), fmt, "no call of this step measured it")
+                        for key, _, fmt in _STEP_COLUMNS
+                    ),
                 ]
             )
-        lines += _grid(head, cells, "step row")
+        lines += grid(head, cells, "step row")
     return lines
 
 
@@ -567,7 +320,7 @@ def _cache_section(report: Report, data: dict[str, Any], images: Sequence[str]) 
     pictures; each n/a with its reason."""
     lines = ["## Cache", "", "| figure | key | value | unit |", "|---|---|---|---|"]
     keys = [fig.key for place in (CACHE_SERVERS, CACHE_CLIENT) for fig in shown(Figures, place)]
-    lines += _figure_rows(keys, data, report)
+    lines += figure_rows(keys, data, report)
     lines.append("")
     if data.get("prompt_share_computed") is None:
         lines += ["Where the servers' prompt tokens came from is unknown: they do not export it.", ""]
@@ -599,12 +352,12 @@ def _cache_section(report: Report, data: dict[str, Any], images: Sequence[str]) 
                 [
                     (idle, None),
                     *(
-                        _cell(row.get(key), fmt, "no reused tokens after such an idle time")
+                        table_cell(row.get(key), fmt, "no reused tokens after such an idle time")
                         for key, _, fmt in _RETENTION_COLUMNS
                     ),
                 ]
             )
-        lines += _grid(head, cells, "idle-time row")
+        lines += grid(head, cells, "idle-time row")
     return lines
 
 
@@ -652,17 +405,17 @@ def _endpoint_tables(report: Report, data: dict[str, Any]) -> list[str]:
         cells = [
             [
                 (str(row.get("url") or NA), None),
-                *(_cell(row.get(k), cell, partial(_endpoint_why, k, report)) for k in keys),
+                *(table_cell(row.get(k), cell, partial(_endpoint_why, k, report)) for k in keys),
             ]
             for row in rows
         ]
-        lines += [f"{title}:", "", *_grid(["url", *keys], cells, "endpoint")]
+        lines += [f"{title}:", "", *grid(["url", *keys], cells, "endpoint")]
     if unknown:
         by_reason: dict[str, list[str]] = {}
         for k in unknown:
             by_reason.setdefault(_endpoint_why(k, report), []).append(k)
         lines += ["n/a for every endpoint:", ""]
-        lines += [f"- {', '.join(keys)}: {_esc(reason)}." for reason, keys in by_reason.items()]
+        lines += [f"- {', '.join(keys)}: {escape(reason)}." for reason, keys in by_reason.items()]
         lines.append("")
     return lines
 
@@ -715,9 +468,9 @@ def _users_table(data: dict[str, Any]) -> list[str]:
             elif key in ("label", "parent", "real") and not value:
                 out.append(("", None))
             else:
-                out.append(_cell(value, cell, reason or "not recorded"))
+                out.append(table_cell(value, cell, reason or "not recorded"))
         cells.append(out)
-    return [*lines, *_grid(head, cells, "user row")]
+    return [*lines, *grid(head, cells, "user row")]
 
 
 _LOSS_COLUMNS = (
@@ -743,12 +496,12 @@ def _losses_table(data: dict[str, Any]) -> list[str]:
         [
             ("", None)
             if key == "restart_error" and not row.get(key)
-            else _cell(row.get(key), cell, reasons.get(key, ""))
+            else table_cell(row.get(key), cell, reasons.get(key, ""))
             for key, _ in _LOSS_COLUMNS
         ]
         for row in rows
     ]
-    return ["## Load workers lost", "", *_grid([title for _, title in _LOSS_COLUMNS], cells, "loss")]
+    return ["## Load workers lost", "", *grid([title for _, title in _LOSS_COLUMNS], cells, "loss")]
 
 
 # --- the report -------------------------------------------------------------------------------------------
@@ -783,14 +536,14 @@ def render_markdown(
     title = "agentx-tui report" + (" (partial)" if report.partial else "")
     lines = [f"# {title}", ""]
     lines.append(
-        f"Target **{_esc(cell(report.target))}**, model **{_esc(cell(report.model))}**, "
-        f"workload **{_esc(cell(report.workload))}**{_outputs(report)}; started {_when(report.started_at)}, "
-        f"ended {_when(report.ended_at)}: {_duration(report)}."
+        f"Target **{escape(cell(report.target))}**, model **{escape(cell(report.model))}**, "
+        f"workload **{escape(cell(report.workload))}**{_outputs(report)}; started {when(report.started_at)}, "
+        f"ended {when(report.ended_at)}: {_duration(report)}."
     )
     if report.simulated:
         lines += ["", "**Simulated engine**: the figures come from the built-in simulator, not real hardware."]
     if report.partial:
-        lines += ["", f"**Partial run**: {_esc(cell(report.partial_reason))}."]
+        lines += ["", f"**Partial run**: {escape(cell(report.partial_reason))}."]
     lines.append("")
     data = report.model_dump()
     lines += _verdict(report, checks)
@@ -798,7 +551,7 @@ def render_markdown(
     if report.is_sweep:
         lines += ["## Frontier", "", *(line for image in images for line in (image, ""))]
         lines += [f"Drawn on the frontier's axis: {axis_title(report.frontier_axis)}.", ""]
-        lines += _points_section(report, data)
+        lines += points_section(report, data)
     lines += _time_section(report, data, time_images)
     lines += _cache_section(report, data, cache_images)
     lines += _tasks_section(report, data, task_images)
@@ -816,5 +569,5 @@ def render_markdown(
         "Every key of the JSON report, in its order (`docs/metrics.md` gives each one's formula).",
         "",
     ]
-    lines += ["| key | value | unit |", "|---|---|---|", *_figure_rows(keys, data, report, meaning=False), ""]
+    lines += ["| key | value | unit |", "|---|---|---|", *figure_rows(keys, data, report, meaning=False), ""]
     return "\n".join(lines)
