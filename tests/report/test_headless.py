@@ -224,6 +224,26 @@ def test_a_lost_load_worker_is_said_under_the_tick_that_saw_it_and_its_restart_w
     assert len(lines) == 8 and all(len(line) < 80 for line in lines)
 
 
+def test_a_sweeps_steps_are_said_under_the_tick_that_saw_them_and_other_events_are_not() -> None:
+    out = io.StringIO()
+    printer = HeadlessPrinter(out)
+    events = [
+        ("12:00:01 sweep probe 1 (2 users, bracketing tiers 30 50): warm-up until steady, at most 40 s",),
+        ("12:00:02 users set to 4", "12:00:02 windows reset"),
+        ("12:00:03 sweep probe 1 done: 2 users (bracketing tiers 30 50), North Star 93.8 tok/s/user, 17K tok/s/GPU",),
+    ]
+    for tick, said in zip(stream(3), events, strict=True):
+        printer.line(tick.model_copy(update={"events": said}))
+    lines = out.getvalue().splitlines()
+    assert lines[2:4] == [
+        "  00:00  sweep probe 1 (2 users, bracketing tiers 30 50): warm-up until steady,",
+        "         at most 40 s",
+    ]  # under tick 1's row, wrapped to 79 columns
+    assert "users set to" not in out.getvalue() and "windows reset" not in out.getvalue()
+    assert lines[6].split()[1:5] == ["sweep", "probe", "1", "done:"] and len(lines) == 8
+    assert all(len(line) < 80 for line in lines)
+
+
 def test_a_restart_that_failed_is_said_once() -> None:
     out = io.StringIO()
     printer = HeadlessPrinter(out)

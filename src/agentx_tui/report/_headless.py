@@ -356,6 +356,15 @@ class HeadlessPrinter:
             text += "  " + self._style(snap.run.state, _RED if snap.run.state == "server down" else _BOLD)
         self._write(text)
         self._losses(snap)
+        self._sweep_steps(snap)
+
+    def _sweep_steps(self, snap: Snapshot) -> None:
+        """A sweep's steps as they happen (a probe or point begun, done, its window dropped; the sweep's
+        end), said under the tick that saw them: hours of headless sweep are not a wall of rows."""
+        for event in snap.events:
+            words = event.partition(" ")[2]  # after its clock stamp
+            if words.startswith("sweep "):
+                self._say(snap.elapsed_s, words, _BOLD)
 
     def _losses(self, snap: Snapshot) -> None:
         """A load worker that died, said under the tick that saw it (the users column shows the rest);
