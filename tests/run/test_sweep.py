@@ -12,6 +12,7 @@ from agentx_tui.measure import ClientStats, Completed, e2e_per_token
 from agentx_tui.run.collect import EventLog
 from agentx_tui.run.sweep import SweepPhases
 from agentx_tui.snapshot import CostReading, RunInfo, Snapshot
+from agentx_tui.units import figure
 
 
 class Clock:
@@ -266,3 +267,27 @@ def test_the_agents_per_gpu_are_read_on_the_frontier_axis() -> None:
     decode = phases.advance(snap(clock.now + 1), run, final=True).sweep  # type: ignore[arg-type]
     assert decode is not None and decode.tiers[1].agents_per_gpu is not None  # on decode, 90 is on the frontier
     assert decode.tiers[0].agents_per_gpu is None
+
+
+def test_auto_judges_growth_on_each_points_final_throughput() -> None:
+    """Throughput flat from 4 users on (only 4 requests end a second, whatever the users). The growth rule
+    waits for the 16-user point's final figures (its window closed when the next step's opened), names the
+    numbers the points carry, and the 32-user step it began is not measured."""
+    clock, run = Clock(), FakeRun()
+    phases = SweepPhases((), start_users=1, warmup_s=2, point_duration_s=5, tiers=(10.0,), clock=clock)
+    t = 0.0
+    while t <= 200 and run.stopped is None:
+        clock.now = t
+        users = run.users[-1] if run.users else 0
+        for _ in range(min(users, 4) if t >= 1 else 0):
+            run.load.stats.add(request(t - 1.0, 0.005))
+        phases.advance(snap(t), run, final=False)  # type: ignore[arg-type]
+        t += 1.0
+    assert run.users == [1, 2, 4, 8, 16, 32]
+    state = phases.advance(snap(clock.now + 1), run, final=True).sweep  # type: ignore[arg-type]
+    assert state is not None and [p.users for p in state.points] == [1, 2, 4, 8, 16]
+    assert state.planned_users == (1, 2, 4, 8, 16)
+    reason = state.stop_reason or ""
+    assert reason.startswith("Total throughput grew less than 5% twice in a row") and "at 4, 8, 16 users" in reason
+    for point in state.points[2:]:
+        assert figure(point.total_tokens_per_s_per_gpu) in reason

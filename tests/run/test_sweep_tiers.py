@@ -15,8 +15,10 @@ from tests.run.test_sweep import Clock, FakeRun, request, snap
 Latency = Callable[[int, float], float]
 
 
-def drive(phases: SweepPhases, run: FakeRun, clock: Clock, until: float, itl: Latency) -> list[Snapshot]:
-    """Tick once a second; each second every user (its own slot and tree) finishes one request."""
+def drive(
+    phases: SweepPhases, run: FakeRun, clock: Clock, until: float, itl: Latency, *, every: int = 1
+) -> list[Snapshot]:
+    """Tick once a second; every `every` seconds each user (its own slot and tree) finishes one request."""
     out: list[Snapshot] = []
     t, since, users_then = 0.0, 0.0, 0
     while t <= until and run.stopped is None:
@@ -24,8 +26,8 @@ def drive(phases: SweepPhases, run: FakeRun, clock: Clock, until: float, itl: La
         users = run.users[-1] if run.users else 0
         if users != users_then:
             since, users_then = t, users
-        for user in range(users if t >= 1 else 0):
-            done: Completed = replace(request(t - 1.0, itl(users, t - since)), user=user, tree=user)
+        for user in range(users if t >= every and int(t) % every == 0 else 0):
+            done: Completed = replace(request(t - every, itl(users, t - since)), user=user, tree=user)
             run.load.stats.add(done)
         out.append(phases.advance(snap(t), run, final=False))  # type: ignore[arg-type]
         t += 1.0
@@ -119,3 +121,25 @@ def test_a_tier_sweep_probes_then_measures_points_beside_the_crossings() -> None
 
 def test_a_probe_lasts_a_tenth_of_a_point_at_least_30_s() -> None:
     assert default_probe_s(1800) == 180 and default_probe_s(60) == 30 and default_probe_s(20) == 20
+
+
+def test_a_probes_throughput_is_final_when_it_ends_and_is_what_the_planner_decided_on() -> None:
+    """A probe's throughput is the tokens of the requests that ended in its window ÷ its length: the
+    planner reads it the moment the window ends, and the report's row says the same. Requests of 7.8 s,
+    one a user every 8 s: by the tokens' times, the requests in flight at the window's end would be
+    missing from it (0.80 of the true rate here)."""
+    clock, run = Clock(), FakeRun()
+    phases = SweepPhases(
+        (), start_users=2, warmup_s=40, point_duration_s=60, tiers=(50.0,), targeted=True, probe_duration_s=5,
+        clock=clock,
+    )  # fmt: skip
+    drive(phases, run, clock, 900, lambda users, since: 0.77, every=8)
+    assert phases.planner is not None and phases.probes
+    for row, (step, seen) in zip(phases.probes, phases.planner.probes, strict=True):
+        assert row.users == step.users
+        assert row.total_tokens_per_s == seen.total_tokens_per_s
+        assert row.total_tokens_per_s_per_gpu == seen.total_tokens_per_s_per_gpu
+        # Every user ends a request of 1,011 tokens every 8 s; the window's edges cut one or two.
+        assert row.total_tokens_per_s is not None
+        assert 0.88 <= row.total_tokens_per_s / (row.users * 1011 / 8) <= 1.12
+        assert row.total_tokens_per_s_per_gpu == row.total_tokens_per_s / 2  # snap's cost: 2 GPUs

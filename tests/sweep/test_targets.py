@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable
 
@@ -59,7 +60,10 @@ def reads(planner: TierPlanner) -> dict[float, float | None]:
 def test_a_monotone_server_is_bracketed_bisected_and_measured_on_both_sides_of_each_tier() -> None:
     planner = TierPlanner(TIERS, start_users=1, axis=NORTH_STAR)
     probes, points = run(planner, falling)
-    assert [s.users for s in probes[:7]] == [1, 2, 4, 8, 16, 32, 64]  # doubling until below 30 (25 at 64)
+    doubling = [s.users for s in probes if s.purpose.startswith("bracketing")]
+    assert doubling == [1, 2, 4, 8, 16, 32, 64]  # doubling until below 30 (25 at 64)
+    # Each tier bisected as soon as a probe brackets it, before the users double again: they mostly grow.
+    assert [s.users for s in probes] == [1, 2, 4, 8, 6, 16, 32, 23, 64, 45]
     assert "below the lowest tier" in (planner.bracket_reason or "")
     assert len(probes) <= 7 + len(TIERS)  # one bisection a tier (at most) takes a doubling's bracket to ≤ 1.5×
     assert all(s.probe for s in probes) and not any(s.probe for s in points)
@@ -102,11 +106,19 @@ def test_no_user_count_is_probed_twice_and_the_probes_are_bounded() -> None:
 def test_bisection_is_labelled_with_its_tier() -> None:
     planner = TierPlanner(TIERS, start_users=1, axis=NORTH_STAR)
     probes, _ = run(planner, falling)
-    bisecting = probes[7:]
+    bisecting = [s for s in probes if not s.purpose.startswith("bracketing")]
     assert bisecting and all(len(s.tiers) == 1 and s.purpose == f"tier {s.tiers[0]:g}" for s in bisecting)
     assert probes[0].purpose == "bracketing tiers 30 50 75 100"
     # Highest tier first: it is crossed at the fewest users.
     assert [s.tiers[0] for s in bisecting] == sorted((s.tiers[0] for s in bisecting), reverse=True)
+
+
+def test_the_doubling_stop_rules_see_the_doubling_probes_only() -> None:
+    # Throughput grows 4% a bisection step but 8% a doubling: bisection probes between the doubling's
+    # must not read as "grew less than 5% twice".
+    planner = TierPlanner(TIERS, start_users=1, axis=NORTH_STAR)
+    probes, _ = run(planner, falling, lambda u: 1000.0 * 1.08 ** math.log2(u))
+    assert [s.users for s in probes if s.purpose.startswith("bracketing")] == [1, 2, 4, 8, 16, 32, 64]
 
 
 def test_a_flat_server_stops_doubling_where_throughput_stops_growing() -> None:
@@ -150,7 +162,8 @@ def test_a_tier_never_crossed_is_said_and_gets_no_pair() -> None:
 def test_start_users_above_the_highest_tier_halve_first() -> None:
     planner = TierPlanner((50.0, 100.0), start_users=16, axis=NORTH_STAR)
     probes, _ = run(planner, falling)
-    assert [s.users for s in probes[:4]] == [16, 8, 4, 32]  # halve until at or above 100 (4), then double
+    # Halve until at or above 100 (4), bisect tier 100's bracket (4, 8), then double.
+    assert [s.users for s in probes[:5]] == [16, 8, 4, 6, 32]
     assert planner.bracket(100.0) is not None and planner.bracket(50.0) is not None
 
 
@@ -210,3 +223,35 @@ def test_a_point_on_the_wrong_side_gets_one_more_and_saturation_gets_none() -> N
     assert [(s.users, s.purpose) for s in again] == [(2, "tier 75 (above), again")]
     # Tier 30: 18 users read 24 but carry no more throughput than 10 (read 35): no point past it would.
     assert all(s.users <= 18 for s in points)
+
+
+def test_a_point_past_a_collapse_gets_one_between_and_a_side_may_be_fixed_twice() -> None:
+    """The measured bench's plan (docs/sweeps.md): the 23-user point fell past a collapse (KV cache full:
+    7 tok/s/user at less throughput than 10 users), off the frontier, so tier 30 had no frontier point
+    below it; probes between 10 and 23 users carried more throughput than the 10-user point, so one more
+    point between them (15). Tier 75: the 3-user point, then the 2-user one, read below it (probes
+    flattered the first users' short contexts): a second fix-up, at 1 user."""
+    probe = {2: 94.0, 1: 94.0, 4: 75.5, 8: 47.0, 6: 45.1, 16: 31.0, 32: 19.7, 23: 20.5}
+    probe_y = {2: 17.4, 1: 13.4, 4: 25.7, 8: 38.1, 6: 42.8, 16: 50.1, 32: 53.2, 23: 64.0}
+    point = {23: 7.0, 10: 32.3, 3: 69.9, 2: 72.8, 1: 97.0, 15: 24.0}
+    point_y = {23: 36.9, 10: 45.7, 3: 30.2, 2: 26.1, 1: 12.4, 15: 54.2}
+    planner = TierPlanner(TIERS, start_users=2, axis=NORTH_STAR)
+    probes: list[Step] = []
+    points: list[Step] = []
+    while (step := planner.next_step()) is not None:
+        x, y = (probe, probe_y) if step.probe else (point, point_y)
+        (probes if step.probe else points).append(step)
+        planner.record(step, figures(step.users, x.get(step.users), 1000.0 * y.get(step.users, 1.0)))
+        assert len(points) < 12
+    assert [s.users for s in probes] == [2, 1, 4, 8, 6, 16, 32, 23]
+    again = [(s.users, s.purpose) for s in points if "again" in s.purpose]
+    assert again == [(2, "tier 75 (above), again"), (1, "tier 75 (above), again"), (15, "tier 30 (below), again")]
+    found = reads(planner)
+    assert found[30.0] is not None and found[75.0] is not None and found[100.0] is None
+
+
+def test_a_tiers_side_is_fixed_at_most_twice() -> None:
+    # Every point reads below 75 whatever its users: two fix-ups above it, then the planner gives up.
+    planner = TierPlanner((75.0,), start_users=4, axis=NORTH_STAR)
+    _, points = run(planner, lambda u: 60.0, probe_x=falling)
+    assert [s.purpose for s in points].count("tier 75 (above), again") == 2

@@ -8,9 +8,9 @@ window then opens anyway, and the point says whether and why not steady); measur
 are counted; `point_duration` is then the longest) — and record the point. Which user counts: the
 list's, doubling for `auto` until a stop rule says the curve is done, or, for `tiers`, the planner's
 (sweep/targets.py): short **probes** first, never points, that find where p90 interactivity crosses each
-tier, then full points only beside the crossings. A load worker that dies mid-step takes its users with
-it: the window is dropped, the users restarted in a fresh worker, and the step measured again from a new
-warm-up; lost again in the same step (or not restartable), the sweep stops. Each tick the Snapshot
+tier, then full points only beside the crossings. A load worker that dies mid-step takes its users
+with it: the window is dropped, the users restarted in a fresh worker, and the step measured again from
+a new warm-up; lost again in the same step (or not restartable), the sweep stops. Each tick the Snapshot
 carries the sweep's state, so the dashboard draws the frontier as points arrive and a recording
 replays it: the frontier and tier reads on the chosen x-axis (`--frontier-axis`, the North Star by
 default), with the agents per GPU at each tier read on that frontier too, and the other view's
@@ -53,6 +53,7 @@ from agentx_tui.sweep import (
     read_agents,
     read_tiers,
     steadiness,
+    stopped_growing,
     thin_words,
     tier_intervals,
     view_fronts,
@@ -112,9 +113,9 @@ class SweepPhases:
         self._phase_started: float | None = None  # snapshot time the phase began
         self._started: float | None = None  # snapshot time of the sweep's first tick
         self._window: PointWindow | None = None
-        # The last step's window, still counting the tokens of the requests it counted half: (its window,
-        # the statistics, whether a probe, its index in `probes` or `points`).
-        self._closing: tuple[PointWindow, ClientStats, bool, int] | None = None
+        # The last point's window, still counting the tokens of the requests it counted half: (its window,
+        # the statistics, its index in `points`).
+        self._closing: tuple[PointWindow, ClientStats, int] | None = None
         self._users_set_at: float | None = None  # the stats' clock when this step's users were set
         # The steady rule's view of the step since its users were set (sweep/steady.py): a window the
         # statistics feed, and its verdict as of the last whole batch.
@@ -127,6 +128,7 @@ class SweepPhases:
         self._losses_seen = 0  # the run's lost load workers already acted on
         self._lost_in: dict[int, int] = {}  # a step's number → how often load workers were lost in it
         self._restarting = False  # the step waits for the lost users to run again
+        self._growth_pending = False  # --sweep auto's growth rule waits for the last point's final figures
 
     # -- Phases -------------------------------------------------------------------------------------
     def advance(self, snap: Snapshot, run: RunHandle, *, final: bool) -> Snapshot:
@@ -147,7 +149,8 @@ class SweepPhases:
         assert self._phase_started is not None
         elapsed = snap.time - self._phase_started
         if self._phase == "warmup":
-            self._warm_up(snap, stats)
+            if self._warm_up(snap, stats):
+                self._judge_growth(stats, run)
         elif self._phase == "measure" and self._window is not None:
             self._window.tick(snap)
             if self._window_done(self._window, elapsed):
@@ -170,9 +173,9 @@ class SweepPhases:
     def _label(self, step: Step) -> str:
         """'sweep probe 3 (48 users, tier 50)' or 'sweep point 2 (64 users)'."""
         if step.probe:
-            return f"sweep probe {len(self.probes) + 1} ({step.users} users, {step.purpose})"
+            return f"sweep probe {len(self.probes) + 1} ({_users(step.users)}, {step.purpose})"
         purpose = f", {step.purpose}" if step.purpose else ""
-        return f"sweep point {self._index + 1} ({step.users} users{purpose})"
+        return f"sweep point {self._index + 1} ({_users(step.users)}{purpose})"
 
     def _start_step(self, step: Step, snap: Snapshot, stats: ClientStats, run: RunHandle) -> None:
         """Set the step's users and begin its warm-up: the steady rule watches from now."""
@@ -203,9 +206,9 @@ class SweepPhases:
             self._verdict, self._judged = steadiness(ended, e2e, batches * BATCH_S), batches
         return self._verdict
 
-    def _warm_up(self, snap: Snapshot, stats: ClientStats) -> None:
+    def _warm_up(self, snap: Snapshot, stats: ClientStats) -> bool:
         """Open the window once the load is steady and every user has its warm-up requests, or once
-        `--warmup` seconds have gone by (the most a step waits)."""
+        `--warmup` seconds have gone by (the most a step waits). Whether it opened."""
         assert self._step is not None and self._watch is not None
         now = self._clock()
         verdict = self._steadiness(now)
@@ -225,8 +228,9 @@ class SweepPhases:
             held = "the load steady" if verdict.steady else verdict.words()
             reason = f"--warmup {self.warmup_s:g} s reached, {held}{fewest}"
         else:
-            return
+            return False
         self._begin_measure(snap, stats, waited, verdict.steady, reason)
+        return True
 
     def _begin_measure(self, snap: Snapshot, stats: ClientStats, waited: float, steady: bool, why: str) -> None:
         assert self._step is not None
@@ -324,18 +328,21 @@ class SweepPhases:
         assert self._window is not None and self._step is not None
         step, window = self._step, self._window
         stats.end_window(window.client, self._clock())
-        figures = window.figures()
         if step.probe:
+            # Final now (`_probe_figures`): the row says what the planner decided on, and nothing is left
+            # to count.
+            figures = _probe_figures(window)
+            stats.close_window(window.client)
             self.probes.append(_probe_row(len(self.probes) + 1, step, figures))
-            self._closing = (window, stats, True, len(self.probes) - 1)
             run.events.add(
-                f"sweep probe {len(self.probes)} done: {step.users} users ({step.purpose}), {axis_name(self.axis)} "
+                f"sweep probe {len(self.probes)} done: {_users(step.users)} ({step.purpose}), {axis_name(self.axis)} "
                 f"{compact(point_x(figures, self.axis), trim=True)} tok/s/user, "
                 f"{compact(figures.total_tokens_per_s_per_gpu, trim=True)} tok/s/GPU"
             )
         else:
+            figures = window.figures()
             self.points.append(figures)
-            self._closing = (window, stats, False, len(self.points) - 1)
+            self._closing = (window, stats, len(self.points) - 1)
             self._said_point(figures, run)
         self._window = None
         if not step.probe and not figures.steady:
@@ -354,7 +361,7 @@ class SweepPhases:
     def _said_point(self, point: PointFigures, run: RunHandle) -> None:
         number = len(self.points)
         run.events.add(
-            f"sweep point {number} done: {point.users} users, "
+            f"sweep point {number} done: {_users(point.users)}, "
             f"{compact(point.total_tokens_per_s_per_gpu, trim=True)}"
             f"{_span(*point.interval('total_tokens_per_s_per_gpu'))} tok/s/GPU "
             f"at {axis_name(self.axis)} {compact(point_x(point, self.axis), trim=True)}"
@@ -385,11 +392,35 @@ class SweepPhases:
             if unmeasured:
                 return None, f"all {len(self.planned)} points done, {unmeasured} not measured (no request counted)"
             return None, f"all {len(self.planned)} points measured"
-        reason = auto_stop_reason(self.points, lowest_tier=min(self.tiers), axis=self.axis)
+        reason = auto_stop_reason(self.points, lowest_tier=min(self.tiers), axis=self.axis, growth=False)
         if reason is not None:
             return None, reason
+        self._growth_pending = True  # judged once this point's figures are final (`_judge_growth`)
         self.planned.append(next_auto_users(self.planned[-1]))
         return Step(self.planned[-1], False, ""), ""
+
+    def _judge_growth(self, stats: ClientStats, run: RunHandle) -> None:
+        """`--sweep auto`'s growth rule, on the last point's final figures: its throughput counts tokens by
+        when they came, so it is final only once its requests in flight at its end have ended, which the
+        next step's warm-up waits for (its window's opening closes the last point's). Judged at their
+        ends instead, 150-s coding-agent points read 4–18% low, enough to stop a sweep whose throughput
+        still grew. Where it stopped growing, the sweep ends here, and the step under way is not
+        measured."""
+        if not self._growth_pending:
+            return
+        self._growth_pending = False
+        flat = stopped_growing(self.points)
+        if flat is None:
+            return
+        if self._window is not None:
+            stats.close_window(self._window.client)
+            self._window = None
+        if self.planned:
+            self.planned.pop()  # the step under way: not measured
+        self._stop_reason = flat
+        self._phase = "done"
+        run.events.add(f"sweep ended: {flat}")
+        run.request_stop(f"sweep done: {flat}")
 
     def _tiers_done_reason(self) -> str:
         assert self.planner is not None
@@ -403,17 +434,12 @@ class SweepPhases:
         return said
 
     def _close_previous(self) -> None:
-        """Final token rates of the last step: requests it counted half have finished since."""
+        """Final token rates of the last point: requests it counted half have finished since."""
         if self._closing is None:
             return
-        window, closing_stats, probe, index = self._closing
+        window, closing_stats, index = self._closing
         closing_stats.close_window(window.client)
-        figures = window.figures()
-        if probe:
-            row = self.probes[index]
-            self.probes[index] = _probe_row(row.index, Step(row.users, True, row.purpose, row.tiers), figures)
-        else:
-            self.points[index] = figures
+        self.points[index] = window.figures()
         self._closing = None
 
     def _finish(self, snap: Snapshot, stats: ClientStats) -> None:
@@ -506,11 +532,37 @@ _PROBE_WINDOW_KEYS = tuple(
 )
 
 
+def _probe_figures(window: PointWindow) -> PointFigures:
+    """A probe's window figures, its throughput the tokens (prompt + output) of the requests that ended in
+    its window ÷ its length, as the steady rule's series counts them. That rate is final the moment the
+    window ends, when the planner decides on it; the tokens counted by when they came still miss those
+    of the requests in flight then, counted once they end: over half of them in a 14-s window at 16
+    users, enough to read as throughput that stopped growing."""
+    figures = window.figures()
+    if not figures.duration_s:
+        return figures
+    ended = sum(slot.ended_tokens for slot in window.client.sample.slots.values())
+    rate = ended / figures.duration_s
+    intervals = {k: v for k, v in figures.intervals.items() if k != "total_tokens_per_s_per_gpu"}
+    return figures.model_copy(
+        update={
+            "total_tokens_per_s": rate,
+            "total_tokens_per_s_per_gpu": rate / figures.gpus if figures.gpus else None,
+            "intervals": intervals,  # (the interval was the token times' rate's)
+        }
+    )
+
+
 def _probe_row(index: int, step: Step, figures: PointFigures) -> ProbeRow:
     """A probe as the report lists it: what it was for, and its window's figures that tell where the tiers
     cross (each `ProbeRow` field a point declares too, read from the probe's figures)."""
     window = {key: getattr(figures, key) for key in _PROBE_WINDOW_KEYS}
     return ProbeRow(index=index, users=step.users, purpose=step.purpose, tiers=step.tiers, **window)
+
+
+def _users(users: int) -> str:
+    """'1 user', '8 users'."""
+    return f"{users} user{'s' if users != 1 else ''}"
 
 
 def _span(low: float | None, high: float | None) -> str:

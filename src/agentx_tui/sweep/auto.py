@@ -40,15 +40,17 @@ def auto_stop_reason(
     lowest_tier: float | None,
     max_points: int = AUTO_MAX_POINTS,
     axis: FrontierAxis = DECODE,
+    growth: bool = True,
 ) -> str | None:
     """Why `--sweep auto` stops after the points measured so far (docs/sweeps.md), or None to go on.
 
     The rules, checked on the latest point in this order (the first that holds is named): its error rate
     is above 10%; the load generator was saturated there (its figures measure the client, not the
     server); its p90 interactivity on the frontier's `axis` is below the lowest tier (more users only go
-    further below); total
-    throughput grew less than 5% on each of the last two steps; `max_points` points are done. A figure
-    that is None never triggers its rule.
+    further below); total throughput grew less than 5% on each of the last two steps (unless `growth` is
+    False: a point's throughput is not final yet when its window ends, so a sweep judges it apart, with
+    `stopped_growing`, once it is); `max_points` points are done. A figure that is None never triggers its
+    rule.
     """
     if not points:
         return None
@@ -64,7 +66,7 @@ def auto_stop_reason(
             f"{axis_name(axis)} {at} was {figure(x)} tok/s/user, below the lowest tier "
             f"({tier_suffix(lowest_tier)} tok/s/user)."
         )
-    flat = stopped_growing(points)
+    flat = stopped_growing(points) if growth else None
     if flat is not None:
         return flat
     if len(points) >= max_points:

@@ -14,16 +14,18 @@ p90 interactivity falls as users are added, so where it crosses each tier can be
    geometric middle of its bracket (a whole number of users strictly inside it) until the bracket is
    tight: `hi` − `lo` ≤ 1 or `hi` ≤ `BISECT_RATIO` × `lo`. No user count is probed twice: no probe lies
    inside a bracket, so each middle is new, and a noisy probe only moves a bracket, never loops it.
+   A tier is bisected as soon as a probe brackets it, before the users double again, so the users
+   probed mostly grow (the doubling's stop rules see the doubling's probes only).
 3. **Full points** where they tell: `lo` and `hi` of each bracketed tier (a point shared where two tiers'
    brackets touch or overlap: one user count is `hi` of one and `lo` of the next, or both tiers are
    crossed between the same two probes) and the throughput's top (the probe of the most throughput:
    where it stopped growing, as the doubling's rules saw it). With no tier bracketed: the top and the
    fewest users probed, so the frontier has its span. Measured from the most users down: retired users'
    survivors keep their sessions, contexts at every stage as before, while users added start theirs.
-4. **Fix-ups.** Probes are short, so a full point can land on the other side of its tier. Once the
-   planned points are measured, a tier bracketed by the probes but with every full point on one side of
-   it gets one more full point on the other (the nearest probe there, else `FIX_STEP` beyond the last
-   point), once per side.
+4. **Fix-ups.** Probes are short, so a full point can land on the other side of its tier, or past a
+   collapse (more users, less throughput: off the frontier). Once the planned points are measured, a
+   tier bracketed by the probes but with the full points' frontier on one side of it only gets one more
+   full point on the other (`_fix_up`), at most `MAX_FIXES` a side.
 
 Pure: told what each probe and point measured (`PointFigures`), it says the next step. No clock, no I/O.
 """
@@ -38,11 +40,13 @@ from itertools import pairwise
 from agentx_tui.snapshot import FrontierAxis, PointFigures
 from agentx_tui.sweep.auto import AUTO_MAX_POINTS, auto_stop_reason, peak_auto_users, stopped_growing
 from agentx_tui.sweep.axes import NORTH_STAR, finite, measured, point_x
+from agentx_tui.sweep.pareto import pareto_front
 from agentx_tui.sweep.tiers import tier_suffix
 
 BISECT_RATIO = 1.5  # a bracket is tight once hi ≤ 1.5 × lo (or hi − lo ≤ 1): one bisection of a doubling
 MARGIN = 1.25  # a full point beside one crossing only: at least 1.25× (in users) from it, never inside its bracket
 FIX_STEP = MARGIN**2  # a fix-up with no probe on its side: 1.5625× beyond the last point
+MAX_FIXES = 2  # fix-ups a tier's side gets at most (a short probe can mislead twice; a third is a pattern)
 SHARE_GAP = 4.0  # two tiers' brackets this close (the lower tier's lo ≤ 4 × the upper tier's hi) share a point
 MAX_PROBES = 2 * AUTO_MAX_POINTS  # the most probes a tier sweep takes, bracketing and bisection together
 
@@ -93,7 +97,8 @@ class TierPlanner:
         self._down_done = False
         self._up_done = False
         self._planned: list[Step] | None = None  # the full points, once the probes are done
-        self._fixed: set[tuple[float, str]] = set()  # fix-ups made: (tier, "above" | "below")
+        self._fixed: dict[tuple[float, str], int] = {}  # fix-ups made: (tier, "above" | "below") → how many
+        self._doubling: set[int] = set()  # the user counts the doubling probed (the start's included)
 
     # -- what was measured ------------------------------------------------------------------------
     def record(self, step: Step, figures: PointFigures) -> None:
@@ -185,11 +190,12 @@ class TierPlanner:
             self.bracket_reason = self.bracket_reason or f"{MAX_PROBES} probes done, the most a tier sweep takes"
             return None
         if not self.probes:
+            self._doubling.add(self.start_users)
             return Step(self.start_users, True, f"bracketing {tiers_words(self.tiers)}", self.tiers)
-        step = self._bracket_down() or self._bracket_up()
-        if step is not None:
-            return step
-        return self._bisect()
+        # A tier is bisected as soon as it is bracketed, before the users double again: the users probed
+        # then mostly grow, and a probe never follows a large drop in users (its survivors would be deep
+        # in their sessions, their contexts longer than the load's own mix).
+        return self._bracket_down() or self._bisect() or self._bracket_up()
 
     def _bracket_down(self) -> Step | None:
         """Halve the users while the fewest probed are below the highest tier."""
@@ -209,7 +215,7 @@ class TierPlanner:
         if self._up_done:
             return None
         doubling = sorted(
-            ((step, f) for step, f in self.probes if step.users >= self.start_users), key=lambda p: p[0].users
+            ((step, f) for step, f in self.probes if step.users in self._doubling), key=lambda p: p[0].users
         )
         figures = [f for _, f in doubling]
         last = doubling[-1]
@@ -228,6 +234,7 @@ class TierPlanner:
             return None
         x = finite(point_x(last[1], self.axis))
         left = tuple(t for t in self.tiers if x is None or t <= x)
+        self._doubling.add(users)
         return Step(users, True, f"bracketing {tiers_words(left)}", left)
 
     def _bisect(self) -> Step | None:
@@ -297,29 +304,78 @@ class TierPlanner:
         return best[1] if best else None
 
     def _fix_up(self) -> Step | None:
-        """One more full point for a tier the probes bracket but no full point stands on one side of: every
-        point read at or above it, or every one below it. (A point below it that more throughput elsewhere
-        dominates is not missing: past the throughput's top more users add none, so the tier is not read.)"""
-        xs = [x for _, f in self.points if measured(f) and (x := finite(point_x(f, self.axis))) is not None]
-        if not xs:
+        """One more full point for a tier the probes bracket but the full points' frontier does not stand
+        on both sides of (the module's rule 4), at most `MAX_FIXES` a side:
+
+        - **above** (every frontier point below it): the nearest probe at or above it with fewer users than
+          any point, else `FIX_STEP` fewer than the fewest;
+        - **below** (every frontier point at or above it): where a point below it is off the frontier (more
+          users, less throughput: the load past a collapse, say a KV cache overflowing), the geometric
+          middle between the frontier's last point and it, when a probe between the two carried more
+          throughput than that point (the frontier goes on past it; a flat top would not, and no point
+          past the throughput's top is read); with no point below it at all, the nearest probe below it
+          with more users than any point, else `FIX_STEP` more than the most."""
+        front = self._front()
+        if not front:
             return None
         done = {step.users for step, _ in self.points}
-        probe_x = self._probe_x()
         for tier in reversed(self.tiers):
             if self.bracket(tier) is None:
                 continue
-            if not any(x >= tier for x in xs) and (tier, "above") not in self._fixed:
-                self._fixed.add((tier, "above"))
-                fewest = min(done)
-                near = [u for u, x in probe_x.items() if x >= tier and u < fewest and u not in done]
-                users = max(near) if near else max(1, math.floor(fewest / FIX_STEP))
-                if users not in done:
+            if not any(x >= tier for _, x, _ in front):
+                users = self._fix_above(tier, done)
+                if users is not None:
                     return Step(users, False, f"{tiers_words((tier,))} (above), again", (tier,))
-            if not any(x < tier for x in xs) and (tier, "below") not in self._fixed:
-                self._fixed.add((tier, "below"))
-                most = max(done)
-                near = [u for u, x in probe_x.items() if x < tier and u > most and u not in done]
-                users = min(near) if near else min(self.max_users, math.ceil(most * FIX_STEP))
-                if users not in done:
+            if not any(x < tier for _, x, _ in front):
+                users = self._fix_below(tier, done, front)
+                if users is not None:
                     return Step(users, False, f"{tiers_words((tier,))} (below), again", (tier,))
         return None
+
+    def _front(self) -> list[tuple[int, float, float]]:
+        """The full points on the frontier: (users, p90 interactivity, throughput), fewest users first."""
+        known = [
+            (step.users, x, y)
+            for step, f in self.points
+            if measured(f) and (x := finite(point_x(f, self.axis))) is not None and (y := _throughput(f)) is not None
+        ]
+        return sorted(known[i] for i in pareto_front([(x, y) for _, x, y in known]))
+
+    def _fixing(self, tier: float, side: str) -> bool:
+        """Count one more fix-up for `tier` on `side`: whether one is still allowed."""
+        made = self._fixed.get((tier, side), 0)
+        if made >= MAX_FIXES:
+            return False
+        self._fixed[(tier, side)] = made + 1
+        return True
+
+    def _fix_above(self, tier: float, done: set[int]) -> int | None:
+        fewest = min(done)
+        if fewest <= 1 or not self._fixing(tier, "above"):
+            return None
+        near = [u for u, x in self._probe_x().items() if x >= tier and u < fewest]
+        return max(near) if near else max(1, math.floor(fewest / FIX_STEP))
+
+    def _fix_below(self, tier: float, done: set[int], front: list[tuple[int, float, float]]) -> int | None:
+        last_users, _, last_y = max(front)
+        below = [
+            step.users
+            for step, f in self.points
+            if step.users > last_users and measured(f) and (x := finite(point_x(f, self.axis))) is not None and x < tier
+        ]
+        if below:
+            past = min(below)
+            grows = any(
+                last_users < step.users < past and (y := _throughput(f)) is not None and y > last_y
+                for step, f in self.probes
+                if measured(f)
+            )
+            middle = round(math.sqrt(last_users * past))
+            if not grows or not last_users < middle < past or middle in done or not self._fixing(tier, "below"):
+                return None
+            return middle
+        most = max(done)
+        if most >= self.max_users or not self._fixing(tier, "below"):
+            return None
+        near = [u for u, x in self._probe_x().items() if x < tier and u > most]
+        return min(near) if near else min(self.max_users, math.ceil(most * FIX_STEP))
