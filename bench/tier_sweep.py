@@ -1,17 +1,20 @@
 """A tier sweep against a dense fixed grid: the same tier reads in a fraction of the GPU time (docs/sweeps.md).
 
     .venv/bin/python bench/tier_sweep.py [--dense 1,2,3,…] [--start 2] [--tiers 30,50,75,100]
-                                         [--point-duration 60] [--warmup 40] [--probe-duration 10]
+                                         [--point-duration 150] [--warmup 40] [--probe-duration 10]
                                          [--sim h200] [-w coding-agent] [--max-think 1] [--seed 0]
                                          [--sequential] [--dir DIR] [--svg PATH]
 
 Two headless sweeps on the built-in simulated engine, the same workload, seed, warm-up rule and point
-length: a dense fixed grid (`--sweep users=<--dense>`) and a tier sweep (`--sweep tiers -u <--start>`).
+length: a dense fixed grid (`--sweep users=<--dense>`, by default every user count from 1 to 20) and a
+tier sweep (`--sweep tiers -u <--start>`). With the defaults (150-s points, 40-s warm-up cap) the grid
+takes about 65 minutes.
 By default they run at the same time, each with its own simulated GPU (so the bench fits its time on a
 small machine; each sweep's GPU time is its own wall time × its GPUs either way); `--sequential` runs one
 after the other. Printed: each sweep's points (users, warm-up, steady), the tier sweep's probes, per tier
 both reads with their 95% intervals, how far apart they are and whether each lies inside the other's
-interval, and the two sweeps' GPU time (`sweep_gpu_seconds`) and its ratio; then the same two plans at
+interval, and the two sweeps' GPU time (`sweep_gpu_seconds`) and its ratio; the point length from which
+the same plans, the probes as measured, would cost a third of the grid's; then the same two plans at
 AgentX's lengths (1800-s points, 180-s probes, the warm-ups measured here), a projection from the
 measured plans, not a measurement. An SVG (`--svg`) draws both
 frontiers, the tier sweep's probes and the tiers. Reports are kept in `--dir` (default
@@ -37,7 +40,7 @@ from agentx_tui.snapshot import PointFigures, ProbeRow
 from agentx_tui.sweep import NORTH_STAR, SweepChart, axis_title
 
 SRC = Path(__file__).resolve().parents[1] / "src"
-DENSE = "1,2,3,4,5,6,8,10,12,14,17,20"
+DENSE = ",".join(str(users) for users in range(1, 21))  # every user count from 1 to 20
 DENSE_COLOUR = "#868e96"
 TIERED_COLOUR = "#1f5fa8"
 
@@ -130,6 +133,9 @@ def compare(dense: dict[str, Any], tiered: dict[str, Any], tiers: Sequence[str])
             f"{tiered_s:,.0f} GPU·s ({len(tiered['points'])} points, {len(tiered.get('probes') or ())} probes): "
             f"{tiered_s / dense_s:.2f} of it"
         )
+    length = third_at(dense, tiered)
+    if length is not None:
+        print(f"the same plans (probes as measured) cost a third of the grid's GPU time from {length:.0f}-s points")
     # The same plans at AgentX's lengths: every point 1800 s, every probe 180 s (a tenth), each warm-up as
     # measured here. A projection from the measured plans, not a measurement.
     agentx = [projected(report, 1800.0, 180.0) for report in (dense, tiered)]
@@ -137,6 +143,17 @@ def compare(dense: dict[str, Any], tiered: dict[str, Any], tiers: Sequence[str])
         f"the same plans at AgentX's lengths (1800-s points, 180-s probes, these warm-ups): dense grid "
         f"{agentx[0]:,.0f} GPU·s, tier sweep {agentx[1]:,.0f} GPU·s: {agentx[1] / agentx[0]:.2f} of it (a projection)"
     )
+
+
+def third_at(dense: dict[str, Any], tiered: dict[str, Any]) -> float | None:
+    """The point length at which the tier sweep's plan, its probes as measured and each warm-up as
+    measured, costs a third of the grid's GPU time (None when no length would: too many points)."""
+    n_dense, n_tiered = len(dense["points"]), len(tiered["points"])
+    if n_dense <= 3 * n_tiered:
+        return None
+    fixed = sum(p["warmup_s"] + p["duration_s"] for p in tiered.get("probes") or ())
+    fixed += sum(p["warmup_s"] for p in tiered["points"])
+    return max(0.0, (3 * fixed - sum(p["warmup_s"] for p in dense["points"])) / (n_dense - 3 * n_tiered))
 
 
 def projected(report: dict[str, Any], point_s: float, probe_s: float) -> float:
@@ -224,7 +241,7 @@ def main() -> None:
     p.add_argument("--dense", default=DENSE, help="the dense grid's user counts")
     p.add_argument("--start", type=int, default=2, help="the tier sweep's first probe (-u)")
     p.add_argument("--tiers", default="30,50,75,100")
-    p.add_argument("--point-duration", type=float, default=60)
+    p.add_argument("--point-duration", type=float, default=150)
     p.add_argument("--warmup", type=float, default=40)
     p.add_argument("--probe-duration", type=float, default=10)
     p.add_argument("--sim", default="h200")
