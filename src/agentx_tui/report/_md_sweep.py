@@ -75,21 +75,10 @@ def points_section(report: Report, data: dict[str, Any]) -> list[str]:
     lines += ["What each point cost and how it used the servers:", ""]
     lines += _point_table(points, POINTS_USE, intervals=False, frontier=frontier)
     lines += _tiers_table(report)
-    methods = [
-        f"- point {i + 1}: {escape(str(p['ci_method']))}"
-        for i, p in enumerate(data.get("points") or [])
-        if p.get("ci_method")
-    ]
-    if methods:
-        lines += ["How each point's 95% intervals were computed (`ci_method`):", "", *methods, ""]
-    gaps = [
-        f"- point {i + 1}{' (thin)' if p.get('thin') else ''}: {escape(str(p['ci_note']))}"
-        for i, p in enumerate(data.get("points") or [])
-        if p.get("ci_note")
-    ]
-    if gaps:
-        lines += ["Why a point's interval is n/a (`ci_note`):", "", *gaps, ""]
-    lines += _warm_ups(data.get("points") or [])
+    dumped = data.get("points") or []
+    lines += _point_notes(dumped, "ci_method", "How each point's 95% intervals were computed")
+    lines += _point_notes(dumped, "ci_note", "Why a point's interval is n/a", thin=True)
+    lines += _warm_ups(dumped)
     if report.sweep_stop_reason:
         lines += [f"The sweep ended: {escape(report.sweep_stop_reason.rstrip('.'))}.", ""]
     lines += _probes_table(data)
@@ -99,6 +88,17 @@ def points_section(report: Report, data: dict[str, Any]) -> list[str]:
         what = "its wall time × GPUs, probes and warm-ups included"
         lines += [f"The sweep's GPU time (`sweep_gpu_seconds`, {what}): {took}.", ""]
     return lines
+
+
+def _point_notes(points: Sequence[dict[str, Any]], key: str, title: str, *, thin: bool = False) -> list[str]:
+    """A list of the points' words under `key` (`ci_method`, `ci_note`), each point that has some, under
+    `title`; a thin point marked so (`thin`)."""
+    notes = [
+        f"- point {i + 1}{' (thin)' if thin and p.get('thin') else ''}: {escape(str(p[key]))}"
+        for i, p in enumerate(points)
+        if p.get(key)
+    ]
+    return [f"{title} (`{key}`):", "", *notes, ""] if notes else []
 
 
 def _warm_ups(points: Sequence[dict[str, Any]]) -> list[str]:
