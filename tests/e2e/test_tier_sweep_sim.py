@@ -64,7 +64,9 @@ def _sweep(folder: Path, name: str, workload: str, *args: str) -> tuple[dict[str
 
 def test_growing_contexts_open_the_window_later_than_a_fixed_shape_and_say_they_never_settled(tmp_path: Path) -> None:
     # Both at once, each on its own simulated engine: the growing one waits out its --warmup either way.
-    point = ("--sweep", "users=8", "--warmup", "45", "--point-duration", "5")
+    # 90 s, not less: a busy machine's hiccup early in the fixed shape's series can keep MSER-5 cutting
+    # at the first half's end for a few batches (CI once read it still drifting at 45 s, 9 batches).
+    point = ("--sweep", "users=8", "--warmup", "90", "--point-duration", "5")
     fixed_run, growing_run = _start(tmp_path, "fixed", FIXED, *point), _start(tmp_path, "growing", GROWING, *point)
     try:
         fixed, _ = _finish(tmp_path, "fixed", fixed_run)
@@ -74,10 +76,10 @@ def test_growing_contexts_open_the_window_later_than_a_fixed_shape_and_say_they_
             run.kill()  # one that failed must not outlive the test (a no-op once it has ended)
     steady, drifting = fixed["points"][0], growing["points"][0]
     # The fixed shape: steady once MSER-5 can judge (4 batches of 5 s) and every user has its 10 requests.
-    assert steady["steady"] is True and 20 <= steady["warmup_s"] < 45, steady["steady_reason"]
+    assert steady["steady"] is True and 20 <= steady["warmup_s"] < 90, steady["steady_reason"]
     assert steady["steady_reason"].startswith("steady after")
     # Growing contexts: still drifting when --warmup ran out, so the window opened then, and says why.
-    assert drifting["warmup_s"] >= 45 > steady["warmup_s"]
+    assert drifting["warmup_s"] >= 90 > steady["warmup_s"]
     assert drifting["steady"] is False and "still drifting" in drifting["steady_reason"], drifting["steady_reason"]
     assert drifting["mean_prompt_tokens"] > 5 * steady["mean_prompt_tokens"]
     assert "not steady: 8 users" in stdout
