@@ -53,6 +53,7 @@ def sweep(folder: Path, name: str, extra: Sequence[str], args: argparse.Namespac
         sys.executable, "-m", "agentx_tui", "--sim", args.sim, "-w", args.workload, "--max-think", str(args.max_think),
         "--seed", str(args.seed), "--warmup", str(args.warmup), "--point-duration", str(args.point_duration),
         "--tiers", args.tiers, "--headless", "--report", str(folder / f"{name}.json"), *extra,
+        *(["--join", args.join] if args.join else []),
     ]  # fmt: skip
     # This checkout's code, whichever venv runs the bench.
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))}
@@ -248,6 +249,7 @@ def main() -> None:
     p.add_argument("-w", "--workload", default="coding-agent")
     p.add_argument("--max-think", type=float, default=1.0)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--join", choices=("start", "midway"), help="how added users begin (default: the sweep's, midway)")
     p.add_argument("--sequential", action="store_true", help="one sweep after the other, not both at once")
     p.add_argument("--dir", type=Path, default=Path("/tmp/agentx-tier-sweep"))
     p.add_argument("--svg", type=Path, default=None, help="where to write the picture (default: in --dir)")
@@ -255,6 +257,7 @@ def main() -> None:
     folder = args.dir / (
         f"{args.sim.replace('/', '_')}-{args.workload}-d{args.point_duration:g}-w{args.warmup:g}"
         f"-p{args.probe_duration:g}-t{args.max_think:g}-s{args.seed}-u{args.start}-g{len(args.dense.split(','))}"
+        f"{'-j' + args.join if args.join else ''}"
     )
     folder.mkdir(parents=True, exist_ok=True)
     dense, tiered = run(folder, args)

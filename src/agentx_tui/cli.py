@@ -286,6 +286,14 @@ def _sweep_flags(s: argparse._ArgumentGroup) -> None:
         "--point-duration is then the longest a point may take (a plain run: ends likewise, --duration the longest)",
     )
     s.add_argument(
+        "--join",
+        choices=("start", "midway"),
+        help="a user's first session (agent workloads): `start` sends it from its first step; `midway` joins "
+        "it at a step drawn at random, the steps before built into its history unsent, so that users a "
+        "sweep adds bring a running load's context lengths (default midway in a sweep, start otherwise; "
+        "session replays always start)",
+    )
+    s.add_argument(
         "--sessions",
         type=whole("session trees", 1, 1_000_000_000),
         metavar="N",

@@ -33,7 +33,7 @@ def tier_sweep() -> Report:
             interactivity_p90_tokens_per_s=91.0, total_tokens_per_s_per_gpu=22_000.0, steady=False,
         ),
     ]  # fmt: skip
-    data |= {"probes": [p.model_dump() for p in probes], "sweep_gpu_seconds": 5400.0}
+    data |= {"probes": [p.model_dump() for p in probes], "sweep_gpu_seconds": 5400.0, "sweep_join": "midway"}
     return Report.read(json.loads(json.dumps(data)))
 
 
@@ -54,6 +54,8 @@ def test_the_markdown_has_a_table_of_probes_the_gpu_time_and_how_each_window_ope
     assert "(`sweep_gpu_seconds`, its wall time × GPUs, probes and warm-ups included): 5,400 GPU·s (1.50 GPU·h)" in text
     assert "every user had 10 requests done, or at `--warmup`" in text and "after 20 s of warm-up." in text
     assert f"Not steady when its window opened:\n\n- point 12 (256 users), after 20 s: {DRIFTING}\n" in text
+    assert "Users (`sweep_join` midway" in text and "a step drawn at random, its earlier steps built unsent." in text
+    assert "Users (`sweep_join`" not in render_markdown(Report.read({**tier_sweep().model_dump(), "sweep_join": None}))
 
 
 def test_the_summary_lists_the_probes_the_gpu_time_and_the_points_that_never_settled() -> None:

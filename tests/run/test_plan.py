@@ -106,6 +106,17 @@ def test_a_tier_sweep_starts_from_users_and_takes_a_probe_duration() -> None:
         plan("--sweep", "tiers", "--probe-duration", "90")
 
 
+def test_users_join_midway_in_a_sweep_of_agent_sessions_and_start_otherwise(tmp_path: Path) -> None:
+    assert plan("--sweep", "tiers").load.settings.join == "midway"
+    assert plan("--sweep", "users=1,2", "--join", "start").load.settings.join == "start"
+    assert plan().load.settings.join == "start" and plan("--join", "midway").load.settings.join == "midway"
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text('{"timestamp": 0, "input_length": 100, "output_length": 10, "hash_ids": [1]}\n')
+    assert plan("--sweep", "tiers", "-w", str(trace)).load.settings.join == "start"  # replays always start
+    with pytest.raises(UsageError, match="--join midway needs an agent workload; this one is `kind: trace`"):
+        plan("-w", str(trace), "--join", "midway")
+
+
 def test_an_auto_sweep_starts_from_users_or_one() -> None:
     assert plan("--sweep", "auto").load.users == 1
     p = plan("--sweep", "auto", "-u", "16")

@@ -143,3 +143,34 @@ def test_a_probes_throughput_is_final_when_it_ends_and_is_what_the_planner_decid
         assert row.total_tokens_per_s is not None
         assert 0.88 <= row.total_tokens_per_s / (row.users * 1011 / 8) <= 1.12
         assert row.total_tokens_per_s_per_gpu == row.total_tokens_per_s / 2  # snap's cost: 2 GPUs
+
+
+def test_users_that_join_midway_let_a_probe_open_once_steady_but_a_point_still_waits_for_its_requests() -> None:
+    """One request a user every 8 s: 10 a user take 80 s. Joined midway (`--join midway`), new users
+    bring a running load's contexts, so a probe opens as soon as MSER-5 finds the load steady; a point
+    still waits for every user's 10 warm-up requests (AgentX's rule)."""
+    swept = {}
+    for midway in (False, True):
+        clock, run = Clock(), FakeRun()
+        phases = SweepPhases(
+            (), start_users=2, warmup_s=200, point_duration_s=40, tiers=(50.0,), targeted=True,
+            probe_duration_s=10, joined_midway=midway, clock=clock,
+        )  # fmt: skip
+        drive(phases, run, clock, 4000, falling_itl, every=8)
+        last = phases.advance(snap(clock.now + 1), run, final=True).sweep  # type: ignore[arg-type]
+        assert last is not None and last.points and last.join == ("midway" if midway else "start")
+        swept[midway] = last
+    # The doubling's probes (2, 4, 8 users) each add users with no requests yet.
+    waited, joined = swept[False].probes[:3], swept[True].probes[:3]
+    assert [p.users for p in joined] == [p.users for p in waited] == [2, 4, 8]
+    assert all(p.warmup_s >= 80 and "every user had 10+ requests" in (p.steady_reason or "") for p in waited)
+    assert all(20 <= p.warmup_s <= 40 and p.steady for p in joined)
+    assert all("its users joined midway" in (p.steady_reason or "") for p in joined)
+    # A point's users, new ones too, still need their 10 requests each.
+    clock, run = Clock(), FakeRun()
+    phases = SweepPhases(
+        (2,), start_users=2, warmup_s=200, point_duration_s=10, tiers=(50.0,), joined_midway=True, clock=clock
+    )
+    drive(phases, run, clock, 400, falling_itl, every=8)
+    point = phases.advance(snap(clock.now + 1), run, final=True).sweep.points[0]  # type: ignore[union-attr]
+    assert point.warmup_s >= 80 and "every user had 10+ requests" in (point.steady_reason or "")

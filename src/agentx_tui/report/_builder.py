@@ -492,6 +492,7 @@ def _sweep_figures(last: Snapshot) -> dict[str, Any]:
         # keys too, with `_decode` after T for the reads on decode interactivity (report/_model.py).
         "tiers": [*sweep.tiers, *(sweep.secondary_tiers or ())],
         "sweep_stop_reason": sweep.stop_reason,
+        "sweep_join": sweep.join,
         "precision": sweep.precision,
         # Every sweep's GPU time, probes and warm-ups included (null without a GPU count); a tier sweep's
         # probes, apart from its points (docs/sweeps.md, "A tier sweep").

@@ -79,6 +79,7 @@ def points_section(report: Report, data: dict[str, Any]) -> list[str]:
     lines += _point_notes(dumped, "ci_method", "How each point's 95% intervals were computed")
     lines += _point_notes(dumped, "ci_note", "Why a point's interval is n/a", thin=True)
     lines += _warm_ups(dumped)
+    lines += _joined(report.sweep_join)
     if report.sweep_stop_reason:
         lines += [f"The sweep ended: {escape(report.sweep_stop_reason.rstrip('.'))}.", ""]
     lines += _probes_table(data)
@@ -99,6 +100,17 @@ def _point_notes(points: Sequence[dict[str, Any]], key: str, title: str, *, thin
         if p.get(key)
     ]
     return [f"{title} (`{key}`):", "", *notes, ""] if notes else []
+
+
+def _joined(join: str | None) -> list[str]:
+    """How the users the sweep added began (`sweep_join`); nothing in a report from before it was said."""
+    if join == "midway":
+        how = "each user's first session joined at a step drawn at random, its earlier steps built unsent"
+    elif join == "start":
+        how = "each user's sessions started at their first step"
+    else:
+        return []
+    return [f'Users (`sweep_join` {join}; docs/sweeps.md, "Users that join"): {how}.', ""]
 
 
 def _warm_ups(points: Sequence[dict[str, Any]]) -> list[str]:

@@ -175,6 +175,7 @@ def _phases(plan: RunPlan) -> Phases:
         axis=plan.frontier_axis,
         targeted=sweep.targeted,
         probe_duration_s=sweep.probe_duration_s,
+        joined_midway=plan.load.settings.join == "midway",
     )
 
 

@@ -14,6 +14,7 @@ import re
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Literal
 from urllib.parse import urlsplit
 
 from agentx_tui.args import MAX_USERS, number
@@ -147,6 +148,7 @@ def build_plan(args: argparse.Namespace) -> RunPlan:
         max_think_s=args.max_think,
         idle_cap_s=AGENTX_IDLE_CAP_S if agentx.asked else None,  # the harness's replay (docs/sweeps.md)
         api_key=api_key,
+        join=_join(args.join, sweep, prepared.spec.kind),
     )
     peak = _peak_users(users, sweep)
     load = LoadPlan(
@@ -238,6 +240,19 @@ def _run_warmup(args: argparse.Namespace, sweep: SweepPlan | None) -> float:
             "The warm-up is the run's first seconds: give a --duration longer than it.",
         )
     return warmup
+
+
+def _join(asked: str | None, sweep: SweepPlan | None, kind: str) -> Literal["start", "midway"]:
+    """`--join`: midway by default in a sweep of agent sessions (docs/sweeps.md, "Users that join"),
+    start otherwise; only agent workloads can join midway."""
+    if asked is None:
+        return "midway" if sweep is not None and kind == "agent" else "start"
+    if asked == "midway" and kind != "agent":
+        raise UsageError(
+            f"--join midway needs an agent workload; this one is `kind: {kind}`.",
+            "Session replays always start a session at its first call: leave --join out.",
+        )
+    return "midway" if asked == "midway" else "start"
 
 
 def _frontier_axis(name: str) -> FrontierAxis:

@@ -83,6 +83,7 @@ class SweepPhases:
         axis: FrontierAxis = NORTH_STAR,
         targeted: bool = False,
         probe_duration_s: float | None = None,
+        joined_midway: bool = False,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.mode = "tiers" if targeted else "list" if users else "auto"
@@ -95,6 +96,9 @@ class SweepPhases:
         self.warmup_s = warmup_s  # the most a step waits for its load to be steady
         self.point_duration_s = point_duration_s
         self.probe_duration_s = probe_duration_s or default_probe_s(point_duration_s)
+        # `--join midway`: new users bring a running load's contexts, so a probe needs no warm-up requests
+        # of its own, only a steady load (docs/sweeps.md, "Users that join"); a point still needs them.
+        self.joined_midway = joined_midway
         self.tiers = tiers
         self.precision = precision
         self.points: list[PointFigures] = []
@@ -217,14 +221,16 @@ class SweepPhases:
         capped = waited >= self.warmup_s
         # The users' warm-up requests: O(users log users), so counted once a batch, and only when it can
         # decide (the load steady, or the most a step waits reached).
-        if (verdict.steady and self._warm_judged != self._judged) or capped:
+        needed = 0 if self._step.probe and self.joined_midway else WARMUP_REQUESTS
+        if needed and ((verdict.steady and self._warm_judged != self._judged) or capped):
             self._warm_judged = self._judged
             self._warm = fewest_requests(stats.user_requests.values(), self._step.users)
-        warm = self._warm
-        if verdict.steady and warm >= WARMUP_REQUESTS:
-            reason = f"steady after {waited:.0f} s: {verdict.words()}; every user had {WARMUP_REQUESTS}+ requests"
+        warm = self._warm if needed else 0
+        if verdict.steady and warm >= needed:
+            every = f"; every user had {needed}+ requests" if needed else "; its users joined midway"
+            reason = f"steady after {waited:.0f} s: {verdict.words()}{every}"
         elif capped:
-            fewest = f"; a user had {warm} of {WARMUP_REQUESTS} requests" if warm < WARMUP_REQUESTS else ""
+            fewest = f"; a user had {warm} of {needed} requests" if warm < needed else ""
             held = "the load steady" if verdict.steady else verdict.words()
             reason = f"--warmup {self.warmup_s:g} s reached, {held}{fewest}"
         else:
@@ -515,6 +521,7 @@ class SweepPhases:
             phase_left_s=left,
             warmup_s=self.warmup_s,
             point_duration_s=self.point_duration_s,
+            join="midway" if self.joined_midway else "start",
             stop_reason=self._stop_reason,
             precision=self.precision,
             probes=tuple(self.probes),

@@ -290,7 +290,9 @@ class Figures(FigureSet):
     sessions_ended: int | None = figure(
         COUNT, "sessions that ended: ran all their steps, or stopped at the model's context (sessions_started before)"
     )
-    sessions_completed: int | None = figure(COUNT, "sessions that ran all their steps")
+    sessions_completed: int | None = figure(
+        COUNT, "sessions that ran all their steps (from the first: one joined midway is not counted)"
+    )
 
     # --- the prefix cache ----------------------------------------------------------------------
     prefix_cache_hit_rate_server: float | None = figure(
@@ -637,6 +639,9 @@ class Figures(FigureSet):
         "a sweep: its wall time (probes and warm-ups included) × the GPUs behind the target; null without a GPU count",
         better="lower",
         compare=SHOW,
+    )
+    sweep_join: str | None = figure(
+        "", "a sweep: how a user's first session begins: start (its first step) or midway (a stage drawn at random)"
     )
 
     # --- a timed replay's schedule -------------------------------------------------------------------

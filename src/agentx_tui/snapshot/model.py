@@ -498,6 +498,8 @@ class SweepState(Frozen):
     phase_left_s: float | None = None
     warmup_s: float = 0.0
     point_duration_s: float = 0.0
+    # `--join`: how users the sweep adds begin (docs/sweeps.md, "Users that join"); start in older recordings.
+    join: Literal["start", "midway"] = "start"
     stop_reason: str | None = None  # why the sweep ended (auto's rule, a list's end, an interruption)
     precision: float | None = None  # --precision F: a point ends once both half-widths are within F
     # A tier sweep (docs/sweeps.md, "A tier sweep"): its probes so far (never points), whether the step under

@@ -114,6 +114,31 @@ async def test_sessions_end_before_the_next_step_would_not_fit(fake: FakeServer)
     assert all((r.prompt_tokens or 0) + r.expected_output_tokens <= 700 for r in d.records())
 
 
+async def test_users_joining_midway_send_their_first_session_from_a_drawn_step(fake: FakeServer) -> None:
+    d = _driver(fake, _agent(steps=12), users=8, join="midway", seed=3)
+    await d.start()
+    await until(lambda: {r.user for r in d.records() if r.session == 2} == set(range(8)), timeout=30)
+    await d.stop()
+    records = sorted(d.records(), key=lambda r: r.sent_at)
+    assert all(r.error is None and r.prompt_tokens == r.expected_prompt_tokens for r in records)
+    opened = {(u, s): next(r for r in records if r.user == u and r.session == s) for u in range(8) for s in (1, 2)}
+    joined = [opened[u, 1] for u in range(8)]
+    # The first sessions join at stages drawn over 1 … 12, their skipped steps built into the prompt:
+    # each first request is as long as a session's history at that step, and longer the later it is.
+    assert len({r.step for r in joined}) >= 4 and max(r.step for r in joined) > 4
+    fresh = [opened[u, 2] for u in range(8)]  # every later session starts at its first step
+    assert {r.step for r in fresh} == {1}
+    longest_opening = max(r.prompt_tokens or 0 for r in fresh)
+    assert all((r.prompt_tokens or 0) > longest_opening for r in joined if r.step >= 4)
+    # A session joined midway is not a whole task: only sessions sent from their first step count.
+    assert d.stats is not None
+    tasks = d.stats.tasks.figures(time.monotonic())
+    totals = d.figures(time.monotonic()).totals
+    assert tasks.tasks_completed == totals.sessions_completed
+    ended_fresh = {(r.user, r.session) for r in records if r.session >= 2 and r.step == 12}
+    assert totals.sessions_completed == len(ended_fresh) >= 1
+
+
 async def test_users_follow_set_users_and_pause_stops_sending(fake: FakeServer) -> None:
     fake.token_delay_s = 0.002
     d = _driver(fake, _agent(steps=100, tool_latency_s=0.05), users=4)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from typing import Literal
 
 from agentx_tui.args import DEFAULT_USERS
 
@@ -25,6 +26,9 @@ class LoadSettings:
     nonce: int = field(default_factory=lambda: random.getrandbits(48))
     block_size: int | None = None  # the servers' KV block size for the ceiling; None: as probed
     connections: int | None = None  # requests on the wire at once; None: what the machine allows
+    # `--join`: a user's first session from its first step, or joined at a stage drawn at random
+    # (`midway`, agent workloads: load/sending/kinds/agent.py).
+    join: Literal["start", "midway"] = "start"
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,13 @@ result. A session ends after its drawn step count, or cleanly when the next step
 model's context. Every `every_steps` steps a parent spawns sub-agents, child sessions that open with
 its prefix; the parent waits for them as for a tool. With Poisson arrival, a user waits for the next
 arrival before it starts a session.
+
+Under `--join midway` a user's first session joins at a stage drawn at random: its step count is drawn
+as usual, then a number of its steps, uniform over 0 … steps − 1, is built into the history without
+being sent (their answers and tool results, as far as the model's context allows), and the session
+sends from the step after. A load that users join (each sweep step's new users) then carries the
+context lengths of a load that has run a while, not every new user's short first requests. Such a
+session is no whole task: its end leaves the task figures (measure/tasks.py), as a retired user's does.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from agentx_tui.load.workload.agent import (
     opening,
     segment,
 )
-from agentx_tui.load.workload.conversation import Segment
+from agentx_tui.load.workload.conversation import Conversation, Segment
 from agentx_tui.measure import AGENT_STEP_TOO_LONG, CONTEXT_OVERFLOW
 
 _ARRIVAL_SALT = 0xA441
@@ -57,11 +64,13 @@ class AgentLoop:
         session_id = None if user.retire else self.ctx.take_session()
         if session_id is None:  # the stop rule may have been reached while waiting
             return False
+        midway = self.ctx.settings.join == "midway" and user.session == 0
         user.session, user.tree = user.session + 1, session_id
         server = self.ctx.pick_server()
         rng = random.Random(hash((self.ctx.settings.seed, session_id)))
-        how = await self._session(user, server, rng)
-        self.ctx.session_ended(how, server, user.tree)
+        how = await self._session(user, server, rng, midway=midway)
+        # A session joined midway is no whole task: its end is a cut-off one's (module docstring).
+        self.ctx.session_ended("joined" if midway and how == "done" else how, server, user.tree)
         if how == "error" or (how == "context" and user.step == 0):
             await self.ctx.error_pause(user)
         return True
@@ -74,9 +83,10 @@ class AgentLoop:
         *,
         start: Opening | None = None,
         steps: int | None = None,
+        midway: bool = False,
     ) -> str:
         """Run one session (or, given the parent's `start`, one sub-agent) to its end; returns how it
-        ended: done, context, error or retired."""
+        ended: done, context, error or retired. `midway`: it joins at a stage drawn at random."""
         w, ctx = self.w, self.ctx
         child = start is not None
         if start is None:
@@ -86,7 +96,8 @@ class AgentLoop:
         user.steps_total = steps if steps is not None else w.steps.draw_int(rng)
         user.step = 0
         user.endpoint = server.url
-        for step in range(1, user.steps_total + 1):
+        first = self._join_midway(conv, server, rng, user.steps_total) + 1 if midway else 1
+        for step in range(first, user.steps_total + 1):
             out = w.output_tokens.draw_int(rng)
             user.context_tokens = conv.prompt_tokens
             if server.max_len is not None and conv.prompt_tokens + out > server.max_len:
@@ -122,6 +133,25 @@ class AgentLoop:
             conv.add("user", [segment(server.maker, rng, w.tool_result_tokens.draw_int(rng))])
         user.context_tokens = conv.prompt_tokens
         return "retired" if user.retire else "done"
+
+    def _join_midway(self, conv: Conversation, server: ServerConnection, rng: random.Random, steps: int) -> int:
+        """Build a drawn number of the session's first steps into `conv` without sending them (module
+        docstring): as many as are drawn, uniform over 0 … steps − 1, and as still leave room in the
+        model's context for the next step's longest answer. How many were built."""
+        w = self.w
+        wanted = rng.randrange(max(steps, 1))
+        room = None if server.max_len is None else server.max_len - w.output_tokens.upper
+        for built in range(wanted):
+            answer = segment(server.maker, rng, w.output_tokens.draw_int(rng))
+            result = segment(server.maker, rng, w.tool_result_tokens.draw_int(rng))
+            if room is not None:
+                grown = conv.tm.message_tokens("assistant", answer.tokens, first=False)
+                grown += conv.tm.message_tokens("user", result.tokens, first=False)
+                if conv.prompt_tokens + grown > room:
+                    return built
+            conv.add("assistant", [answer])
+            conv.add("user", [result])
+        return wanted
 
     async def _children(
         self, parent: User, server: ServerConnection, start: Opening, count: int, rng: random.Random
