@@ -66,7 +66,8 @@ def test_growing_contexts_open_the_window_later_than_a_fixed_shape_and_say_they_
     # Both at once, each on its own simulated engine: the growing one waits out its --warmup either way.
     # 90 s, not less: a busy machine's hiccup early in the fixed shape's series can keep MSER-5 cutting
     # at the first half's end for a few batches (CI once read it still drifting at 45 s, 9 batches).
-    point = ("--sweep", "users=8", "--warmup", "90", "--point-duration", "5")
+    # Every session from its first step (`--join start`): users joining midway would bring grown contexts.
+    point = ("--sweep", "users=8", "--warmup", "90", "--point-duration", "5", "--join", "start")
     fixed_run, growing_run = _start(tmp_path, "fixed", FIXED, *point), _start(tmp_path, "growing", GROWING, *point)
     try:
         fixed, _ = _finish(tmp_path, "fixed", fixed_run)

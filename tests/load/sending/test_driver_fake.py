@@ -6,6 +6,8 @@ import asyncio
 import time
 from pathlib import Path
 
+import pytest
+
 from agentx_tui.engine import ServerInfo
 from agentx_tui.load import Driver, LoadSettings, Workload, load_workload
 from agentx_tui.load.sending.sender import _BACKOFF_S
@@ -104,20 +106,32 @@ async def test_context_overflow_ends_the_session_cleanly(fake: FakeServer) -> No
     assert any("context" in e for e in events)
 
 
-async def test_sessions_end_before_the_next_step_would_not_fit(fake: FakeServer) -> None:
+@pytest.mark.parametrize("join", ["start", "midway"])
+async def test_sessions_end_before_the_next_step_would_not_fit(fake: FakeServer, join: str) -> None:
     fake.max_model_len = 700  # the probe would have read it from /v1/models
-    d = Driver(_agent(steps=50), [ServerInfo(fake.url, "fake", max_model_len=700)], LoadSettings(users=4, block_size=4))
+    settings = LoadSettings(users=4, block_size=4, join=join)  # type: ignore[arg-type]
+    d = Driver(_agent(steps=50), [ServerInfo(fake.url, "fake", max_model_len=700)], settings)
     await d.start()
     await until(lambda: d.figures(time.monotonic()).totals.sessions_ended_by_context >= 4)
     await d.stop()
     assert not any(r.error for r in d.records())
+    # Joined midway too: a first session joins at a stage a session reaches, its first request fits.
     assert all((r.prompt_tokens or 0) + r.expected_output_tokens <= 700 for r in d.records())
+    opened = sorted(min(r.step for r in d.records() if r.user == u and r.session == 1) for u in range(4))
+    # … drawn over the stages it could reach (a handful here), not piled up at the limit.
+    assert opened == [1, 1, 1, 1] if join == "start" else len(set(opened)) >= 2 and max(opened) > 1
 
 
 async def test_users_joining_midway_send_their_first_session_from_a_drawn_step(fake: FakeServer) -> None:
     d = _driver(fake, _agent(steps=12), users=8, join="midway", seed=3)
     await d.start()
-    await until(lambda: {r.user for r in d.records() if r.session == 2} == set(range(8)), timeout=30)
+    await until(
+        lambda: (
+            {r.user for r in d.records() if r.session == 2} == set(range(8))
+            and d.figures(time.monotonic()).totals.sessions_completed >= 2
+        ),
+        timeout=30,
+    )
     await d.stop()
     records = sorted(d.records(), key=lambda r: r.sent_at)
     assert all(r.error is None and r.prompt_tokens == r.expected_prompt_tokens for r in records)

@@ -7,11 +7,12 @@ its prefix; the parent waits for them as for a tool. With Poisson arrival, a use
 arrival before it starts a session.
 
 Under `--join midway` a user's first session joins at a stage drawn at random: its step count is drawn
-as usual, then a number of its steps, uniform over 0 … steps − 1, is built into the history without
-being sent (their answers and tool results, as far as the model's context allows), and the session
-sends from the step after. A load that users join (each sweep step's new users) then carries the
-context lengths of a load that has run a while, not every new user's short first requests. Such a
-session is no whole task: its end leaves the task figures (measure/tasks.py), as a retired user's does.
+as usual, then a number of its steps, uniform over the stages it would reach (0 … steps − 1, fewer
+where the model's context would end it sooner), is built into the history without being sent (their
+answers and tool results), and the session sends from the step after. A load that users join (each
+sweep step's new users) then carries the context lengths of a load that has run a while, not every new
+user's short first requests. Such a session is no whole task: its end leaves the task figures
+(measure/tasks.py), as a retired user's does.
 """
 
 from __future__ import annotations
@@ -136,22 +137,29 @@ class AgentLoop:
 
     def _join_midway(self, conv: Conversation, server: ServerConnection, rng: random.Random, steps: int) -> int:
         """Build a drawn number of the session's first steps into `conv` without sending them (module
-        docstring): as many as are drawn, uniform over 0 … steps − 1, and as still leave room in the
-        model's context for the next step's longest answer. How many were built."""
-        w = self.w
-        wanted = rng.randrange(max(steps, 1))
+        docstring); how many. The draw is uniform over the stages the session would reach sending from
+        its first step: 0 … steps − 1 built, fewer where the model's context would end it sooner (the
+        next step's longest answer must still fit), so a session joins where it could have been."""
+        w, tm = self.w, conv.tm
         room = None if server.max_len is None else server.max_len - w.output_tokens.upper
-        for built in range(wanted):
-            answer = segment(server.maker, rng, w.output_tokens.draw_int(rng))
-            result = segment(server.maker, rng, w.tool_result_tokens.draw_int(rng))
-            if room is not None:
-                grown = conv.tm.message_tokens("assistant", answer.tokens, first=False)
-                grown += conv.tm.message_tokens("user", result.tokens, first=False)
-                if conv.prompt_tokens + grown > room:
-                    return built
-            conv.add("assistant", [answer])
-            conv.add("user", [result])
-        return wanted
+        # Each step's sizes and text keys first (cheap): which stages fit decides the draw.
+        fitting: list[tuple[tuple[int, int], tuple[int, int]]] = []
+        prompt = conv.prompt_tokens
+        for _ in range(steps - 1):
+            answer, result = (
+                (new_key(rng), w.output_tokens.draw_int(rng)),
+                (new_key(rng), w.tool_result_tokens.draw_int(rng)),
+            )
+            prompt += tm.message_tokens("assistant", answer[1], first=False)
+            prompt += tm.message_tokens("user", result[1], first=False)
+            if room is not None and prompt > room:
+                break
+            fitting.append((answer, result))
+        built = rng.randrange(len(fitting) + 1)
+        for answer, result in fitting[:built]:
+            conv.add("assistant", [Segment(answer[0], *server.maker.text(*answer))])
+            conv.add("user", [Segment(result[0], *server.maker.text(*result))])
+        return built
 
     async def _children(
         self, parent: User, server: ServerConnection, start: Opening, count: int, rng: random.Random
