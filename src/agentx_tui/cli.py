@@ -288,10 +288,9 @@ def _sweep_flags(s: argparse._ArgumentGroup) -> None:
     s.add_argument(
         "--join",
         choices=("start", "midway"),
-        help="a user's first session (agent workloads): `start` sends it from its first step; `midway` joins "
-        "it at a step drawn at random, the steps before built into its history unsent, so that users a "
-        "sweep adds bring a running load's context lengths (default midway in a sweep, start otherwise; "
-        "session replays always start)",
+        help="a user's first session (agent sessions, session replays): `start` sends it from its first step; "
+        "`midway` joins it at a step drawn at random, the steps before built into its history unsent, so that "
+        "users a sweep adds bring a running load's context lengths (default midway in a sweep, start otherwise)",
     )
     s.add_argument(
         "--sessions",

@@ -106,14 +106,14 @@ def test_a_tier_sweep_starts_from_users_and_takes_a_probe_duration() -> None:
         plan("--sweep", "tiers", "--probe-duration", "90")
 
 
-def test_users_join_midway_in_a_sweep_of_agent_sessions_and_start_otherwise(tmp_path: Path) -> None:
+def test_users_join_midway_in_a_sweep_of_agent_sessions_or_replays_and_start_otherwise(tmp_path: Path) -> None:
     assert plan("--sweep", "tiers").load.settings.join == "midway"
     assert plan("--sweep", "users=1,2", "--join", "start").load.settings.join == "start"
     assert plan().load.settings.join == "start" and plan("--join", "midway").load.settings.join == "midway"
     trace = tmp_path / "trace.jsonl"
     trace.write_text('{"timestamp": 0, "input_length": 100, "output_length": 10, "hash_ids": [1]}\n')
-    assert plan("--sweep", "tiers", "-w", str(trace)).load.settings.join == "start"  # replays always start
-    with pytest.raises(UsageError, match="--join midway needs an agent workload; this one is `kind: trace`"):
+    assert plan("--sweep", "tiers", "-w", str(trace)).load.settings.join == "start"  # no stages to join at
+    with pytest.raises(UsageError, match="--join midway needs agent sessions or session replays; this workload is"):
         plan("-w", str(trace), "--join", "midway")
 
 

@@ -242,15 +242,18 @@ def _run_warmup(args: argparse.Namespace, sweep: SweepPlan | None) -> float:
     return warmup
 
 
+_JOINS_MIDWAY = ("agent", "sessions")  # the kinds whose sessions have stages to join at
+
+
 def _join(asked: str | None, sweep: SweepPlan | None, kind: str) -> Literal["start", "midway"]:
-    """`--join`: midway by default in a sweep of agent sessions (docs/sweeps.md, "Users that join"),
-    start otherwise; only agent workloads can join midway."""
+    """`--join`: midway by default in a sweep of agent sessions or session replays (docs/sweeps.md, "Users
+    that join"), start otherwise; a trace's requests have no stages to join at."""
     if asked is None:
-        return "midway" if sweep is not None and kind == "agent" else "start"
-    if asked == "midway" and kind != "agent":
+        return "midway" if sweep is not None and kind in _JOINS_MIDWAY else "start"
+    if asked == "midway" and kind not in _JOINS_MIDWAY:
         raise UsageError(
-            f"--join midway needs an agent workload; this one is `kind: {kind}`.",
-            "Session replays always start a session at its first call: leave --join out.",
+            f"--join midway needs agent sessions or session replays; this workload is `kind: {kind}`.",
+            "A trace's requests have no stages to join at: leave --join out.",
         )
     return "midway" if asked == "midway" else "start"
 

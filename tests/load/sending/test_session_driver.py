@@ -95,6 +95,28 @@ async def test_two_passes_of_one_file_share_nothing(fake: FakeServer, tmp_path: 
     assert totals is not None and totals.sessions_completed == 2
 
 
+async def test_users_joining_midway_replay_their_first_pass_from_a_drawn_call(fake: FakeServer, tmp_path: Path) -> None:
+    workload = prepare_workload(str(write_session_corpus(tmp_path / "corpus", count=8, parent_calls=12)))
+    fake.max_model_len = 100_000  # every call fits (a pass joins only at calls a pass from the first reaches)
+    info = ServerInfo(fake.url, "fake", max_model_len=fake.max_model_len, block_size=4)
+    settings = LoadSettings(users=8, seed=3, sessions=16, max_think_s=0.0, join="midway")
+    driver = Driver(workload, [info], settings)
+    await driver.start()
+    await until(lambda: driver.finished, timeout=60)
+    await driver.stop()
+    records = sorted(driver.records(), key=lambda r: r.sent_at)
+    assert records and all(r.error is None for r in records)
+    # A user's first pass opens at a drawn call (its step: the call's place in the tree), a later pass at
+    # its first; the first passes, not sent whole, are no tasks.
+    first = {(r.user, r.session): r.step for r in reversed(records) if r.user < 8}  # not the sub-agents
+    joined = [step for (_, session), step in first.items() if session == 1]
+    assert len(joined) == 8 and len(set(joined)) >= 3 and max(joined) > 1
+    assert {step for (_, session), step in first.items() if session >= 2} == {1}
+    assert driver.stats is not None
+    totals = driver.stats.totals()
+    assert totals.sessions_completed == 8 == driver.stats.tasks.figures(records[-1].ended_at).tasks_completed
+
+
 @pytest.mark.vllm
 @pytest.mark.slow
 async def test_real_vllm_replays_sessions_with_subagents(vllm_url: str, tmp_path: Path) -> None:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import selectors
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -10,7 +11,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from agentx_tui.load.sending.kinds.sessions import Agent, TreeOutcome, replay_tree
+from agentx_tui.load.sending.kinds.sessions import Agent, TreeOutcome, _joined_at, replay_tree
 from agentx_tui.load.workload.conversation import CeilingTracker, Conversation
 from agentx_tui.load.workload.session_prompts import PassPrompts
 from agentx_tui.load.workload.sessions import SessionCall, SessionSubAgent, SessionTree, load_session_set
@@ -138,6 +139,31 @@ def test_sub_agents_spawn_after_the_call_before_them_and_the_parent_waits_for_th
     # Parent: 0-2, blocked while A (2-11) and B (2-8) run, then 11-12 and 12.5-13.5.
     assert sender.starts("s") == [0, 11, 12.5]
     assert outcome == TreeOutcome("done", 6, 0, 2, 2, 13.5)
+
+
+def test_a_pass_joined_midway_sends_from_its_call_and_skips_the_sub_agents_spawned_before(tmp_path: Path) -> None:
+    tree = tree_of(tmp_path, [
+        call(0, api=2),
+        sub(7.6, [call(0, api=6)], 5000, agent_id="B"),  # spawned after call 0, joined at call 1: skipped
+        call(13, think=1, api=1),
+        sub(20, [call(0, api=3)], 3000, agent_id="C"),  # spawned after call 1: replayed, joined at call 3
+        call(15, think=0.5, api=1),
+        call(21, think=0.5, api=1),
+    ])  # fmt: skip
+    outcome, sender = replay(tree, start_at=1)
+    assert [(a, i) for a, i, _, _ in sender.log if a == "s"] == [("s", 1), ("s", 2), ("s", 3)]
+    assert sender.starts("B Explore") == [] and sender.starts("C Explore") == [2.0]  # after call 1 (1-2)
+    assert sender.starts("s") == [1, 2.5, 5]  # call 1 after its think time; call 3 waits for C (2-5)
+    assert outcome == TreeOutcome("done", 4, 0, 1, 1, 6.0)
+
+
+def test_a_pass_joins_midway_only_at_calls_a_pass_from_the_first_would_reach(tmp_path: Path) -> None:
+    tree = tree_of(tmp_path, [call(i, tokens=100 * (i + 1), out=10, ids=[1]) for i in range(8)])
+    # In a 410-token context calls 0-3 fit (4 × 100 + 10): a pass from the first ends at call 4.
+    drawn = {_joined_at(tree, 410, random.Random(seed)) for seed in range(200)}
+    assert drawn == {0, 1, 2, 3}
+    assert {_joined_at(tree, None, random.Random(seed)) for seed in range(200)} == set(range(8))
+    assert _joined_at(tree, 50, random.Random(0)) == 0  # not even the first fits: it starts (and ends) there
 
 
 def test_a_parent_call_recorded_before_a_sub_agents_end_goes_ahead(tmp_path: Path) -> None:

@@ -15,12 +15,19 @@ join call stops waiting for it. `stop` (a retired user) lets the calls on the wi
 nothing more and ends every wait at once. Cancelling the task cancels everything, calls on the wire
 included; no task outlives `replay_tree` (one TaskGroup holds them all). `send` should not raise; if it
 does, the tree is cancelled and that exception propagates.
+
+Under `--join midway` a user's first pass joins at a parent call drawn uniformly over those a pass from
+the first would reach (before the first call too long for the model's context): the calls before it,
+and the sub-agents spawned before it, are not sent; its first prompt carries the recorded context of that
+call, uncached. As the harness starts each trajectory at a random turn, but without sending the turns
+before. Such a pass is no whole task.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -60,13 +67,16 @@ async def replay_tree(
     on_subagent: Callable[[SessionSubAgent, bool], None] | None = None,
     sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     clock: Callable[[], float] = time.monotonic,
+    start_at: int = 0,
 ) -> TreeOutcome:
-    """Replay `tree` through `send`; `on_subagent(sub, True/False)` marks each sub-agent's start/end."""
+    """Replay `tree` through `send`; `on_subagent(sub, True/False)` marks each sub-agent's start/end.
+    `start_at`: the parent call it joins at (`--join midway`): the calls before it, and the sub-agents
+    spawned before it, are not sent."""
     started = clock()
     try:
         async with asyncio.TaskGroup() as group:
             run = _Run(group, send, max_think_s, stop, on_subagent, sleep, clock)
-            how = await run.agent(tree)
+            how = await run.agent(tree, start_at)
     except BaseExceptionGroup as errors:
         raise _first(errors) from None
     return TreeOutcome(
@@ -95,10 +105,12 @@ class _Run:
         self.calls_ok = self.calls_failed = self.subagents_started = self.subagents_done = 0
         self.stopped = False
 
-    async def agent(self, node: Agent) -> Literal["done", "failed", "stopped"]:
+    async def agent(self, node: Agent, start_at: int = 0) -> Literal["done", "failed", "stopped"]:
         spawns: dict[int | None, list[SessionSubAgent]] = {}
         joins: dict[int, list[SessionSubAgent]] = {}
         for sub in node.subagents:
+            if start_at and (sub.spawn_after is None or sub.spawn_after < start_at):
+                continue  # spawned before the call it joins at: not replayed, and nothing waits for it
             spawns.setdefault(sub.spawn_after, []).append(sub)
             if sub.join_at is not None:
                 joins.setdefault(sub.join_at, []).append(sub)
@@ -113,6 +125,8 @@ class _Run:
             spawn(None)
             last_end = self.clock()  # the first call's think time counts from the agent's start
             for i, call in enumerate(node.calls):
+                if i < start_at:
+                    continue
                 waits = [children[id(sub)] for sub in joins.get(i, ())]
                 think = call.think_time if self.max_think_s is None else min(call.think_time, self.max_think_s)
                 if not await self._hold(waits, last_end + max(think, 0.0)):
@@ -223,14 +237,18 @@ class SessionsLoop:
         except WorkloadError as bad:
             self._skipped(bad)
             return True
+        midway = ctx.settings.join == "midway" and user.session == 0
         user.session, user.tree = user.session + 1, session_id
         user.stop = asyncio.Event()
         if user.retire:
             user.stop.set()
         server = ctx.pick_server()  # the whole tree on one server: its sub-agents share the parent's cache
-        how = await self._pass(user, server, tree, hash((ctx.settings.nonce, session_id)), user.stop)
+        pass_key = hash((ctx.settings.nonce, session_id))
+        start_at = _joined_at(tree, server.max_len, random.Random(pass_key)) if midway else 0
+        how = await self._pass(user, server, tree, pass_key, user.stop, start_at)
         user.stop = None
-        ctx.session_ended(how, server, user.tree)
+        # A pass joined midway is no whole task (load/sending/kinds/agent.py says the same of agents).
+        ctx.session_ended("joined" if start_at and how == "done" else how, server, user.tree)
         if how == "error":
             await ctx.error_pause(user)
         return True
@@ -273,7 +291,13 @@ class SessionsLoop:
             self.ctx.events.say(f"skipped a session that cannot be read, as often as its turn comes: {bad.message}")
 
     async def _pass(
-        self, user: User, server: ServerConnection, tree: SessionTree, pass_key: int, stop: asyncio.Event
+        self,
+        user: User,
+        server: ServerConnection,
+        tree: SessionTree,
+        pass_key: int,
+        stop: asyncio.Event,
+        start_at: int = 0,
     ) -> str:
         """Replay one pass of `tree` as `user`; returns how it ended: done, context, error or retired."""
         ctx = self.ctx
@@ -307,7 +331,7 @@ class SessionsLoop:
             max_think = ctx.settings.max_think_s
             outcome = await replay_tree(
                 tree, send, max_think_s=max_think, stop=stop, on_subagent=subagent, sleep=ctx.idle.sleep,
-                clock=ctx.idle.now,
+                clock=ctx.idle.now, start_at=start_at,
             )  # fmt: skip
         finally:
             for child in children.values():
@@ -317,3 +341,12 @@ class SessionsLoop:
         if outcome.ended == "error":
             return "context" if too_long else "error"
         return "done"
+
+
+def _joined_at(tree: SessionTree, max_len: int | None, rng: random.Random) -> int:
+    """The parent call a pass joined midway starts at (`--join midway`): drawn uniformly over the calls a
+    pass from the first would reach, those before the first that would not fit the model's context."""
+    reach = len(tree.calls)
+    if max_len is not None:
+        reach = next((c.index for c in tree.calls if c.input_tokens + c.output_tokens > max_len), reach)
+    return rng.randrange(reach) if reach > 1 else 0
