@@ -31,6 +31,9 @@ def test_a_sweep_draws_a_frontier_on_the_simulated_engine(tmp_path: Path) -> Non
             "--point-duration", "8", "--tiers", "50,100,1000", "-w", str(_workload(tmp_path)), "--headless",
             "--report", str(report), "--check", "total_tokens_per_s_per_gpu_at_100 > 0",
             "--check", "total_tokens_per_s_per_gpu_at_1000 > 0", "--check", "e2e_interactivity_p90_tokens_per_s > 0",
+            # From their first steps: joined midway, 80 users' cold prompts would fill a 4-s warm-up and
+            # an 8-s window with their prefill (such a point says it was not steady).
+            "--join", "start",
         ],
         capture_output=True, text=True, timeout=240,
     )  # fmt: skip
@@ -79,6 +82,9 @@ def test_a_points_cached_share_and_hit_rates_are_one_set_and_thin_points_are_mar
         [
             sys.executable, "-m", "agentx_tui", "--sweep", "users=4,16", "--max-think", "2", "--warmup", "3",
             "--point-duration", "12", "--headless", "--report", str(report),
+            # From their first steps: joined midway, 12 users' cold prompts of ~70 K tokens would outlast
+            # these 12-s windows, and the servers' counters would count their prefill, not the client.
+            "--join", "start",
         ],
         capture_output=True, text=True, timeout=240,
     )  # fmt: skip

@@ -40,10 +40,14 @@ tool_latency_s: 0.2
 
 
 def _start(folder: Path, name: str, workload: str, *args: str) -> subprocess.Popen[str]:
-    (folder / f"{name}.yaml").write_text(workload)
+    """A headless run on the simulator of `workload` (a file's text; empty: the default, coding-agent)."""
+    chosen: tuple[str, ...] = ()
+    if workload:
+        (folder / f"{name}.yaml").write_text(workload)
+        chosen = ("-w", str(folder / f"{name}.yaml"))
     return subprocess.Popen(
         [
-            sys.executable, "-m", "agentx_tui", "--sim", "-w", str(folder / f"{name}.yaml"), "--headless",
+            sys.executable, "-m", "agentx_tui", "--sim", *chosen, "--headless",
             "--report", str(folder / f"{name}.json"), "--report", str(folder / f"{name}.md"), *args,
         ],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -114,3 +118,24 @@ def test_a_tier_sweep_probes_then_measures_only_beside_the_crossings(tmp_path: P
     assert "probes (short windows that found where the tiers cross; not points):" in stdout
     markdown = (tmp_path / "tiers.md").read_text()
     assert "The probes (`probes`)" in markdown and "sweep_gpu_seconds" in markdown
+
+
+def test_users_a_sweep_adds_join_midway_and_bring_a_running_loads_contexts(tmp_path: Path) -> None:
+    """docs/sweeps.md, "Users that join": coding-agent sessions (30-45 steps) on the simulator, one point
+    of 8 users. From their first steps the users' contexts are a fresh load's, short; joined midway (the
+    sweep's default) a running load's, about twice as long (measured: mean prompt 68.8 K against 36.7 K)."""
+    point = ("--sweep", "users=8", "--max-think", "1", "--warmup", "40", "--point-duration", "20")
+    runs = {
+        join: _start(tmp_path, join, "", *point, *(("--join", join) if join == "start" else ()))
+        for join in ("start", "midway")
+    }
+    try:
+        fresh, _ = _finish(tmp_path, "start", runs["start"])
+        joined, _ = _finish(tmp_path, "midway", runs["midway"])
+    finally:
+        for run in runs.values():
+            run.kill()
+    assert (fresh["sweep_join"], joined["sweep_join"]) == ("start", "midway")
+    short, grown = fresh["points"][0]["mean_prompt_tokens"], joined["points"][0]["mean_prompt_tokens"]
+    assert grown > 1.5 * short, (short, grown)
+    assert "`sweep_join` midway" in (tmp_path / "midway.md").read_text()
