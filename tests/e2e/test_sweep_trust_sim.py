@@ -52,6 +52,7 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             sys.executable, "-m", "agentx_tui", "--sim", profile, "--sweep", "users=4,12,32", "--warmup", "3",
             "--point-duration", "12", "--precision", "0.15", "--tiers", TIERS, "-w", str(workload),
             "--headless", "--report", str(report),
+            "--join", "start",  # joined midway, new users' cold prompts would fill 3-s warm-ups and 12-s windows
         ]  # fmt: skip
         runs[name] = (report, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
     for report, proc in runs.values():

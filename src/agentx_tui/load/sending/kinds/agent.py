@@ -70,8 +70,7 @@ class AgentLoop:
         server = self.ctx.pick_server()
         rng = random.Random(hash((self.ctx.settings.seed, session_id)))
         how = await self._session(user, server, rng, midway=midway)
-        # A session joined midway is no whole task: its end is a cut-off one's (module docstring).
-        self.ctx.session_ended("joined" if midway and how == "done" else how, server, user.tree)
+        self.ctx.session_ended(how, server, user.tree)
         if how == "error" or (how == "context" and user.step == 0):
             await self.ctx.error_pause(user)
         return True
@@ -87,7 +86,8 @@ class AgentLoop:
         midway: bool = False,
     ) -> str:
         """Run one session (or, given the parent's `start`, one sub-agent) to its end; returns how it
-        ended: done, context, error or retired. `midway`: it joins at a stage drawn at random."""
+        ended: done (joined, when it joined past its first step: no whole task), context, error or retired.
+        `midway`: it joins at a stage drawn at random."""
         w, ctx = self.w, self.ctx
         child = start is not None
         if start is None:
@@ -133,7 +133,7 @@ class AgentLoop:
                 await ctx.think(w.tool_latency_s.draw(rng))
             conv.add("user", [segment(server.maker, rng, w.tool_result_tokens.draw_int(rng))])
         user.context_tokens = conv.prompt_tokens
-        return "retired" if user.retire else "done"
+        return "retired" if user.retire else "joined" if first > 1 else "done"
 
     def _join_midway(self, conv: Conversation, server: ServerConnection, rng: random.Random, steps: int) -> int:
         """Build a drawn number of the session's first steps into `conv` without sending them (module

@@ -247,7 +247,7 @@ class SessionsLoop:
         start_at = _joined_at(tree, server.max_len, random.Random(pass_key)) if midway else 0
         how = await self._pass(user, server, tree, pass_key, user.stop, start_at)
         user.stop = None
-        # A pass joined midway is no whole task (load/sending/kinds/agent.py says the same of agents).
+        # A pass joined past its first call is no whole task (load/sending/kinds/agent.py: the same of agents).
         ctx.session_ended("joined" if start_at and how == "done" else how, server, user.tree)
         if how == "error":
             await ctx.error_pause(user)
