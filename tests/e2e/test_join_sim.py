@@ -15,8 +15,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.long]
 def test_users_a_sweep_adds_join_midway_and_bring_a_running_loads_contexts(tmp_path: Path) -> None:
     """docs/sweeps.md, "Users that join": coding-agent sessions (30-45 steps) on the simulator, one point
     of 8 users. From their first steps the users' contexts are a fresh load's, short; joined midway (the
-    sweep's default) a running load's, about twice as long (measured: mean prompt 68.8 K against 36.7 K)."""
-    point = ("--sweep", "users=8", "--max-think", "1", "--warmup", "40", "--point-duration", "20")
+    sweep's default) a running load's, about twice as long (measured: mean prompt 60.6 K against 26.6 K)."""
+    point = ("--sweep", "users=8", "--max-think", "1", "--warmup", "30", "--point-duration", "10")
     runs = {
         join: start_headless(tmp_path, join, "", *point, *(("--join", join) if join == "start" else ()))
         for join in ("start", "midway")
