@@ -43,8 +43,20 @@ def test_a_terminal_closed_while_the_run_winds_down_leaves_nothing_running(tmp_p
         time.sleep(0.3)  # the app has left the screen; the simulator is stopping, the report being made
         tmux("kill-server")  # the terminal is gone: SIGHUP and SIGCONT
         left = wait_gone(tree, timeout_s=20)
-        assert not left, f"still running 20 s after the terminal closed: {sorted(left)}"
+        assert not left, f"still running 20 s after the terminal closed: {_named(left)}"
     finally:
         with contextlib.suppress(Exception):
             tmux("kill-server")
         kill_left(tree)  # only if the test failed
+
+
+def _named(pids: set[int]) -> list[str]:
+    """Each pid with its command line (which process stayed behind: the app, or the simulator it ran)."""
+    named = []
+    for pid in sorted(pids):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            cmdline = "(gone)"
+        named.append(f"{pid} {cmdline.strip()}")
+    return named
