@@ -247,8 +247,7 @@ class SessionsLoop:
         start_at = _joined_at(tree, server.max_len, random.Random(pass_key)) if midway else 0
         how = await self._pass(user, server, tree, pass_key, user.stop, start_at)
         user.stop = None
-        # A pass joined past its first call is no whole task (load/sending/kinds/agent.py: the same of agents).
-        ctx.session_ended("joined" if start_at and how == "done" else how, server, user.tree)
+        ctx.session_ended(how, server, user.tree)
         if how == "error":
             await ctx.error_pause(user)
         return True
@@ -299,7 +298,8 @@ class SessionsLoop:
         stop: asyncio.Event,
         start_at: int = 0,
     ) -> str:
-        """Replay one pass of `tree` as `user`; returns how it ended: done, context, error or retired."""
+        """Replay one pass of `tree` as `user`; returns how it ended: done (joined, when it joined past its
+        first call: no whole task), context, error or retired."""
         ctx = self.ctx
         temperature = self.workload.spec.temperature
         prompts = PassPrompts(tree, pass_key, server.maker)
@@ -340,7 +340,7 @@ class SessionsLoop:
             return "retired"
         if outcome.ended == "error":
             return "context" if too_long else "error"
-        return "done"
+        return "joined" if start_at else "done"
 
 
 def _joined_at(tree: SessionTree, max_len: int | None, rng: random.Random) -> int:
